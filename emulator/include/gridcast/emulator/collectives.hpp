@@ -1,0 +1,98 @@
+// Collective operations, kept symbolic in traces and expanded here into point-to-point algorithms at
+// the target Np. Each algorithm runs inside the calling rank's actor and uses the communicator's
+// collective context, so its messages never match the application's own point-to-point traffic.
+// The default choice follows MPICH's size/Np rules (see select_*); `--cfg gridcast/coll/<op>:<algo>`
+// forces one.
+#pragma once
+
+#include "gridcast/emulator/p2p.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace gridcast::emulator {
+
+/// A communicator: its members as world ranks, in communicator-rank order.
+struct Communicator {
+  int id = 0;                   ///< global id (0 = MPI_COMM_WORLD)
+  std::vector<int> world_ranks;  ///< world_ranks[i] = world rank of communicator rank i
+  int p2p_context = 0;          ///< matching context of application point-to-point messages
+  int coll_context = 1;         ///< matching context of collective-internal messages
+
+  int size() const { return static_cast<int>(world_ranks.size()); }
+  /// Communicator rank of `world_rank`, or -1 if not a member.
+  int rank_of(int world_rank) const;
+};
+
+/// What a collective algorithm sees: the calling rank inside one communicator, with point-to-point
+/// helpers addressed by communicator rank on the collective context.
+class CollectiveContext {
+public:
+  CollectiveContext(MessageBoard& board, const Communicator& comm, int world_rank,
+                    std::function<void(double)> compute_flops);
+
+  int rank() const { return me_; }
+  int size() const { return comm_.size(); }
+  const Communicator& comm() const { return comm_; }
+
+  RequestPtr isend(int to, std::uint64_t bytes, int tag = 0);
+  RequestPtr irecv(int from, std::uint64_t bytes, int tag = 0);
+  void send(int to, std::uint64_t bytes, int tag = 0);
+  void recv(int from, std::uint64_t bytes, int tag = 0);
+  void sendrecv(int to, std::uint64_t send_bytes, int from, std::uint64_t recv_bytes, int tag = 0);
+  void wait(const RequestPtr& r);
+  void wait_all(const std::vector<RequestPtr>& rs);
+  /// Reduction work (flops) executed on the rank's host.
+  void compute(double flops);
+
+  /// Seconds spent waiting for partners inside this collective so far.
+  double partner_wait_s() const { return partner_wait_s_; }
+
+private:
+  MessageBoard& board_;
+  const Communicator& comm_;
+  int world_rank_;
+  int me_;
+  std::function<void(double)> compute_;
+  double partner_wait_s_ = 0;
+};
+
+/// The collectives gridcast expands, by kind.
+enum class CollectiveKind {
+  Barrier, Bcast, Reduce, Allreduce, Alltoall, Alltoallv, Gather, Gatherv, Allgather, Allgatherv,
+  Scatter, Scatterv, ReduceScatter, Scan, Exscan
+};
+std::string_view collective_name(CollectiveKind k);
+
+/// Arguments of one collective call, in bytes (per rank where the MPI call takes a per-rank count).
+struct CollectiveArgs {
+  std::uint64_t bytes = 0;       ///< send size per destination (or the buffer size of bcast/reduce...)
+  std::uint64_t recv_bytes = 0;  ///< receive size per source where distinct
+  int root = 0;                  ///< communicator rank
+  double flops = 0;              ///< reduction work of this rank for the whole call
+  std::vector<std::uint64_t> counts;       ///< v-collectives: bytes to each communicator rank
+  std::vector<std::uint64_t> recv_counts;  ///< v-collectives: bytes from each communicator rank
+};
+
+using CollectiveAlgorithm = std::function<void(CollectiveContext&, const CollectiveArgs&)>;
+
+/// Every algorithm gridcast knows, by kind and name (e.g. Allreduce / "ring").
+class CollectiveRegistry {
+public:
+  CollectiveRegistry();
+  const CollectiveAlgorithm* find(CollectiveKind kind, const std::string& name) const;
+  std::vector<std::string> names(CollectiveKind kind) const;
+  /// The algorithm an MPICH-like library would choose for this size and communicator size. All ranks
+  /// of a communicator must choose the same one, so the choice depends only on arguments every rank
+  /// shares (for v-collectives: the total bytes exchanged as this rank sees it is NOT shared, so those
+  /// choose by communicator size only).
+  std::string select(CollectiveKind kind, const CollectiveArgs& args, int comm_size) const;
+
+private:
+  std::map<CollectiveKind, std::map<std::string, CollectiveAlgorithm>> algorithms_;
+};
+
+}  // namespace gridcast::emulator

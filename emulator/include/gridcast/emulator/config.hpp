@@ -1,0 +1,42 @@
+// Options of one emulation run. `--cfg name:value` pairs are split between gridcast's own keys
+// (gridcast/...) and SimGrid's configuration, which receives everything else unchanged.
+#pragma once
+
+#include "gridcast/emulator/collectives.hpp"
+#include "gridcast/platform/placement.hpp"
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace gridcast::emulator {
+
+struct ReplayOptions {
+  std::filesystem::path platform;
+  platform::PlacementPolicy placement;
+  std::uint64_t seed = 0;                 ///< reported; every random choice derives from it
+  std::uint64_t eager_threshold_bytes = 65536;
+  double test_cost_s = 1e-4;              ///< simulated cost of one MPI_Test that fails, like SMPI's smpi/test
+  std::map<CollectiveKind, std::string> forced_algorithms;   ///< gridcast/coll/<op>:<algorithm>
+  std::vector<std::pair<std::string, std::string>> simgrid_cfg;  ///< passed to SimGrid in order
+  std::filesystem::path out_dir;          ///< empty: no files written
+  bool timeline = true;                   ///< write timeline.json when out_dir is set
+  bool link_stats = true;                 ///< track bytes per link (SimGrid's link-load plugin)
+  double recorded_host_speed_flops = 0;   ///< from run.json; 0 when the trace gives flops (TIT)
+};
+
+/// The gridcast/... keys understood by --cfg, with their help text (for --help and docs).
+const std::vector<std::pair<std::string, std::string>>& gridcast_cfg_keys();
+
+/// Applies one `name:value` pair to `options`: gridcast keys are parsed and checked (InputError naming
+/// the key), anything else is queued for SimGrid. smpi/send-is-detached-thresh is accepted as an alias of
+/// gridcast/eager-threshold so that SMPI command lines carry over.
+void apply_cfg(ReplayOptions& options, const std::string& name_value);
+
+/// Parses a size such as "65536", "64KiB", "1MB" into bytes.
+std::uint64_t parse_bytes(const std::string& text, const std::string& key);
+
+}  // namespace gridcast::emulator

@@ -1,0 +1,130 @@
+// MPI point-to-point semantics on SimGrid S4U.
+//
+// SimGrid 3.32 does not expose match functions on asynchronous comms, so gridcast matches messages
+// itself, exactly as an MPI library does: each rank has a queue of posted receives and a queue of
+// unexpected sends; a send or receive scans the other queue in order, which gives MPI's non-overtaking
+// rule for free. Once a pair matches, the bytes move as a host-to-host SimGrid communication
+// (Comm::sendto_async) started at that moment, so the fluid network model decides the transfer time.
+//
+//   eager (bytes < eager threshold): the sender continues at once (detached), the transfer starts when
+//                                    the receive is posted -- SMPI's default (async-small-thresh 0);
+//   rendezvous:                      the sender blocks until the transfer has finished.
+//
+// A rank blocked on a request that has not matched yet sleeps on its own semaphore; the matching rank
+// releases it. (Self-suspension is not used: SimGrid 3.32 implements it with a CPU action that is never
+// freed, one per suspension.)
+// All of this runs inside SimGrid's cooperative scheduling, so no locks are needed.
+#pragma once
+
+#include <simgrid/s4u/Actor.hpp>
+#include <simgrid/s4u/Comm.hpp>
+#include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Link.hpp>
+#include <simgrid/s4u/Semaphore.hpp>
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace gridcast::emulator {
+
+namespace sg4 = simgrid::s4u;
+
+inline constexpr int kAnySource = -1;
+inline constexpr int kAnyTag = -1;
+
+enum class SendMode : std::uint8_t {
+  Standard,     ///< eager below the threshold, rendezvous above
+  Synchronous,  ///< always waits for the transfer (MPI_Ssend)
+};
+
+/// The bytes of one matched message in flight. Shared by the send and the receive: only one actor may
+/// wait on a SimGrid comm (a second waiter leaks a host sleep action in 3.32), so the first to wait does,
+/// and wakes the other when the transfer ends.
+struct Transfer {
+  sg4::CommPtr comm;
+  bool done = false;
+  bool being_waited = false;
+  int blocked_rank = -1;  ///< a rank sleeping on its semaphore until `done`
+};
+
+/// A posted send or receive. Shared between the posting rank and the matching engine.
+struct Request {
+  enum class Kind : std::uint8_t { Send, Recv };
+  Kind kind = Kind::Send;
+  int owner = -1;      ///< world rank that posted it
+  int peer = -1;       ///< send: destination; recv: source or kAnySource (world ranks)
+  int tag = 0;         ///< recv may hold kAnyTag
+  int context = 0;     ///< communicator context: messages match only within one context
+  std::uint64_t bytes = 0;
+  bool detached = false;  ///< eager send: the owner does not wait for the transfer
+  bool matched = false;
+  bool completed = false;
+  int matched_source = -1;      ///< recv: world rank of the sender it matched
+  std::uint64_t message = 0;    ///< send: id of the message (1, 2, ...); recv: the id it matched
+  double post_time = 0;         ///< simulated time it was posted
+  std::shared_ptr<Transfer> transfer;  ///< set at match time
+  bool has_waiter = false;      ///< the owner is blocked on its semaphore until this request matches
+};
+using RequestPtr = std::shared_ptr<Request>;
+
+/// Per-simulation point-to-point state shared by all ranks: hosts and matching queues.
+class MessageBoard {
+public:
+  struct Options {
+    std::uint64_t eager_threshold_bytes = 65536;  ///< like SMPI's smpi/send-is-detached-thresh
+  };
+
+  MessageBoard(std::vector<sg4::Host*> rank_hosts, Options options);
+
+  int rank_count() const { return static_cast<int>(hosts_.size()); }
+  sg4::Host* host_of(int world_rank) const { return hosts_[world_rank]; }
+  const Options& options() const { return options_; }
+
+  /// Posts a send from `from` to `to`. Starts the transfer if a matching receive is posted.
+  RequestPtr post_send(int from, int to, std::uint64_t bytes, int tag, int context, SendMode mode);
+  /// Posts a receive at `at` from `from` (or kAnySource). Starts the transfer if a matching send waits.
+  RequestPtr post_recv(int at, int from, std::uint64_t bytes, int tag, int context);
+
+  /// Blocks the calling actor until `request` has completed. Returns the seconds spent before the
+  /// transfer started (waiting for the partner), for the wait/communication breakdown.
+  double wait(const RequestPtr& request);
+  /// Completes `request` if its transfer has finished; never blocks.
+  bool test(const RequestPtr& request);
+
+  /// Requests still unmatched at `world_rank` (for deadlock reports).
+  std::vector<RequestPtr> pending_at(int world_rank) const;
+
+  /// Counts the bytes of every message on each link of its route (off by default: it costs one route
+  /// lookup per new host pair). SimGrid's link-load plugin is not used because it cannot attach to the
+  /// loopback link the engine creates before any plugin can start.
+  void set_link_accounting(bool on) { account_links_ = on; }
+  /// Bytes carried by each link so far (links that carried nothing are absent).
+  const std::map<sg4::Link*, double>& link_bytes() const { return link_bytes_; }
+
+  /// Total messages matched so far.
+  std::uint64_t messages() const { return messages_; }
+
+private:
+  struct Queues {
+    std::deque<RequestPtr> posted_recvs;     ///< receives waiting for a send
+    std::deque<RequestPtr> unexpected_sends; ///< sends waiting for a receive
+  };
+  void match(const RequestPtr& send, const RequestPtr& recv);
+
+  std::vector<sg4::Host*> hosts_;
+  std::vector<Queues> queues_;
+  std::vector<sg4::SemaphorePtr> wakeups_;  ///< one per rank, count 0: acquire blocks until a match
+  Options options_;
+  std::uint64_t messages_ = 0;
+  std::uint64_t next_message_ = 1;
+  bool account_links_ = false;
+  std::map<std::pair<sg4::Host*, sg4::Host*>, std::vector<sg4::Link*>> routes_;
+  std::map<sg4::Link*, double> link_bytes_;
+};
+
+}  // namespace gridcast::emulator

@@ -1,0 +1,74 @@
+// The replay engine: one S4U actor per rank pulls calls from its stream and turns each into SimGrid
+// activities (executions for computation, host-to-host communications for messages).
+#pragma once
+
+#include "gridcast/emulator/config.hpp"
+#include "gridcast/models/stream.hpp"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace gridcast::emulator {
+
+struct RankStats {
+  int rank = 0;
+  std::string host;
+  double compute_s = 0;  ///< executions and sleeps
+  double comm_s = 0;     ///< inside MPI calls, transfers under way
+  double wait_s = 0;     ///< inside MPI calls, waiting for a partner to post the matching call
+  double finish_s = 0;   ///< simulated time the rank ended
+  std::uint64_t calls = 0;
+};
+
+struct FunctionStats {
+  std::uint64_t calls = 0;
+  double seconds = 0;  ///< simulated seconds inside the function, summed over ranks
+};
+
+struct LinkStats {
+  std::string name;
+  double bytes = 0;        ///< bytes carried over the run
+  double bandwidth_Bps = 0;
+  double utilisation = 0;  ///< mean load / bandwidth over the makespan
+};
+
+/// One rank that could not finish, for the deadlock report.
+struct BlockedRank {
+  int rank = 0;
+  std::string function;
+  std::string file;
+  std::uint64_t line = 0;
+  int peer = -1;   ///< -1: any / none
+  int tag = 0;
+  std::string detail;
+};
+
+struct ReplayResult {
+  double makespan_s = 0;
+  std::vector<RankStats> ranks;
+  std::map<std::string, FunctionStats> functions;
+  std::vector<LinkStats> links;
+  std::map<std::string, std::map<std::string, std::uint64_t>> collectives;  ///< op -> algorithm -> calls
+  std::uint64_t events = 0;    ///< calls replayed
+  std::uint64_t messages = 0;  ///< point-to-point messages, including those inside collectives
+  std::vector<BlockedRank> blocked;  ///< non-empty: the run could not finish
+};
+
+/// A run that cannot finish: ranks blocked forever. Exit code 1, with the report.
+class DeadlockError : public std::runtime_error {
+public:
+  explicit DeadlockError(std::vector<BlockedRank> blocked);
+  const std::vector<BlockedRank>& blocked() const { return blocked_; }
+
+private:
+  std::vector<BlockedRank> blocked_;
+};
+
+/// Replays `trace` on the options' platform. Writes timeline events to `timeline_path` when not empty.
+/// Throws InputError for bad input and DeadlockError when ranks block forever.
+ReplayResult replay(const models::TraceSource& trace, const ReplayOptions& options,
+                    const std::filesystem::path& timeline_path = {});
+
+}  // namespace gridcast::emulator

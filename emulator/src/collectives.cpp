@@ -1,0 +1,1303 @@
+// Collective algorithms expanded into point-to-point messages on the communicator's collective context.
+//
+// Each algorithm follows the MPICH code it is named after (src/mpi/coll/, MPICH 3.x), message for
+// message, so that the simulated time comes from the same sequence of transfers a real run makes:
+// same partners, same order, same sizes (a binomial gather forwards whole subtrees, a Bruck alltoall
+// moves every block whose index has bit k set at step k...). The analysis of these algorithms is in
+// Thakur, Rabenseifner & Gropp, "Optimization of Collective Communication Operations in MPICH",
+// IJHPCA 19(1), 2005; comments cite it as [TRG05].
+//
+// Conventions shared by all algorithms:
+//  - sizes are bytes; an MPI count of elements is modelled as a count of bytes, so block splits
+//    (Rabenseifner, ring allreduce) are at byte granularity;
+//  - zero-size calls return at once, as MPICH does (no synchronisation either);
+//  - messages to self are local copies in MPI and are never posted;
+//  - reduction work (CollectiveArgs::flops) is executed once, after the communication, like SMPI's
+//    replayer does (its Reduce/Allreduce/... actions call the collective, then execute comp_size);
+//    the wrapper `reducing` does it for every algorithm of a reducing kind;
+//  - each phase has its own tag; matching is FIFO per (source, tag, context), and all ranks run the
+//    collectives of a communicator in the same order, so consecutive calls cannot cross either way.
+#include "gridcast/emulator/collectives.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace gridcast::emulator {
+
+// ---------------------------------------------------------------------------------------------------
+// Communicator and CollectiveContext
+
+int Communicator::rank_of(int world_rank) const
+{
+  // Every collective call asks this once per rank, so a linear scan would cost O(Np^2) per call over
+  // the whole communicator. MPI_COMM_WORLD maps i to i; communicators from MPI_Comm_split with equal
+  // keys keep world order, so a bisection finds them. The bisection is only trusted when it lands on
+  // the rank (ranks are unique), so unsorted communicators still get the right answer from the scan.
+  const auto at = [&](int i) { return world_ranks[static_cast<std::size_t>(i)]; };
+  if (world_rank >= 0 && world_rank < size() && at(world_rank) == world_rank)
+    return world_rank;
+  int lo = 0;
+  int hi = size();
+  while (lo < hi) {
+    const int mid = lo + (hi - lo) / 2;
+    if (at(mid) < world_rank)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  if (lo < size() && at(lo) == world_rank)
+    return lo;
+  auto it = std::find(world_ranks.begin(), world_ranks.end(), world_rank);
+  return it == world_ranks.end() ? -1 : static_cast<int>(it - world_ranks.begin());
+}
+
+CollectiveContext::CollectiveContext(MessageBoard& board, const Communicator& comm, int world_rank,
+                                     std::function<void(double)> compute_flops)
+    : board_(board), comm_(comm), world_rank_(world_rank), me_(comm.rank_of(world_rank)),
+      compute_(std::move(compute_flops))
+{
+  if (me_ < 0)
+    throw std::invalid_argument("world rank " + std::to_string(world_rank) + " is not a member of communicator " +
+                                std::to_string(comm.id));
+}
+
+RequestPtr CollectiveContext::isend(int to, std::uint64_t bytes, int tag)
+{
+  return board_.post_send(world_rank_, comm_.world_ranks.at(static_cast<std::size_t>(to)), bytes, tag,
+                          comm_.coll_context, SendMode::Standard);
+}
+
+RequestPtr CollectiveContext::irecv(int from, std::uint64_t bytes, int tag)
+{
+  return board_.post_recv(world_rank_, comm_.world_ranks.at(static_cast<std::size_t>(from)), bytes, tag,
+                          comm_.coll_context);
+}
+
+void CollectiveContext::send(int to, std::uint64_t bytes, int tag)
+{
+  wait(isend(to, bytes, tag));
+}
+
+void CollectiveContext::recv(int from, std::uint64_t bytes, int tag)
+{
+  wait(irecv(from, bytes, tag));
+}
+
+void CollectiveContext::sendrecv(int to, std::uint64_t send_bytes, int from, std::uint64_t recv_bytes, int tag)
+{
+  // MPIC_Sendrecv: both posted before either is waited for, so two ranks exchanging large
+  // (rendezvous) messages cannot deadlock.
+  RequestPtr r = irecv(from, recv_bytes, tag);
+  RequestPtr s = isend(to, send_bytes, tag);
+  wait(r);
+  wait(s);
+}
+
+void CollectiveContext::wait(const RequestPtr& r)
+{
+  partner_wait_s_ += board_.wait(r);
+}
+
+void CollectiveContext::wait_all(const std::vector<RequestPtr>& rs)
+{
+  for (const RequestPtr& r : rs)
+    wait(r);
+}
+
+void CollectiveContext::compute(double flops)
+{
+  if (flops > 0 && compute_)
+    compute_(flops);
+}
+
+std::string_view collective_name(CollectiveKind k)
+{
+  // The names of the trace ops (models/call.cpp), which `--cfg gridcast/coll/<op>` also uses.
+  switch (k) {
+    case CollectiveKind::Barrier: return "barrier";
+    case CollectiveKind::Bcast: return "bcast";
+    case CollectiveKind::Reduce: return "reduce";
+    case CollectiveKind::Allreduce: return "allreduce";
+    case CollectiveKind::Alltoall: return "alltoall";
+    case CollectiveKind::Alltoallv: return "alltoallv";
+    case CollectiveKind::Gather: return "gather";
+    case CollectiveKind::Gatherv: return "gatherv";
+    case CollectiveKind::Allgather: return "allgather";
+    case CollectiveKind::Allgatherv: return "allgatherv";
+    case CollectiveKind::Scatter: return "scatter";
+    case CollectiveKind::Scatterv: return "scatterv";
+    case CollectiveKind::ReduceScatter: return "reducescatter";
+    case CollectiveKind::Scan: return "scan";
+    case CollectiveKind::Exscan: return "exscan";
+  }
+  throw std::invalid_argument("collective_name: invalid CollectiveKind " + std::to_string(static_cast<int>(k)));
+}
+
+namespace {
+
+using Bytes = std::uint64_t;
+
+// ---------------------------------------------------------------------------------------------------
+// MPICH's decision thresholds (MPIR_CVAR_* defaults of MPICH 3.x), in bytes unless named otherwise.
+
+constexpr Bytes kBcastShortMsg = 12288;
+constexpr Bytes kBcastLongMsg = 524288;
+constexpr int kBcastMinProcs = 8;
+constexpr Bytes kReduceShortMsg = 2048;
+constexpr Bytes kAllreduceShortMsg = 2048;
+constexpr Bytes kAllgatherShortMsg = 81920;
+constexpr Bytes kAllgatherLongMsg = 524288;
+constexpr Bytes kAlltoallShortMsg = 256;
+constexpr Bytes kAlltoallMediumMsg = 32768;
+constexpr int kAlltoallThrottle = 32;  ///< isends/irecvs in flight per batch (MPIR_CVAR_ALLTOALL_THROTTLE)
+constexpr Bytes kRedScatCommutativeLongMsg = 524288;
+
+// ---------------------------------------------------------------------------------------------------
+// Tags, one per phase. They live in the collective context, so they never meet application tags.
+
+namespace tag {
+constexpr int kBarrier = 1;
+constexpr int kBarrierFanIn = 2;
+constexpr int kBarrierFanOut = 3;
+constexpr int kBcast = 10;
+constexpr int kBcastScatter = 11;
+constexpr int kBcastAllgather = 12;
+constexpr int kReduce = 20;
+constexpr int kReduceFold = 21;        ///< non-power-of-two fold into the power-of-two group
+constexpr int kReduceScatter = 22;     ///< Rabenseifner: recursive-halving reduce-scatter
+constexpr int kReduceHandoff = 23;     ///< Rabenseifner: root outside the group takes over block 0
+constexpr int kReduceGather = 24;      ///< Rabenseifner: binomial gather of the blocks to the root
+constexpr int kAllreduce = 30;
+constexpr int kAllreduceFold = 31;
+constexpr int kAllreduceScatter = 32;  ///< reduce-scatter phase (Rabenseifner, ring)
+constexpr int kAllreduceGather = 33;   ///< allgather phase (Rabenseifner, ring)
+constexpr int kAllreduceUnfold = 34;
+constexpr int kAllgather = 40;
+constexpr int kAllgatherv = 45;
+constexpr int kAlltoall = 50;
+constexpr int kAlltoallv = 55;
+constexpr int kGather = 60;
+constexpr int kGatherv = 65;
+constexpr int kScatter = 70;
+constexpr int kScatterv = 75;
+constexpr int kRedScat = 80;
+constexpr int kRedScatFold = 81;
+constexpr int kRedScatUnfold = 82;
+constexpr int kRedScatScatterv = 83;
+constexpr int kScan = 90;
+constexpr int kExscan = 95;
+}  // namespace tag
+
+// ---------------------------------------------------------------------------------------------------
+// Small arithmetic
+
+bool is_pow2(int n)
+{
+  return n > 0 && std::has_single_bit(static_cast<unsigned>(n));
+}
+
+/// Largest power of two <= n (MPICH's comm->pof2).
+int pof2_floor(int n)
+{
+  return static_cast<int>(std::bit_floor(static_cast<unsigned>(n)));
+}
+
+int log2_exact(int pof2)
+{
+  return std::countr_zero(static_cast<unsigned>(pof2));
+}
+
+/// a mod n in [0, n), also for negative a.
+int wrap(int a, int n)
+{
+  int r = a % n;
+  return r < 0 ? r + n : r;
+}
+
+/// Size of the binomial subtree rooted at relative rank v (MPICH numbering: the children of v are
+/// v + m for the powers of two m below v's lowest set bit).
+int subtree_size(int v, int n)
+{
+  return v == 0 ? n : std::min(v & -v, n - v);
+}
+
+/// `total` bytes cut into `parts` blocks, the first `total % parts` of them one byte larger
+/// (MPICH's cnts[] for Rabenseifner's algorithms). O(1) per query: big communicators never pay O(Np).
+struct EvenSplit {
+  Bytes total;
+  int parts;
+
+  Bytes offset(int i) const
+  {
+    const auto p = static_cast<Bytes>(parts);
+    const auto k = static_cast<Bytes>(i);
+    return k * (total / p) + std::min(k, total % p);
+  }
+  Bytes range(int first, int last) const { return offset(last) - offset(first); }
+  Bytes block(int i) const { return range(i, i + 1); }
+};
+
+/// Per-rank sizes of a v-collective: `counts` when the trace gives them, else one size for all ranks.
+/// Prefix sums make range queries O(1) (the reduce-scatter needs them).
+class BlockCounts {
+public:
+  BlockCounts(const std::vector<Bytes>& counts, int n, Bytes uniform) : n_(n), uniform_(uniform)
+  {
+    if (counts.empty())
+      return;
+    if (static_cast<int>(counts.size()) != n)
+      throw std::invalid_argument("collective counts have " + std::to_string(counts.size()) +
+                                  " entries, the communicator has " + std::to_string(n) + " ranks");
+    prefix_.resize(counts.size() + 1, 0);
+    for (std::size_t i = 0; i < counts.size(); ++i)
+      prefix_[i + 1] = prefix_[i] + counts[i];
+  }
+  Bytes prefix(int i) const
+  {
+    return prefix_.empty() ? static_cast<Bytes>(i) * uniform_ : prefix_[static_cast<std::size_t>(i)];
+  }
+  Bytes block(int i) const { return prefix(i + 1) - prefix(i); }
+  Bytes total() const { return prefix(n_); }
+
+private:
+  int n_;
+  Bytes uniform_;
+  std::vector<Bytes> prefix_;
+};
+
+/// Waits for the non-empty requests of a pairwise step: zero-size v-blocks are not sent (MPICH skips them).
+void exchange_nonempty(CollectiveContext& ctx, int to, Bytes send_bytes, int from, Bytes recv_bytes, int t)
+{
+  std::vector<RequestPtr> reqs;
+  if (recv_bytes > 0)
+    reqs.push_back(ctx.irecv(from, recv_bytes, t));
+  if (send_bytes > 0)
+    reqs.push_back(ctx.isend(to, send_bytes, t));
+  ctx.wait_all(reqs);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Binomial trees (MPICH numbering, relative to the root). Fan-in: receive from the children, smallest
+// subtree first, then send to the parent (reduce, gather). Fan-out: receive from the parent, then
+// send to the children, largest subtree first (bcast, scatter), so that with blocking sends the
+// deepest branch starts first and the tree finishes in ceil(log2 n) rounds.
+
+template <class UpBytes>
+void binomial_fan_in(CollectiveContext& ctx, int root, int t, UpBytes up)
+{
+  const int n = ctx.size();
+  const int v = wrap(ctx.rank() - root, n);
+  auto real = [&](int rel) { return (rel + root) % n; };
+  for (int mask = 1; mask < n; mask <<= 1) {
+    if (v & mask) {
+      ctx.send(real(v - mask), up(v), t);
+      return;
+    }
+    if (int child = v | mask; child < n)
+      ctx.recv(real(child), up(child), t);
+  }
+}
+
+/// `skip_empty`: a zero-size message is neither sent nor expected (MPICH's scatter for bcast).
+template <class DownBytes>
+void binomial_fan_out(CollectiveContext& ctx, int root, int t, DownBytes down, bool skip_empty)
+{
+  const int n = ctx.size();
+  const int v = wrap(ctx.rank() - root, n);
+  auto real = [&](int rel) { return (rel + root) % n; };
+  int mask = 1;
+  for (; mask < n; mask <<= 1) {
+    if (v & mask) {
+      if (Bytes b = down(v); b > 0 || not skip_empty)
+        ctx.recv(real(v - mask), b, t);
+      break;
+    }
+  }
+  for (mask >>= 1; mask > 0; mask >>= 1) {
+    if (v + mask < n) {
+      if (Bytes b = down(v + mask); b > 0 || not skip_empty)
+        ctx.send(real(v + mask), b, t);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Barrier
+
+/// Dissemination (Hensgen, Finkel & Manber 1988; MPICH's barrier): ceil(log2 n) rounds, in round k
+/// every rank signals rank + 2^k and waits for rank - 2^k.
+void barrier_dissemination(CollectiveContext& ctx, const CollectiveArgs&)
+{
+  const int n = ctx.size();
+  const int me = ctx.rank();
+  for (int mask = 1; mask < n; mask <<= 1)
+    ctx.sendrecv((me + mask) % n, 0, wrap(me - mask, n), 0, tag::kBarrier);
+}
+
+/// Empty binomial gather to rank 0, then empty binomial broadcast: 2 ceil(log2 n) rounds.
+void barrier_binomial(CollectiveContext& ctx, const CollectiveArgs&)
+{
+  binomial_fan_in(ctx, 0, tag::kBarrierFanIn, [](int) -> Bytes { return 0; });
+  binomial_fan_out(ctx, 0, tag::kBarrierFanOut, [](int) -> Bytes { return 0; }, false);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Bcast
+
+/// MPIR_Bcast_intra_binomial: ceil(log2 n) rounds of the whole buffer.
+void bcast_binomial(CollectiveContext& ctx, const CollectiveArgs& a)
+{
+  if (a.bytes == 0)
+    return;
+  binomial_fan_out(ctx, a.root, tag::kBcast, [&](int) { return a.bytes; }, false);
+}
+
+/// Van de Geijn's long-message broadcast [TRG05 sec. 4.1]: a binomial scatter of the buffer in n
+/// blocks of ceil(bytes/n), then an allgather of the blocks -- recursive doubling when n is a power
+/// of two and the buffer is below 512 KiB (MPIR_Bcast_intra_scatter_recursive_doubling_allgather),
+/// a ring otherwise (MPIR_Bcast_intra_scatter_ring_allgather).
+void bcast_scatter_allgather(CollectiveContext& ctx, const CollectiveArgs& a)
+{
+  const int n = ctx.size();
+  const Bytes total = a.bytes;
+  if (total == 0 || n == 1)
+    return;
+  const int me = ctx.rank();
+  const int root = a.root;
+  const int v = wrap(me - root, n);
+  const Bytes block = (total + static_cast<Bytes>(n) - 1) / static_cast<Bytes>(n);
+  // Bytes of blocks [first, first + count) that exist: the last blocks are short or empty when n does
+  // not divide the buffer.
+  auto span = [&](int first, int count) {
+    const Bytes lo = std::min(total, static_cast<Bytes>(first) * block);
+    const Bytes hi = std::min(total, static_cast<Bytes>(first + count) * block);
+    return hi - lo;
+  };
+  // MPII_Scatter_for_bcast: each subtree root receives its subtree's blocks; empty ones are skipped.
+  binomial_fan_out(ctx, root, tag::kBcastScatter, [&](int rel) { return span(rel, subtree_size(rel, n)); }, true);
+
+  if (is_pow2(n) && total < kBcastLongMsg) {
+    // Recursive doubling on relative ranks: at step i, exchange the 2^i blocks of my subtree for those
+    // of the partner's. Zero-size messages are still sent, as in MPICH.
+    for (int mask = 1, i = 0; mask < n; mask <<= 1, ++i) {
+      const int partner = v ^ mask;
+      const int my_root = (v >> i) << i;
+      const int partner_root = (partner >> i) << i;
+      const int dst = (partner + root) % n;
+      ctx.sendrecv(dst, span(my_root, mask), dst, span(partner_root, mask), tag::kBcastAllgather);
+    }
+  } else {
+    // Ring on real ranks: at step i, forward to the right the block received at step i - 1.
+    const int left = wrap(me - 1, n);
+    const int right = (me + 1) % n;
+    int j = me;
+    int jnext = left;
+    for (int i = 1; i < n; ++i) {
+      ctx.sendrecv(right, span(wrap(j - root, n), 1), left, span(wrap(jnext - root, n), 1), tag::kBcastAllgather);
+      j = jnext;
+      jnext = wrap(jnext - 1, n);
+    }
+  }
+}
+
+/// The root sends the whole buffer to every rank at once (isend all, wait all).
+void bcast_linear(CollectiveContext& ctx, const CollectiveArgs& a)
+{
+  const int n = ctx.size();
+  if (a.bytes == 0 || n == 1)
+    return;
+  if (ctx.rank() != a.root) {
+    ctx.recv(a.root, a.bytes, tag::kBcast);
+    return;
+  }
+  std::vector<RequestPtr> reqs;
+  for (int i = 0; i < n; ++i)
+    if (i != a.root)
+      reqs.push_back(ctx.isend(i, a.bytes, tag::kBcast));
+  ctx.wait_all(reqs);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Reduce
+
+/// MPIR_Reduce_intra_binomial (commutative op): ceil(log2 n) rounds of the whole buffer.
+void reduce_binomial(CollectiveContext& ctx, const CollectiveArgs& a)
+{
+  if (a.bytes == 0)
+    return;
+  binomial_fan_in(ctx, a.root, tag::kReduce, [&](int) { return a.bytes; });
+}
+
+/// The root receives every buffer at once (irecv all, wait all).
+void reduce_linear(CollectiveContext& ctx, const CollectiveArgs& a)
+{
+  const int n = ctx.size();
+  if (a.bytes == 0 || n == 1)
+    return;
+  if (ctx.rank() != a.root) {
+    ctx.send(a.root, a.bytes, tag::kReduce);
+    return;
+  }
+  std::vector<RequestPtr> reqs;
+  for (int i = 0; i < n; ++i)
+    if (i != a.root)
+      reqs.push_back(ctx.irecv(i, a.bytes, tag::kReduce));
+  ctx.wait_all(reqs);
+}
+
+/// MPIR_Reduce_intra_reduce_scatter_gather [TRG05 sec. 4.4]: fold to a power of two (odd ranks below
+/// 2*rem hand their buffer to rank - 1), reduce-scatter by recursive halving, then a binomial gather
+/// of the blocks to the root. If the root was folded away, newrank 0 hands it block 0 first and the
+/// root plays newrank 0 in the gather.
+void reduce_rabenseifner(CollectiveContext& ctx, const CollectiveArgs& a)
+{
+  const int n = ctx.size();
+  const Bytes total = a.bytes;
+  if (total == 0 || n == 1)
+    return;
+  const int me = ctx.rank();
+  const int root = a.root;
+  const int pof2 = pof2_floor(n);
+  const int rem = n - pof2;
+  const EvenSplit cnts{total, pof2};
+  auto real = [&](int newr) { return newr < rem ? newr * 2 : newr + rem; };
+
+  int newrank;
+  if (me < 2 * rem) {
+    if (me % 2 != 0) {
+      ctx.send(me - 1, total, tag::kReduceFold);
+      newrank = -1;
+    } else {
+      ctx.recv(me + 1, total, tag::kReduceFold);
+      newrank = me / 2;
+    }
+  } else {
+    newrank = me - rem;
+  }
+
+  int send_idx = 0;
+  int recv_idx = 0;
+  int last_idx = pof2;
+  if (newrank != -1) {
+    for (int mask = 1; mask < pof2;) {
+      const int newdst = newrank ^ mask;
+      const int dst = real(newdst);
+      Bytes send_cnt;
+      Bytes recv_cnt;
+      if (newrank < newdst) {
+        send_idx = recv_idx + pof2 / (mask * 2);
+        send_cnt = cnts.range(send_idx, last_idx);
+        recv_cnt = cnts.range(recv_idx, send_idx);
+      } else {
+        recv_idx = send_idx + pof2 / (mask * 2);
+        send_cnt = cnts.range(send_idx, recv_idx);
+        recv_cnt = cnts.range(recv_idx, last_idx);
+      }
+      ctx.sendrecv(dst, send_cnt, dst, recv_cnt, tag::kReduceScatter);
+      send_idx = recv_idx;
+      mask <<= 1;
+      if (mask < pof2)  // the gather below needs last_idx as it stood before the last step
+        last_idx = recv_idx + pof2 / mask;
+    }
+  }
+
+  const bool root_folded = root < 2 * rem && root % 2 != 0;
+  int newroot;
+  if (root_folded) {
+    if (me == root) {
+      ctx.recv(0, cnts.block(0), tag::kReduceHandoff);
+      newrank = 0;
+      send_idx = 0;
+      last_idx = 2;
+    } else if (newrank == 0) {
+      ctx.send(root, cnts.block(0), tag::kReduceHandoff);
+      newrank = -1;
+    }
+    newroot = 0;
+  } else {
+    newroot = root < 2 * rem ? root / 2 : root - rem;
+  }
+
+  if (newrank == -1)
+    return;
+  int j = log2_exact(pof2) - 1;
+  for (int mask = pof2 >> 1; mask > 0; mask >>= 1, --j) {
+    const int newdst = newrank ^ mask;
+    const int dst = (newdst == 0 && root_folded) ? root : real(newdst);
+    const int newdst_tree_root = (newdst >> j) << j;
+    const int newroot_tree_root = (newroot >> j) << j;
+    Bytes send_cnt;
+    Bytes recv_cnt;
+    if (newrank < newdst) {
+      if (mask != pof2 / 2)
+        last_idx = last_idx + pof2 / (mask * 2);
+      recv_idx = send_idx + pof2 / (mask * 2);
+      send_cnt = cnts.range(send_idx, recv_idx);
+      recv_cnt = cnts.range(recv_idx, last_idx);
+    } else {
+      recv_idx = send_idx - pof2 / (mask * 2);
+      send_cnt = cnts.range(send_idx, last_idx);
+      recv_cnt = cnts.range(recv_idx, send_idx);
+    }
+    if (newdst_tree_root == newroot_tree_root) {  // the partner's half holds the root: hand over, done
+      ctx.send(dst, send_cnt, tag::kReduceGather);
+      return;
+    }
+    ctx.recv(dst, recv_cnt, tag::kReduceGather);
+    if (newrank > newdst)
+      send_idx = recv_idx;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Allreduce. Non-power-of-two sizes fold as MPICH does: even ranks below 2*rem hand their buffer to
+// rank + 1, sit out, and get the result back at the end.
+
+struct Fold {
+  int pof2;
+  int rem;
+  int newrank;  ///< -1 for a rank that sat out
+  int real(int newr) const { return newr < rem ? newr * 2 + 1 : newr + rem; }
+};
+
+Fold allreduce_fold_in(CollectiveContext& ctx, Bytes total)
+{
+  const int me = ctx.rank();
+  const int pof2 = pof2_floor(ctx.size());
+  const int rem = ctx.size() - pof2;
+  if (me >= 2 * rem)
+    return {pof2, rem, me - rem};
+  if (me % 2 == 0) {
+    ctx.send(me + 1, total, tag::kAllreduceFold);
+    return {pof2, rem, -1};
+  }
+  ctx.recv(me - 1, total, tag::kAllreduceFold);
+  return {pof2, rem, me / 2};
+}
+
+void allreduce_fold_out(CollectiveContext& ctx, const Fold& f, Bytes total)
+{
+  const int me = ctx.rank();
+  if (me >= 2 * f.rem)
+    return;
+  if (me % 2 != 0)
+    ctx.send(me - 1, total, tag::kAllreduceUnfold);
+  else
+    ctx.recv(me + 1, total, tag::kAllreduceUnfold);
+}
+
+/// MPIR_Allreduce_intra_recursive_doubling [TRG05 sec. 4.5]: log2(pof2) exchanges of the whole
+/// buffer, plus the fold and unfold when n is not a power of two.
+void allreduce_recursive_doubling(CollectiveContext& ctx, const CollectiveArgs& a)
+{
+  if (a.bytes == 0 || ctx.size() == 1)
+    return;
+  const Fold f = allreduce_fold_in(ctx, a.bytes);
+  if (f.newrank != -1) {
+    for (int mask = 1; mask < f.pof2; mask <<= 1) {
+      const int dst = f.real(f.newrank ^ mask);
+      ctx.sendrecv(dst, a.bytes, dst, a.bytes, tag::kAllreduce);
+    }
+  }
+  allreduce_fold_out(ctx, f, a.bytes);
+}
+
+/// MPIR_Allreduce_intra_reduce_scatter_allgather, Rabenseifner's algorithm [TRG05 sec. 4.5]:
+/// reduce-scatter by recursive halving (partners at distance 1, 2, 4...; halves of the buffer), then
+/// allgather by recursive doubling in reverse, plus the fold and unfold.
+void allreduce_rabenseifner(CollectiveContext& ctx, const CollectiveArgs& a)
+{
+  const Bytes total = a.bytes;
+  if (total == 0 || ctx.size() == 1)
+    return;
+  const Fold f = allreduce_fold_in(ctx, total);
+  if (f.newrank != -1) {
+    const int pof2 = f.pof2;
+    const int newrank = f.newrank;
+    const EvenSplit cnts{total, pof2};
+    int send_idx = 0;
+    int recv_idx = 0;
+    int last_idx = pof2;
+    int mask = 1;
+    while (mask < pof2) {
+      const int newdst = newrank ^ mask;
+      const int dst = f.real(newdst);
+      Bytes send_cnt;
+      Bytes recv_cnt;
+      if (newrank < newdst) {
+        send_idx = recv_idx + pof2 / (mask * 2);
+        send_cnt = cnts.range(send_idx, last_idx);
+        recv_cnt = cnts.range(recv_idx, send_idx);
+      } else {
+        recv_idx = send_idx + pof2 / (mask * 2);
+        send_cnt = cnts.range(send_idx, recv_idx);
+        recv_cnt = cnts.range(recv_idx, last_idx);
+      }
+      ctx.sendrecv(dst, send_cnt, dst, recv_cnt, tag::kAllreduceScatter);
+      send_idx = recv_idx;
+      mask <<= 1;
+      if (mask < pof2)
+        last_idx = recv_idx + pof2 / mask;
+    }
+    for (mask >>= 1; mask > 0; mask >>= 1) {
+      const int newdst = newrank ^ mask;
+      const int dst = f.real(newdst);
+      Bytes send_cnt;
+      Bytes recv_cnt;
+      if (newrank < newdst) {
+        if (mask != pof2 / 2)
+          last_idx = last_idx + pof2 / (mask * 2);
+        recv_idx = send_idx + pof2 / (mask * 2);
+        send_cnt = cnts.range(send_idx, recv_idx);
+        recv_cnt = cnts.range(recv_idx, last_idx);
+      } else {
+        recv_idx = send_idx - pof2 / (mask * 2);
+        send_cnt = cnts.range(send_idx, last_idx);
+        recv_cnt = cnts.range(recv_idx, send_idx);
+      }
+      ctx.sendrecv(dst, send_cnt, dst, recv_cnt, tag::kAllreduceGather);
+      if (newrank > newdst)
+        send_idx = recv_idx;
+    }
+  }
+  allreduce_fold_out(ctx, f, total);
+}
+
+/// Ring allreduce (Open MPI's ompi_coll_base_allreduce_intra_ring, Patarasuk & Yuan 2009): the
+/// buffer in n chunks; n - 1 ring steps of reduce-scatter, then n - 1 ring steps of allgather.
+void allreduce_ring(CollectiveContext& ctx, const CollectiveArgs& a)
+{
+  const int n = ctx.size();
+  if (a.bytes == 0 || n == 1)
+    return;
+  const int me = ctx.rank();
+  const int left = wrap(me - 1, n);
+  const int right = (me + 1) % n;
+  const EvenSplit chunks{a.bytes, n};
+  // Step i sends the chunk reduced so far to the right; after n - 1 steps rank r holds chunk r + 1.
+  for (int i = 0; i < n - 1; ++i)
+    ctx.sendrecv(right, chunks.block(wrap(me - i, n)), left, chunks.block(wrap(me - i - 1, n)),
+                 tag::kAllreduceScatter);
+  for (int i = 0; i < n - 1; ++i)
+    ctx.sendrecv(right, chunks.block(wrap(me + 1 - i, n)), left, chunks.block(wrap(me - i, n)),
+                 tag::kAllreduceGather);
+}
+
+// Forward: the default reduce and bcast, for allreduce's reduce_bcast and reduce-scatter's fallback.
+void reduce_default(CollectiveContext& ctx, const CollectiveArgs& a);
+void bcast_default(CollectiveContext& ctx, const CollectiveArgs& a);
+
+/// A reduce to rank 0 followed by a broadcast from rank 0, each with MPICH's default choice.
+void allreduce_reduce_bcast(CollectiveContext& ctx, const CollectiveArgs& a)
+{
+  CollectiveArgs at0 = a;
+  at0.root = 0;
+  reduce_default(ctx, at0);
+  bcast_default(ctx, at0);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Allgather (bytes = each rank's contribution)
+
+void allgather_ring(CollectiveContext& ctx, const CollectiveArgs& a);
+
+/// MPICH's recursive doubling [TRG05 sec. 4.2]: log2 n exchanges of 1, 2, 4... contributions. Defined
+/// here for powers of two only (MPICH never selects its non-power-of-two variant); other sizes run
+/// the ring.
+void allgather_recursive_doubling(CollectiveContext& ctx, const CollectiveArgs& a)
+{
+  const int n = ctx.size();
+  if (not is_pow2(n)) {
+    allgather_ring(ctx, a);
+    return;
+  }
+  if (a.bytes == 0)
+    return;
+  const int me = ctx.rank();
+  for (int mask = 1; mask < n; mask <<= 1) {
+    const Bytes b = static_cast<Bytes>(mask) * a.bytes;
+    ctx.sendrecv(me ^ mask, b, me ^ mask, b, tag::kAllgather);
+  }
+}
+
+/// MPICH's ring: n - 1 steps, each forwarding to the right the contribution received from the left.
+void allgather_ring(CollectiveContext& ctx, const CollectiveArgs& a)
+{
+  const int n = ctx.size();
+  if (a.bytes == 0)
+    return;
+  const int me = ctx.rank();
+  for (int i = 1; i < n; ++i)
+    ctx.sendrecv((me + 1) % n, a.bytes, wrap(me - 1, n), a.bytes, tag::kAllgather);
+}
+
+/// Bruck et al. 1997 (MPIR_Allgather_intra_brucks): floor(log2 n) steps sending everything gathered
+/// so far to rank - 2^k, plus one step of the remaining n - pof2 contributions when n is not a power
+/// of two.
+void allgather_bruck(CollectiveContext& ctx, const CollectiveArgs& a)
+{
+  const int n = ctx.size();
+  if (a.bytes == 0)
+    return;
+  const int me = ctx.rank();
+  Bytes held = a.bytes;
+  int pof2 = 1;
+  for (; pof2 <= n / 2; pof2 *= 2, held *= 2)
+    ctx.sendrecv(wrap(me - pof2, n), held, (me + pof2) % n, held, tag::kAllgather);
+  if (int rem = n - pof2; rem > 0) {
+    const Bytes b = static_cast<Bytes>(rem) * a.bytes;
+    ctx.sendrecv(wrap(me - pof2, n), b, (me + pof2) % n, b, tag::kAllgather);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Allgatherv (recv_counts[i] = rank i's contribution, the same array on every rank)
+
+BlockCounts allgatherv_blocks(CollectiveContext& ctx, const CollectiveArgs& a)
+{
+  return BlockCounts(a.recv_counts, ctx.size(), a.bytes);
+}
+
+/// MPICH's ring for allgatherv: like the allgather ring, with the size of the block being forwarded.
+void allgatherv_ring(CollectiveContext& ctx, const CollectiveArgs& a)
+{
+  const int n = ctx.size();
+  const BlockCounts blocks = allgatherv_blocks(ctx, a);
+  if (blocks.total() == 0)
+    return;
+  const int me = ctx.rank();
+  const int left = wrap(me - 1, n);
+  const int right = (me + 1) % n;
+  int j = me;
+  int jnext = left;
+  for (int i = 1; i < n; ++i) {
+    ctx.sendrecv(right, blocks.block(j), left, blocks.block(jnext), tag::kAllgatherv);
+    j = jnext;
+    jnext = wrap(jnext - 1, n);
+  }
+}
+
+/// Every rank sends its block to every other rank at once (isend/irecv all, wait all).
+void allgatherv_linear(CollectiveContext& ctx, const CollectiveArgs& a)
+{
+  const int n = ctx.size();
+  const BlockCounts blocks = allgatherv_blocks(ctx, a);
+  const int me = ctx.rank();
+  std::vector<RequestPtr> reqs;
+  for (int i = 1; i < n; ++i) {
+    const int src = (me + i) % n;
+    if (blocks.block(src) > 0)
+      reqs.push_back(ctx.irecv(src, blocks.block(src), tag::kAllgatherv));
+  }
+  for (int i = 1; i < n; ++i) {
+    const int dst = wrap(me - i, n);
+    if (blocks.block(me) > 0)
+      reqs.push_back(ctx.isend(dst, blocks.block(me), tag::kAllgatherv));
+  }
+  ctx.wait_all(reqs);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Alltoall (bytes = size sent to each peer)
+
+/// MPIR_Alltoall_intra_pairwise [TRG05 sec. 4.6]: n - 1 exchanges; XOR partners when n is a power of
+/// two, otherwise send to rank + i and receive from rank - i.
+void alltoall_pairwise(CollectiveContext& ctx, const CollectiveArgs& a)
+{
+  const int n = ctx.size();
+  if (a.bytes == 0)
+    return;
+  const int me = ctx.rank();
+  const bool pow2 = is_pow2(n);
+  for (int i = 1; i < n; ++i) {
+    const int dst = pow2 ? me ^ i : (me + i) % n;
+    const int src = pow2 ? me ^ i : wrap(me - i, n);
+    ctx.sendrecv(dst, a.bytes, src, a.bytes, tag::kAlltoall);
+  }
+}
+
+/// Number of block indices in [0, n) with bit `bit` set: the blocks Bruck's step moves.
+Bytes blocks_with_bit(int n, int bit)
+{
+  const int period = 2 * bit;
+  return static_cast<Bytes>((n / period) * bit + std::max(0, n % period - bit));
+}
+
+/// MPIR_Alltoall_intra_brucks [TRG05 sec. 4.6]: ceil(log2 n) steps; at step k every rank sends to
+/// rank + 2^k the blocks whose index has bit k set (n/2 blocks when n is a power of two).
+void alltoall_bruck(CollectiveContext& ctx, const CollectiveArgs& a)
+{
+  const int n = ctx.size();
+  if (a.bytes == 0)
+    return;
+  const int me = ctx.rank();
+  for (int pof2 = 1; pof2 < n; pof2 *= 2) {
+    const Bytes b = blocks_with_bit(n, pof2) * a.bytes;
+    ctx.sendrecv((me + pof2) % n, b, wrap(me - pof2, n), b, tag::kAlltoall);
+  }
+}
+
+/// MPIR_Alltoall_intra_scattered: irecvs from rank + i and isends to rank - i, in batches of 32 that
+/// are each waited for before the next is posted (the throttle keeps a large communicator from
+/// flooding one receiver).
+template <class SendBytes, class RecvBytes>
+void scattered_exchange(CollectiveContext& ctx, int t, SendBytes to, RecvBytes from)
+{
+  const int n = ctx.size();
+  const int me = ctx.rank();
+  for (int first = 0; first < n; first += kAlltoallThrottle) {
+    const int batch = std::min(kAlltoallThrottle, n - first);
+    std::vector<RequestPtr> reqs;
+    for (int i = first; i < first + batch; ++i) {
+      const int src = (me + i) % n;
+      if (src != me && from(src) > 0)
+        reqs.push_back(ctx.irecv(src, from(src), t));
+    }
+    for (int i = first; i < first + batch; ++i) {
+      const int dst = wrap(me - i, n);
+      if (dst != me && to(dst) > 0)
+        reqs.push_back(ctx.isend(dst, to(dst), t));
+    }
+    ctx.wait_all(reqs);
+  }
+}
+
+void alltoall_linear(CollectiveContext& ctx, const CollectiveArgs& a)
+{
+  auto each = [&](int) { return a.bytes; };
+  scattered_exchange(ctx, tag::kAlltoall, each, each);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Alltoallv (counts[j] to rank j, recv_counts[j] from rank j; zero blocks are not sent)
+
+struct AlltoallvSizes {
+  BlockCounts to;
+  BlockCounts from;
+  AlltoallvSizes(CollectiveContext& ctx, const CollectiveArgs& a)
+      : to(a.counts, ctx.size(), a.bytes), from(a.recv_counts, ctx.size(), a.recv_bytes != 0 ? a.recv_bytes : a.bytes)
+  {
+  }
+};
+
+/// Pairwise exchange as for alltoall, each step with that pair's sizes.
+void alltoallv_pairwise(CollectiveContext& ctx, const CollectiveArgs& a)
+{
+  const AlltoallvSizes s(ctx, a);
+  const int n = ctx.size();
+  const int me = ctx.rank();
+  const bool pow2 = is_pow2(n);
+  for (int i = 1; i < n; ++i) {
+    const int dst = pow2 ? me ^ i : (me + i) % n;
+    const int src = pow2 ? me ^ i : wrap(me - i, n);
+    exchange_nonempty(ctx, dst, s.to.block(dst), src, s.from.block(src), tag::kAlltoallv);
+  }
+}
+
+/// MPICH's default alltoallv: the scattered isend/irecv batches of alltoall_linear.
+void alltoallv_linear(CollectiveContext& ctx, const CollectiveArgs& a)
+{
+  const AlltoallvSizes s(ctx, a);
+  scattered_exchange(
+      ctx, tag::kAlltoallv, [&](int j) { return s.to.block(j); }, [&](int j) { return s.from.block(j); });
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Gather / Scatter (bytes = one rank's block)
+
+/// MPIR_Gather_intra_binomial: every subtree root forwards its whole subtree's blocks, so the root
+/// receives (n - 1) blocks in ceil(log2 n) messages.
+void gather_binomial(CollectiveContext& ctx, const CollectiveArgs& a)
+{
+  const int n = ctx.size();
+  if (a.bytes == 0)
+    return;
+  binomial_fan_in(ctx, a.root, tag::kGather, [&](int v) { return static_cast<Bytes>(subtree_size(v, n)) * a.bytes; });
+}
+
+void gather_linear(CollectiveContext& ctx, const CollectiveArgs& a)
+{
+  const int n = ctx.size();
+  if (a.bytes == 0 || n == 1)
+    return;
+  if (ctx.rank() != a.root) {
+    ctx.send(a.root, a.bytes, tag::kGather);
+    return;
+  }
+  std::vector<RequestPtr> reqs;
+  for (int i = 0; i < n; ++i)
+    if (i != a.root)
+      reqs.push_back(ctx.irecv(i, a.bytes, tag::kGather));
+  ctx.wait_all(reqs);
+}
+
+/// MPIR_Gatherv_allcomm_linear: the root posts a receive per non-empty block and waits for all;
+/// every other rank sends its block (bytes) if it is not empty.
+void gatherv_linear(CollectiveContext& ctx, const CollectiveArgs& a)
+{
+  const int n = ctx.size();
+  const int me = ctx.rank();
+  if (me != a.root) {
+    if (a.bytes > 0)
+      ctx.send(a.root, a.bytes, tag::kGatherv);
+    return;
+  }
+  const BlockCounts from(a.recv_counts, n, a.recv_bytes != 0 ? a.recv_bytes : a.bytes);
+  std::vector<RequestPtr> reqs;
+  for (int i = 0; i < n; ++i)
+    if (i != me && from.block(i) > 0)
+      reqs.push_back(ctx.irecv(i, from.block(i), tag::kGatherv));
+  ctx.wait_all(reqs);
+}
+
+/// MPIR_Scatter_intra_binomial: the root sends each subtree root its whole subtree's blocks, largest
+/// subtree first; (n - 1) blocks leave the root in ceil(log2 n) messages.
+void scatter_binomial(CollectiveContext& ctx, const CollectiveArgs& a)
+{
+  const int n = ctx.size();
+  if (a.bytes == 0)
+    return;
+  binomial_fan_out(
+      ctx, a.root, tag::kScatter, [&](int v) { return static_cast<Bytes>(subtree_size(v, n)) * a.bytes; }, false);
+}
+
+void scatter_linear(CollectiveContext& ctx, const CollectiveArgs& a)
+{
+  const int n = ctx.size();
+  if (a.bytes == 0 || n == 1)
+    return;
+  if (ctx.rank() != a.root) {
+    ctx.recv(a.root, a.bytes, tag::kScatter);
+    return;
+  }
+  std::vector<RequestPtr> reqs;
+  for (int i = 0; i < n; ++i)
+    if (i != a.root)
+      reqs.push_back(ctx.isend(i, a.bytes, tag::kScatter));
+  ctx.wait_all(reqs);
+}
+
+/// Linear scatterv from `root` with the per-rank sizes `to` (MPIR_Scatterv_allcomm_linear);
+/// non-root ranks receive `mine` if it is not empty.
+void scatterv_from(CollectiveContext& ctx, int root, const BlockCounts& to, Bytes mine, int t)
+{
+  const int n = ctx.size();
+  const int me = ctx.rank();
+  if (me != root) {
+    if (mine > 0)
+      ctx.recv(root, mine, t);
+    return;
+  }
+  std::vector<RequestPtr> reqs;
+  for (int i = 0; i < n; ++i)
+    if (i != me && to.block(i) > 0)
+      reqs.push_back(ctx.isend(i, to.block(i), t));
+  ctx.wait_all(reqs);
+}
+
+/// The root sends counts[i] to rank i; rank i receives recv_bytes.
+void scatterv_linear(CollectiveContext& ctx, const CollectiveArgs& a)
+{
+  scatterv_from(ctx, a.root, BlockCounts(a.counts, ctx.size(), a.bytes), a.recv_bytes, tag::kScatterv);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Reduce-scatter (recv_counts[i] = bytes rank i ends with, the same array on every rank)
+
+BlockCounts redscat_blocks(CollectiveContext& ctx, const CollectiveArgs& a)
+{
+  // MPI_Reduce_scatter_block has one count for all: recv_bytes, or the buffer split evenly.
+  const int n = ctx.size();
+  return BlockCounts(a.recv_counts, n, a.recv_bytes != 0 ? a.recv_bytes : a.bytes / static_cast<Bytes>(n));
+}
+
+/// MPIR_Reduce_scatter_intra_recursive_halving [TRG05 sec. 4.3] (commutative op): fold to a power of
+/// two (even ranks below 2*rem hand everything to rank + 1), log2(pof2) halving exchanges where the
+/// partner at distance pof2/2, pof2/4... gets the half it is responsible for, then the odd ranks
+/// below 2*rem return their left neighbour's block.
+void redscat_recursive_halving(CollectiveContext& ctx, const CollectiveArgs& a)
+{
+  const BlockCounts counts = redscat_blocks(ctx, a);
+  const Bytes total = counts.total();
+  const int n = ctx.size();
+  if (total == 0 || n == 1)
+    return;
+  const int me = ctx.rank();
+  const int pof2 = pof2_floor(n);
+  const int rem = n - pof2;
+
+  int newrank;
+  if (me < 2 * rem) {
+    if (me % 2 == 0) {
+      ctx.send(me + 1, total, tag::kRedScatFold);
+      newrank = -1;
+    } else {
+      ctx.recv(me - 1, total, tag::kRedScatFold);
+      newrank = me / 2;
+    }
+  } else {
+    newrank = me - rem;
+  }
+
+  if (newrank != -1) {
+    // newrank i answers for old ranks [old_first(i), old_first(i + 1)): its own and, below rem, its left
+    // neighbour's; ranges of new blocks are ranges of old ones.
+    auto old_first = [&](int i) { return i < rem ? 2 * i : i + rem; };
+    auto range = [&](int first, int last) { return counts.prefix(old_first(last)) - counts.prefix(old_first(first)); };
+    int send_idx = 0;
+    int recv_idx = 0;
+    int last_idx = pof2;
+    for (int mask = pof2 >> 1; mask > 0; mask >>= 1) {
+      const int newdst = newrank ^ mask;
+      const int dst = newdst < rem ? newdst * 2 + 1 : newdst + rem;
+      Bytes send_cnt;
+      Bytes recv_cnt;
+      if (newrank < newdst) {
+        send_idx = recv_idx + mask;
+        send_cnt = range(send_idx, last_idx);
+        recv_cnt = range(recv_idx, send_idx);
+      } else {
+        recv_idx = send_idx + mask;
+        send_cnt = range(send_idx, recv_idx);
+        recv_cnt = range(recv_idx, last_idx);
+      }
+      exchange_nonempty(ctx, dst, send_cnt, dst, recv_cnt, tag::kRedScat);
+      send_idx = recv_idx;
+      last_idx = recv_idx + mask;
+    }
+  }
+
+  if (me < 2 * rem) {
+    if (me % 2 != 0) {
+      if (counts.block(me - 1) > 0)
+        ctx.send(me - 1, counts.block(me - 1), tag::kRedScatUnfold);
+    } else if (counts.block(me) > 0) {
+      ctx.recv(me + 1, counts.block(me), tag::kRedScatUnfold);
+    }
+  }
+}
+
+/// MPIR_Reduce_scatter_intra_pairwise: n - 1 steps, sending rank + i its block and receiving mine
+/// from rank - i (zero-size blocks included, as MPICH's sendrecv does).
+void redscat_pairwise(CollectiveContext& ctx, const CollectiveArgs& a)
+{
+  const BlockCounts counts = redscat_blocks(ctx, a);
+  const int n = ctx.size();
+  if (counts.total() == 0)
+    return;
+  const int me = ctx.rank();
+  for (int i = 1; i < n; ++i) {
+    const int dst = (me + i) % n;
+    const int src = wrap(me - i, n);
+    ctx.sendrecv(dst, counts.block(dst), src, counts.block(me), tag::kRedScat);
+  }
+}
+
+/// The generic fallback (MPICH's MPIR_Reduce_scatter for intercommunicators, SMPI's "default"): reduce
+/// the whole buffer to rank 0 with the default reduce, then a linear scatterv of the blocks.
+void redscat_reduce_scatterv(CollectiveContext& ctx, const CollectiveArgs& a)
+{
+  const BlockCounts counts = redscat_blocks(ctx, a);
+  if (counts.total() == 0)
+    return;
+  CollectiveArgs whole = a;
+  whole.bytes = counts.total();
+  whole.root = 0;
+  reduce_default(ctx, whole);
+  scatterv_from(ctx, 0, counts, counts.block(ctx.rank()), tag::kRedScatScatterv);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Scan / Exscan
+
+/// Rank i waits for the prefix of ranks < i from i - 1, then passes its own on: n - 1 sequential hops.
+void prefix_linear(CollectiveContext& ctx, const CollectiveArgs& a, int t)
+{
+  const int n = ctx.size();
+  if (a.bytes == 0)
+    return;
+  const int me = ctx.rank();
+  if (me > 0)
+    ctx.recv(me - 1, a.bytes, t);
+  if (me < n - 1)
+    ctx.send(me + 1, a.bytes, t);
+}
+
+/// MPIR_Scan_intra_recursive_doubling / MPIR_Exscan_intra_recursive_doubling: ceil(log2 n) exchanges
+/// of the whole buffer with rank ^ 2^k when that rank exists.
+void prefix_recursive_doubling(CollectiveContext& ctx, const CollectiveArgs& a, int t)
+{
+  const int n = ctx.size();
+  if (a.bytes == 0)
+    return;
+  const int me = ctx.rank();
+  for (int mask = 1; mask < n; mask <<= 1)
+    if (int dst = me ^ mask; dst < n)
+      ctx.sendrecv(dst, a.bytes, dst, a.bytes, t);
+}
+
+void scan_linear(CollectiveContext& ctx, const CollectiveArgs& a) { prefix_linear(ctx, a, tag::kScan); }
+void scan_recursive_doubling(CollectiveContext& ctx, const CollectiveArgs& a)
+{
+  prefix_recursive_doubling(ctx, a, tag::kScan);
+}
+void exscan_linear(CollectiveContext& ctx, const CollectiveArgs& a) { prefix_linear(ctx, a, tag::kExscan); }
+void exscan_recursive_doubling(CollectiveContext& ctx, const CollectiveArgs& a)
+{
+  prefix_recursive_doubling(ctx, a, tag::kExscan);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Default choices. Each is a function of values every rank of the communicator shares (the buffer
+// size of a non-v collective, the counts array where MPI requires it to be the same everywhere, the
+// communicator size), so all ranks pick the same algorithm.
+
+std::string default_bcast(Bytes bytes, int n)
+{
+  return bytes < kBcastShortMsg || n < kBcastMinProcs ? "binomial" : "scatter_allgather";
+}
+
+std::string default_reduce(Bytes bytes, int n)
+{
+  // MPICH: builtin op, more than 2 KiB and at least one element per process of the power-of-two group.
+  return bytes > kReduceShortMsg && bytes >= static_cast<Bytes>(pof2_floor(n)) ? "rabenseifner" : "binomial";
+}
+
+std::string default_allreduce(Bytes bytes, int n)
+{
+  return bytes <= kAllreduceShortMsg || bytes < static_cast<Bytes>(pof2_floor(n)) ? "recursive_doubling"
+                                                                                    : "rabenseifner";
+}
+
+std::string default_allgather(Bytes bytes, int n)
+{
+  const Bytes total = bytes * static_cast<Bytes>(n);
+  if (total < kAllgatherLongMsg && is_pow2(n))
+    return "recursive_doubling";
+  return total < kAllgatherShortMsg ? "bruck" : "ring";
+}
+
+std::string default_alltoall(Bytes bytes, int n)
+{
+  if (bytes <= kAlltoallShortMsg && n >= 8)
+    return "bruck";
+  return bytes <= kAlltoallMediumMsg ? "linear" : "pairwise";
+}
+
+std::string default_reduce_scatter(const CollectiveArgs& a, int n)
+{
+  const Bytes uniform = a.recv_bytes != 0 ? a.recv_bytes : a.bytes / static_cast<Bytes>(n);
+  const Bytes total = BlockCounts(a.recv_counts, n, uniform).total();
+  return total < kRedScatCommutativeLongMsg ? "recursive_halving" : "pairwise";
+}
+
+void reduce_default(CollectiveContext& ctx, const CollectiveArgs& a)
+{
+  if (default_reduce(a.bytes, ctx.size()) == "rabenseifner")
+    reduce_rabenseifner(ctx, a);
+  else
+    reduce_binomial(ctx, a);
+}
+
+void bcast_default(CollectiveContext& ctx, const CollectiveArgs& a)
+{
+  if (default_bcast(a.bytes, ctx.size()) == "scatter_allgather")
+    bcast_scatter_allgather(ctx, a);
+  else
+    bcast_binomial(ctx, a);
+}
+
+using AlgorithmFn = void (*)(CollectiveContext&, const CollectiveArgs&);
+
+/// A reducing algorithm: the communication, then the rank's reduction work (SMPI replay order).
+CollectiveAlgorithm reducing(AlgorithmFn fn)
+{
+  return [fn](CollectiveContext& ctx, const CollectiveArgs& a) {
+    fn(ctx, a);
+    ctx.compute(a.flops);
+  };
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------------
+// Registry
+
+CollectiveRegistry::CollectiveRegistry()
+{
+  using K = CollectiveKind;
+  algorithms_[K::Barrier] = {{"dissemination", barrier_dissemination}, {"binomial", barrier_binomial}};
+  algorithms_[K::Bcast] = {
+      {"binomial", bcast_binomial}, {"scatter_allgather", bcast_scatter_allgather}, {"linear", bcast_linear}};
+  algorithms_[K::Reduce] = {{"binomial", reducing(reduce_binomial)},
+                            {"linear", reducing(reduce_linear)},
+                            {"rabenseifner", reducing(reduce_rabenseifner)}};
+  algorithms_[K::Allreduce] = {{"recursive_doubling", reducing(allreduce_recursive_doubling)},
+                               {"rabenseifner", reducing(allreduce_rabenseifner)},
+                               {"ring", reducing(allreduce_ring)},
+                               {"reduce_bcast", reducing(allreduce_reduce_bcast)}};
+  algorithms_[K::Allgather] = {
+      {"recursive_doubling", allgather_recursive_doubling}, {"ring", allgather_ring}, {"bruck", allgather_bruck}};
+  algorithms_[K::Allgatherv] = {{"ring", allgatherv_ring}, {"linear", allgatherv_linear}};
+  algorithms_[K::Alltoall] = {
+      {"pairwise", alltoall_pairwise}, {"bruck", alltoall_bruck}, {"linear", alltoall_linear}};
+  algorithms_[K::Alltoallv] = {{"pairwise", alltoallv_pairwise}, {"linear", alltoallv_linear}};
+  algorithms_[K::Gather] = {{"binomial", gather_binomial}, {"linear", gather_linear}};
+  algorithms_[K::Gatherv] = {{"linear", gatherv_linear}};
+  algorithms_[K::Scatter] = {{"binomial", scatter_binomial}, {"linear", scatter_linear}};
+  algorithms_[K::Scatterv] = {{"linear", scatterv_linear}};
+  algorithms_[K::ReduceScatter] = {{"recursive_halving", reducing(redscat_recursive_halving)},
+                                   {"pairwise", reducing(redscat_pairwise)},
+                                   {"reduce_scatterv", reducing(redscat_reduce_scatterv)}};
+  algorithms_[K::Scan] = {{"linear", reducing(scan_linear)}, {"recursive_doubling", reducing(scan_recursive_doubling)}};
+  algorithms_[K::Exscan] = {{"linear", reducing(exscan_linear)},
+                            {"recursive_doubling", reducing(exscan_recursive_doubling)}};
+}
+
+const CollectiveAlgorithm* CollectiveRegistry::find(CollectiveKind kind, const std::string& name) const
+{
+  auto k = algorithms_.find(kind);
+  if (k == algorithms_.end())
+    return nullptr;
+  auto a = k->second.find(name);
+  return a == k->second.end() ? nullptr : &a->second;
+}
+
+std::vector<std::string> CollectiveRegistry::names(CollectiveKind kind) const
+{
+  std::vector<std::string> out;
+  if (auto k = algorithms_.find(kind); k != algorithms_.end())
+    for (const auto& [name, algo] : k->second)
+      out.push_back(name);
+  return out;
+}
+
+std::string CollectiveRegistry::select(CollectiveKind kind, const CollectiveArgs& args, int comm_size) const
+{
+  if (comm_size < 1)
+    throw std::invalid_argument("select: communicator size " + std::to_string(comm_size));
+  using K = CollectiveKind;
+  switch (kind) {
+    case K::Barrier: return "dissemination";
+    case K::Bcast: return default_bcast(args.bytes, comm_size);
+    case K::Reduce: return default_reduce(args.bytes, comm_size);
+    case K::Allreduce: return default_allreduce(args.bytes, comm_size);
+    case K::Allgather: return default_allgather(args.bytes, comm_size);
+    case K::Allgatherv: return "ring";
+    case K::Alltoall: return default_alltoall(args.bytes, comm_size);
+    case K::Alltoallv: return "linear";  // MPICH: scattered isend/irecv, the sizes are not shared
+    case K::Gather: return "binomial";
+    case K::Gatherv: return "linear";
+    case K::Scatter: return "binomial";
+    case K::Scatterv: return "linear";
+    case K::ReduceScatter: return default_reduce_scatter(args, comm_size);
+    case K::Scan: return "recursive_doubling";
+    case K::Exscan: return "recursive_doubling";
+  }
+  throw std::invalid_argument("select: invalid CollectiveKind " + std::to_string(static_cast<int>(kind)));
+}
+
+}  // namespace gridcast::emulator

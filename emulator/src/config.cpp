@@ -1,0 +1,103 @@
+#include "gridcast/emulator/config.hpp"
+
+#include "gridcast/models/errors.hpp"
+
+#include <charconv>
+#include <optional>
+#include <cmath>
+
+namespace gridcast::emulator {
+
+namespace {
+
+std::optional<CollectiveKind> kind_by_name(std::string_view name)
+{
+  for (int k = 0; k <= static_cast<int>(CollectiveKind::Exscan); ++k)
+    if (collective_name(static_cast<CollectiveKind>(k)) == name)
+      return static_cast<CollectiveKind>(k);
+  return std::nullopt;
+}
+
+double parse_double(const std::string& text, const std::string& key)
+{
+  double v = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || ptr != text.data() + text.size() || not std::isfinite(v))
+    throw InputError({"--cfg", 0, key, -1}, "'" + text + "' is not a number");
+  return v;
+}
+
+}  // namespace
+
+const std::vector<std::pair<std::string, std::string>>& gridcast_cfg_keys()
+{
+  static const std::vector<std::pair<std::string, std::string>> keys{
+      {"gridcast/eager-threshold", "bytes below which a standard send is eager (detached); default 65536, "
+                                   "alias smpi/send-is-detached-thresh"},
+      {"gridcast/test-cost", "simulated seconds of a failing MPI_Test, multiplied by the number of "
+                             "consecutive failures (SMPI's smpi/test); default 1e-4"},
+      {"gridcast/coll/<op>", "force the algorithm of collective <op> (barrier, bcast, reduce, allreduce, "
+                             "alltoall, alltoallv, gather, gatherv, allgather, allgatherv, scatter, scatterv, "
+                             "reducescatter, scan, exscan); `gridcast algorithms` lists the names"},
+  };
+  return keys;
+}
+
+std::uint64_t parse_bytes(const std::string& text, const std::string& key)
+{
+  static const std::vector<std::pair<std::string, double>> units{
+      {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"kB", 1e3}, {"KB", 1e3},
+      {"MB", 1e6},     {"GB", 1e9},        {"B", 1.0}};
+  std::string number = text;
+  double scale = 1.0;
+  for (const auto& [suffix, factor] : units) {
+    if (text.size() > suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      number = text.substr(0, text.size() - suffix.size());
+      scale = factor;
+      break;
+    }
+  }
+  double v = parse_double(number, key) * scale;
+  if (v < 0)
+    throw InputError({"--cfg", 0, key, -1}, "a size cannot be negative: '" + text + "'");
+  return static_cast<std::uint64_t>(std::llround(v));
+}
+
+void apply_cfg(ReplayOptions& options, const std::string& name_value)
+{
+  auto colon = name_value.find(':');
+  if (colon == std::string::npos || colon == 0)
+    throw InputError({"--cfg", 0, name_value, -1}, "expected name:value");
+  std::string name = name_value.substr(0, colon);
+  std::string value = name_value.substr(colon + 1);
+  if (name == "gridcast/eager-threshold" || name == "smpi/send-is-detached-thresh") {
+    options.eager_threshold_bytes = parse_bytes(value, name);
+    return;
+  }
+  if (name == "gridcast/test-cost") {
+    options.test_cost_s = parse_double(value, name);
+    if (options.test_cost_s < 0)
+      throw InputError({"--cfg", 0, name, -1}, "a cost cannot be negative");
+    return;
+  }
+  if (name.rfind("gridcast/coll/", 0) == 0) {
+    std::string op = name.substr(std::string("gridcast/coll/").size());
+    auto kind = kind_by_name(op);
+    if (not kind)
+      throw InputError({"--cfg", 0, name, -1}, "unknown collective '" + op + "'");
+    CollectiveRegistry registry;
+    if (registry.find(*kind, value) == nullptr) {
+      std::string known;
+      for (const auto& n : registry.names(*kind))
+        known += (known.empty() ? "" : ", ") + n;
+      throw InputError({"--cfg", 0, name, -1}, "unknown algorithm '" + value + "' (known: " + known + ")");
+    }
+    options.forced_algorithms[*kind] = value;
+    return;
+  }
+  if (name.rfind("gridcast/", 0) == 0)
+    throw InputError({"--cfg", 0, name, -1}, "unknown gridcast setting");
+  options.simgrid_cfg.emplace_back(name, value);
+}
+
+}  // namespace gridcast::emulator

@@ -1,0 +1,187 @@
+#include "gridcast/emulator/p2p.hpp"
+
+#include "gridcast/models/errors.hpp"
+
+#include <simgrid/s4u/Engine.hpp>
+
+#include <algorithm>
+
+namespace gridcast::emulator {
+
+namespace {
+
+bool recv_accepts(const Request& recv, const Request& send)
+{
+  return recv.context == send.context && (recv.peer == kAnySource || recv.peer == send.owner) &&
+         (recv.tag == kAnyTag || recv.tag == send.tag);
+}
+
+}  // namespace
+
+MessageBoard::MessageBoard(std::vector<sg4::Host*> rank_hosts, Options options)
+    : hosts_(std::move(rank_hosts)), queues_(hosts_.size()), options_(options)
+{
+  wakeups_.reserve(hosts_.size());
+  for (std::size_t i = 0; i < hosts_.size(); ++i)
+    wakeups_.push_back(sg4::Semaphore::create(0));
+}
+
+RequestPtr MessageBoard::post_send(int from, int to, std::uint64_t bytes, int tag, int context, SendMode mode)
+{
+  if (to < 0 || to >= rank_count())
+    throw InternalError("post_send to rank " + std::to_string(to) + " outside the world");
+  auto send = std::make_shared<Request>();
+  send->kind = Request::Kind::Send;
+  send->owner = from;
+  send->peer = to;
+  send->tag = tag;
+  send->context = context;
+  send->bytes = bytes;
+  send->detached = mode == SendMode::Standard && bytes < options_.eager_threshold_bytes;
+  send->post_time = sg4::Engine::get_clock();
+  send->message = next_message_++;
+
+  auto& posted = queues_[to].posted_recvs;
+  auto it = std::find_if(posted.begin(), posted.end(), [&](const RequestPtr& r) { return recv_accepts(*r, *send); });
+  if (it != posted.end()) {
+    RequestPtr recv = *it;
+    posted.erase(it);
+    match(send, recv);
+  } else {
+    queues_[to].unexpected_sends.push_back(send);
+  }
+  return send;
+}
+
+RequestPtr MessageBoard::post_recv(int at, int from, std::uint64_t bytes, int tag, int context)
+{
+  if (from != kAnySource && (from < 0 || from >= rank_count()))
+    throw InternalError("post_recv from rank " + std::to_string(from) + " outside the world");
+  auto recv = std::make_shared<Request>();
+  recv->kind = Request::Kind::Recv;
+  recv->owner = at;
+  recv->peer = from;
+  recv->tag = tag;
+  recv->context = context;
+  recv->bytes = bytes;
+  recv->post_time = sg4::Engine::get_clock();
+
+  auto& unexpected = queues_[at].unexpected_sends;
+  auto it = std::find_if(unexpected.begin(), unexpected.end(),
+                         [&](const RequestPtr& s) { return recv_accepts(*recv, *s); });
+  if (it != unexpected.end()) {
+    RequestPtr send = *it;
+    unexpected.erase(it);
+    match(send, recv);
+  } else {
+    queues_[at].posted_recvs.push_back(recv);
+  }
+  return recv;
+}
+
+void MessageBoard::match(const RequestPtr& send, const RequestPtr& recv)
+{
+  // The receiver's buffer size is what MPI would truncate to; the sender's size is what travels.
+  // A trace where they differ is still replayed with the sender's size (as SMPI does).
+  auto transfer = std::make_shared<Transfer>();
+  transfer->comm = sg4::Comm::sendto_async(hosts_[send->owner], hosts_[recv->owner], send->bytes);
+  send->transfer = transfer;
+  recv->transfer = std::move(transfer);
+  send->matched = true;
+  recv->matched = true;
+  recv->matched_source = send->owner;
+  recv->message = send->message;
+  ++messages_;
+  if (account_links_) {
+    auto key = std::make_pair(hosts_[send->owner], hosts_[recv->owner]);
+    auto it = routes_.find(key);
+    if (it == routes_.end()) {
+      std::vector<sg4::Link*> links;
+      double latency = 0;
+      key.first->route_to(key.second, links, &latency);
+      it = routes_.emplace(key, std::move(links)).first;
+    }
+    for (sg4::Link* link : it->second)
+      link_bytes_[link] += static_cast<double>(send->bytes);
+  }
+  // Wake whoever suspended waiting for this match. The actor that matched is running now, so it is
+  // never one of them.
+  for (Request* r : {send.get(), recv.get()}) {
+    if (r->has_waiter) {
+      r->has_waiter = false;
+      wakeups_[r->owner]->release();
+    }
+  }
+}
+
+double MessageBoard::wait(const RequestPtr& request)
+{
+  if (request->completed)
+    return 0.0;
+  if (request->detached) {
+    // Eager send: the data sits in the library's buffer; the sender is free at once, and the transfer
+    // (started at match time) is the receiver's to wait for.
+    request->completed = true;
+    return 0.0;
+  }
+  double begin = sg4::Engine::get_clock();
+  while (not request->matched) {
+    // Exactly one release answers this acquire: the match of this request, which clears has_waiter.
+    request->has_waiter = true;
+    wakeups_[request->owner]->acquire();
+  }
+  double partner_wait = sg4::Engine::get_clock() - begin;
+  Transfer& t = *request->transfer;
+  if (not t.done) {
+    if (t.being_waited) {
+      t.blocked_rank = request->owner;
+      while (not t.done)
+        wakeups_[request->owner]->acquire();
+    } else {
+      t.being_waited = true;
+      t.comm->wait();
+      t.done = true;
+      if (t.blocked_rank >= 0)
+        wakeups_[t.blocked_rank]->release();
+    }
+  }
+  request->completed = true;
+  request->transfer = nullptr;  // release the activity as soon as both sides are done with it
+  return partner_wait;
+}
+
+bool MessageBoard::test(const RequestPtr& request)
+{
+  if (request->completed)
+    return true;
+  if (request->detached) {
+    request->completed = true;
+    return true;
+  }
+  if (not request->matched)
+    return false;
+  Transfer& t = *request->transfer;
+  if (not t.done && not t.being_waited && t.comm->test())
+    t.done = true;
+  if (t.done) {
+    request->completed = true;
+    request->transfer = nullptr;
+    return true;
+  }
+  return false;
+}
+
+std::vector<RequestPtr> MessageBoard::pending_at(int world_rank) const
+{
+  std::vector<RequestPtr> out;
+  const Queues& q = queues_[world_rank];
+  out.insert(out.end(), q.posted_recvs.begin(), q.posted_recvs.end());
+  // Unexpected sends queued at this rank belong to other ranks; report the ones this rank posted.
+  for (const Queues& other : queues_)
+    for (const RequestPtr& s : other.unexpected_sends)
+      if (s->owner == world_rank)
+        out.push_back(s);
+  return out;
+}
+
+}  // namespace gridcast::emulator

@@ -1,0 +1,159 @@
+#include "gridcast/emulator/report.hpp"
+
+#include "gridcast/models/errors.hpp"
+#include "gridcast/version.hpp"
+
+#include <boost/uuid/detail/sha1.hpp>
+#include <nlohmann/json.hpp>
+#include <simgrid/version.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iomanip>
+
+namespace gridcast::emulator {
+
+namespace {
+
+class Sha1 {
+public:
+  void add_file(const std::filesystem::path& file)
+  {
+    std::ifstream in(file, std::ios::binary);
+    if (not in)
+      throw InputError({file.string(), 0, {}, -1}, "cannot read the file to digest it");
+    std::vector<char> buf(1 << 16);
+    while (in) {
+      in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+      if (in.gcount() > 0)
+        hash_.process_bytes(buf.data(), static_cast<std::size_t>(in.gcount()));
+    }
+  }
+  std::string hex()
+  {
+    boost::uuids::detail::sha1::digest_type digest;
+    hash_.get_digest(digest);
+    char out[41];
+    for (int i = 0; i < 5; ++i)
+      std::snprintf(out + 8 * i, 9, "%08x", static_cast<unsigned>(digest[i]));
+    return std::string(out, 40);
+  }
+
+private:
+  boost::uuids::detail::sha1 hash_;
+};
+
+}  // namespace
+
+std::string digest_file(const std::filesystem::path& file)
+{
+  Sha1 h;
+  h.add_file(file);
+  return h.hex();
+}
+
+std::string digest_files(const std::vector<std::filesystem::path>& files)
+{
+  Sha1 h;
+  for (const auto& f : files)
+    h.add_file(f);
+  return h.hex();
+}
+
+void write_prediction(const std::filesystem::path& file, const ReplayResult& result, const RunDescription& run)
+{
+  using ordered = nlohmann::ordered_json;
+  ordered j;
+  j["format"] = "gridcast-prediction";
+  j["format_version"] = 1;
+  j["command"] = run.command;
+  j["makespan_s"] = result.makespan_s;
+  j["events"] = result.events;
+  j["messages"] = result.messages;
+
+  ordered ranks = ordered::array();
+  for (const RankStats& r : result.ranks)
+    ranks.push_back({{"rank", r.rank},         {"host", r.host},     {"compute_s", r.compute_s},
+                     {"comm_s", r.comm_s},     {"wait_s", r.wait_s}, {"finish_s", r.finish_s},
+                     {"calls", r.calls}});
+  j["ranks"] = std::move(ranks);
+
+  ordered functions = ordered::array();
+  for (const auto& [name, f] : result.functions)
+    functions.push_back({{"name", name}, {"calls", f.calls}, {"seconds", f.seconds}});
+  j["functions"] = std::move(functions);
+
+  ordered collectives = ordered::object();
+  for (const auto& [op, algos] : result.collectives) {
+    ordered a = ordered::object();
+    for (const auto& [name, count] : algos)
+      a[name] = count;
+    collectives[op] = std::move(a);
+  }
+  j["collectives"] = std::move(collectives);
+
+  ordered links = ordered::array();
+  for (const LinkStats& l : result.links)
+    links.push_back({{"name", l.name}, {"bytes", l.bytes}, {"bandwidth_Bps", l.bandwidth_Bps},
+                     {"utilisation", l.utilisation}});
+  j["links"] = std::move(links);
+
+  ordered config = ordered::object();
+  if (run.options != nullptr) {
+    config["seed"] = run.options->seed;
+    config["eager_threshold_bytes"] = run.options->eager_threshold_bytes;
+    config["test_cost_s"] = run.options->test_cost_s;
+    ordered forced = ordered::object();
+    for (const auto& [kind, name] : run.options->forced_algorithms)
+      forced[std::string(collective_name(kind))] = name;
+    config["forced_collectives"] = std::move(forced);
+    ordered sg = ordered::array();
+    for (const auto& [name, value] : run.options->simgrid_cfg)
+      sg.push_back(name + ":" + value);
+    config["simgrid_cfg"] = std::move(sg);
+  }
+  j["config"] = std::move(config);
+
+  j["versions"] = {{"gridcast", kVersion},
+                   {"simgrid", std::to_string(SIMGRID_VERSION_MAJOR) + "." + std::to_string(SIMGRID_VERSION_MINOR) +
+                                   (SIMGRID_VERSION_PATCH > 0 ? "." + std::to_string(SIMGRID_VERSION_PATCH) : "")}};
+  ordered inputs = ordered::array();
+  for (const InputDigest& in : run.inputs)
+    inputs.push_back({{"role", in.role}, {"path", in.path}, {"sha1", in.sha1}});
+  j["inputs"] = std::move(inputs);
+
+  std::ofstream out(file);
+  if (not out)
+    throw InputError({file.string(), 0, {}, -1}, "cannot write the prediction");
+  out << j.dump(2) << '\n';
+  if (not out)
+    throw InputError({file.string(), 0, {}, -1}, "writing the prediction failed");
+}
+
+void print_summary(std::ostream& out, const ReplayResult& result)
+{
+  double compute = 0, comm = 0, wait = 0;
+  for (const RankStats& r : result.ranks) {
+    compute += r.compute_s;
+    comm += r.comm_s;
+    wait += r.wait_s;
+  }
+  double n = result.ranks.empty() ? 1.0 : static_cast<double>(result.ranks.size());
+  auto old_flags = out.flags();
+  auto old_precision = out.precision();
+  out << std::setprecision(9) << "makespan: " << result.makespan_s << " s\n";
+  out << std::setprecision(4);
+  out << "  ranks: " << result.ranks.size() << ", calls: " << result.events << ", messages: " << result.messages << '\n';
+  out << "  mean per rank: compute " << compute / n << " s, communication " << comm / n << " s, waiting " << wait / n
+      << " s\n";
+  for (const auto& [op, algos] : result.collectives) {
+    out << "  " << op << ":";
+    for (const auto& [name, count] : algos)
+      out << ' ' << name << " x" << count;
+    out << '\n';
+  }
+  out.flags(old_flags);
+  out.precision(old_precision);
+}
+
+}  // namespace gridcast::emulator

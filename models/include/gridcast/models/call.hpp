@@ -1,0 +1,142 @@
+// The call record: one function call of one rank, as recorded, imported or synthesized.
+//
+// A record is deliberately flat (no per-kind subclasses) so that streams can reuse one record object
+// for every call and the emulator's hot loop never allocates for point-to-point or compute calls.
+// Only v-collectives and waitall carry vectors.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace gridcast::models {
+
+/// What a call does, as far as the emulator is concerned. The name the application called
+/// (MPI_Send, dgemm_, cudaMemcpyAsync...) lives in the function table; several functions may share one Op.
+enum class Op : std::uint8_t {
+  Init,
+  Finalize,
+  Compute,  ///< a burst of computation: `seconds` measured, or `flops` of work
+  Sleep,    ///< idle time that does not scale with the host speed (`seconds`)
+  Send,     ///< blocking standard send (eager below the threshold, rendezvous above)
+  Ssend,    ///< blocking synchronous send: always waits for the matching receive
+  Isend,
+  Issend,
+  Recv,
+  Irecv,
+  Sendrecv,  ///< send to `peer` (`bytes`, `tag`) and receive from `src` (`recv_bytes`, `recv_tag`)
+  Wait,      ///< `request`
+  Waitall,   ///< `requests`
+  Waitany,   ///< `requests`
+  Test,      ///< `request`; completes it only if it finished already
+  Barrier,
+  Bcast,          ///< `bytes` from `root`
+  Reduce,         ///< `bytes` to `root`, then `flops` of reduction work
+  Allreduce,      ///< `bytes`, `flops`
+  Alltoall,       ///< `bytes` sent to each peer, `recv_bytes` from each
+  Alltoallv,      ///< `counts` (bytes sent to each rank of comm), `recv_counts`
+  Gather,         ///< `bytes` sent by each, `recv_bytes` received per rank at `root`
+  Gatherv,        ///< `bytes` sent by each, `recv_counts` at root
+  Allgather,      ///< `bytes` sent, `recv_bytes` per rank
+  Allgatherv,     ///< `bytes` sent, `recv_counts`
+  Scatter,        ///< `bytes` per rank from `root`, `recv_bytes`
+  Scatterv,       ///< `counts` at root, `recv_bytes`
+  ReduceScatter,  ///< `recv_counts`, `flops`
+  Scan,           ///< `bytes`, `flops`
+  Exscan,         ///< `bytes`, `flops`
+  CommSize,       ///< no simulated effect; kept so traces round-trip
+  CommSplit,      ///< `comm` split by `color`, ordered by `key`, result handle in `new_comm`
+  CommDup,        ///< `comm` duplicated into `new_comm`
+  // Reserved for GPU work (filled by the GPU issue): kernel launches, copies, synchronisation.
+  GpuKernel,
+  GpuMemcpy,
+  GpuSync,
+  GpuMalloc,
+  GpuFree,
+};
+
+inline constexpr int kOpCount = static_cast<int>(Op::GpuFree) + 1;
+
+/// Stable lower-case name used in the JSON-lines format and in outputs.
+std::string_view op_name(Op op);
+/// Inverse of op_name(); nullopt for an unknown name.
+std::optional<Op> op_from_name(std::string_view name);
+
+/// True for calls that are point-to-point MPI operations or their completion.
+bool is_point_to_point(Op op);
+/// True for collective operations (including communicator creation, which synchronises its members).
+bool is_collective(Op op);
+
+inline constexpr std::int32_t kAnySource = -1;
+inline constexpr std::int32_t kAnyTag = -1;
+inline constexpr std::int32_t kNoRank = -2;
+inline constexpr std::int32_t kWorldComm = 0;
+inline constexpr std::int64_t kNoRequest = -1;
+
+/// Where an MPI buffer or a copy endpoint lives. Filled by the GPU issue.
+enum class Memory : std::uint8_t { Host = 0, Device = 1 };
+
+/// One call. Sizes in bytes, times in seconds, work in flops. Unused fields keep their defaults,
+/// which the writers omit.
+struct CallRecord {
+  Op op = Op::Compute;
+  std::uint32_t function = 0;  ///< index into the trace's FunctionTable
+
+  double seconds = -1.0;  ///< measured duration (< 0: unknown); for compute and sleep, the work itself
+  double flops = 0.0;     ///< work in flops (compute, and reduction work of reduce-like collectives)
+
+  std::int32_t peer = kNoRank;  ///< destination (sends) or source (receives), world rank, kAnySource allowed
+  std::int32_t tag = 0;         ///< kAnyTag allowed on receives
+  std::uint64_t bytes = 0;      ///< bytes sent (or the per-rank size of a collective)
+
+  std::int32_t src = kNoRank;      ///< Sendrecv: source of the receive half
+  std::int32_t recv_tag = 0;       ///< Sendrecv: tag of the receive half
+  std::uint64_t recv_bytes = 0;    ///< receive size (Sendrecv, collectives with distinct receive size)
+
+  std::int32_t comm = kWorldComm;  ///< communicator handle, local to the rank (0 = MPI_COMM_WORLD)
+  std::int32_t root = 0;           ///< root of rooted collectives, rank in `comm`
+  std::int64_t request = kNoRequest;  ///< request handle created (isend, irecv) or completed (wait, test)
+  std::vector<std::int64_t> requests;  ///< waitall, waitany
+
+  std::vector<std::uint64_t> counts;       ///< v-collectives: bytes sent to each rank of comm
+  std::vector<std::uint64_t> recv_counts;  ///< v-collectives: bytes received from each rank of comm
+
+  std::int32_t color = 0;           ///< CommSplit
+  std::int32_t key = 0;             ///< CommSplit
+  std::int32_t new_comm = kWorldComm;  ///< CommSplit, CommDup: handle of the communicator created
+
+  // GPU fields, reserved for the GPU issue: a stream id, a device index, where the buffer lives.
+  std::int32_t stream = -1;
+  std::int32_t device = -1;
+  Memory memory = Memory::Host;
+
+  std::uint64_t line = 0;  ///< line (JSON lines, TIT) or record number (binary) in the source file, 1-based
+
+  /// Resets every field to its default but keeps vector capacity (streams reuse one record).
+  void clear();
+};
+
+bool operator==(const CallRecord& a, const CallRecord& b);
+
+/// Function names of one trace. Ids are dense and assigned in first-seen order, so that a trace read
+/// twice gets the same ids (determinism).
+class FunctionTable {
+public:
+  /// Returns the id of `name`, adding it if new.
+  std::uint32_t intern(std::string_view name);
+  /// Returns the id of `name` if present.
+  std::optional<std::uint32_t> find(std::string_view name) const;
+  const std::string& name(std::uint32_t id) const;
+  std::size_t size() const { return names_.size(); }
+  const std::vector<std::string>& names() const { return names_; }
+
+private:
+  std::vector<std::string> names_;
+  std::unordered_map<std::string, std::uint32_t> ids_;
+};
+
+}  // namespace gridcast::models

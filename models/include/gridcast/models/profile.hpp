@@ -1,0 +1,59 @@
+// A profile directory: run.json plus one trace file per rank, in the native format (JSON lines or
+// binary). See docs/formats.md.
+#pragma once
+
+#include "gridcast/models/stream.hpp"
+
+#include <filesystem>
+#include <string>
+
+namespace gridcast::models {
+
+enum class TraceEncoding { JsonLines, Binary };
+
+std::string_view encoding_name(TraceEncoding e);
+/// File name of rank r's trace in a profile directory: rank-00000.jsonl or rank-00000.gct.
+std::string rank_file_name(int rank, TraceEncoding e);
+
+/// The host the profile was recorded on. Measured compute seconds become flops at `speed_flops`.
+struct RecordedHost {
+  std::string name;
+  double speed_flops = 1e9;  ///< flop/s of one core of the recording host
+};
+
+/// run.json. Unknown keys are rejected; see docs/formats.md for every field.
+struct RunInfo {
+  int format_version = 1;
+  int np = 0;               ///< number of ranks
+  double nw = 0;            ///< workload size parameter (problem size) the run used
+  std::string command;      ///< the command that produced the traces
+  RecordedHost host;
+  std::string date;         ///< ISO 8601, as recorded; informative only
+  TraceEncoding encoding = TraceEncoding::JsonLines;
+  bool complete = true;     ///< false when the recorded run failed or was killed
+  std::string origin;       ///< "profile", "tit-import", "convert", "synthesized"
+};
+
+RunInfo read_run_info(const std::filesystem::path& run_json);
+void write_run_info(const std::filesystem::path& run_json, const RunInfo& info);
+
+/// Opens the per-rank traces of a profile directory lazily. Checks that run.json is valid and that every
+/// rank file exists (missing ones are an InputError naming the file and rank).
+class ProfileDir final : public TraceSource {
+public:
+  explicit ProfileDir(std::filesystem::path dir);
+  int rank_count() const override { return info_.np; }
+  CallStreamPtr open(int rank) const override;
+  const RunInfo& info() const { return info_; }
+  const std::filesystem::path& path() const { return dir_; }
+  std::filesystem::path rank_path(int rank) const;
+
+private:
+  std::filesystem::path dir_;
+  RunInfo info_;
+};
+
+/// True if `path` is a directory holding run.json.
+bool is_profile_dir(const std::filesystem::path& path);
+
+}  // namespace gridcast::models

@@ -1,0 +1,42 @@
+// InputError and its message format.
+#include "gridcast/models/errors.hpp"
+
+#include <utility>
+
+namespace gridcast {
+
+std::string format_error(const ErrorContext& context, const std::string& reason)
+{
+  std::string out;
+  if (not context.file.empty()) {
+    out += context.file;
+    if (context.line > 0) {
+      out += ':';
+      out += std::to_string(context.line);
+    }
+    out += ": ";
+  } else if (context.line > 0) {
+    out += "line ";
+    out += std::to_string(context.line);
+    out += ": ";
+  }
+  if (not context.key.empty()) {
+    out += "key '";
+    out += context.key;
+    out += "': ";
+  }
+  if (context.rank >= 0) {
+    out += "rank ";
+    out += std::to_string(context.rank);
+    out += ": ";
+  }
+  out += reason;
+  return out;
+}
+
+InputError::InputError(ErrorContext context, const std::string& reason)
+    : std::runtime_error(format_error(context, reason)), context_(std::move(context)), reason_(reason)
+{
+}
+
+}  // namespace gridcast

@@ -1,0 +1,185 @@
+// Internal I/O helpers of gridcast::models: buffered line and byte readers that stream a file in fixed-size
+// chunks (never the whole file), and the binary trace codec shared by the native reader/writer and the TIT
+// single-file splitter. Not installed, not part of the API.
+#pragma once
+
+#include "gridcast/models/call.hpp"
+#include "gridcast/models/errors.hpp"
+#include "gridcast/models/stream.hpp"
+
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gridcast::models::detail {
+
+inline constexpr std::size_t kIoBufferSize = 64 * 1024;
+
+inline ErrorContext at_file(std::string file)
+{
+  ErrorContext c;
+  c.file = std::move(file);
+  return c;
+}
+inline ErrorContext at_line(std::string file, std::uint64_t line)
+{
+  ErrorContext c = at_file(std::move(file));
+  c.line         = line;
+  return c;
+}
+
+/// Reads a text file line by line through a 64 KiB buffer. Lines are returned without their end of line
+/// ("\n" or "\r\n"); a view stays valid until the next call.
+class LineReader {
+public:
+  explicit LineReader(const std::filesystem::path& file);
+  bool is_open() const { return in_.is_open(); }
+  /// Next line, or false at the end of the file. `line_no` becomes its 1-based number.
+  bool next(std::string_view& line);
+  std::uint64_t line_no() const { return line_no_; }
+
+private:
+  bool fill();  // appends more bytes after the kept tail; false at EOF
+
+  std::ifstream in_;
+  std::vector<char> buf_;
+  std::size_t begin_     = 0;  // start of unread data
+  std::size_t end_       = 0;  // end of valid data
+  bool eof_              = false;
+  std::uint64_t line_no_ = 0;
+};
+
+/// Reads bytes from a file through a 64 KiB buffer.
+class ByteReader {
+public:
+  explicit ByteReader(const std::filesystem::path& file);
+  bool is_open() const { return in_.is_open(); }
+  /// Next byte, or -1 at the end of the file.
+  int get()
+  {
+    if (pos_ < end_)
+      return buf_[pos_++];
+    return refill() ? buf_[pos_++] : -1;
+  }
+  /// Copies `n` bytes into `dst`; false if the file ends first.
+  bool read(void* dst, std::size_t n);
+  /// Bytes left in the file (its size minus what was consumed).
+  std::uint64_t remaining() const { return size_ - consumed_before_ - pos_; }
+
+private:
+  bool refill();
+
+  std::ifstream in_;
+  std::vector<unsigned char> buf_;
+  std::size_t pos_               = 0;
+  std::size_t end_               = 0;
+  std::uint64_t consumed_before_ = 0;  // bytes of the file before buf_[0]
+  std::uint64_t size_            = 0;
+};
+
+// ---- binary codec ("gct", see docs/formats.md) ----
+
+inline constexpr char kBinaryMagic[8]         = {'G', 'C', 'T', 'R', 'A', 'C', 'E', '1'};
+inline constexpr std::uint64_t kBinaryVersion = 1;
+inline constexpr std::uint8_t kRecordFunction = 0;  // record type 0; 1 + Op for calls
+
+/// Presence bits of the binary call record, in encoding order.
+enum BinaryField : unsigned {
+  kFieldFunction,
+  kFieldSeconds,
+  kFieldFlops,
+  kFieldPeer,
+  kFieldTag,
+  kFieldBytes,
+  kFieldSrc,
+  kFieldRecvTag,
+  kFieldRecvBytes,
+  kFieldComm,
+  kFieldRoot,
+  kFieldRequest,
+  kFieldRequests,
+  kFieldCounts,
+  kFieldRecvCounts,
+  kFieldColor,
+  kFieldKey,
+  kFieldNewComm,
+  kFieldStream,
+  kFieldDevice,
+  kFieldMemory,
+  kFieldLine,  // only in spill files written with keep_lines (TIT import): the source line number
+  kFieldCount
+};
+
+inline void put_varint(std::string& out, std::uint64_t v)
+{
+  if (v < 0x80) {
+    out.push_back(static_cast<char>(v));
+    return;
+  }
+  char buf[10];
+  std::size_t n = 0;
+  while (v >= 0x80) {
+    buf[n++] = static_cast<char>((v & 0x7f) | 0x80);
+    v >>= 7;
+  }
+  buf[n++] = static_cast<char>(v);
+  out.append(buf, n);
+}
+inline std::uint64_t zigzag(std::int64_t v)
+{
+  return (static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63);
+}
+inline std::int64_t unzigzag(std::uint64_t v)
+{
+  return static_cast<std::int64_t>(v >> 1) ^ -static_cast<std::int64_t>(v & 1);
+}
+
+/// Encodes records into bytes. Function ids are renumbered densely in first-use order, and a function
+/// definition record is emitted before the first call that uses each function.
+class BinaryEncoder {
+public:
+  explicit BinaryEncoder(bool keep_lines = false) : keep_lines_(keep_lines) {}
+  static void put_header(std::string& out);
+  /// Appends `record` (and a function definition if needed) to `out`.
+  void encode(const CallRecord& record, const FunctionTable& functions, std::string& out);
+
+private:
+  std::uint32_t map_function(std::uint32_t id, const FunctionTable& functions, std::string& out);
+
+  bool keep_lines_;
+  FunctionTable out_functions_;
+  const FunctionTable* cached_table_ = nullptr;
+  std::vector<std::uint32_t> remap_;  // source id -> out id + 1 (0: not seen yet)
+};
+
+/// Streams a binary trace. `display` is the name used in error messages and source() (the original TIT
+/// file for spill files).
+class BinaryTraceStream final : public CallStream {
+public:
+  BinaryTraceStream(const std::filesystem::path& file, int rank, std::string display = {});
+  bool next(CallRecord& out) override;
+  const FunctionTable& functions() const override { return functions_; }
+  const std::string& source() const override { return display_; }
+
+private:
+  [[noreturn]] void fail(const std::string& reason) const;
+  std::uint64_t varint();
+  std::int64_t svarint() { return unzigzag(varint()); }
+  std::int32_t int32_field(const char* name);
+  double double_field();
+  template <class T> void vector_field(std::vector<T>& v, bool is_signed);
+
+  ByteReader in_;
+  std::string display_;
+  int rank_;
+  FunctionTable functions_;
+  std::uint64_t record_no_ = 0;  // call records read so far
+  bool in_header_          = true;
+  bool after_definition_   = false;
+};
+
+}  // namespace gridcast::models::detail

@@ -1,0 +1,931 @@
+// Reader of SimGrid 3.32 SMPI time-independent traces (TIT). Accepted syntax and mapping: docs/formats.md.
+#include "gridcast/models/tit.hpp"
+
+#include "gridcast/models/errors.hpp"
+#include "gridcast/models/profile.hpp"
+
+#include "io.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <optional>
+
+namespace fs = std::filesystem;
+
+namespace gridcast::models {
+
+// ---------------------------------------------------------------- datatypes
+
+namespace {
+
+/// SMPI 3.32 datatype ids (Datatype::encode, written as the last arguments of TIT lines) and byte sizes.
+/// Measured on this machine (Debian libsimgrid 3.32-2): models/tools/tit_datatypes.cpp sends one element of
+/// every predefined datatype with tag 100 + its index under `smpirun -trace-ti`, prints MPI_Type_size() of
+/// each, and the id is read from the "send" lines of the trace (see docs/formats.md). The ids are the
+/// creation order of SMPI's predefined datatypes; derived datatypes are written as -1 (size unknown).
+/// Note SMPI's own sizes for MPI_COMPLEX32 (16) and MPI_INTEGER1 (4); kept as measured, since SMPI's
+/// replay uses the same sizes.
+struct TitDatatype {
+  const char* name;
+  std::uint64_t size;
+};
+constexpr std::array<TitDatatype, 60> kTitDatatypes = {{
+    {"MPI_DOUBLE", 8},                    // 0
+    {"MPI_INT", 4},                       // 1
+    {"MPI_CHAR", 1},                      // 2
+    {"MPI_SHORT", 2},                     // 3
+    {"MPI_LONG", 8},                      // 4
+    {"MPI_FLOAT", 4},                     // 5
+    {"MPI_BYTE", 1},                      // 6
+    {"MPI_LONG_LONG", 8},                 // 7
+    {"MPI_SIGNED_CHAR", 1},               // 8
+    {"MPI_UNSIGNED_CHAR", 1},             // 9
+    {"MPI_UNSIGNED_SHORT", 2},            // 10
+    {"MPI_UNSIGNED", 4},                  // 11
+    {"MPI_UNSIGNED_LONG", 8},             // 12
+    {"MPI_UNSIGNED_LONG_LONG", 8},        // 13
+    {"MPI_LONG_DOUBLE", 16},              // 14
+    {"MPI_WCHAR", 4},                     // 15
+    {"MPI_C_BOOL", 1},                    // 16
+    {"MPI_INT8_T", 1},                    // 17
+    {"MPI_INT16_T", 2},                   // 18
+    {"MPI_INT32_T", 4},                   // 19
+    {"MPI_INT64_T", 8},                   // 20
+    {"MPI_UINT8_T", 1},                   // 21
+    {"MPI_UINT16_T", 2},                  // 22
+    {"MPI_UINT32_T", 4},                  // 23
+    {"MPI_UINT64_T", 8},                  // 24
+    {"MPI_C_FLOAT_COMPLEX", 8},           // 25
+    {"MPI_C_DOUBLE_COMPLEX", 16},         // 26
+    {"MPI_C_LONG_DOUBLE_COMPLEX", 32},    // 27
+    {"MPI_AINT", 8},                      // 28
+    {"MPI_OFFSET", 8},                    // 29
+    {"MPI_FLOAT_INT", 8},                 // 30
+    {"MPI_LONG_INT", 16},                 // 31
+    {"MPI_DOUBLE_INT", 16},               // 32
+    {"MPI_SHORT_INT", 8},                 // 33
+    {"MPI_2INT", 8},                      // 34
+    {"MPI_2FLOAT", 8},                    // 35
+    {"MPI_2DOUBLE", 16},                  // 36
+    {"MPI_2LONG", 16},                    // 37
+    {"MPI_REAL", 4},                      // 38
+    {"MPI_REAL4", 4},                     // 39
+    {"MPI_REAL8", 8},                     // 40
+    {"MPI_REAL16", 16},                   // 41
+    {"MPI_COMPLEX8", 8},                  // 42
+    {"MPI_COMPLEX16", 16},                // 43
+    {"MPI_COMPLEX32", 16},                // 44 (sic, SMPI 3.32)
+    {"MPI_INTEGER1", 4},                  // 45 (sic, SMPI 3.32)
+    {"MPI_INTEGER2", 2},                  // 46
+    {"MPI_INTEGER4", 4},                  // 47
+    {"MPI_INTEGER8", 8},                  // 48
+    {"MPI_INTEGER16", 16},                // 49
+    {"MPI_LONG_DOUBLE_INT", 32},          // 50
+    {"MPI_CXX_BOOL", 1},                  // 51
+    {"MPI_CXX_FLOAT_COMPLEX", 8},         // 52
+    {"MPI_CXX_DOUBLE_COMPLEX", 16},       // 53
+    {"MPI_CXX_LONG_DOUBLE_COMPLEX", 32},  // 54
+    {"MPI_UB", 0},                        // 55
+    {"MPI_LB", 0},                        // 56
+    {"MPI_PACKED", 1},                    // 57
+    {"MPI_PTR", 8},                       // 58 (SMPI internal)
+    {"MPI_COUNT", 8},                     // 59
+}};
+
+constexpr std::uint64_t kByteSize   = 1;  // MPI_BYTE: SMPI's replay default ("TAU" traces)
+constexpr std::uint64_t kDoubleSize = 8;  // MPI_DOUBLE: the default after "init" with an argument ("MPE")
+
+std::optional<std::uint64_t> datatype_size(std::int64_t id)
+{
+  if (id < 0 || id >= static_cast<std::int64_t>(kTitDatatypes.size()))
+    return std::nullopt;
+  return kTitDatatypes[static_cast<std::size_t>(id)].size;
+}
+
+std::string datatype_error(std::int64_t id)
+{
+  if (id == -1)
+    return "datatype id -1 (a derived datatype): TIT traces do not record its size";
+  return "unknown SMPI datatype id " + std::to_string(id) + " (SMPI 3.32 predefined ids are 0.." +
+         std::to_string(kTitDatatypes.size() - 1) + ")";
+}
+
+}  // namespace
+
+std::uint64_t tit_datatype_size(int id)
+{
+  if (auto size = datatype_size(id))
+    return *size;
+  throw InputError({}, datatype_error(id));
+}
+
+// ---------------------------------------------------------------- actions
+
+namespace {
+
+enum class Action : std::uint8_t {
+  Init,
+  Finalize,
+  Compute,
+  Sleep,
+  Send,
+  Ssend,
+  Isend,
+  Issend,
+  Recv,
+  Irecv,
+  Test,
+  Wait,
+  Waitall,
+  Waitany,
+  SendRecv,
+  Barrier,
+  Bcast,
+  Reduce,
+  Allreduce,
+  Alltoall,
+  Alltoallv,
+  Gather,
+  Gatherv,
+  Allgather,
+  Allgatherv,
+  Scatter,
+  Scatterv,
+  ReduceScatter,
+  Scan,
+  Exscan,
+  CommSize,
+  CommSplit,
+  CommDup,
+  Ignored,  // location, testall, testany
+};
+
+struct ActionName {
+  std::string_view name;
+  Action action;
+};
+// Spellings accepted, most frequent first. SMPI 3.32 writes "Ssend", "ISsend", "sendRecv" and "waitAny";
+// the lower-case forms are accepted too.
+constexpr ActionName kActions[] = {
+    {"compute", Action::Compute},
+    {"isend", Action::Isend},
+    {"irecv", Action::Irecv},
+    {"wait", Action::Wait},
+    {"send", Action::Send},
+    {"recv", Action::Recv},
+    {"waitall", Action::Waitall},
+    {"test", Action::Test},
+    {"allreduce", Action::Allreduce},
+    {"sendRecv", Action::SendRecv},
+    {"sendrecv", Action::SendRecv},
+    {"Ssend", Action::Ssend},
+    {"ssend", Action::Ssend},
+    {"ISsend", Action::Issend},
+    {"issend", Action::Issend},
+    {"waitAny", Action::Waitany},
+    {"waitany", Action::Waitany},
+    {"barrier", Action::Barrier},
+    {"bcast", Action::Bcast},
+    {"reduce", Action::Reduce},
+    {"alltoall", Action::Alltoall},
+    {"alltoallv", Action::Alltoallv},
+    {"gather", Action::Gather},
+    {"gatherv", Action::Gatherv},
+    {"allgather", Action::Allgather},
+    {"allgatherv", Action::Allgatherv},
+    {"scatter", Action::Scatter},
+    {"scatterv", Action::Scatterv},
+    {"reducescatter", Action::ReduceScatter},
+    {"scan", Action::Scan},
+    {"exscan", Action::Exscan},
+    {"sleep", Action::Sleep},
+    {"init", Action::Init},
+    {"finalize", Action::Finalize},
+    {"comm_size", Action::CommSize},
+    {"comm_split", Action::CommSplit},
+    {"comm_dup", Action::CommDup},
+    {"location", Action::Ignored},
+    {"testall", Action::Ignored},
+    {"testany", Action::Ignored},
+};
+constexpr std::size_t kActionSpellings = sizeof kActions / sizeof kActions[0];
+
+/// Index of `name` in kActions, or -1.
+int find_action(std::string_view name)
+{
+  for (std::size_t i = 0; i < kActionSpellings; ++i)
+    if (kActions[i].name == name)
+      return static_cast<int>(i);
+  return -1;
+}
+
+bool parse_int(std::string_view s, std::int64_t& out)
+{
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc() && p == s.data() + s.size();
+}
+
+void split_blanks(std::string_view line, std::vector<std::string_view>& tokens)
+{
+  tokens.clear();
+  std::size_t i       = 0;
+  const std::size_t n = line.size();
+  while (i < n) {
+    while (i < n && (line[i] == ' ' || line[i] == '\t'))
+      ++i;
+    if (i == n)
+      break;
+    std::size_t start = i;
+    while (i < n && line[i] != ' ' && line[i] != '\t')
+      ++i;
+    tokens.push_back(line.substr(start, i - start));
+  }
+}
+
+struct RequestKey {
+  std::int32_t src, dst, tag;
+  bool operator==(const RequestKey&) const = default;
+};
+struct PendingRequest {
+  RequestKey key;
+  std::int64_t id;
+};
+
+}  // namespace
+
+// ---------------------------------------------------------------- TitLineParser
+
+struct TitLineParser::Impl {
+  int np;
+  int rank;
+  std::string file;
+
+  std::uint64_t default_dt  = kByteSize;
+  std::int64_t next_request = 0;
+  // Requests posted and not waited for, in posting order. A few at a time in practice: a linear search
+  // beats a map and never allocates once warm.
+  std::vector<PendingRequest> pending;
+
+  std::vector<std::string_view> tok;
+  std::uint64_t line_no = 0;
+  std::string_view action_name;
+
+  const FunctionTable* cached_table = nullptr;
+  std::array<std::int64_t, kActionSpellings> function_ids{};
+
+  [[noreturn]] void fail(const std::string& reason) const { throw InputError({file, line_no, "", rank}, reason); }
+
+  std::size_t nargs() const { return tok.size() - 2; }
+  std::string_view arg(std::size_t i) const { return tok[i + 2]; }
+
+  void expect_args(std::size_t min, std::size_t max) const
+  {
+    std::size_t n = nargs();
+    if (n >= min && n <= max)
+      return;
+    std::string expected = min == max ? std::to_string(min) : std::to_string(min) + " to " + std::to_string(max);
+    fail(std::string(action_name) + " expects " + expected + " argument" + (max == 1 ? "" : "s") + ", got " +
+         std::to_string(n));
+  }
+
+  [[noreturn]] void bad_arg(std::size_t i, const char* what, const char* problem) const
+  {
+    fail(std::string(action_name) + ": argument " + std::to_string(i + 1) + " (" + what + ") '" + std::string(arg(i)) +
+         "' " + problem);
+  }
+
+  std::int64_t integer(std::size_t i, const char* what) const
+  {
+    std::int64_t v;
+    if (not parse_int(arg(i), v))
+      bad_arg(i, what, "is not an integer");
+    return v;
+  }
+
+  /// A count or size: a non-negative integer (an integral floating-point value is accepted too).
+  std::uint64_t count(std::size_t i, const char* what) const
+  {
+    std::string_view s = arg(i);
+    std::int64_t v;
+    if (parse_int(s, v)) {
+      if (v < 0)
+        bad_arg(i, what, "is negative");
+      return static_cast<std::uint64_t>(v);
+    }
+    double d;
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), d);
+    if (ec != std::errc() || p != s.data() + s.size() || not std::isfinite(d))
+      bad_arg(i, what, "is not a number");
+    if (d < 0)
+      bad_arg(i, what, "is negative");
+    if (d != std::floor(d) || d > 9007199254740992.0)
+      bad_arg(i, what, "is not an integer");
+    return static_cast<std::uint64_t>(d);
+  }
+
+  /// Flops or seconds: a finite number >= 0.
+  double amount(std::size_t i, const char* what) const
+  {
+    std::string_view s = arg(i);
+    double d;
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), d);
+    if (ec != std::errc() || p != s.data() + s.size() || not std::isfinite(d))
+      bad_arg(i, what, "is not a number");
+    if (d < 0)
+      bad_arg(i, what, "is negative");
+    return d;
+  }
+
+  /// A world rank in [0, np); negative values mean any source when `any_ok`.
+  std::int32_t peer(std::size_t i, const char* what, bool any_ok) const
+  {
+    std::int64_t v = integer(i, what);
+    if (v < 0) {
+      if (any_ok)
+        return kAnySource;
+      bad_arg(i, what, "is negative");
+    }
+    if (v >= np)
+      fail(std::string(action_name) + ": argument " + std::to_string(i + 1) + " (" + what + ") is rank " +
+           std::to_string(v) + ", but the trace has " + std::to_string(np) + " ranks");
+    return static_cast<std::int32_t>(v);
+  }
+
+  std::int32_t tag(std::size_t i, bool any_ok) const
+  {
+    std::int64_t v = integer(i, "tag");
+    if (v < 0) {
+      if (any_ok)
+        return kAnyTag;
+      bad_arg(i, "tag", "is negative");
+    }
+    if (v > std::numeric_limits<std::int32_t>::max())
+      bad_arg(i, "tag", "is out of range");
+    return static_cast<std::int32_t>(v);
+  }
+
+  std::int32_t root(std::size_t i) const
+  {
+    if (i >= nargs())
+      return 0;
+    std::int64_t v = integer(i, "root");
+    if (v < 0 || v >= np)
+      fail(std::string(action_name) + ": root " + std::to_string(v) + " is not a rank of the " + std::to_string(np) +
+           " ranks");
+    return static_cast<std::int32_t>(v);
+  }
+
+  /// Size of the datatype in argument `i`, or the default datatype when the line is shorter.
+  std::uint64_t datatype(std::size_t i) const
+  {
+    if (i >= nargs())
+      return default_dt;
+    std::int64_t id = integer(i, "datatype");
+    if (auto size = datatype_size(id))
+      return *size;
+    fail(std::string(action_name) + ": " + datatype_error(id));
+  }
+
+  std::uint64_t bytes(std::uint64_t count, std::uint64_t dt_size) const
+  {
+    if (dt_size != 0 && count > std::numeric_limits<std::uint64_t>::max() / dt_size)
+      fail(std::string(action_name) + ": byte count overflows");
+    return count * dt_size;
+  }
+
+  /// `n` counts starting at argument `first`, times `dt_size`.
+  void counts(std::size_t first, std::size_t n, std::uint64_t dt_size, std::vector<std::uint64_t>& out) const
+  {
+    out.resize(n);
+    for (std::size_t k = 0; k < n; ++k)
+      out[k] = bytes(count(first + k, "count"), dt_size);
+  }
+
+  static std::int32_t norm(std::int64_t v) { return v < 0 ? -1 : static_cast<std::int32_t>(v); }
+
+  void post(CallRecord& out, RequestKey key)
+  {
+    out.request = next_request++;
+    pending.push_back({key, out.request});
+  }
+
+  /// Request of the oldest pending isend/irecv matching "src dst tag"; removed when `remove`.
+  std::int64_t resolve(bool remove)
+  {
+    expect_args(3, 3);
+    std::int64_t src = integer(0, "src"), dst = integer(1, "dst"), tg = integer(2, "tag");
+    RequestKey exact{norm(src), norm(dst), norm(tg)};
+    // A receive posted with MPI_ANY_SOURCE / MPI_ANY_TAG may be waited for under its actual source or tag.
+    RequestKey candidates[] = {exact, {-1, exact.dst, exact.tag}, {exact.src, exact.dst, -1}, {-1, exact.dst, -1}};
+    for (const auto& key : candidates) {
+      auto it = std::find_if(pending.begin(), pending.end(), [&key](const PendingRequest& p) { return p.key == key; });
+      if (it == pending.end())
+        continue;
+      std::int64_t id = it->id;
+      if (remove)
+        pending.erase(it);
+      return id;
+    }
+    fail(std::string(action_name) + " for " + std::string(arg(0)) + " " + std::string(arg(1)) + " " +
+         std::string(arg(2)) + " matches no isend/irecv");
+  }
+
+  void take_pending(std::vector<std::int64_t>& out, std::size_t n_last, bool remove)
+  {
+    out.clear();
+    std::size_t skip = pending.size() > n_last ? pending.size() - n_last : 0;
+    for (std::size_t i = skip; i < pending.size(); ++i)
+      out.push_back(pending[i].id);
+    if (remove)
+      pending.clear();
+  }
+
+  std::uint32_t function_id(int spelling, FunctionTable& functions)
+  {
+    if (cached_table != &functions) {
+      cached_table = &functions;
+      function_ids.fill(-1);
+    }
+    auto& id = function_ids[static_cast<std::size_t>(spelling)];
+    if (id < 0)
+      id = functions.intern(kActions[spelling].name);
+    return static_cast<std::uint32_t>(id);
+  }
+
+  bool parse(std::string_view line, std::uint64_t number, CallRecord& out, FunctionTable& functions);
+};
+
+bool TitLineParser::Impl::parse(std::string_view line, std::uint64_t number, CallRecord& out, FunctionTable& functions)
+{
+  line_no = number;
+  split_blanks(line, tok);
+  if (tok.empty() || tok[0].front() == '#')
+    return false;
+  std::int64_t line_rank;
+  if (not parse_int(tok[0], line_rank))
+    fail("expected '<rank> <action> ...', got '" + std::string(tok[0]) + "' as the rank");
+  if (line_rank != rank)
+    fail("line of rank " + std::to_string(line_rank) + " in the trace of rank " + std::to_string(rank));
+  if (tok.size() < 2)
+    fail("missing action after the rank");
+  action_name  = tok[1];
+  int spelling = find_action(action_name);
+  if (spelling < 0)
+    fail("unknown action '" + std::string(action_name) + "'");
+  const Action action = kActions[spelling].action;
+  if (action == Action::Ignored)
+    return false;
+
+  out.clear();
+  out.line     = number;
+  out.function = function_id(spelling, functions);
+  const auto n = static_cast<std::size_t>(np);
+
+  switch (action) {
+    case Action::Init:
+      expect_args(0, 1);
+      out.op = Op::Init;
+      if (nargs() == 1)  // SMPI's replay: an argument to init makes MPI_DOUBLE the default datatype
+        default_dt = kDoubleSize;
+      break;
+    case Action::Finalize:
+      expect_args(0, 0);
+      out.op = Op::Finalize;
+      break;
+    case Action::Compute:
+      expect_args(1, 1);
+      out.op    = Op::Compute;
+      out.flops = amount(0, "flops");
+      break;
+    case Action::Sleep:
+      expect_args(1, 1);
+      out.op      = Op::Sleep;
+      out.seconds = amount(0, "seconds");
+      break;
+    case Action::Send:
+    case Action::Ssend:
+    case Action::Isend:
+    case Action::Issend: {
+      expect_args(3, 4);
+      out.op    = action == Action::Send    ? Op::Send
+                  : action == Action::Ssend ? Op::Ssend
+                  : action == Action::Isend ? Op::Isend
+                                            : Op::Issend;
+      out.peer  = peer(0, "dst", false);
+      out.tag   = tag(1, false);
+      out.bytes = bytes(count(2, "count"), datatype(3));
+      if (action == Action::Isend || action == Action::Issend)
+        post(out, {static_cast<std::int32_t>(rank), out.peer, out.tag});
+      break;
+    }
+    case Action::Recv:
+    case Action::Irecv:
+      expect_args(3, 4);
+      out.op    = action == Action::Recv ? Op::Recv : Op::Irecv;
+      out.peer  = peer(0, "src", true);
+      out.tag   = tag(1, true);
+      out.bytes = bytes(count(2, "count"), datatype(3));
+      if (action == Action::Irecv)
+        post(out, {out.peer, static_cast<std::int32_t>(rank), out.tag});
+      break;
+    case Action::Test:
+      out.op      = Op::Test;
+      out.request = resolve(false);  // a test does not complete the request for good: a wait may follow
+      break;
+    case Action::Wait:
+      out.op      = Op::Wait;
+      out.request = resolve(true);
+      break;
+    case Action::Waitall:
+      expect_args(0, 1);
+      if (nargs() == 1)
+        count(0, "count");
+      out.op = Op::Waitall;
+      take_pending(out.requests, pending.size(), true);
+      break;
+    case Action::Waitany: {
+      expect_args(0, 1);
+      std::uint64_t k = nargs() == 1 ? count(0, "count") : pending.size();
+      out.op          = Op::Waitany;
+      // TIT does not say which request completed: offer the k most recent pending ones and keep them pending
+      // (a later wait/waitall on a completed request is a no-op).
+      take_pending(out.requests, static_cast<std::size_t>(std::min<std::uint64_t>(k, pending.size())), false);
+      break;
+    }
+    case Action::SendRecv:
+      expect_args(4, 6);
+      out.op         = Op::Sendrecv;
+      out.peer       = peer(1, "dst", false);
+      out.tag        = 0;
+      out.bytes      = bytes(count(0, "sendcount"), datatype(4));
+      out.src        = peer(3, "src", true);
+      out.recv_tag   = 0;
+      out.recv_bytes = bytes(count(2, "recvcount"), datatype(5));
+      break;
+    case Action::Barrier:
+      expect_args(0, 0);
+      out.op = Op::Barrier;
+      break;
+    case Action::Bcast:
+      expect_args(1, 3);
+      out.op    = Op::Bcast;
+      out.root  = root(1);
+      out.bytes = bytes(count(0, "count"), datatype(2));
+      break;
+    case Action::Reduce:
+      expect_args(2, 4);
+      out.op    = Op::Reduce;
+      out.flops = amount(1, "comp_flops");
+      out.root  = root(2);
+      out.bytes = bytes(count(0, "count"), datatype(3));
+      break;
+    case Action::Allreduce:
+    case Action::Scan:
+    case Action::Exscan:
+      expect_args(2, 3);
+      out.op    = action == Action::Allreduce ? Op::Allreduce : action == Action::Scan ? Op::Scan : Op::Exscan;
+      out.flops = amount(1, "comp_flops");
+      out.bytes = bytes(count(0, "count"), datatype(2));
+      break;
+    case Action::Alltoall:
+    case Action::Allgather:
+      expect_args(2, 4);
+      out.op         = action == Action::Alltoall ? Op::Alltoall : Op::Allgather;
+      out.bytes      = bytes(count(0, "sendcount"), datatype(2));
+      out.recv_bytes = bytes(count(1, "recvcount"), datatype(3));
+      break;
+    case Action::Gather:
+    case Action::Scatter:
+      expect_args(2, 5);
+      out.op         = action == Action::Gather ? Op::Gather : Op::Scatter;
+      out.root       = root(2);
+      out.bytes      = bytes(count(0, "sendcount"), datatype(3));
+      out.recv_bytes = bytes(count(1, "recvcount"), datatype(4));
+      break;
+    case Action::Alltoallv: {
+      // <send_buf_size> <sendcounts x np> <recv_buf_size> <recvcounts x np> [sdt rdt]
+      expect_args(2 * n + 2, 2 * n + 4);
+      out.op = Op::Alltoallv;
+      count(0, "send_buf_size");
+      count(n + 1, "recv_buf_size");
+      std::uint64_t sdt = datatype(2 * n + 2), rdt = datatype(2 * n + 3);
+      counts(1, n, sdt, out.counts);
+      counts(n + 2, n, rdt, out.recv_counts);
+      break;
+    }
+    case Action::Gatherv:
+      // <sendcount> <recvcounts x np> [root] [sdt rdt]
+      expect_args(n + 1, n + 4);
+      out.op    = Op::Gatherv;
+      out.root  = root(n + 1);
+      out.bytes = bytes(count(0, "sendcount"), datatype(n + 2));
+      counts(1, n, datatype(n + 3), out.recv_counts);
+      break;
+    case Action::Allgatherv:
+      // <sendcount> <recvcounts x np> [sdt rdt]
+      expect_args(n + 1, n + 3);
+      out.op    = Op::Allgatherv;
+      out.bytes = bytes(count(0, "sendcount"), datatype(n + 1));
+      counts(1, n, datatype(n + 2), out.recv_counts);
+      break;
+    case Action::Scatterv:
+      // <sendcounts x np> <recvcount> [root] [sdt rdt]
+      expect_args(n + 1, n + 4);
+      out.op   = Op::Scatterv;
+      out.root = root(n + 1);
+      counts(0, n, datatype(n + 2), out.counts);
+      out.recv_bytes = bytes(count(n, "recvcount"), datatype(n + 3));
+      break;
+    case Action::ReduceScatter:
+      // <recvcounts x np> <comp_flops> [dt]
+      expect_args(n + 1, n + 2);
+      out.op    = Op::ReduceScatter;
+      out.flops = amount(n, "comp_flops");
+      counts(0, n, datatype(n + 1), out.recv_counts);
+      break;
+    case Action::CommSize:
+      out.op = Op::CommSize;  // arguments, if any, have no simulated effect
+      break;
+    case Action::CommSplit:
+      out.op = Op::CommSplit;  // TIT records no color: a split of world into world (new_comm 0)
+      break;
+    case Action::CommDup:
+      out.op = Op::CommDup;
+      break;
+    case Action::Ignored:
+      return false;
+  }
+  return true;
+}
+
+TitLineParser::TitLineParser(int np, int rank, std::string file) : impl_(std::make_unique<Impl>())
+{
+  if (np < 1 || rank < 0 || rank >= np)
+    throw InternalError("TitLineParser: rank " + std::to_string(rank) + " not in [0, " + std::to_string(np) + ")");
+  impl_->np   = np;
+  impl_->rank = rank;
+  impl_->file = std::move(file);
+  impl_->tok.reserve(16);
+}
+TitLineParser::~TitLineParser()                                   = default;
+TitLineParser::TitLineParser(TitLineParser&&) noexcept            = default;
+TitLineParser& TitLineParser::operator=(TitLineParser&&) noexcept = default;
+
+bool TitLineParser::parse(std::string_view line, std::uint64_t line_no, CallRecord& out, FunctionTable& functions)
+{
+  return impl_->parse(line, line_no, out, functions);
+}
+int TitLineParser::np() const
+{
+  return impl_->np;
+}
+int TitLineParser::rank() const
+{
+  return impl_->rank;
+}
+std::vector<std::int64_t> TitLineParser::pending_requests() const
+{
+  std::vector<std::int64_t> ids;
+  impl_->take_pending(ids, impl_->pending.size(), false);
+  return ids;
+}
+
+void parse_tit_line(std::string_view line, int np, CallRecord& out, FunctionTable& functions, const std::string& file,
+                    std::uint64_t line_no, int rank)
+{
+  TitLineParser parser(np, rank, file);
+  if (not parser.parse(line, line_no, out, functions))
+    out.clear();
+}
+
+// ---------------------------------------------------------------- files
+
+namespace {
+
+/// One rank's trace file of an index, parsed while streaming.
+class TitTextStream final : public CallStream {
+public:
+  TitTextStream(const fs::path& file, int rank, int np) : in_(file), source_(file.string()), parser_(np, rank, source_)
+  {
+    if (not in_.is_open())
+      throw InputError({source_, 0, "", rank}, "cannot open TIT trace: " + std::string(std::strerror(errno)));
+  }
+  bool next(CallRecord& out) override
+  {
+    std::string_view line;
+    while (in_.next(line))
+      if (parser_.parse(line, in_.line_no(), out, functions_))
+        return true;
+    return false;
+  }
+  const FunctionTable& functions() const override { return functions_; }
+  const std::string& source() const override { return source_; }
+
+private:
+  detail::LineReader in_;
+  std::string source_;
+  TitLineParser parser_;
+  FunctionTable functions_;
+};
+
+std::string_view trim(std::string_view s)
+{
+  std::size_t b = s.find_first_not_of(" \t");
+  if (b == std::string_view::npos)
+    return {};
+  std::size_t e = s.find_last_not_of(" \t");
+  return s.substr(b, e - b + 1);
+}
+
+/// First token as a rank, for routing the lines of a single file.
+bool leading_rank(std::string_view line, std::int64_t& rank)
+{
+  std::size_t b = line.find_first_not_of(" \t");
+  std::size_t e = line.find_first_of(" \t", b);
+  return parse_int(line.substr(b, e == std::string_view::npos ? std::string_view::npos : e - b), rank);
+}
+
+constexpr std::int64_t kMaxRanks = 1 << 24;
+
+fs::path make_temp_dir()
+{
+  std::string tmpl = (fs::temp_directory_path() / "gridcast-tit-XXXXXX").string();
+  if (::mkdtemp(tmpl.data()) == nullptr)
+    throw InputError(detail::at_file(tmpl), "cannot create a scratch directory: " + std::string(std::strerror(errno)));
+  return tmpl;
+}
+
+/// Per-rank state of the single-file splitter: a parser and an encoder into a buffer appended to the spill
+/// file when full (open-append-close, so that thousands of ranks never hold thousands of descriptors).
+struct Spill {
+  Spill(int np, int rank, const std::string& source, fs::path spill_path)
+      : parser(np, rank, source), encoder(true), path(std::move(spill_path))
+  {
+    detail::BinaryEncoder::put_header(buffer);
+  }
+  void flush()
+  {
+    std::ofstream out(path, std::ios::binary | (started ? std::ios::app : std::ios::trunc));
+    out.write(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+    out.close();
+    if (not out)
+      throw InputError(detail::at_file(path.string()),
+                       "cannot write the spill file: " + std::string(std::strerror(errno)));
+    started = true;
+    buffer.clear();
+  }
+  TitLineParser parser;
+  FunctionTable functions;
+  detail::BinaryEncoder encoder;
+  fs::path path;
+  std::string buffer;
+  bool started = false;
+};
+
+}  // namespace
+
+bool tit_is_single_file(const fs::path& path)
+{
+  detail::LineReader in(path);
+  if (not in.is_open())
+    throw InputError(detail::at_file(path.string()), "cannot open: " + std::string(std::strerror(errno)));
+  std::string_view line;
+  std::vector<std::string_view> tok;
+  while (in.next(line)) {
+    split_blanks(line, tok);
+    if (tok.empty())
+      continue;
+    std::int64_t rank;
+    return tok.size() >= 2 && parse_int(tok[0], rank) && find_action(tok[1]) >= 0;
+  }
+  return false;
+}
+
+TitTrace::TitTrace(const fs::path& path, fs::path scratch_dir) : path_(path)
+{
+  std::error_code ec;
+  if (not fs::is_regular_file(path_, ec))
+    throw InputError(detail::at_file(path_.string()), fs::exists(path_, ec) ? "not a regular file" : "no such file");
+  single_file_             = tit_is_single_file(path_);
+  const std::string source = path_.string();
+
+  if (not single_file_) {
+    detail::LineReader in(path_);
+    std::string_view line;
+    const fs::path base = path_.parent_path();
+    while (in.next(line)) {
+      std::string_view entry = trim(line);
+      if (entry.empty())
+        continue;
+      fs::path file(entry);
+      if (file.is_relative())
+        file = base / file;
+      const int rank = static_cast<int>(files_.size());
+      if (not fs::is_regular_file(file, ec))
+        throw InputError({source, in.line_no(), "", rank},
+                         "trace file '" + file.string() + "' of rank " + std::to_string(rank) + " does not exist");
+      files_.push_back(std::move(file));
+    }
+    if (files_.empty())
+      throw InputError(detail::at_file(source), "the index lists no trace file");
+    return;
+  }
+
+  // Single file: learn the rank count first (a cheap scan of the first tokens, needed because v-collective
+  // lines carry np counts), then split it in one parsing pass into per-rank binary spill files.
+  std::vector<std::uint64_t> lines_of_rank;
+  {
+    detail::LineReader in(path_);
+    std::string_view line;
+    while (in.next(line)) {
+      std::string_view t = trim(line);
+      if (t.empty() || t.front() == '#')
+        continue;
+      std::int64_t rank;
+      if (not leading_rank(t, rank) || rank < 0 || rank >= kMaxRanks)
+        throw InputError(detail::at_line(source, in.line_no()),
+                         "expected '<rank> <action> ...' with a rank in [0, " + std::to_string(kMaxRanks) + ")");
+      if (static_cast<std::size_t>(rank) >= lines_of_rank.size())
+        lines_of_rank.resize(static_cast<std::size_t>(rank) + 1, 0);
+      ++lines_of_rank[static_cast<std::size_t>(rank)];
+    }
+  }
+  const int np = static_cast<int>(lines_of_rank.size());
+  for (int r = 0; r < np; ++r)
+    if (lines_of_rank[r] == 0)
+      throw InputError({source, 0, "", r}, "no line of rank " + std::to_string(r) + " although ranks up to " +
+                                               std::to_string(np - 1) + " appear");
+  if (np == 0)
+    throw InputError(detail::at_file(source), "the trace holds no line");
+
+  if (scratch_dir.empty()) {
+    scratch_     = make_temp_dir();
+    own_scratch_ = true;
+  } else {
+    scratch_ = std::move(scratch_dir);
+    fs::create_directories(scratch_, ec);
+    if (ec || not fs::is_directory(scratch_))
+      throw InputError(detail::at_file(scratch_.string()),
+                       "cannot create the scratch directory" + (ec ? ": " + ec.message() : ""));
+  }
+
+  try {
+    const std::size_t flush_at =
+        std::clamp<std::size_t>((64u << 20) / static_cast<std::size_t>(np), 4096, detail::kIoBufferSize);
+    std::vector<Spill> spills;
+    spills.reserve(static_cast<std::size_t>(np));
+    for (int r = 0; r < np; ++r)
+      spills.emplace_back(np, r, source, scratch_ / rank_file_name(r, TraceEncoding::Binary));
+
+    detail::LineReader in(path_);
+    std::string_view line;
+    CallRecord record;
+    while (in.next(line)) {
+      std::string_view t = trim(line);
+      if (t.empty() || t.front() == '#')
+        continue;
+      std::int64_t rank = 0;
+      leading_rank(t, rank);  // validated by the scan
+      Spill& s = spills[static_cast<std::size_t>(rank)];
+      if (not s.parser.parse(line, in.line_no(), record, s.functions))
+        continue;
+      s.encoder.encode(record, s.functions, s.buffer);
+      if (s.buffer.size() >= flush_at)
+        s.flush();
+    }
+    for (auto& s : spills) {
+      s.flush();
+      files_.push_back(s.path);
+    }
+  } catch (...) {
+    if (own_scratch_)
+      fs::remove_all(scratch_, ec);
+    throw;
+  }
+}
+
+TitTrace::~TitTrace()
+{
+  if (own_scratch_) {
+    std::error_code ec;
+    fs::remove_all(scratch_, ec);
+  }
+}
+
+CallStreamPtr TitTrace::open(int rank) const
+{
+  if (rank < 0 || rank >= rank_count())
+    throw InternalError("TitTrace::open: rank " + std::to_string(rank) + " out of range [0, " +
+                        std::to_string(rank_count()) + ")");
+  if (single_file_)
+    return std::make_unique<detail::BinaryTraceStream>(files_[rank], rank, path_.string());
+  return std::make_unique<TitTextStream>(files_[rank], rank, rank_count());
+}
+
+}  // namespace gridcast::models

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs what gridcast needs on Debian 12, only what is missing. Safe to run again.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config python3
+  libsimgrid-dev          # SimGrid 3.32: the simulation kernel, smpicc/smpirun for ground-truth traces
+  libboost-dev libboost-program-options-dev
+  nlohmann-json3-dev libtinyxml2-dev
+  catch2                  # v2, the test framework
+  openmpi-bin libopenmpi-dev  # real MPI runs (calibration, profiling)
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: everything is installed"
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it: installs what is missing, then builds and tests the Release
+# configuration and the AddressSanitizer + UndefinedBehaviorSanitizer configuration.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/install-deps.sh
+jobs="$(nproc)"
+
+echo "== Release build and tests =="
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
+cmake --build build -j"$jobs"
+ctest --test-dir build --output-on-failure -j"$jobs"
+
+echo "== ASan + UBSan build and tests =="
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGRIDCAST_SANITIZE=ON
+cmake --build build-asan -j"$jobs"
+# SimGrid switches stacks between actors (ucontext); ASan needs to be told not to flag them.
+ASAN_OPTIONS="detect_stack_use_after_return=0:detect_leaks=0" \
+UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
+  ctest --test-dir build-asan --output-on-failure -j"$jobs" -LE no-sanitizer

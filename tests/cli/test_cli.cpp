@@ -1,0 +1,168 @@
+// The `gridcast` program as a user meets it: help, exit codes, error messages, determinism.
+#include "../support.hpp"
+
+#include <catch2/catch.hpp>
+
+using gridcast::test::read_file;
+using gridcast::test::run_gridcast;
+using gridcast::test::TempDir;
+using gridcast::test::write_file;
+
+namespace {
+
+/// A 4-rank TIT trace (index + per-rank files) with a ring, a wildcard receive and an allreduce.
+void write_tit_ring(const TempDir& dir)
+{
+  std::string index;
+  for (int r = 0; r < 4; ++r) {
+    int next = (r + 1) % 4;
+    int prev = (r + 3) % 4;
+    std::string name = "ring_files/rank-" + std::to_string(r) + ".txt";
+    index += name + "\n";
+    std::string t = std::to_string(r) + " init\n";
+    t += std::to_string(r) + " compute 1e6\n";
+    t += std::to_string(r) + " isend " + std::to_string(next) + " 7 1000 0\n";
+    t += std::to_string(r) + " irecv " + std::to_string(prev) + " 7 1000 0\n";
+    t += std::to_string(r) + " waitall 2\n";
+    if (r == 0) {
+      t += "0 recv -333 9 1 1\n0 recv -333 9 1 1\n0 recv -333 9 1 1\n";
+    } else {
+      t += std::to_string(r) + " send 0 9 1 1\n";
+    }
+    t += std::to_string(r) + " allreduce 100 1000 0\n";
+    t += std::to_string(r) + " finalize\n";
+    write_file(dir / name, t);
+  }
+  write_file(dir / "ring.txt", index);
+  write_file(dir / "platform.xml", gridcast::test::cluster_xml(4));
+}
+
+}  // namespace
+
+TEST_CASE("cli: help explains every command", "[cli]")
+{
+  auto top = run_gridcast("--help");
+  REQUIRE(top.exit_code == 0);
+  for (const char* cmd : {"replay", "convert", "import", "algorithms"})
+    REQUIRE_THAT(top.output, Catch::Contains(cmd));
+  auto replay = run_gridcast("replay --help");
+  REQUIRE(replay.exit_code == 0);
+  for (const char* opt : {"--platform", "--hostfile", "--ranks-per-host", "--out", "--seed", "--cfg"})
+    REQUIRE_THAT(replay.output, Catch::Contains(opt));
+  REQUIRE(run_gridcast("convert --help").exit_code == 0);
+  REQUIRE(run_gridcast("import --help").exit_code == 0);
+  REQUIRE(run_gridcast("frobnicate").exit_code == 1);
+}
+
+TEST_CASE("cli: replay prints the makespan and writes deterministic outputs", "[cli]")
+{
+  TempDir dir;
+  write_tit_ring(dir);
+  const std::string base = (dir / "ring.txt").string() + " --platform " + (dir / "platform.xml").string();
+  auto first = run_gridcast("replay " + base + " --out " + (dir / "a").string());
+  INFO(first.output);
+  REQUIRE(first.exit_code == 0);
+  REQUIRE_THAT(first.output, Catch::Contains("makespan: "));
+  auto second = run_gridcast("replay " + base + " --out " + (dir / "b").string());
+  REQUIRE(second.exit_code == 0);
+  const std::string prediction = read_file(dir / "a" / "prediction.json");
+  REQUIRE_THAT(prediction, Catch::Contains("\"makespan_s\""));
+  REQUIRE_THAT(prediction, Catch::Contains("\"sha1\""));
+  REQUIRE(prediction == read_file(dir / "b" / "prediction.json"));
+  REQUIRE(read_file(dir / "a" / "timeline.json") == read_file(dir / "b" / "timeline.json"));
+  REQUIRE_THAT(read_file(dir / "a" / "timeline.json"), Catch::Contains("\"traceEvents\""));
+}
+
+TEST_CASE("cli: import, convert and replay agree on the makespan", "[cli]")
+{
+  TempDir dir;
+  write_tit_ring(dir);
+  const std::string platform = " --platform " + (dir / "platform.xml").string();
+  REQUIRE(run_gridcast("import tit " + (dir / "ring.txt").string() + " --nw 1000 --out " + (dir / "bin").string())
+              .exit_code == 0);
+  REQUIRE(run_gridcast("convert " + (dir / "bin").string() + " --to jsonl --out " + (dir / "json").string())
+              .exit_code == 0);
+  auto tit = run_gridcast("replay " + (dir / "ring.txt").string() + platform);
+  auto bin = run_gridcast("replay " + (dir / "bin").string() + platform);
+  auto json = run_gridcast("replay " + (dir / "json").string() + platform);
+  REQUIRE(tit.exit_code == 0);
+  REQUIRE(bin.exit_code == 0);
+  REQUIRE(json.exit_code == 0);
+  auto makespan = [](const std::string& out) { return out.substr(0, out.find('\n')); };
+  REQUIRE(makespan(tit.output) == makespan(bin.output));
+  REQUIRE(makespan(tit.output) == makespan(json.output));
+}
+
+TEST_CASE("cli: bad input is exit code 1 with the file, line and rank", "[cli]")
+{
+  TempDir dir;
+  write_tit_ring(dir);
+  const std::string platform = " --platform " + (dir / "platform.xml").string();
+
+  SECTION("unknown action")
+  {
+    write_file(dir / "ring_files/rank-2.txt", "2 init\n2 frobnicate 3\n");
+    auto r = run_gridcast("replay " + (dir / "ring.txt").string() + platform);
+    REQUIRE(r.exit_code == 1);
+    REQUIRE_THAT(r.output, Catch::Contains("rank-2.txt:2"));
+    REQUIRE_THAT(r.output, Catch::Contains("rank 2"));
+  }
+  SECTION("malformed arguments")
+  {
+    write_file(dir / "ring_files/rank-1.txt", "1 init\n1 send zero 9 1 1\n");
+    auto r = run_gridcast("replay " + (dir / "ring.txt").string() + platform);
+    REQUIRE(r.exit_code == 1);
+    REQUIRE_THAT(r.output, Catch::Contains("rank-1.txt:2"));
+  }
+  SECTION("missing per-rank file")
+  {
+    std::filesystem::remove(dir / "ring_files/rank-3.txt");
+    auto r = run_gridcast("replay " + (dir / "ring.txt").string() + platform);
+    REQUIRE(r.exit_code == 1);
+    REQUIRE_THAT(r.output, Catch::Contains("rank-3.txt"));
+  }
+  SECTION("unknown host in the hostfile")
+  {
+    write_file(dir / "hosts", "node-0\nnode-1\nnowhere\n");
+    auto r = run_gridcast("replay " + (dir / "ring.txt").string() + platform + " --hostfile " + (dir / "hosts").string());
+    REQUIRE(r.exit_code == 1);
+    REQUIRE_THAT(r.output, Catch::Contains("hosts:3"));
+    REQUIRE_THAT(r.output, Catch::Contains("nowhere"));
+  }
+  SECTION("a platform SimGrid rejects")
+  {
+    write_file(dir / "bad.xml", "<?xml version='1.0'?>\n<platform version=\"4.1\">\n  <host id=\"a\" speed=\"fast\"/>\n</platform>\n");
+    auto r = run_gridcast("replay " + (dir / "ring.txt").string() + " --platform " + (dir / "bad.xml").string());
+    REQUIRE(r.exit_code == 1);
+    REQUIRE_THAT(r.output, Catch::Contains("bad.xml"));
+  }
+  SECTION("not enough hosts")
+  {
+    write_file(dir / "small.xml", gridcast::test::cluster_xml(2));
+    auto r = run_gridcast("replay " + (dir / "ring.txt").string() + " --platform " + (dir / "small.xml").string());
+    REQUIRE(r.exit_code == 1);
+    REQUIRE_THAT(r.output, Catch::Contains("need 4 hosts"));
+  }
+  SECTION("unknown gridcast setting")
+  {
+    auto r = run_gridcast("replay " + (dir / "ring.txt").string() + platform + " --cfg gridcast/nonsense:1");
+    REQUIRE(r.exit_code == 1);
+    REQUIRE_THAT(r.output, Catch::Contains("gridcast/nonsense"));
+  }
+  SECTION("unknown collective algorithm")
+  {
+    auto r = run_gridcast("replay " + (dir / "ring.txt").string() + platform + " --cfg gridcast/coll/allreduce:magic");
+    REQUIRE(r.exit_code == 1);
+    REQUIRE_THAT(r.output, Catch::Contains("magic"));
+  }
+  SECTION("a receive never matched")
+  {
+    write_file(dir / "ring_files/rank-3.txt", "3 init\n3 recv 1 42 8 1\n3 finalize\n");
+    auto r = run_gridcast("replay " + (dir / "ring.txt").string() + platform);
+    REQUIRE(r.exit_code == 1);
+    REQUIRE_THAT(r.output, Catch::Contains("blocked"));
+    REQUIRE_THAT(r.output, Catch::Contains("rank 3"));
+    REQUIRE_THAT(r.output, Catch::Contains("rank-3.txt:2"));
+    REQUIRE_THAT(r.output, Catch::Contains("tag 42"));
+  }
+}

@@ -1,0 +1,158 @@
+// The replay engine end to end on tiny traces, against hand-computed times. CM02 is used so that one
+// lone flow takes exactly latency + bytes / bandwidth.
+#include "gridcast/emulator/replay.hpp"
+#include "gridcast/models/errors.hpp"
+#include "gridcast/models/profile.hpp"
+
+#include "../support.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace gridcast;
+using namespace gridcast::emulator;
+using gridcast::test::TempDir;
+
+namespace {
+
+constexpr double kLat = 10e-6;  // cluster_xml's default per-link latency
+constexpr double kBw = 1e9;     // 1GBps
+double transfer(double bytes) { return 2 * kLat + bytes / kBw; }
+
+ReplayResult run(const TempDir& dir, const std::vector<std::string>& ranks, int hosts, double speed_flops = 1e9,
+                 std::vector<std::string> cfg = {})
+{
+  test::write_jsonl_profile(dir / "trace", ranks, speed_flops);
+  test::write_file(dir / "platform.xml", test::cluster_xml(hosts));
+  ReplayOptions opts;
+  opts.platform = dir / "platform.xml";
+  apply_cfg(opts, "network/model:CM02");
+  apply_cfg(opts, "network/crosstraffic:0");
+  for (const auto& c : cfg)
+    apply_cfg(opts, c);
+  models::ProfileDir trace(dir / "trace");
+  opts.recorded_host_speed_flops = trace.info().host.speed_flops;
+  return replay(trace, opts);
+}
+
+}  // namespace
+
+TEST_CASE("replay: ping-pong and compute scaled from the recording host", "[replay]")
+{
+  TempDir dir;
+  // Recorded on a 2 Gf/s host: 1 ms of compute there is 2e6 flops, i.e. 2 ms on the 1 Gf/s target.
+  auto result = run(dir,
+                    {R"({"op":"init","fn":"MPI_Init"}
+{"op":"compute","fn":"compute","seconds":0.001}
+{"op":"send","fn":"MPI_Send","peer":1,"tag":0,"bytes":1000000}
+{"op":"recv","fn":"MPI_Recv","peer":1,"tag":0,"bytes":1000000}
+{"op":"finalize","fn":"MPI_Finalize"}
+)",
+                     R"({"op":"init","fn":"MPI_Init"}
+{"op":"recv","fn":"MPI_Recv","peer":0,"tag":0,"bytes":1000000}
+{"op":"send","fn":"MPI_Send","peer":0,"tag":0,"bytes":1000000}
+{"op":"finalize","fn":"MPI_Finalize"}
+)"},
+                    2, 2e9);
+  REQUIRE(result.makespan_s == Approx(0.002 + 2 * transfer(1e6)).epsilon(1e-9));
+  REQUIRE(result.ranks[0].compute_s == Approx(0.002).epsilon(1e-9));
+  // Rank 1 waits 2 ms for rank 0 to send: that is partner wait, not communication.
+  REQUIRE(result.ranks[1].wait_s == Approx(0.002).epsilon(1e-6));
+  REQUIRE(result.functions.at("MPI_Send").calls == 2);
+  REQUIRE(result.messages == 2);
+  REQUIRE(result.events == 9);  // 5 calls of rank 0, 4 of rank 1
+}
+
+TEST_CASE("replay: nonblocking ring with waitall and test", "[replay]")
+{
+  TempDir dir;
+  std::vector<std::string> ranks;
+  const int np = 4;
+  for (int r = 0; r < np; ++r) {
+    int next = (r + 1) % np;
+    int prev = (r + np - 1) % np;
+    ranks.push_back("{\"op\":\"irecv\",\"fn\":\"MPI_Irecv\",\"peer\":" + std::to_string(prev) +
+                    ",\"tag\":3,\"bytes\":500000,\"request\":1}\n"
+                    "{\"op\":\"isend\",\"fn\":\"MPI_Isend\",\"peer\":" + std::to_string(next) +
+                    ",\"tag\":3,\"bytes\":500000,\"request\":2}\n"
+                    "{\"op\":\"test\",\"fn\":\"MPI_Test\",\"request\":1}\n"
+                    "{\"op\":\"waitall\",\"fn\":\"MPI_Waitall\",\"requests\":[1,2]}\n");
+  }
+  auto result = run(dir, ranks, np, 1e9, {"gridcast/test-cost:0"});
+  // Every rank sends to a different host: no sharing, each transfer alone on its two links... except
+  // that each host's private link carries one outgoing and one incoming flow: cluster links are shared
+  // (not split-duplex), so both flows get half of it.
+  REQUIRE(result.makespan_s == Approx(2 * kLat + 2 * 500000 / kBw).epsilon(1e-9));
+  REQUIRE(result.messages == np);
+}
+
+TEST_CASE("replay: communicators from comm_split carry point-to-point and collectives", "[replay]")
+{
+  TempDir dir;
+  std::vector<std::string> ranks;
+  for (int r = 0; r < 4; ++r) {
+    // Split into evens and odds; in each, communicator rank 0 sends to communicator rank 1.
+    std::string t = "{\"op\":\"comm_split\",\"fn\":\"MPI_Comm_split\",\"color\":" + std::to_string(r % 2) +
+                    ",\"key\":" + std::to_string(r) + ",\"new_comm\":5}\n";
+    if (r < 2)
+      t += "{\"op\":\"send\",\"fn\":\"MPI_Send\",\"peer\":1,\"tag\":0,\"bytes\":8,\"comm\":5}\n";
+    else
+      t += "{\"op\":\"recv\",\"fn\":\"MPI_Recv\",\"peer\":0,\"tag\":0,\"bytes\":8,\"comm\":5}\n";
+    t += "{\"op\":\"allreduce\",\"fn\":\"MPI_Allreduce\",\"bytes\":8,\"comm\":5}\n";
+    ranks.push_back(t);
+  }
+  auto result = run(dir, ranks, 4);
+  REQUIRE(result.blocked.empty());
+  // Both communicators ran one allreduce each; its algorithm is recorded once per communicator.
+  std::uint64_t allreduces = 0;
+  for (const auto& [name, count] : result.collectives.at("allreduce"))
+    allreduces += count;
+  REQUIRE(allreduces == 2);
+}
+
+TEST_CASE("replay: a receive that is never matched is a deadlock report, not a crash", "[replay]")
+{
+  TempDir dir;
+  try {
+    run(dir,
+        {"{\"op\":\"recv\",\"fn\":\"MPI_Recv\",\"peer\":1,\"tag\":4,\"bytes\":8}\n",
+         "{\"op\":\"compute\",\"fn\":\"compute\",\"flops\":1000}\n"
+         "{\"op\":\"recv\",\"fn\":\"MPI_Recv\",\"peer\":0,\"tag\":4,\"bytes\":8}\n"},
+        2);
+    FAIL("expected a DeadlockError");
+  } catch (const DeadlockError& e) {
+    REQUIRE(e.blocked().size() == 2);
+    REQUIRE(e.blocked()[0].rank == 0);
+    REQUIRE(e.blocked()[0].function == "MPI_Recv");
+    REQUIRE(e.blocked()[0].line == 1);
+    REQUIRE(e.blocked()[0].peer == 1);
+    REQUIRE(e.blocked()[0].tag == 4);
+    REQUIRE(e.blocked()[1].line == 2);
+    REQUIRE_THAT(e.blocked()[1].detail, Catch::Contains("never matched"));
+  }
+}
+
+TEST_CASE("replay: a peer outside the communicator names the file, line and rank", "[replay]")
+{
+  TempDir dir;
+  try {
+    run(dir, {"{\"op\":\"init\",\"fn\":\"MPI_Init\"}\n{\"op\":\"send\",\"fn\":\"MPI_Send\",\"peer\":7,\"bytes\":8}\n",
+              "{\"op\":\"init\",\"fn\":\"MPI_Init\"}\n"},
+        2);
+    FAIL("expected an InputError");
+  } catch (const InputError& e) {
+    REQUIRE(e.context().rank == 0);
+    REQUIRE(e.context().line == 2);
+    REQUIRE_THAT(e.context().file, Catch::Contains("rank-00000.jsonl"));
+    REQUIRE_THAT(e.reason(), Catch::Contains("outside the communicator"));
+  }
+}
+
+TEST_CASE("replay: forced collective algorithms are used and reported", "[replay]")
+{
+  TempDir dir;
+  std::vector<std::string> ranks(8, "{\"op\":\"allreduce\",\"fn\":\"MPI_Allreduce\",\"bytes\":1048576}\n"
+                                    "{\"op\":\"bcast\",\"fn\":\"MPI_Bcast\",\"bytes\":64,\"root\":3}\n");
+  auto ring = run(dir, ranks, 8, 1e9, {"gridcast/coll/allreduce:ring"});
+  REQUIRE(ring.collectives.at("allreduce").count("ring") == 1);
+  REQUIRE(ring.collectives.at("bcast").size() == 1);
+}

@@ -1,0 +1,100 @@
+// Small helpers shared by the tests: a temporary directory that cleans up, file writers, and a runner
+// for the gridcast program.
+#pragma once
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <sys/wait.h>
+#include <vector>
+
+namespace gridcast::test {
+
+class TempDir {
+public:
+  TempDir()
+  {
+    std::random_device rd;
+    path_ = std::filesystem::temp_directory_path() / ("gridcast-test-" + std::to_string(rd()) + std::to_string(rd()));
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir()
+  {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+  std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
+
+private:
+  std::filesystem::path path_;
+};
+
+inline void write_file(const std::filesystem::path& file, const std::string& text)
+{
+  std::filesystem::create_directories(file.parent_path());
+  std::ofstream out(file, std::ios::binary);
+  out << text;
+}
+
+inline std::string read_file(const std::filesystem::path& file)
+{
+  std::ifstream in(file, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+/// A cluster of `n` hosts named node-0..node-(n-1): private SHARED links of `bw`/`lat`, no backbone, so a
+/// message between two nodes crosses two links (latency 2*lat).
+inline std::string cluster_xml(int n, const std::string& speed = "1Gf", const std::string& bw = "1GBps",
+                               const std::string& lat = "10us")
+{
+  return "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+         "<platform version=\"4.1\">\n  <cluster id=\"c\" prefix=\"node-\" suffix=\"\" radical=\"0-" +
+         std::to_string(n - 1) + "\" speed=\"" + speed + "\" bw=\"" + bw + "\" lat=\"" + lat +
+         "\" sharing_policy=\"SHARED\"/>\n</platform>\n";
+}
+
+/// Writes a JSON-lines profile directory: run.json plus one rank file per entry of `ranks`.
+inline void write_jsonl_profile(const std::filesystem::path& dir, const std::vector<std::string>& ranks,
+                                double speed_flops = 1e9)
+{
+  write_file(dir / "run.json", "{\"format\":\"gridcast-profile\",\"format_version\":1,\"np\":" +
+                                   std::to_string(ranks.size()) +
+                                   ",\"nw\":1,\"command\":\"test\",\"host\":{\"name\":\"test\",\"speed_flops\":" +
+                                   std::to_string(speed_flops) + "},\"date\":\"2026-01-01\",\"encoding\":\"jsonl\","
+                                   "\"complete\":true,\"origin\":\"test\",\"units\":{\"time\":\"s\",\"work\":\"flop\","
+                                   "\"size\":\"B\"}}\n");
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    char name[32];
+    std::snprintf(name, sizeof name, "rank-%05zu.jsonl", r);
+    write_file(dir / name, ranks[r]);
+  }
+}
+
+struct RunResult {
+  int exit_code = -1;
+  std::string output;  ///< stdout and stderr together
+};
+
+/// Runs the gridcast program with `args` (shell-quoted by the caller where needed).
+inline RunResult run_gridcast(const std::string& args)
+{
+  std::string cmd = std::string(GRIDCAST_BIN) + " " + args + " 2>&1";
+  RunResult r;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (pipe == nullptr)
+    return r;
+  char buf[4096];
+  std::size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0)
+    r.output.append(buf, n);
+  int status = pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return r;
+}
+
+}  // namespace gridcast::test
