@@ -2,14 +2,24 @@
 
 #include "gridcast/models/errors.hpp"
 
-#include <cinttypes>
+#include <charconv>
 #include <string>
 
 namespace gridcast::emulator {
 
 namespace {
 
+constexpr std::size_t kFlushBytes = 1 << 20;
+
 /// JSON string escaping for function and host names.
+bool needs_escape(std::string_view s)
+{
+  for (char ch : s)
+    if (ch == '"' || ch == '\\' || static_cast<unsigned char>(ch) < 0x20)
+      return true;
+  return false;
+}
+
 std::string escape(std::string_view s)
 {
   std::string out;
@@ -36,19 +46,24 @@ std::string escape(std::string_view s)
 }  // namespace
 
 TimelineWriter::TimelineWriter(const std::filesystem::path& file, const std::vector<simgrid::s4u::Host*>& rank_hosts)
-    : path_(file), buffer_(1 << 20)
+    : path_(file)
 {
   file_ = std::fopen(file.c_str(), "w");
   if (file_ == nullptr)
     throw InputError({file.string(), 0, {}, -1}, "cannot write the timeline");
-  std::setvbuf(file_, buffer_.data(), _IOFBF, buffer_.size());
-  std::fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", file_);
+  out_.reserve(kFlushBytes + 4096);
+  put("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
   begin_event();
-  std::fputs(R"j({"ph":"M","pid":0,"tid":0,"name":"process_name","args":{"name":"gridcast replay"}})j", file_);
+  put(R"j({"ph":"M","pid":0,"tid":0,"name":"process_name","args":{"name":"gridcast replay"}})j");
   for (std::size_t r = 0; r < rank_hosts.size(); ++r) {
     begin_event();
-    std::fprintf(file_, R"j({"ph":"M","pid":0,"tid":%zu,"name":"thread_name","args":{"name":"rank %zu (%s)"}})j", r, r,
-                 escape(rank_hosts[r]->get_name()).c_str());
+    put(R"j({"ph":"M","pid":0,"tid":)j");
+    put_int(static_cast<std::int64_t>(r));
+    put(R"j(,"name":"thread_name","args":{"name":"rank )j");
+    put_int(static_cast<std::int64_t>(r));
+    put(" (");
+    put(escape(rank_hosts[r]->get_name()));
+    put(")\"}}");
   }
 }
 
@@ -58,10 +73,38 @@ TimelineWriter::~TimelineWriter()
     std::fclose(file_);
 }
 
+void TimelineWriter::put(std::string_view s)
+{
+  out_.append(s);
+}
+
+void TimelineWriter::put_int(std::int64_t v)
+{
+  char buf[24];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  out_.append(buf, end);
+}
+
+void TimelineWriter::put_us(double seconds)
+{
+  char buf[64];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, seconds * 1e6, std::chars_format::fixed, 3);
+  out_.append(buf, end);
+}
+
+void TimelineWriter::flush()
+{
+  if (not out_.empty() && file_ != nullptr)
+    std::fwrite(out_.data(), 1, out_.size(), file_);
+  out_.clear();
+}
+
 void TimelineWriter::begin_event()
 {
+  if (out_.size() >= kFlushBytes)
+    flush();
   if (not first_)
-    std::fputs(",\n", file_);
+    put(",\n");
   first_ = false;
 }
 
@@ -70,30 +113,50 @@ void TimelineWriter::begin_event()
 void TimelineWriter::call(int rank, std::string_view function, double begin_s, double duration_s)
 {
   begin_event();
-  std::fprintf(file_, R"j({"ph":"X","pid":0,"tid":%d,"name":"%s","ts":%.3f,"dur":%.3f})j", rank,
-               escape(function).c_str(), begin_s * 1e6, duration_s * 1e6);
+  put(R"j({"ph":"X","pid":0,"tid":)j");
+  put_int(rank);
+  put(R"j(,"name":")j");
+  if (needs_escape(function))
+    put(escape(function));
+  else
+    put(function);
+  put(R"j(","ts":)j");
+  put_us(begin_s);
+  put(R"j(,"dur":)j");
+  put_us(duration_s);
+  put("}");
 }
 
 void TimelineWriter::flow_start(int rank, std::uint64_t message, double at_s)
 {
   begin_event();
-  std::fprintf(file_, R"j({"ph":"s","pid":0,"tid":%d,"name":"message","cat":"p2p","id":%)j" PRIu64 R"j(,"ts":%.3f})j", rank,
-               message, at_s * 1e6);
+  put(R"j({"ph":"s","pid":0,"tid":)j");
+  put_int(rank);
+  put(R"j(,"name":"message","cat":"p2p","id":)j");
+  put_int(static_cast<std::int64_t>(message));
+  put(R"j(,"ts":)j");
+  put_us(at_s);
+  put("}");
 }
 
 void TimelineWriter::flow_end(int rank, std::uint64_t message, double at_s)
 {
   begin_event();
-  std::fprintf(file_,
-               R"j({"ph":"f","bp":"e","pid":0,"tid":%d,"name":"message","cat":"p2p","id":%)j" PRIu64 R"j(,"ts":%.3f})j",
-               rank, message, at_s * 1e6);
+  put(R"j({"ph":"f","bp":"e","pid":0,"tid":)j");
+  put_int(rank);
+  put(R"j(,"name":"message","cat":"p2p","id":)j");
+  put_int(static_cast<std::int64_t>(message));
+  put(R"j(,"ts":)j");
+  put_us(at_s);
+  put("}");
 }
 
 void TimelineWriter::close()
 {
   if (file_ == nullptr)
     return;
-  std::fputs("\n]}\n", file_);
+  put("\n]}\n");
+  flush();
   bool failed = std::ferror(file_) != 0;
   failed = std::fclose(file_) != 0 || failed;
   file_ = nullptr;

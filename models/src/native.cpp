@@ -23,7 +23,13 @@ namespace detail {
 
 // ---------------------------------------------------------------- LineReader, ByteReader
 
-LineReader::LineReader(const fs::path& file) : in_(file, std::ios::binary), buf_(kIoBufferSize) {}
+// The reader buffers by itself, so the stream is unbuffered: with thousands of ranks each holding an
+// open trace, a second buffer per file is memory for nothing.
+LineReader::LineReader(const fs::path& file) : buf_(kIoBufferSize)
+{
+  in_.rdbuf()->pubsetbuf(nullptr, 0);
+  in_.open(file, std::ios::binary);
+}
 
 bool LineReader::fill()
 {
@@ -77,8 +83,10 @@ bool LineReader::next(std::string_view& line)
   }
 }
 
-ByteReader::ByteReader(const fs::path& file) : in_(file, std::ios::binary), buf_(kIoBufferSize)
+ByteReader::ByteReader(const fs::path& file) : buf_(kIoBufferSize)
 {
+  in_.rdbuf()->pubsetbuf(nullptr, 0);
+  in_.open(file, std::ios::binary);
   std::error_code ec;
   auto size = fs::file_size(file, ec);
   size_     = ec ? 0 : size;

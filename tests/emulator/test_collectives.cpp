@@ -22,7 +22,6 @@
 #include <simgrid/s4u/Link.hpp>
 #include <simgrid/s4u/NetZone.hpp>
 #include <xbt/config.hpp>
-#include <xbt/log.h>
 
 #include <algorithm>
 #include <cmath>
@@ -100,10 +99,6 @@ public:
     static char name[] = "test_collectives";
     static char* argv[] = {name, nullptr};
     engine_ = std::make_unique<sg4::Engine>(&argc, argv);
-    // SimGrid 3.32 reports leftover host-to-host comm and actor-suspension actions when an engine is
-    // destroyed ("Probable bug: ... not removed before the LMM system destruction"), hundreds of lines
-    // per test; they say nothing about the algorithms under test.
-    xbt_log_control_set("ker_lmm.thres:error");
     use_exact_network_model();
     auto* zone = sg4::create_full_zone("mesh");
     for (int i = 0; i < n; ++i)

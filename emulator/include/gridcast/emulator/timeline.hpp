@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -30,11 +31,17 @@ public:
   void close();
 
 private:
+  // Events are formatted with std::to_chars into out_ and written in large blocks: printf-style
+  // formatting of doubles dominated replay time when the timeline was on.
   void begin_event();
+  void put(std::string_view s);
+  void put_int(std::int64_t v);
+  void put_us(double seconds);  ///< seconds as microseconds, fixed 3 decimals (ns resolution)
+  void flush();
   std::filesystem::path path_;
   std::FILE* file_ = nullptr;
   bool first_ = true;
-  std::vector<char> buffer_;
+  std::string out_;
 };
 
 }  // namespace gridcast::emulator

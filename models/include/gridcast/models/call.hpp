@@ -120,6 +120,7 @@ struct CallRecord {
   void clear();
 };
 
+/// Compares every field but `line`, which says where a record was read, not what it is.
 bool operator==(const CallRecord& a, const CallRecord& b);
 
 /// Function names of one trace. Ids are dense and assigned in first-seen order, so that a trace read
