@@ -507,6 +507,11 @@ ReplayResult replay(const models::TraceSource& trace, const ReplayOptions& optio
     argv.push_back(a.data());
   int argc = static_cast<int>(argv.size());
   sg4::Engine engine(&argc, argv.data());
+  // Defaults for MPI on clusters, as smpirun sets them: SMPI's piecewise-calibrated network model
+  // (SimGrid's own default, LV08, is fitted to wide-area TCP) and a fine solver precision. The user's
+  // --cfg settings come after and override them.
+  sg4::Engine::set_config("network/model:SMPI");
+  sg4::Engine::set_config("surf/precision:1e-9");
   for (const auto& [name, value] : options.simgrid_cfg) {
     try {
       sg4::Engine::set_config(name + ":" + value);
