@@ -18,6 +18,12 @@ bool recv_accepts(const Request& recv, const Request& send)
 
 }  // namespace
 
+Transfer::~Transfer()
+{
+  if (not done && aborting != nullptr && *aborting && comm)
+    new sg4::CommPtr(std::move(comm));  // deliberately leaked, see the declaration
+}
+
 MessageBoard::MessageBoard(std::vector<sg4::Host*> rank_hosts, Options options)
     : hosts_(std::move(rank_hosts)), queues_(hosts_.size()), options_(options)
 {
@@ -84,6 +90,7 @@ void MessageBoard::match(const RequestPtr& send, const RequestPtr& recv)
   // The receiver's buffer size is what MPI would truncate to; the sender's size is what travels.
   // A trace where they differ is still replayed with the sender's size (as SMPI does).
   auto transfer = std::make_shared<Transfer>();
+  transfer->aborting = &aborting_;
   transfer->comm = sg4::Comm::sendto_async(hosts_[send->owner], hosts_[recv->owner], send->bytes);
   send->transfer = transfer;
   recv->transfer = std::move(transfer);

@@ -543,7 +543,7 @@ ReplayResult replay(const models::TraceSource& trace, const ReplayOptions& optio
     RankRunner* runner = runners[r].get();
     runner->stats().rank = r;
     runner->stats().host = hosts[r]->get_name();
-    sg4::Actor::create("rank-" + std::to_string(r), hosts[r], [runner, &failure]() {
+    sg4::Actor::create("rank-" + std::to_string(r), hosts[r], [runner, &failure, &world]() {
       try {
         runner->run();
       } catch (const simgrid::ForcefulKillException&) {
@@ -551,6 +551,7 @@ ReplayResult replay(const models::TraceSource& trace, const ReplayOptions& optio
       } catch (...) {
         if (not failure)
           failure = std::current_exception();
+        world.board.abort();
         for (auto const& a : sg4::Engine::get_instance()->get_all_actors())
           if (a != sg4::Actor::self())
             a->kill();

@@ -50,6 +50,14 @@ struct Transfer {
   bool done = false;
   bool being_waited = false;
   int blocked_rank = -1;  ///< a rank sleeping on its semaphore until `done`
+  const bool* aborting = nullptr;  ///< the board's abort flag
+
+  Transfer() = default;
+  Transfer(const Transfer&) = delete;
+  Transfer& operator=(const Transfer&) = delete;
+  /// When a run is aborted (bad input in one rank), SimGrid complains loudly about comms destroyed
+  /// while running; those are dropped without destruction instead: the process is about to exit.
+  ~Transfer();
 };
 
 /// A posted send or receive. Shared between the posting rank and the matching engine.
@@ -106,6 +114,9 @@ public:
   /// Bytes carried by each link so far (links that carried nothing are absent).
   const std::map<sg4::Link*, double>& link_bytes() const { return link_bytes_; }
 
+  /// Marks the run as aborted: transfers still in flight are abandoned rather than destroyed.
+  void abort() { aborting_ = true; }
+
   /// Total messages matched so far.
   std::uint64_t messages() const { return messages_; }
 
@@ -123,6 +134,7 @@ private:
   std::uint64_t messages_ = 0;
   std::uint64_t next_message_ = 1;
   bool account_links_ = false;
+  bool aborting_ = false;
   std::map<std::pair<sg4::Host*, sg4::Host*>, std::vector<sg4::Link*>> routes_;
   std::map<sg4::Link*, double> link_bytes_;
 };
