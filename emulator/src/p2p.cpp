@@ -100,16 +100,27 @@ void MessageBoard::match(const RequestPtr& send, const RequestPtr& recv)
   recv->message = send->message;
   ++messages_;
   if (account_links_) {
-    auto key = std::make_pair(hosts_[send->owner], hosts_[recv->owner]);
+    sg4::Host* from = hosts_[send->owner];
+    sg4::Host* to = hosts_[recv->owner];
+    std::uint64_t key = (static_cast<std::uint64_t>(send->owner) << 32) | static_cast<std::uint32_t>(recv->owner);
     auto it = routes_.find(key);
     if (it == routes_.end()) {
       std::vector<sg4::Link*> links;
       double latency = 0;
-      key.first->route_to(key.second, links, &latency);
-      it = routes_.emplace(key, std::move(links)).first;
+      from->route_to(to, links, &latency);
+      std::vector<std::uint32_t> indices;
+      for (sg4::Link* l : links) {
+        auto [pos, added] = link_index_.try_emplace(l, static_cast<std::uint32_t>(links_.size()));
+        if (added) {
+          links_.push_back(l);
+          link_total_.push_back(0.0);
+        }
+        indices.push_back(pos->second);
+      }
+      it = routes_.emplace(key, std::move(indices)).first;
     }
-    for (sg4::Link* link : it->second)
-      link_bytes_[link] += static_cast<double>(send->bytes);
+    for (std::uint32_t i : it->second)
+      link_total_[i] += static_cast<double>(send->bytes);
   }
   // Wake whoever suspended waiting for this match. The actor that matched is running now, so it is
   // never one of them.
@@ -176,6 +187,15 @@ bool MessageBoard::test(const RequestPtr& request)
     return true;
   }
   return false;
+}
+
+std::vector<std::pair<sg4::Link*, double>> MessageBoard::link_bytes() const
+{
+  std::vector<std::pair<sg4::Link*, double>> out;
+  for (std::size_t i = 0; i < links_.size(); ++i)
+    if (link_total_[i] > 0)
+      out.emplace_back(links_[i], link_total_[i]);
+  return out;
 }
 
 std::vector<RequestPtr> MessageBoard::pending_at(int world_rank) const

@@ -502,23 +502,29 @@ ReplayResult replay(const models::TraceSource& trace, const ReplayOptions& optio
   // SimGrid's own chatter (configuration echoes, the deadlock dump) is replaced by gridcast's reports.
   args.emplace_back("--log=root.thresh:warning");
   args.emplace_back("--log=ker_engine.app:file:/dev/null");
+  // Defaults for MPI on clusters, as smpirun sets them: SMPI's piecewise-calibrated network model
+  // (SimGrid's own default, LV08, is fitted to wide-area TCP) and a fine solver precision. The user's
+  // settings come after and override them. All go through the command line of the engine, because
+  // some (tracing:yes) only take effect when given before the engine initialises.
+  args.emplace_back("--cfg=network/model:SMPI");
+  args.emplace_back("--cfg=surf/precision:1e-9");
+  for (const auto& [name, value] : options.simgrid_cfg)
+    args.push_back("--cfg=" + name + ":" + value);
   std::vector<char*> argv;
   for (auto& a : args)
     argv.push_back(a.data());
   int argc = static_cast<int>(argv.size());
-  sg4::Engine engine(&argc, argv.data());
-  // Defaults for MPI on clusters, as smpirun sets them: SMPI's piecewise-calibrated network model
-  // (SimGrid's own default, LV08, is fitted to wide-area TCP) and a fine solver precision. The user's
-  // --cfg settings come after and override them.
-  sg4::Engine::set_config("network/model:SMPI");
-  sg4::Engine::set_config("surf/precision:1e-9");
-  for (const auto& [name, value] : options.simgrid_cfg) {
-    try {
-      sg4::Engine::set_config(name + ":" + value);
-    } catch (const std::exception& e) {
-      throw InputError({"--cfg", 0, name, -1}, std::string("SimGrid rejects this setting: ") + e.what());
-    }
+  std::unique_ptr<sg4::Engine> engine_ptr;
+  try {
+    engine_ptr = std::make_unique<sg4::Engine>(&argc, argv.data());
+  } catch (const std::exception& e) {
+    // SimGrid lists every key it knows after the first line; the first line says what is wrong.
+    std::string what = e.what();
+    what = what.substr(0, what.find('\n'));
+    throw InputError({"--cfg", 0, {}, -1}, "SimGrid rejects a setting: " + what +
+                                               " (`gridcast algorithms` lists gridcast's own settings)");
   }
+  sg4::Engine& engine = *engine_ptr;
   platform::load_platform(engine, options.platform);
 
   int np = trace.rank_count();

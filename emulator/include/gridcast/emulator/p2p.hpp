@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <unordered_map>
 #include <memory>
 #include <span>
 #include <string>
@@ -111,8 +112,8 @@ public:
   /// lookup per new host pair). SimGrid's link-load plugin is not used because it cannot attach to the
   /// loopback link the engine creates before any plugin can start.
   void set_link_accounting(bool on) { account_links_ = on; }
-  /// Bytes carried by each link so far (links that carried nothing are absent).
-  const std::map<sg4::Link*, double>& link_bytes() const { return link_bytes_; }
+  /// Bytes carried by each link so far (links that carried nothing are absent), in no particular order.
+  std::vector<std::pair<sg4::Link*, double>> link_bytes() const;
 
   /// Marks the run as aborted: transfers still in flight are abandoned rather than destroyed.
   void abort() { aborting_ = true; }
@@ -135,8 +136,11 @@ private:
   std::uint64_t next_message_ = 1;
   bool account_links_ = false;
   bool aborting_ = false;
-  std::map<std::pair<sg4::Host*, sg4::Host*>, std::vector<sg4::Link*>> routes_;
-  std::map<sg4::Link*, double> link_bytes_;
+  /// Route cache keyed by (source rank << 32 | destination rank), as indices into link_total_.
+  std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> routes_;
+  std::unordered_map<sg4::Link*, std::uint32_t> link_index_;
+  std::vector<sg4::Link*> links_;
+  std::vector<double> link_total_;
 };
 
 }  // namespace gridcast::emulator
