@@ -47,6 +47,23 @@ inline std::string read_file(const std::filesystem::path& file)
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
+/// Command line for a test's own SimGrid engine: thread contexts in sanitized builds (see CMakeLists.txt).
+struct EngineArgs {
+  int argc = 0;
+  std::vector<char*> argv;
+  EngineArgs()
+  {
+    static char name[] = "gridcast-test";
+    argv.push_back(name);
+#ifdef GRIDCAST_SANITIZED
+    static char threads[] = "--cfg=contexts/factory:thread";
+    argv.push_back(threads);
+#endif
+    argc = static_cast<int>(argv.size());
+    argv.push_back(nullptr);
+  }
+};
+
 /// A cluster of `n` hosts named node-0..node-(n-1): private SHARED links of `bw`/`lat`, no backbone, so a
 /// message between two nodes crosses two links (latency 2*lat).
 inline std::string cluster_xml(int n, const std::string& speed = "1Gf", const std::string& bw = "1GBps",

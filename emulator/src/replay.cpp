@@ -502,6 +502,9 @@ ReplayResult replay(const models::TraceSource& trace, const ReplayOptions& optio
   // SimGrid's own chatter (configuration echoes, the deadlock dump) is replaced by gridcast's reports.
   args.emplace_back("--log=root.thresh:warning");
   args.emplace_back("--log=ker_engine.app:file:/dev/null");
+#ifdef GRIDCAST_SANITIZED
+  args.emplace_back("--cfg=contexts/factory:thread");  // see CMakeLists.txt
+#endif
   // Defaults for MPI on clusters, as smpirun sets them: SMPI's piecewise-calibrated network model
   // (SimGrid's own default, LV08, is fitted to wide-area TCP) and a fine solver precision. The user's
   // settings come after and override them. All go through the command line of the engine, because

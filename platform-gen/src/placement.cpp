@@ -8,7 +8,6 @@
 #include <cctype>
 #include <charconv>
 #include <fstream>
-#include <regex>
 
 namespace gridcast::platform {
 
@@ -22,11 +21,19 @@ void load_platform(sg4::Engine& engine, const std::filesystem::path& xml)
   } catch (const simgrid::ParseError& e) {
     // SimGrid says "Parse error at FILE:LINE: reason"; keep its line number and reason.
     std::string what = e.what();
-    static const std::regex pattern(R"(Parse error at .*:(\d+): (.*))");
-    std::smatch m;
-    if (std::regex_search(what, m, pattern)) {
-      where.line = std::stoull(m[1].str());
-      throw InputError(where, "SimGrid rejects the platform: " + m[2].str());
+    const std::string file = xml.string();
+    auto at = what.find(file + ":");
+    if (at != std::string::npos) {
+      std::size_t pos = at + file.size() + 1;
+      std::size_t end = what.find(':', pos);
+      std::uint64_t line = 0;
+      auto [ptr, ec] = std::from_chars(what.data() + pos, what.data() + (end == std::string::npos ? pos : end), line);
+      if (ec == std::errc() && end != std::string::npos) {
+        where.line = line;
+        std::string reason = what.substr(end + 1);
+        reason.erase(0, reason.find_first_not_of(' '));
+        throw InputError(where, "SimGrid rejects the platform: " + reason);
+      }
     }
     throw InputError(where, "SimGrid rejects the platform: " + what);
   } catch (const std::exception& e) {

@@ -16,6 +16,8 @@
 // measures every duration from the clock at the scenario's start.
 #include "gridcast/emulator/collectives.hpp"
 
+#include "../support.hpp"
+
 #include <catch2/catch.hpp>
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Engine.hpp>
@@ -95,10 +97,8 @@ class Mesh {
 public:
   explicit Mesh(int n)
   {
-    static int argc = 1;
-    static char name[] = "test_collectives";
-    static char* argv[] = {name, nullptr};
-    engine_ = std::make_unique<sg4::Engine>(&argc, argv);
+    static gridcast::test::EngineArgs args;
+    engine_ = std::make_unique<sg4::Engine>(&args.argc, args.argv.data());
     use_exact_network_model();
     auto* zone = sg4::create_full_zone("mesh");
     for (int i = 0; i < n; ++i)

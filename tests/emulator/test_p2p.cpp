@@ -3,6 +3,8 @@
 // model is used because its time for one flow is exactly latency + bytes / bandwidth.
 #include "gridcast/emulator/p2p.hpp"
 
+#include "../support.hpp"
+
 #include <catch2/catch.hpp>
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Link.hpp>
@@ -30,10 +32,8 @@ struct Star {
 
   explicit Star(int n)
   {
-    static int argc = 1;
-    static char name[] = "test";
-    static char* argv[] = {name, nullptr};
-    engine = std::make_unique<sg4::Engine>(&argc, argv);
+    static gridcast::test::EngineArgs args;
+    engine = std::make_unique<sg4::Engine>(&args.argc, args.argv.data());
     sg4::Engine::set_config("network/model:CM02");
     sg4::Engine::set_config("network/crosstraffic:0");  // no reverse-path ACK traffic: exact figures
     auto* zone = sg4::create_full_zone("star");
