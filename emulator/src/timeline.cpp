@@ -127,10 +127,11 @@ void TimelineWriter::call(int rank, std::string_view function, double begin_s, d
   put("}");
 }
 
-void TimelineWriter::flow_start(int rank, std::uint64_t message, double at_s)
+void TimelineWriter::flow(std::string_view phase, int rank, std::uint64_t message, double at_s)
 {
   begin_event();
-  put(R"j({"ph":"s","pid":0,"tid":)j");
+  put(phase);
+  put(R"j(,"pid":0,"tid":)j");
   put_int(rank);
   put(R"j(,"name":"message","cat":"p2p","id":)j");
   put_int(static_cast<std::int64_t>(message));
@@ -139,16 +140,14 @@ void TimelineWriter::flow_start(int rank, std::uint64_t message, double at_s)
   put("}");
 }
 
+void TimelineWriter::flow_start(int rank, std::uint64_t message, double at_s)
+{
+  flow(R"j({"ph":"s")j", rank, message, at_s);
+}
+
 void TimelineWriter::flow_end(int rank, std::uint64_t message, double at_s)
 {
-  begin_event();
-  put(R"j({"ph":"f","bp":"e","pid":0,"tid":)j");
-  put_int(rank);
-  put(R"j(,"name":"message","cat":"p2p","id":)j");
-  put_int(static_cast<std::int64_t>(message));
-  put(R"j(,"ts":)j");
-  put_us(at_s);
-  put("}");
+  flow(R"j({"ph":"f","bp":"e")j", rank, message, at_s);
 }
 
 void TimelineWriter::close()

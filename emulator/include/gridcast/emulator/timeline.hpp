@@ -36,7 +36,8 @@ private:
   void begin_event();
   void put(std::string_view s);
   void put_int(std::int64_t v);
-  void put_us(double seconds);  ///< seconds as microseconds, fixed 3 decimals (ns resolution)
+  void put_us(double seconds);
+  void flow(std::string_view phase, int rank, std::uint64_t message, double at_s);  ///< seconds as microseconds, fixed 3 decimals (ns resolution)
   void flush();
   std::filesystem::path path_;
   std::FILE* file_ = nullptr;
