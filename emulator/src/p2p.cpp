@@ -122,8 +122,8 @@ void MessageBoard::match(const RequestPtr& send, const RequestPtr& recv)
     for (std::uint32_t i : it->second)
       link_total_[i] += static_cast<double>(send->bytes);
   }
-  // Wake whoever suspended waiting for this match. The actor that matched is running now, so it is
-  // never one of them.
+  // Release whoever sleeps on its semaphore waiting for this match. The actor that matched is running
+  // now, so it is never one of them.
   for (Request* r : {send.get(), recv.get()}) {
     if (r->has_waiter) {
       r->has_waiter = false;
