@@ -20,6 +20,8 @@ commands:
   convert     convert a profile directory between the JSON-lines and binary encodings
   import      turn a foreign trace (SMPI time-independent trace) into a profile directory
   algorithms  list the collective algorithms and the default selection rules
+  fit         fit a trace-scaling model (model.json) to profiles at several (Nw, Np) points
+  synth       synthesize every rank's calls at a new (Nw, Np) from a model
   version     print the gridcast and SimGrid versions
 
 `gridcast <command> --help` explains every option of a command.
@@ -46,6 +48,10 @@ int main(int argc, char** argv)
       return gridcast::cli::run_import(args);
     if (command == "algorithms")
       return gridcast::cli::run_algorithms(args);
+    if (command == "fit")
+      return gridcast::cli::run_fit(args);
+    if (command == "synth")
+      return gridcast::cli::run_synth(args);
     if (command == "version" || command == "--version") {
       std::cout << "gridcast " << gridcast::kVersion << " (SimGrid " << SIMGRID_VERSION_MAJOR << '.'
                 << SIMGRID_VERSION_MINOR << '.' << SIMGRID_VERSION_PATCH << ")\n";

@@ -1,0 +1,63 @@
+// `gridcast fit`: fits the representative trace model (models/trace_model.hpp) to profile directories.
+#include "commands.hpp"
+
+#include "gridcast/models/trace_model.hpp"
+
+#include <boost/program_options.hpp>
+
+#include <iostream>
+
+namespace po = boost::program_options;
+
+namespace gridcast::cli {
+
+int run_fit(const std::vector<std::string>& args)
+{
+  std::vector<std::string> profiles;
+  std::string out;
+  double threshold = 0.03;
+  po::options_description options("fit options");
+  options.add_options()
+    ("help,h", "show this help")
+    ("profile", po::value(&profiles)->composing(),
+     "profile directories of one application at two or more (Nw, Np) points (run.json's nw and np); SMPI "
+     "traces go through `gridcast import tit` first")
+    ("out,o", po::value(&out), "model.json to write (required)")
+    ("group-threshold", po::value(&threshold)->default_value(0.03),
+     "ranks whose rolled traces differ by at most this fraction (Myers edit distance / length) share a trace group");
+  po::positional_options_description positional;
+  positional.add("profile", -1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(options).positional(positional).run(), vm);
+    if (vm.count("help") > 0) {
+      std::cout << "usage: gridcast fit PROFILE... -o model.json [--group-threshold F]\n\n"
+                   "Folds every rank's calls into loops, groups ranks with similar rolled traces, infers the\n"
+                   "rank-to-group rule, and fits loop counts, sizes, peers and compute amounts as functions of\n"
+                   "(Nw, Np). See docs/trace-model.md.\n\n"
+                << options << '\n';
+      return 0;
+    }
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw UsageError{e.what(), "fit"};
+  }
+  if (out.empty())
+    throw UsageError{"--out/-o model.json is required", "fit"};
+  if (profiles.empty())
+    throw UsageError{"no profile directories given", "fit"};
+  if (not(threshold >= 0 && threshold < 1))
+    throw UsageError{"--group-threshold must be in [0, 1)", "fit"};
+  models::trace::FitOptions opt;
+  opt.group_threshold = threshold;
+  std::vector<std::filesystem::path> paths(profiles.begin(), profiles.end());
+  models::trace::TraceModel model = models::trace::fit_trace_model(paths, opt);
+  models::trace::write_model(out, model);
+  std::cout << "fitted " << model.groups.size() << " trace group(s) on " << model.training.size()
+            << " profiles, rule '" << model.rule.classifier.name() << "'; wrote " << out << '\n';
+  for (const std::string& w : model.warnings)
+    std::cerr << "gridcast fit: warning: " << w << '\n';
+  return 0;
+}
+
+}  // namespace gridcast::cli

@@ -1,0 +1,54 @@
+// Fitted quantities of the trace-scaling model: a loop count, a message size or a compute amount as a
+// linear combination of candidate features of (Nw, Np), chosen by leave-one-out cross-validation.
+// See docs/trace-model.md.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gridcast::models::trace {
+
+/// The candidate features, in order of simplicity (the order breaks ties between equally good models).
+/// Names are what model.json writes ("Nw/Np", "(Nw/Np)^(2/3)", "log2(Np)"...).
+std::size_t feature_count();
+const std::string& feature_name(std::size_t feature);
+std::optional<std::size_t> feature_from_name(std::string_view name);
+double feature_value(std::size_t feature, double nw, double np);
+
+/// One training observation of a quantity: its value at one (Nw, Np) point.
+struct FitPoint {
+  double nw = 0;
+  double np = 0;
+  double value = 0;
+};
+
+struct Term {
+  std::size_t feature = 0;
+  double coef = 0;
+};
+
+/// value(Nw, Np) = sum of coef x feature. `integer` quantities (counts, sizes) are rounded to the nearest
+/// integer when evaluated.
+struct Formula {
+  std::vector<Term> terms;
+  bool integer = false;
+  /// Leave-one-out error: mean over the training points of |predicted - observed| / max(|observed|, 1),
+  /// each point predicted by the model refitted without it (same features). Absent with fewer than
+  /// (terms + 1) distinct points, where nothing can be left out.
+  std::optional<double> cv_error;
+  int points = 0;  ///< distinct (Nw, Np) points it was fitted on
+
+  double eval(double nw, double np) const;
+  /// "8*Nw^2", "2*Nw*Np - 2*Nw", "3": coefficients in their shortest exact form.
+  std::string text() const;
+};
+
+/// Fits `points` (several observations at one (Nw, Np) are averaged first). Tries every subset of at
+/// most `max_terms` features, keeps the smallest subset with the lowest leave-one-out error (a subset
+/// that predicts every left-out point exactly ends the search). Throws InternalError for no points.
+Formula fit_formula(const std::vector<FitPoint>& points, bool integer, int max_terms = 3);
+
+}  // namespace gridcast::models::trace

@@ -1,0 +1,150 @@
+// The representative trace model (seed paper 000, "3.3 Representative Trace Modeling"): each rank's call
+// sequence folded into a rolled trace, ranks clustered into trace groups, a rule mapping ranks to groups
+// at any Np, and every loop count, size, peer and compute amount fitted as a function of (Nw, Np).
+// Fitted by fit_trace_model() (`gridcast fit`), written as model.json, and expanded lazily by
+// SynthSource (trace_synth.hpp). See docs/trace-model.md and docs/formats.md ("model.json").
+#pragma once
+
+#include "gridcast/models/call.hpp"
+#include "gridcast/models/trace_formula.hpp"
+#include "gridcast/models/trace_rules.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gridcast::models::trace {
+
+// ---- folding -----------------------------------------------------------------------------------------
+
+/// A rolled trace: calls, loops with a count, and polling constructs (a run of MPI_Test / *probe calls
+/// whose length varies, kept as one node so that it does not break the loop structure around it).
+struct RolledNode {
+  enum class Kind : std::uint8_t { Call, Loop, Poll };
+  Kind kind = Kind::Call;
+  std::uint32_t token = 0;  ///< Call, Poll: the call's token (what a call is, apart from its parameters)
+  std::uint64_t count = 1;  ///< Loop: iterations
+  std::vector<RolledNode> body;  ///< Loop
+};
+
+struct FoldOptions {
+  std::size_t max_period = 256;  ///< longest loop body looked for, in (already folded) elements
+};
+
+/// Folds a token sequence into a rolled trace. `is_poll(token)` marks polling calls: a run of them is
+/// one Poll node. Tandem repeats are folded shortest period first, leftmost first, then again on the
+/// folded sequence until nothing changes, so nested loops fold inside out; a first or last iteration
+/// that differs stays outside the loop as it is (peeled). Deterministic.
+template <class IsPoll>
+std::vector<RolledNode> fold_tokens(const std::vector<std::uint32_t>& tokens, IsPoll is_poll, const FoldOptions& opt = {});
+
+/// The same, with the poll marks given as a vector indexed by token.
+std::vector<RolledNode> fold_sequence(const std::vector<std::uint32_t>& tokens, const std::vector<bool>& poll_token,
+                                      const FoldOptions& opt = {});
+
+/// The count-free shape of a rolled trace as a token sequence (loops bracketed), for Myers diffs between
+/// ranks and for matching template positions across profiles.
+std::vector<std::int64_t> shape_of(const std::vector<RolledNode>& nodes);
+/// Number of calls a rolled trace expands to (polling constructs count once).
+std::uint64_t expanded_size(const std::vector<RolledNode>& nodes);
+/// Edit distance (Myers, via dtl) between two shapes divided by the longer length; 0 for two empties.
+double shape_difference(const std::vector<std::int64_t>& a, const std::vector<std::int64_t>& b);
+
+// ---- the model -----------------------------------------------------------------------------------------
+
+/// What a call is, apart from the parameters fitted per position: its function, its op, and the fields
+/// that code writes as constants (tags, communicator, split color and key).
+struct CallToken {
+  std::string function;
+  Op op = Op::Compute;
+  std::int32_t tag = 0;
+  std::int32_t recv_tag = 0;
+  std::int32_t comm = kWorldComm;
+  std::int32_t color = 0;
+  std::int32_t key = 0;
+  std::int32_t new_comm = kWorldComm;
+  bool operator==(const CallToken&) const = default;
+  bool operator<(const CallToken& o) const;
+};
+
+/// One position of a group's rolled template.
+struct TemplateNode {
+  RolledNode::Kind kind = RolledNode::Kind::Call;
+  std::uint32_t token = 0;  ///< Call, Poll: index into TraceModel::tokens
+  Formula count;            ///< Loop: iterations; Poll: calls per polling construct (mean, rounded)
+  bool nw_dependent = false;  ///< Loop: the count differs between profiles of one Np
+  std::vector<TemplateNode> body;
+
+  // Call (and Poll) parameters; absent where the op does not use them.
+  std::optional<RankExpr> peer, src, root;
+  std::optional<Formula> bytes, recv_bytes, flops, seconds;
+  std::optional<Formula> counts, recv_counts;  ///< v-collectives: the per-rank count, the same for every rank
+  /// wait/test: the request created this many requests earlier (1 = the latest); waitall/waitany: one
+  /// such distance per request. Requests are numbered 0, 1, 2... in creation order, as TIT imports are.
+  std::int64_t request_back = 0;
+  std::vector<std::int64_t> requests_back;
+};
+
+struct TrainingPoint {
+  std::string profile;  ///< the profile directory as given to fit
+  double nw = 0;
+  int np = 0;
+};
+
+struct TraceGroup {
+  std::vector<TemplateNode> body;
+  /// Which ranks of which training profiles ran this trace, as text ("profile 0: ranks 1-3, 5").
+  std::vector<std::string> members;
+  /// Ranks whose rolled trace is within the 3 % threshold but not identical: represented by the template,
+  /// not used to fit it.
+  std::uint64_t approximate_members = 0;
+};
+
+struct TraceModel {
+  static constexpr int kFormatVersion = 1;
+  std::vector<TrainingPoint> training;
+  std::vector<CallToken> tokens;
+  std::vector<TraceGroup> groups;
+  GroupRule rule;
+  double group_threshold = 0.03;
+  std::vector<std::string> warnings;  ///< quantities fitted approximately (varying where they should not)
+};
+
+struct FitOptions {
+  double group_threshold = 0.03;  ///< largest Myers difference (edit distance / length) within a group
+  FoldOptions fold;
+};
+
+/// Fits the model to profile directories (at least two). Throws InputError for profiles that cannot be
+/// fitted together (different applications or function sets, incomplete runs, a single profile,
+/// quantities no candidate expression explains), naming the profiles and ranks concerned.
+TraceModel fit_trace_model(const std::vector<std::filesystem::path>& profiles, const FitOptions& options = {});
+
+/// model.json: deterministic (same model, same bytes), versioned, documented in docs/formats.md.
+nlohmann::ordered_json model_to_json(const TraceModel& model);
+/// Strict reader: unknown keys, wrong types and missing fields are InputErrors naming `file` and the key path.
+TraceModel model_from_json(const nlohmann::json& j, const std::string& file);
+void write_model(const std::filesystem::path& file, const TraceModel& model);
+TraceModel read_model(const std::filesystem::path& file);
+
+// ---- template implementation ----------------------------------------------------------------------------
+
+namespace detail {
+std::vector<RolledNode> fold_impl(const std::vector<std::uint32_t>& tokens, const std::vector<bool>& poll_mask,
+                                  const FoldOptions& opt);
+}
+
+template <class IsPoll>
+std::vector<RolledNode> fold_tokens(const std::vector<std::uint32_t>& tokens, IsPoll is_poll, const FoldOptions& opt)
+{
+  std::vector<bool> mask(tokens.size());
+  for (std::size_t i = 0; i < tokens.size(); ++i)
+    mask[i] = is_poll(tokens[i]);
+  return detail::fold_impl(tokens, mask, opt);
+}
+
+}  // namespace gridcast::models::trace

@@ -1,0 +1,113 @@
+// Rank expressions of the trace-scaling model: a communication's peer (or a collective's root) as a
+// function of (rank, Np, loop index), and the rule that maps a rank to its trace group at any Np.
+// See docs/trace-model.md.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gridcast::models::trace {
+
+/// MPI_Dims_create(np, d) with every dimension free: the most balanced factorisation, dimensions in
+/// non-increasing order (what MPICH, Open MPI and SMPI return).
+std::vector<int> dims_create(int np, int d);
+/// Row-major coordinates of `rank` in `dims` (MPI_Cart_create without reordering).
+std::vector<int> grid_coords(int rank, const std::vector<int>& dims);
+
+/// A peer, source or root as an expression of the rank r, the rank count Np and the loop indices
+/// (i0 = index in the innermost enclosing loop, i1 in the next one out...).
+struct RankExpr {
+  enum class Kind : std::uint8_t {
+    Any,      ///< MPI_ANY_SOURCE, kept as such
+    Fixed,    ///< a
+    FromEnd,  ///< Np - a   (a = 1: the last rank)
+    Offset,   ///< (r + a) mod Np
+    Xor,      ///< r XOR a
+    XorLoop,  ///< r XOR 2^i(level)
+    Cycle,    ///< a + (i(level) mod (Np - a)): a loop serving ranks a .. Np-1 in turn
+    Grid,     ///< neighbour of r at distance `a` (+1/-1) along `dim` of the dims_create(Np, `dims`) grid
+  };
+  Kind kind = Kind::Fixed;
+  int a = 0;
+  int level = 0;           ///< XorLoop, Cycle
+  int dims = 0;            ///< Grid: dimension count of the grid
+  int dim = 0;             ///< Grid: the axis
+  bool periodic = false;   ///< Grid: wraps around
+
+  /// The value for `rank` of `np`, with `loop` the indices of the enclosing loops, outermost first.
+  /// Returns nullopt where the expression has no value (a non-periodic grid neighbour off the edge,
+  /// a loop level the call does not have).
+  std::optional<int> eval(int rank, int np, const std::uint64_t* loop, int depth) const;
+  /// True when the value changes with the loop index (it cannot be computed once per rank).
+  bool uses_loop() const { return kind == Kind::XorLoop || kind == Kind::Cycle; }
+  /// "r+1 mod Np", "any", "grid3p(dim 0, +1)", "1 + i0 mod (Np-1)".
+  std::string text() const;
+  /// A stable name of the kind for model.json ("fixed", "offset", ...), and its inverse.
+  std::string_view kind_name() const;
+  static std::optional<Kind> kind_from_name(std::string_view name);
+};
+
+/// One observation of a rank-valued quantity: at rank `rank` of `np`, inside loops with indices `loop`
+/// (outermost first), the value was `value` (-1: any source).
+struct RankObservation {
+  int rank = 0;
+  int np = 0;
+  std::vector<std::uint64_t> loop;
+  int value = 0;
+};
+
+/// Every expression that gives every observation's value, simplest first: in the order of RankExpr::Kind;
+/// grids by increasing dimension count, periodic before non-periodic (they differ only where training
+/// never crossed an edge), axis by axis, the lower neighbour before the upper (MPI_Cart_shift's order).
+/// Empty when none does.
+std::vector<RankExpr> fit_rank_exprs(const std::vector<RankObservation>& observations);
+/// The first of fit_rank_exprs(), or nullopt.
+std::optional<RankExpr> fit_rank_expr(const std::vector<RankObservation>& observations);
+/// Same expression up to the periodic flag (grid neighbours that training cannot tell apart).
+bool same_target(const RankExpr& a, const RankExpr& b);
+
+// ---- rank-to-group rules ----------------------------------------------------------------------------
+
+/// A candidate classification of ranks: a base feature ("all", "parity", "mod3" ... "mod8",
+/// "node2"/"node4"/"node8"/"node16" (first / middle / last rank of a node of k consecutive ranks),
+/// "grid2"/"grid3" (corner, edge, face or interior of the dims_create grid)) refined by whether the rank
+/// is the first (rank 0) and/or the last (Np - 1).
+struct RankClassifier {
+  std::string base = "all";
+  bool first = false;
+  bool last = false;
+
+  /// "all", "first", "first+last+parity", "grid3"...
+  std::string name() const;
+  static std::optional<RankClassifier> from_name(std::string_view name);
+  /// The class of `rank` among `np` ranks, e.g. "first=0 last=1 parity=1" or "grid3=corner".
+  std::string classify(int rank, int np) const;
+  /// Every candidate, simplest first.
+  static std::vector<RankClassifier> candidates();
+};
+
+/// Which trace group each rank of one training profile belongs to.
+struct GroupAssignment {
+  std::string profile;  ///< for error messages
+  int np = 0;
+  std::vector<int> group_of_rank;
+};
+
+/// The rank-to-group rule: a classifier and the group of each class seen in training.
+struct GroupRule {
+  RankClassifier classifier;
+  std::vector<std::pair<std::string, int>> classes;  ///< (class, group), sorted by class
+
+  /// The group of `rank` at `np`; throws InputError when the rank's class never occurred in training
+  /// (the target is outside what the model can express).
+  int group_of(int rank, int np) const;
+};
+
+/// The first candidate (simplest first) under which no class holds ranks of two groups. Throws InputError
+/// naming two ranks and their profiles in conflict under the most refined candidate when none fits.
+GroupRule infer_group_rule(const std::vector<GroupAssignment>& assignments);
+
+}  // namespace gridcast::models::trace

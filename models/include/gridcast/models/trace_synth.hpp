@@ -1,0 +1,50 @@
+// Synthesis: every rank's call stream at a target (Nw, Np), generated lazily from a trace model. The
+// stream walks the group's rolled template with a stack of loop counters, so its memory does not depend
+// on the number of iterations. A SynthSource is a TraceSource: the emulator can replay it directly.
+#pragma once
+
+#include "gridcast/models/profile.hpp"
+#include "gridcast/models/stream.hpp"
+#include "gridcast/models/trace_model.hpp"
+
+#include <filesystem>
+#include <memory>
+#include <ostream>
+
+namespace gridcast::models::trace {
+
+struct SynthTarget {
+  double nw = 0;
+  int np = 0;
+};
+
+class SynthSource final : public TraceSource {
+public:
+  /// Evaluates every count, size and compute formula at the target and checks that every rank has a
+  /// group and every peer a value; throws InputError where the target is outside what the model can
+  /// express (a rank class never seen, a negative count, a peer outside 0..Np-1).
+  SynthSource(std::shared_ptr<const TraceModel> model, SynthTarget target);
+  ~SynthSource() override;
+  int rank_count() const override { return target_.np; }
+  CallStreamPtr open(int rank) const override;
+  /// The RunInfo a profile directory written from this source gets.
+  RunInfo run_info(TraceEncoding encoding) const;
+
+  struct Program;  // the model compiled for the target, shared by the streams
+
+private:
+  std::shared_ptr<const TraceModel> model_;
+  SynthTarget target_;
+  std::vector<std::shared_ptr<const Program>> programs_;  ///< per group
+  std::vector<int> group_of_rank_;
+  std::string origin_;
+};
+
+/// Writes rank `rank`'s stream as SMPI time-independent trace lines (sizes as MPI_BYTE counts), the
+/// syntax `gridcast import tit` and `smpirun -replay` read. Throws InputError for ops TIT cannot express.
+void write_tit_rank(CallStream& stream, int rank, int np, std::ostream& out);
+
+/// Writes DIR/trace.txt (the index) and DIR/trace.txt_files/rank-<r+1>.txt for every rank of `source`.
+void write_tit(const TraceSource& source, const std::filesystem::path& dir);
+
+}  // namespace gridcast::models::trace

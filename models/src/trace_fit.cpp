@@ -1,0 +1,529 @@
+// Fitting the representative trace model to profile directories: tokenize, fold, group, infer the rule,
+// then fit every template position's counts, sizes, peers and compute amounts across profiles.
+#include "gridcast/models/errors.hpp"
+#include "gridcast/models/profile.hpp"
+#include "gridcast/models/trace_model.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
+
+namespace gridcast::models::trace {
+
+bool CallToken::operator<(const CallToken& o) const
+{
+  return std::tie(function, op, tag, recv_tag, comm, color, key, new_comm) <
+         std::tie(o.function, o.op, o.tag, o.recv_tag, o.comm, o.color, o.key, o.new_comm);
+}
+
+namespace {
+
+/// The parameters of one recorded call that the model fits per position.
+struct CallParams {
+  std::int32_t peer = kNoRank;
+  std::int32_t src  = kNoRank;
+  std::int32_t root = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t recv_bytes = 0;
+  double flops = 0;
+  double seconds = -1;
+  std::int64_t request_back = 0;
+  std::vector<std::int64_t> requests_back;
+  std::vector<std::uint64_t> counts, recv_counts;
+  std::uint64_t line = 0;
+};
+
+struct RankTrace {
+  std::vector<std::uint32_t> tokens;
+  std::vector<CallParams> params;
+  std::vector<RolledNode> rolled;
+  std::size_t shape = 0;  ///< index into the distinct shapes
+};
+
+struct LoadedProfile {
+  std::string label;  ///< the path as given
+  RunInfo info;
+  std::set<std::string> functions;
+  std::vector<RankTrace> ranks;
+};
+
+bool creates_request(Op op) { return op == Op::Isend || op == Op::Irecv || op == Op::Issend; }
+bool is_polling(const CallToken& t)
+{
+  if (t.op == Op::Test)
+    return true;
+  std::string f = t.function;
+  std::transform(f.begin(), f.end(), f.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return f.find("probe") != std::string::npos;
+}
+bool is_rooted(Op op)
+{
+  return op == Op::Bcast || op == Op::Reduce || op == Op::Gather || op == Op::Gatherv || op == Op::Scatter ||
+         op == Op::Scatterv;
+}
+
+std::string ranks_text(const std::vector<int>& ranks)
+{
+  std::string s;
+  for (std::size_t i = 0; i < ranks.size();) {
+    std::size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1)
+      ++j;
+    if (not s.empty())
+      s += ", ";
+    s += std::to_string(ranks[i]);
+    if (j > i)
+      s += "-" + std::to_string(ranks[j]);
+    i = j + 1;
+  }
+  return s;
+}
+
+/// Everything observed at one template position, over every exact member of the group.
+struct SlotObs {
+  RolledNode::Kind kind = RolledNode::Kind::Call;
+  std::uint32_t token = 0;
+  std::vector<int> children;  ///< Loop: slot ids of the body
+
+  std::vector<FitPoint> count;
+  std::map<std::pair<int, int>, std::map<double, std::uint64_t>> count_by_np_rank_nw;
+  std::vector<RankObservation> peer, src, root;
+  std::vector<FitPoint> bytes, recv_bytes, flops, seconds, counts, recv_counts;
+  bool any_bytes = false, any_recv_bytes = false, any_flops = false, any_seconds = false, any_counts = false,
+       any_recv_counts = false;
+  std::set<std::int64_t> request_back;
+  std::set<std::vector<std::int64_t>> requests_back;
+  /// Integer quantities that took several values in one profile: (field, profile) -> values.
+  std::map<std::pair<std::string, std::size_t>, std::set<double>> spread;
+  std::string where;  ///< first member's profile and rank, for messages
+};
+
+class Fitter {
+public:
+  Fitter(const std::vector<std::filesystem::path>& paths, const FitOptions& opt) : opt_(opt)
+  {
+    if (paths.size() < 2)
+      throw InputError({paths.empty() ? std::string() : paths[0].string(), 0, {}, -1},
+                       "a single profile: nothing to fit. Give profiles of the same application at two or more "
+                       "(Nw, Np) points");
+    for (const auto& p : paths)
+      load(p);
+    // Deterministic whatever the order on the command line: by (Np, Nw, path).
+    std::sort(profiles_.begin(), profiles_.end(), [](const LoadedProfile& a, const LoadedProfile& b) {
+      return std::tie(a.info.np, a.info.nw, a.label) < std::tie(b.info.np, b.info.nw, b.label);
+    });
+    check_same_application();
+  }
+
+  TraceModel run()
+  {
+    TraceModel model;
+    model.group_threshold = opt_.group_threshold;
+    // Tokens in sorted order so that model.json does not depend on which profile came first.
+    std::vector<std::uint32_t> remap(token_list_.size());
+    {
+      std::vector<std::uint32_t> order(token_list_.size());
+      for (std::uint32_t i = 0; i < order.size(); ++i)
+        order[i] = i;
+      std::sort(order.begin(), order.end(), [&](auto a, auto b) { return token_list_[a] < token_list_[b]; });
+      for (std::uint32_t i = 0; i < order.size(); ++i) {
+        remap[order[i]] = i;
+        model.tokens.push_back(token_list_[order[i]]);
+      }
+    }
+    std::vector<bool> poll(model.tokens.size());
+    for (std::size_t t = 0; t < model.tokens.size(); ++t)
+      poll[t] = is_polling(model.tokens[t]);
+
+    // Fold every rank and collect the distinct shapes.
+    std::map<std::vector<std::int64_t>, std::size_t> shape_ids;
+    std::vector<std::vector<std::int64_t>> shapes;
+    for (LoadedProfile& p : profiles_) {
+      model.training.push_back({p.label, p.info.nw, p.info.np});
+      for (RankTrace& r : p.ranks) {
+        for (auto& t : r.tokens)
+          t = remap[t];
+        r.rolled = fold_sequence(r.tokens, poll, opt_.fold);
+        auto shape = shape_of(r.rolled);
+        auto [it, inserted] = shape_ids.emplace(shape, shapes.size());
+        if (inserted)
+          shapes.push_back(std::move(shape));
+        r.shape = it->second;
+      }
+    }
+    // Cluster shapes: each joins the first group whose representative is within the threshold.
+    std::vector<std::size_t> group_of_shape(shapes.size());
+    std::vector<std::size_t> representative;  // shape id per group
+    for (std::size_t s = 0; s < shapes.size(); ++s) {
+      std::size_t g = 0;
+      for (; g < representative.size(); ++g)
+        if (shape_difference(shapes[representative[g]], shapes[s]) <= opt_.group_threshold)
+          break;
+      if (g == representative.size())
+        representative.push_back(s);
+      group_of_shape[s] = g;
+    }
+
+    std::vector<GroupAssignment> assignments;
+    for (const LoadedProfile& p : profiles_) {
+      GroupAssignment a{p.label, p.info.np, {}};
+      for (const RankTrace& r : p.ranks)
+        a.group_of_rank.push_back(static_cast<int>(group_of_shape[r.shape]));
+      assignments.push_back(std::move(a));
+    }
+    model.rule = infer_group_rule(assignments);
+
+    for (std::size_t g = 0; g < representative.size(); ++g)
+      model.groups.push_back(fit_group(model, representative[g], g, group_of_shape));
+    return model;
+  }
+
+private:
+  void load(const std::filesystem::path& path)
+  {
+    if (not is_profile_dir(path))
+      throw InputError({path.string(), 0, {}, -1},
+                       "not a profile directory (no run.json); import SMPI traces with `gridcast import tit` first");
+    ProfileDir dir(path);
+    LoadedProfile p;
+    p.label = path.string();
+    p.info  = dir.info();
+    if (not p.info.complete)
+      throw InputError({(path / "run.json").string(), 0, "complete", -1},
+                       "the recorded run did not complete: its traces cannot be fitted");
+    for (int r = 0; r < dir.rank_count(); ++r) {
+      CallStreamPtr s = dir.open(r);
+      RankTrace rt;
+      CallRecord rec;
+      std::map<std::int64_t, std::int64_t> ordinal_of_request;
+      std::int64_t created = 0;
+      while (s->next(rec)) {
+        CallToken t{s->functions().name(rec.function), rec.op, rec.tag, rec.recv_tag, rec.comm, rec.color, rec.key,
+                    rec.new_comm};
+        p.functions.insert(t.function);
+        rt.tokens.push_back(intern(t));
+        CallParams c;
+        c.peer       = rec.peer;
+        c.src        = rec.src;
+        c.root       = rec.root;
+        c.bytes      = rec.bytes;
+        c.recv_bytes = rec.recv_bytes;
+        c.flops      = rec.flops;
+        c.seconds    = rec.seconds;
+        c.line       = rec.line;
+        c.counts     = rec.counts;
+        c.recv_counts = rec.recv_counts;
+        auto back = [&](std::int64_t req) {
+          auto it = ordinal_of_request.find(req);
+          if (it == ordinal_of_request.end())
+            throw InputError({dir.rank_path(r).string(), rec.line, "request", r},
+                             "request " + std::to_string(req) + " completed but never created by isend/irecv");
+          return created - it->second;
+        };
+        if (creates_request(rec.op))
+          ordinal_of_request[rec.request] = created++;
+        else if (rec.request != kNoRequest)
+          c.request_back = back(rec.request);
+        for (std::int64_t q : rec.requests)
+          c.requests_back.push_back(back(q));
+        rt.params.push_back(std::move(c));
+      }
+      p.ranks.push_back(std::move(rt));
+    }
+    profiles_.push_back(std::move(p));
+  }
+
+  std::uint32_t intern(const CallToken& t)
+  {
+    auto [it, inserted] = token_ids_.emplace(t, static_cast<std::uint32_t>(token_list_.size()));
+    if (inserted)
+      token_list_.push_back(t);
+    return it->second;
+  }
+
+  void check_same_application() const
+  {
+    const LoadedProfile& ref = profiles_.front();
+    for (const LoadedProfile& p : profiles_) {
+      std::vector<std::string> missing, extra;
+      std::set_difference(ref.functions.begin(), ref.functions.end(), p.functions.begin(), p.functions.end(),
+                          std::back_inserter(missing));
+      std::set_difference(p.functions.begin(), p.functions.end(), ref.functions.begin(), ref.functions.end(),
+                          std::back_inserter(extra));
+      if (missing.empty() && extra.empty())
+        continue;
+      auto list = [](const std::vector<std::string>& v) {
+        std::string s;
+        for (const auto& f : v)
+          s += (s.empty() ? "" : ", ") + f;
+        return s.empty() ? std::string("none") : s;
+      };
+      throw InputError({p.label, 0, {}, -1},
+                       "its function table does not match " + ref.label + " (missing: " + list(missing) +
+                           "; not in " + ref.label + ": " + list(extra) +
+                           "): profiles of different applications cannot be fitted together");
+    }
+  }
+
+  // ---- per-group fitting -------------------------------------------------------------------------------
+
+  std::vector<int> build_slots(const std::vector<RolledNode>& nodes)
+  {
+    std::vector<int> ids;
+    for (const RolledNode& n : nodes) {
+      int id = static_cast<int>(slots_.size());
+      slots_.emplace_back();
+      slots_[static_cast<std::size_t>(id)].kind  = n.kind;
+      slots_[static_cast<std::size_t>(id)].token = n.token;
+      if (n.kind == RolledNode::Kind::Loop) {
+        std::vector<int> children = build_slots(n.body);
+        slots_[static_cast<std::size_t>(id)].children = std::move(children);
+      }
+      ids.push_back(id);
+    }
+    return ids;
+  }
+
+  struct WalkState {
+    std::size_t profile;
+    int rank;
+    int np;
+    double nw;
+    const RankTrace* trace;
+    std::size_t cursor = 0;
+    std::vector<std::uint64_t> loop;
+  };
+
+  void note_spread(SlotObs& s, const char* field, std::size_t profile, double v)
+  {
+    s.spread[{field, profile}].insert(v);
+  }
+
+  void observe_call(SlotObs& s, WalkState& w, const CallParams& c)
+  {
+    const CallToken& tok = tokens_[s.token];
+    auto rank_obs = [&](std::int32_t v) { return RankObservation{w.rank, w.np, w.loop, v}; };
+    if (c.peer != kNoRank)
+      s.peer.push_back(rank_obs(c.peer));
+    if (c.src != kNoRank)
+      s.src.push_back(rank_obs(c.src));
+    if (is_rooted(tok.op))
+      s.root.push_back(rank_obs(c.root));
+    s.bytes.push_back({w.nw, static_cast<double>(w.np), static_cast<double>(c.bytes)});
+    s.any_bytes = s.any_bytes || c.bytes != 0;
+    note_spread(s, "bytes", w.profile, static_cast<double>(c.bytes));
+    s.recv_bytes.push_back({w.nw, static_cast<double>(w.np), static_cast<double>(c.recv_bytes)});
+    s.any_recv_bytes = s.any_recv_bytes || c.recv_bytes != 0;
+    note_spread(s, "recv_bytes", w.profile, static_cast<double>(c.recv_bytes));
+    s.flops.push_back({w.nw, static_cast<double>(w.np), c.flops});
+    s.any_flops = s.any_flops || c.flops != 0;
+    if (c.seconds >= 0) {
+      s.seconds.push_back({w.nw, static_cast<double>(w.np), c.seconds});
+      s.any_seconds = true;
+    }
+    auto uniform = [&](const std::vector<std::uint64_t>& v, const char* field, std::vector<FitPoint>& out, bool& any) {
+      if (v.empty())
+        return;
+      any = true;
+      if (static_cast<int>(v.size()) != w.np ||
+          std::any_of(v.begin(), v.end(), [&](std::uint64_t x) { return x != v[0]; }))
+        throw InputError({profiles_[w.profile].label, c.line, field, w.rank},
+                         std::string(op_name(tok.op)) +
+                             ": per-rank counts that differ between ranks are not modelled (only the same count "
+                             "for every rank)");
+      out.push_back({w.nw, static_cast<double>(w.np), static_cast<double>(v[0])});
+    };
+    uniform(c.counts, "counts", s.counts, s.any_counts);
+    uniform(c.recv_counts, "recv_counts", s.recv_counts, s.any_recv_counts);
+    s.request_back.insert(c.request_back);
+    s.requests_back.insert(c.requests_back);
+  }
+
+  void walk(const std::vector<RolledNode>& nodes, const std::vector<int>& ids, WalkState& w)
+  {
+    for (std::size_t k = 0; k < nodes.size(); ++k) {
+      const RolledNode& n = nodes[k];
+      SlotObs& s          = slots_[static_cast<std::size_t>(ids[k])];
+      if (s.where.empty())
+        s.where = profiles_[w.profile].label + " rank " + std::to_string(w.rank);
+      switch (n.kind) {
+        case RolledNode::Kind::Call: observe_call(s, w, w.trace->params[w.cursor++]); break;
+        case RolledNode::Kind::Poll: {
+          std::uint64_t len = 0;
+          while (w.cursor < w.trace->tokens.size() && w.trace->tokens[w.cursor] == n.token) {
+            observe_call(s, w, w.trace->params[w.cursor++]);
+            ++len;
+          }
+          s.count.push_back({w.nw, static_cast<double>(w.np), static_cast<double>(len)});
+          break;
+        }
+        case RolledNode::Kind::Loop: {
+          s.count.push_back({w.nw, static_cast<double>(w.np), static_cast<double>(n.count)});
+          note_spread(s, "count", w.profile, static_cast<double>(n.count));
+          s.count_by_np_rank_nw[{w.np, w.rank}][w.nw] = n.count;
+          w.loop.push_back(0);
+          for (std::uint64_t i = 0; i < n.count; ++i) {
+            w.loop.back() = i;
+            walk(n.body, s.children, w);
+          }
+          w.loop.pop_back();
+          break;
+        }
+      }
+    }
+  }
+
+  Formula fit_quantity(const std::vector<FitPoint>& pts, bool integer, SlotObs& s, const char* field,
+                       TraceModel& model, std::size_t group)
+  {
+    for (const auto& [key, values] : s.spread)
+      if (key.first == field && values.size() > 1) {
+        model.warnings.push_back("group " + std::to_string(group) + ", " + std::string(op_name(tokens_[s.token].op)) +
+                                 " " + field + ": " + std::to_string(values.size()) + " different values in " +
+                                 profiles_[key.second].label + "; fitted on their mean");
+        break;
+      }
+    Formula f = fit_formula(pts, integer);
+    return f;
+  }
+
+  /// Where training cannot tell several expressions apart (a grid axis of extent 2 has the same lower and
+  /// upper neighbour), the first one that no earlier call of the same function in the same loop body
+  /// uses wins: a halo exchange addresses each neighbour once.
+  std::optional<RankExpr> fit_ranks(const std::vector<RankObservation>& obs, const char* field, const SlotObs& s,
+                                    std::vector<std::pair<std::string, RankExpr>>* used = nullptr)
+  {
+    if (obs.empty())
+      return std::nullopt;
+    std::vector<RankExpr> all = fit_rank_exprs(obs);
+    std::optional<RankExpr> e;
+    if (not all.empty()) {
+      e = all.front();
+      if (used != nullptr) {
+        const std::string key = tokens_[s.token].function + "/" + field;
+        for (const RankExpr& cand : all) {
+          bool taken = std::any_of(used->begin(), used->end(),
+                                   [&](const auto& u) { return u.first == key && same_target(u.second, cand); });
+          if (not taken) {
+            e = cand;
+            break;
+          }
+        }
+        used->emplace_back(key, *e);
+      }
+    }
+    if (not e) {
+      std::string sample;
+      for (std::size_t i = 0; i < obs.size() && i < 4; ++i)
+        sample += (i ? ", " : "") + std::string("rank ") + std::to_string(obs[i].rank) + " of " +
+                  std::to_string(obs[i].np) + " -> " + std::to_string(obs[i].value);
+      throw InputError({}, std::string("no rank expression explains the ") + field + " of " +
+                               tokens_[s.token].function + " (first seen at " + s.where + "): " + sample +
+                               "... (candidates: any, fixed, Np - k, offset mod Np, xor, xor 2^i, cycle over the "
+                               "loop index, 1-3-D grid neighbour)");
+    }
+    return e;
+  }
+
+  TemplateNode make_node(int id, TraceModel& model, std::size_t group,
+                         std::vector<std::pair<std::string, RankExpr>>& used)
+  {
+    SlotObs& s = slots_[static_cast<std::size_t>(id)];
+    TemplateNode t;
+    t.kind  = s.kind;
+    t.token = s.token;
+    if (s.kind == RolledNode::Kind::Loop) {
+      t.count = fit_quantity(s.count, true, s, "count", model, group);
+      for (const auto& [np_rank, by_nw] : s.count_by_np_rank_nw) {
+        std::set<std::uint64_t> distinct;
+        for (const auto& [nw, c] : by_nw)
+          distinct.insert(c);
+        if (distinct.size() > 1)
+          t.nw_dependent = true;
+      }
+      std::vector<std::pair<std::string, RankExpr>> body_used;
+      for (int c : s.children)
+        t.body.push_back(make_node(c, model, group, body_used));
+      return t;
+    }
+    if (s.kind == RolledNode::Kind::Poll)
+      t.count = fit_formula(s.count, true);  // polling lengths vary by nature: their mean, no warning
+    t.peer = fit_ranks(s.peer, "peer", s, &used);
+    t.src  = fit_ranks(s.src, "source", s, &used);
+    t.root = fit_ranks(s.root, "root", s);
+    if (s.any_bytes)
+      t.bytes = fit_quantity(s.bytes, true, s, "bytes", model, group);
+    if (s.any_recv_bytes)
+      t.recv_bytes = fit_quantity(s.recv_bytes, true, s, "recv_bytes", model, group);
+    // Compute amounts: the mean per position at each training point, then regressed like sizes.
+    if (s.any_flops)
+      t.flops = fit_formula(s.flops, false);
+    if (s.any_seconds)
+      t.seconds = fit_formula(s.seconds, false);
+    if (s.any_counts)
+      t.counts = fit_quantity(s.counts, true, s, "counts", model, group);
+    if (s.any_recv_counts)
+      t.recv_counts = fit_quantity(s.recv_counts, true, s, "recv_counts", model, group);
+    if (s.request_back.size() > 1 || s.requests_back.size() > 1)
+      throw InputError({}, "the requests completed by " + tokens_[s.token].function + " (first seen at " + s.where +
+                               ") are not the same relative to the requests created before it in every iteration");
+    t.request_back  = *s.request_back.begin();
+    t.requests_back = *s.requests_back.begin();
+    return t;
+  }
+
+  TraceGroup fit_group(TraceModel& model, std::size_t rep_shape, std::size_t g,
+                       const std::vector<std::size_t>& group_of_shape)
+  {
+    tokens_ = model.tokens;
+    slots_.clear();
+    TraceGroup group;
+    std::vector<int> top;
+    bool built = false;
+    for (std::size_t p = 0; p < profiles_.size(); ++p) {
+      std::vector<int> exact;
+      for (int r = 0; r < static_cast<int>(profiles_[p].ranks.size()); ++r) {
+        const RankTrace& rt = profiles_[p].ranks[static_cast<std::size_t>(r)];
+        if (group_of_shape[rt.shape] != g)
+          continue;
+        if (rt.shape != rep_shape) {
+          ++group.approximate_members;
+          continue;
+        }
+        if (not built) {
+          top   = build_slots(rt.rolled);
+          built = true;
+        }
+        exact.push_back(r);
+        WalkState w{p, r, profiles_[p].info.np, profiles_[p].info.nw, &rt, 0, {}};
+        walk(rt.rolled, top, w);
+        if (w.cursor != rt.tokens.size())
+          throw InternalError("trace model: walk did not consume the rank's calls");
+      }
+      if (not exact.empty())
+        group.members.push_back(profiles_[p].label + ": ranks " + ranks_text(exact));
+    }
+    std::vector<std::pair<std::string, RankExpr>> used;
+    for (int id : top)
+      group.body.push_back(make_node(id, model, g, used));
+    return group;
+  }
+
+  FitOptions opt_;
+  std::vector<LoadedProfile> profiles_;
+  std::map<CallToken, std::uint32_t> token_ids_;
+  std::vector<CallToken> token_list_;
+  std::vector<CallToken> tokens_;  // the model's (sorted) tokens while fitting groups
+  std::vector<SlotObs> slots_;
+};
+
+}  // namespace
+
+TraceModel fit_trace_model(const std::vector<std::filesystem::path>& profiles, const FitOptions& options)
+{
+  Fitter f(profiles, options);
+  return f.run();
+}
+
+}  // namespace gridcast::models::trace

@@ -1,0 +1,247 @@
+#include "gridcast/models/trace_formula.hpp"
+
+#include "gridcast/models/errors.hpp"
+
+#include <Eigen/Dense>
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <map>
+
+namespace gridcast::models::trace {
+
+namespace {
+
+struct FeatureDef {
+  std::string name;
+  double (*fn)(double nw, double np);
+};
+
+// Simplest first. Powers of Nw/Np cover strong scaling (a 3-D block of Nw/Np points has faces in
+// (Nw/Np)^(2/3)), products cover task farms (Nw tasks per worker), log2 covers trees.
+const std::vector<FeatureDef>& features()
+{
+  static const std::vector<FeatureDef> defs = {
+      {"1", [](double, double) { return 1.0; }},
+      {"Nw", [](double nw, double) { return nw; }},
+      {"Np", [](double, double np) { return np; }},
+      {"Nw/Np", [](double nw, double np) { return nw / np; }},
+      {"Nw*Np", [](double nw, double np) { return nw * np; }},
+      {"log2(Np)", [](double, double np) { return std::log2(np); }},
+      {"1/Np", [](double, double np) { return 1.0 / np; }},
+      {"Nw^2", [](double nw, double) { return nw * nw; }},
+      {"Nw^3", [](double nw, double) { return nw * nw * nw; }},
+      {"Nw^(1/2)", [](double nw, double) { return std::sqrt(nw); }},
+      {"Nw^(2/3)", [](double nw, double) { return std::cbrt(nw * nw); }},
+      {"Np^2", [](double, double np) { return np * np; }},
+      {"Nw^2/Np", [](double nw, double np) { return nw * nw / np; }},
+      {"(Nw/Np)^(1/2)", [](double nw, double np) { return std::sqrt(nw / np); }},
+      {"(Nw/Np)^(1/3)", [](double nw, double np) { return std::cbrt(nw / np); }},
+      {"(Nw/Np)^(2/3)", [](double nw, double np) { return std::cbrt((nw / np) * (nw / np)); }},
+      {"Nw/Np^2", [](double nw, double np) { return nw / (np * np); }},
+      {"Nw*log2(Np)", [](double nw, double np) { return nw * std::log2(np); }},
+      {"Nw/(Np-1)", [](double nw, double np) { return np > 1 ? nw / (np - 1) : 0.0; }},
+  };
+  return defs;
+}
+
+/// Least squares on columns scaled to unit max, so that Nw^3 next to 1 stays well conditioned.
+Eigen::VectorXd solve(const Eigen::MatrixXd& a, const Eigen::VectorXd& b)
+{
+  Eigen::VectorXd scale(a.cols());
+  Eigen::MatrixXd s = a;
+  for (Eigen::Index c = 0; c < a.cols(); ++c) {
+    double m = a.col(c).cwiseAbs().maxCoeff();
+    scale(c) = m > 0 ? m : 1.0;
+    s.col(c) /= scale(c);
+  }
+  Eigen::VectorXd x = s.colPivHouseholderQr().solve(b);
+  return x.cwiseQuotient(scale);
+}
+
+/// Snaps coefficients within a relative 1e-9 of a simple rational (k/1, k/2 ... k/1024) onto it, so that
+/// exact relations read as such ("8*Nw^2", not "7.9999999999997*Nw^2").
+double snap(double v)
+{
+  if (v == 0 || not std::isfinite(v))
+    return v;
+  for (double den : {1.0, 2.0, 3.0, 4.0, 8.0, 16.0, 64.0, 1024.0}) {
+    double k = std::round(v * den);
+    if (k != 0 && std::abs(k / den - v) <= 1e-9 * std::abs(v))
+      return k / den;
+  }
+  return v;
+}
+
+double rel_error(double predicted, double observed)
+{
+  return std::abs(predicted - observed) / std::max(std::abs(observed), 1.0);
+}
+
+std::string number_text(double v)
+{
+  std::array<char, 64> buf{};
+  auto res = std::to_chars(buf.data(), buf.data() + buf.size(), v);
+  return std::string(buf.data(), res.ptr);
+}
+
+}  // namespace
+
+std::size_t feature_count() { return features().size(); }
+const std::string& feature_name(std::size_t f) { return features().at(f).name; }
+std::optional<std::size_t> feature_from_name(std::string_view name)
+{
+  for (std::size_t i = 0; i < features().size(); ++i)
+    if (features()[i].name == name)
+      return i;
+  return std::nullopt;
+}
+double feature_value(std::size_t f, double nw, double np) { return features().at(f).fn(nw, np); }
+
+double Formula::eval(double nw, double np) const
+{
+  double v = 0;
+  for (const Term& t : terms)
+    v += t.coef * feature_value(t.feature, nw, np);
+  return integer ? std::round(v) : v;
+}
+
+std::string Formula::text() const
+{
+  if (terms.empty())
+    return "0";
+  std::string s;
+  for (std::size_t i = 0; i < terms.size(); ++i) {
+    double c = terms[i].coef;
+    const std::string& f = feature_name(terms[i].feature);
+    if (i > 0)
+      s += c < 0 ? " - " : " + ";
+    else if (c < 0)
+      s += "-";
+    double a = std::abs(c);
+    if (f == "1")
+      s += number_text(a);
+    else if (a == 1.0)
+      s += f;
+    else
+      s += number_text(a) + "*" + f;
+  }
+  return s;
+}
+
+Formula fit_formula(const std::vector<FitPoint>& raw, bool integer, int max_terms)
+{
+  if (raw.empty())
+    throw InternalError("fit_formula: no points");
+  // Average repeated observations of one (Nw, Np) point (ordered map: deterministic).
+  std::map<std::pair<double, double>, std::pair<double, int>> acc;
+  for (const FitPoint& p : raw) {
+    auto& [sum, n] = acc[{p.nw, p.np}];
+    sum += p.value;
+    ++n;
+  }
+  std::vector<FitPoint> pts;
+  for (const auto& [key, v] : acc)
+    pts.push_back({key.first, key.second, v.first / v.second});
+  const int n = static_cast<int>(pts.size());
+
+  Formula best;
+  best.integer = integer;
+  best.points  = n;
+  // A constant needs no search and is the only thing one point supports.
+  bool constant = std::all_of(pts.begin(), pts.end(), [&](const FitPoint& p) { return p.value == pts[0].value; });
+  if (constant || n == 1) {
+    double mean = 0;
+    for (const FitPoint& p : pts)
+      mean += p.value / n;
+    best.terms = {{0, snap(mean)}};
+    if (n >= 2) {
+      double err = 0;  // leave-one-out of a mean
+      for (int i = 0; i < n; ++i)
+        err += rel_error((mean * n - pts[i].value) / (n - 1), pts[i].value) / n;
+      best.cv_error = err;
+    }
+    return best;
+  }
+
+  const int nf = static_cast<int>(feature_count());
+  Eigen::MatrixXd all(n, nf);
+  Eigen::VectorXd y(n);
+  for (int i = 0; i < n; ++i) {
+    y(i) = pts[i].value;
+    for (int f = 0; f < nf; ++f)
+      all(i, f) = feature_value(static_cast<std::size_t>(f), pts[i].nw, pts[i].np);
+  }
+
+  double best_err = std::numeric_limits<double>::infinity();
+  std::vector<int> best_set;
+  // Subsets by size, then in lexicographic feature order; size k needs k + 1 points to be checked.
+  for (int k = 1; k <= max_terms && k + 1 <= n; ++k) {
+    std::vector<int> idx(static_cast<std::size_t>(k));
+    for (int i = 0; i < k; ++i)
+      idx[static_cast<std::size_t>(i)] = i;
+    while (true) {
+      Eigen::MatrixXd a(n, k);
+      for (int c = 0; c < k; ++c)
+        a.col(c) = all.col(idx[static_cast<std::size_t>(c)]);
+      double err = 0;
+      bool degenerate = false;
+      for (int leave = 0; leave < n && not degenerate; ++leave) {
+        Eigen::MatrixXd at(n - 1, k);
+        Eigen::VectorXd yt(n - 1);
+        for (int i = 0, j = 0; i < n; ++i)
+          if (i != leave) {
+            at.row(j) = a.row(i);
+            yt(j++)   = y(i);
+          }
+        // A subset that the remaining points cannot determine (rank deficient) says nothing.
+        Eigen::ColPivHouseholderQR<Eigen::MatrixXd> qr(at);
+        if (qr.rank() < k) {
+          degenerate = true;
+          break;
+        }
+        Eigen::VectorXd x = solve(at, yt);
+        double pred = a.row(leave).dot(x);
+        if (integer)
+          pred = std::round(pred);
+        err += rel_error(pred, y(leave)) / n;
+      }
+      if (not degenerate && err < best_err - 1e-12) {
+        best_err = err;
+        best_set = idx;
+      }
+      // Next subset.
+      int i = k - 1;
+      while (i >= 0 && idx[static_cast<std::size_t>(i)] == nf - k + i)
+        --i;
+      if (i < 0)
+        break;
+      ++idx[static_cast<std::size_t>(i)];
+      for (int j = i + 1; j < k; ++j)
+        idx[static_cast<std::size_t>(j)] = idx[static_cast<std::size_t>(j - 1)] + 1;
+    }
+    if (best_err <= 1e-9)
+      break;  // exact at this size: a larger model cannot be simpler
+  }
+  if (best_set.empty()) {
+    // Too few points for any checked model beyond a constant: the mean.
+    double mean = y.mean();
+    best.terms = {{0, snap(mean)}};
+    return best;
+  }
+  Eigen::MatrixXd a(n, static_cast<Eigen::Index>(best_set.size()));
+  for (std::size_t c = 0; c < best_set.size(); ++c)
+    a.col(static_cast<Eigen::Index>(c)) = all.col(best_set[c]);
+  Eigen::VectorXd x = solve(a, y);
+  for (std::size_t c = 0; c < best_set.size(); ++c) {
+    double coef = snap(x(static_cast<Eigen::Index>(c)));
+    if (coef != 0)
+      best.terms.push_back({static_cast<std::size_t>(best_set[c]), coef});
+  }
+  best.cv_error = best_err;
+  return best;
+}
+
+}  // namespace gridcast::models::trace

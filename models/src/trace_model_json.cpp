@@ -1,0 +1,454 @@
+// model.json: writing (deterministic) and strict reading of the trace model. Format: docs/formats.md.
+#include "gridcast/models/errors.hpp"
+#include "gridcast/models/trace_model.hpp"
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <initializer_list>
+
+namespace gridcast::models::trace {
+
+namespace {
+
+using json  = nlohmann::json;
+using ojson = nlohmann::ordered_json;
+
+constexpr const char* kFormatName = "gridcast-trace-model";
+
+ojson formula_json(const Formula& f)
+{
+  ojson o;
+  o["text"] = f.text();
+  ojson terms = ojson::array();
+  for (const Term& t : f.terms)
+    terms.push_back(ojson{{"feature", feature_name(t.feature)}, {"coef", t.coef}});
+  o["terms"]   = terms;
+  o["integer"] = f.integer;
+  o["cv_error"] = f.cv_error ? ojson(*f.cv_error) : ojson(nullptr);
+  o["points"]  = f.points;
+  return o;
+}
+
+ojson rank_json(const RankExpr& e)
+{
+  ojson o;
+  o["expr"] = std::string(e.kind_name());
+  o["text"] = e.text();
+  switch (e.kind) {
+    case RankExpr::Kind::Any: break;
+    case RankExpr::Kind::XorLoop: o["level"] = e.level; break;
+    case RankExpr::Kind::Cycle:
+      o["a"]     = e.a;
+      o["level"] = e.level;
+      break;
+    case RankExpr::Kind::Grid:
+      o["a"]        = e.a;
+      o["dims"]     = e.dims;
+      o["dim"]      = e.dim;
+      o["periodic"] = e.periodic;
+      break;
+    default: o["a"] = e.a; break;
+  }
+  return o;
+}
+
+ojson nodes_json(const std::vector<TemplateNode>& nodes, const TraceModel& m)
+{
+  ojson arr = ojson::array();
+  for (const TemplateNode& n : nodes) {
+    ojson o;
+    if (n.kind == RolledNode::Kind::Loop) {
+      o["loop"]         = formula_json(n.count);
+      o["nw_dependent"] = n.nw_dependent;
+      o["body"]         = nodes_json(n.body, m);
+      arr.push_back(o);
+      continue;
+    }
+    const CallToken& t = m.tokens.at(n.token);
+    if (n.kind == RolledNode::Kind::Poll) {
+      o["poll"]  = n.token;
+      o["fn"]    = t.function;
+      o["count"] = formula_json(n.count);
+    } else {
+      o["call"] = n.token;
+      o["fn"]   = t.function;
+    }
+    if (n.peer)
+      o["peer"] = rank_json(*n.peer);
+    if (n.src)
+      o["src"] = rank_json(*n.src);
+    if (n.root)
+      o["root"] = rank_json(*n.root);
+    if (n.bytes)
+      o["bytes"] = formula_json(*n.bytes);
+    if (n.recv_bytes)
+      o["recv_bytes"] = formula_json(*n.recv_bytes);
+    if (n.flops)
+      o["flops"] = formula_json(*n.flops);
+    if (n.seconds)
+      o["seconds"] = formula_json(*n.seconds);
+    if (n.counts)
+      o["counts"] = formula_json(*n.counts);
+    if (n.recv_counts)
+      o["recv_counts"] = formula_json(*n.recv_counts);
+    if (n.request_back != 0)
+      o["request_back"] = n.request_back;
+    if (not n.requests_back.empty())
+      o["requests_back"] = n.requests_back;
+    arr.push_back(o);
+  }
+  return arr;
+}
+
+// ---- strict reading --------------------------------------------------------------------------------------
+
+class Reader {
+public:
+  Reader(const json& j, std::string file, std::string path) : j_(j), file_(std::move(file)), path_(std::move(path))
+  {
+    if (not j_.is_object())
+      fail("", std::string("expected an object, got ") + j_.type_name());
+  }
+  [[noreturn]] void fail(std::string_view key, const std::string& why) const
+  {
+    std::string k = path_;
+    if (not key.empty())
+      k += (k.empty() ? "" : ".") + std::string(key);
+    throw InputError({file_, 0, k, -1}, why);
+  }
+  void only(std::initializer_list<std::string_view> keys) const
+  {
+    for (auto it = j_.begin(); it != j_.end(); ++it) {
+      bool ok = false;
+      for (auto k : keys)
+        ok = ok || it.key() == k;
+      if (not ok)
+        fail(it.key(), "unknown key");
+    }
+  }
+  bool has(std::string_view key) const { return j_.contains(key); }
+  const json& at(std::string_view key) const
+  {
+    auto it = j_.find(key);
+    if (it == j_.end())
+      fail(key, "missing required key");
+    return *it;
+  }
+  Reader obj(std::string_view key) const { return Reader(at(key), file_, sub(key)); }
+  std::string sub(std::string_view key) const { return path_.empty() ? std::string(key) : path_ + "." + std::string(key); }
+  std::string str(std::string_view key) const
+  {
+    const json& v = at(key);
+    if (not v.is_string())
+      fail(key, std::string("expected a string, got ") + v.type_name());
+    return v.get<std::string>();
+  }
+  double num(std::string_view key) const
+  {
+    const json& v = at(key);
+    if (not v.is_number() || not std::isfinite(v.get<double>()))
+      fail(key, std::string("expected a finite number, got ") + v.type_name());
+    return v.get<double>();
+  }
+  std::int64_t integer(std::string_view key) const
+  {
+    const json& v = at(key);
+    if (not v.is_number_integer())
+      fail(key, std::string("expected an integer, got ") + v.dump());
+    return v.get<std::int64_t>();
+  }
+  int int32(std::string_view key, std::int64_t lo, std::int64_t hi) const
+  {
+    std::int64_t v = integer(key);
+    if (v < lo || v > hi)
+      fail(key, "value " + std::to_string(v) + " out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    return static_cast<int>(v);
+  }
+  bool boolean(std::string_view key) const
+  {
+    const json& v = at(key);
+    if (not v.is_boolean())
+      fail(key, std::string("expected a boolean, got ") + v.type_name());
+    return v.get<bool>();
+  }
+  const json& array(std::string_view key) const
+  {
+    const json& v = at(key);
+    if (not v.is_array())
+      fail(key, std::string("expected an array, got ") + v.type_name());
+    return v;
+  }
+  const std::string& file() const { return file_; }
+  const std::string& path() const { return path_; }
+
+private:
+  const json& j_;
+  std::string file_;
+  std::string path_;
+};
+
+Formula read_formula(const Reader& r)
+{
+  r.only({"text", "terms", "integer", "cv_error", "points"});
+  Formula f;
+  f.integer = r.boolean("integer");
+  f.points  = r.int32("points", 0, 1 << 30);
+  const json& cv = r.at("cv_error");
+  if (not cv.is_null()) {
+    if (not cv.is_number())
+      r.fail("cv_error", "expected a number or null");
+    f.cv_error = cv.get<double>();
+  }
+  const json& terms = r.array("terms");
+  for (std::size_t i = 0; i < terms.size(); ++i) {
+    Reader t(terms[i], r.file(), r.sub("terms[" + std::to_string(i) + "]"));
+    t.only({"feature", "coef"});
+    auto feat = feature_from_name(t.str("feature"));
+    if (not feat)
+      t.fail("feature", "unknown feature '" + t.str("feature") + "'");
+    f.terms.push_back({*feat, t.num("coef")});
+  }
+  r.str("text");  // informative; must be a string
+  return f;
+}
+
+RankExpr read_rank(const Reader& r)
+{
+  r.only({"expr", "text", "a", "level", "dims", "dim", "periodic"});
+  auto kind = RankExpr::kind_from_name(r.str("expr"));
+  if (not kind)
+    r.fail("expr", "unknown rank expression '" + r.str("expr") + "'");
+  RankExpr e;
+  e.kind = *kind;
+  constexpr std::int64_t kBig = 1LL << 30;
+  if (r.has("a"))
+    e.a = r.int32("a", -kBig, kBig);
+  if (r.has("level"))
+    e.level = r.int32("level", 0, 64);
+  if (e.kind == RankExpr::Kind::Grid) {
+    e.dims     = r.int32("dims", 1, 3);
+    e.dim      = r.int32("dim", 0, e.dims - 1);
+    e.periodic = r.boolean("periodic");
+  }
+  return e;
+}
+
+std::vector<TemplateNode> read_nodes(const json& arr, const std::string& file, const std::string& path,
+                                     const TraceModel& m)
+{
+  std::vector<TemplateNode> out;
+  for (std::size_t i = 0; i < arr.size(); ++i) {
+    Reader r(arr[i], file, path + "[" + std::to_string(i) + "]");
+    TemplateNode n;
+    if (r.has("loop")) {
+      r.only({"loop", "nw_dependent", "body"});
+      n.kind         = RolledNode::Kind::Loop;
+      n.count        = read_formula(r.obj("loop"));
+      n.nw_dependent = r.boolean("nw_dependent");
+      n.body         = read_nodes(r.array("body"), file, r.sub("body"), m);
+      out.push_back(std::move(n));
+      continue;
+    }
+    r.only({"call", "poll", "fn", "count", "peer", "src", "root", "bytes", "recv_bytes", "flops", "seconds", "counts",
+            "recv_counts", "request_back", "requests_back"});
+    const char* tkey = r.has("poll") ? "poll" : "call";
+    n.kind  = r.has("poll") ? RolledNode::Kind::Poll : RolledNode::Kind::Call;
+    n.token = static_cast<std::uint32_t>(r.int32(tkey, 0, static_cast<std::int64_t>(m.tokens.size()) - 1));
+    if (r.str("fn") != m.tokens[n.token].function)
+      r.fail("fn", "'" + r.str("fn") + "' is not the function of token " + std::to_string(n.token) + " ('" +
+                       m.tokens[n.token].function + "')");
+    if (n.kind == RolledNode::Kind::Poll)
+      n.count = read_formula(r.obj("count"));
+    if (r.has("peer"))
+      n.peer = read_rank(r.obj("peer"));
+    if (r.has("src"))
+      n.src = read_rank(r.obj("src"));
+    if (r.has("root"))
+      n.root = read_rank(r.obj("root"));
+    if (r.has("bytes"))
+      n.bytes = read_formula(r.obj("bytes"));
+    if (r.has("recv_bytes"))
+      n.recv_bytes = read_formula(r.obj("recv_bytes"));
+    if (r.has("flops"))
+      n.flops = read_formula(r.obj("flops"));
+    if (r.has("seconds"))
+      n.seconds = read_formula(r.obj("seconds"));
+    if (r.has("counts"))
+      n.counts = read_formula(r.obj("counts"));
+    if (r.has("recv_counts"))
+      n.recv_counts = read_formula(r.obj("recv_counts"));
+    if (r.has("request_back"))
+      n.request_back = r.integer("request_back");
+    if (r.has("requests_back")) {
+      for (const json& v : r.array("requests_back")) {
+        if (not v.is_number_integer())
+          r.fail("requests_back", "expected integers");
+        n.requests_back.push_back(v.get<std::int64_t>());
+      }
+    }
+    out.push_back(std::move(n));
+  }
+  return out;
+}
+
+}  // namespace
+
+nlohmann::ordered_json model_to_json(const TraceModel& m)
+{
+  ojson o;
+  o["format"]         = kFormatName;
+  o["format_version"] = TraceModel::kFormatVersion;
+  o["group_threshold"] = m.group_threshold;
+  ojson feats = ojson::array();
+  for (std::size_t f = 0; f < feature_count(); ++f)
+    feats.push_back(feature_name(f));
+  o["features"] = feats;
+  ojson training = ojson::array();
+  for (const TrainingPoint& t : m.training)
+    training.push_back(ojson{{"profile", t.profile}, {"nw", t.nw}, {"np", t.np}});
+  o["training"] = training;
+  ojson tokens = ojson::array();
+  for (const CallToken& t : m.tokens) {
+    ojson tj;
+    tj["function"] = t.function;
+    tj["op"]       = std::string(op_name(t.op));
+    if (t.tag != 0)
+      tj["tag"] = t.tag;
+    if (t.recv_tag != 0)
+      tj["recv_tag"] = t.recv_tag;
+    if (t.comm != kWorldComm)
+      tj["comm"] = t.comm;
+    if (t.color != 0)
+      tj["color"] = t.color;
+    if (t.key != 0)
+      tj["key"] = t.key;
+    if (t.new_comm != kWorldComm)
+      tj["new_comm"] = t.new_comm;
+    tokens.push_back(tj);
+  }
+  o["tokens"] = tokens;
+  ojson classes = ojson::array();
+  for (const auto& [cls, g] : m.rule.classes)
+    classes.push_back(ojson{{"class", cls}, {"group", g}});
+  o["rule"] = ojson{{"classifier", m.rule.classifier.name()}, {"classes", classes}};
+  ojson groups = ojson::array();
+  for (std::size_t g = 0; g < m.groups.size(); ++g) {
+    const TraceGroup& grp = m.groups[g];
+    groups.push_back(ojson{{"id", g},
+                           {"members", grp.members},
+                           {"approximate_members", grp.approximate_members},
+                           {"template", nodes_json(grp.body, m)}});
+  }
+  o["groups"]   = groups;
+  o["warnings"] = m.warnings;
+  return o;
+}
+
+TraceModel model_from_json(const nlohmann::json& j, const std::string& file)
+{
+  Reader top(j, file, "");
+  top.only({"format", "format_version", "group_threshold", "features", "training", "tokens", "rule", "groups",
+            "warnings"});
+  if (top.str("format") != kFormatName)
+    top.fail("format", std::string("expected \"") + kFormatName + "\"");
+  if (top.integer("format_version") != TraceModel::kFormatVersion)
+    top.fail("format_version", "unsupported version (this gridcast reads version " +
+                                   std::to_string(TraceModel::kFormatVersion) + ")");
+  TraceModel m;
+  m.group_threshold = top.num("group_threshold");
+  top.array("features");  // informative
+  const json& training = top.array("training");
+  for (std::size_t i = 0; i < training.size(); ++i) {
+    Reader t(training[i], file, "training[" + std::to_string(i) + "]");
+    t.only({"profile", "nw", "np"});
+    m.training.push_back({t.str("profile"), t.num("nw"), t.int32("np", 1, 1 << 30)});
+  }
+  const json& tokens = top.array("tokens");
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    Reader t(tokens[i], file, "tokens[" + std::to_string(i) + "]");
+    t.only({"function", "op", "tag", "recv_tag", "comm", "color", "key", "new_comm"});
+    CallToken tok;
+    tok.function = t.str("function");
+    auto op      = op_from_name(t.str("op"));
+    if (not op)
+      t.fail("op", "unknown op '" + t.str("op") + "'");
+    tok.op = *op;
+    constexpr std::int64_t lo = INT32_MIN, hi = INT32_MAX;
+    if (t.has("tag"))
+      tok.tag = t.int32("tag", lo, hi);
+    if (t.has("recv_tag"))
+      tok.recv_tag = t.int32("recv_tag", lo, hi);
+    if (t.has("comm"))
+      tok.comm = t.int32("comm", lo, hi);
+    if (t.has("color"))
+      tok.color = t.int32("color", lo, hi);
+    if (t.has("key"))
+      tok.key = t.int32("key", lo, hi);
+    if (t.has("new_comm"))
+      tok.new_comm = t.int32("new_comm", lo, hi);
+    m.tokens.push_back(tok);
+  }
+  const json& groups = top.array("groups");
+  Reader rule = top.obj("rule");
+  rule.only({"classifier", "classes"});
+  auto cls = RankClassifier::from_name(rule.str("classifier"));
+  if (not cls)
+    rule.fail("classifier", "unknown rank classifier '" + rule.str("classifier") + "'");
+  m.rule.classifier   = *cls;
+  const json& classes = rule.array("classes");
+  for (std::size_t i = 0; i < classes.size(); ++i) {
+    Reader c(classes[i], file, "rule.classes[" + std::to_string(i) + "]");
+    c.only({"class", "group"});
+    m.rule.classes.emplace_back(c.str("class"), c.int32("group", 0, static_cast<std::int64_t>(groups.size()) - 1));
+  }
+  std::sort(m.rule.classes.begin(), m.rule.classes.end());
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    Reader g(groups[i], file, "groups[" + std::to_string(i) + "]");
+    g.only({"id", "members", "approximate_members", "template"});
+    if (g.integer("id") != static_cast<std::int64_t>(i))
+      g.fail("id", "groups must be numbered 0, 1, 2... in order");
+    TraceGroup grp;
+    for (const json& s : g.array("members")) {
+      if (not s.is_string())
+        g.fail("members", "expected strings");
+      grp.members.push_back(s.get<std::string>());
+    }
+    grp.approximate_members = static_cast<std::uint64_t>(g.int32("approximate_members", 0, 1 << 30));
+    grp.body = read_nodes(g.array("template"), file, g.sub("template"), m);
+    m.groups.push_back(std::move(grp));
+  }
+  for (const json& w : top.array("warnings")) {
+    if (not w.is_string())
+      top.fail("warnings", "expected strings");
+    m.warnings.push_back(w.get<std::string>());
+  }
+  return m;
+}
+
+void write_model(const std::filesystem::path& file, const TraceModel& model)
+{
+  std::ofstream out(file, std::ios::binary | std::ios::trunc);
+  if (not out)
+    throw InputError({file.string(), 0, {}, -1}, "cannot write the model: " + std::string(std::strerror(errno)));
+  out << model_to_json(model).dump(2) << '\n';
+  if (not out)
+    throw InputError({file.string(), 0, {}, -1}, "error while writing the model");
+}
+
+TraceModel read_model(const std::filesystem::path& file)
+{
+  std::ifstream in(file, std::ios::binary);
+  if (not in)
+    throw InputError({file.string(), 0, {}, -1}, "cannot open the model: " + std::string(std::strerror(errno)));
+  json j;
+  try {
+    j = json::parse(in);
+  } catch (const json::parse_error& e) {
+    throw InputError({file.string(), 0, {}, -1}, std::string("invalid JSON: ") + e.what());
+  }
+  return model_from_json(j, file.string());
+}
+
+}  // namespace gridcast::models::trace

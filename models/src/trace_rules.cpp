@@ -1,0 +1,340 @@
+#include "gridcast/models/trace_rules.hpp"
+
+#include "gridcast/models/errors.hpp"
+
+#include <algorithm>
+#include <map>
+
+namespace gridcast::models::trace {
+
+std::vector<int> dims_create(int np, int d)
+{
+  std::vector<int> dims(static_cast<std::size_t>(d), 1);
+  if (np < 1 || d < 1)
+    return dims;
+  // Prime factors, largest first, each multiplied into the currently smallest dimension.
+  std::vector<int> primes;
+  int n = np;
+  for (int p = 2; p * p <= n; ++p)
+    while (n % p == 0) {
+      primes.push_back(p);
+      n /= p;
+    }
+  if (n > 1)
+    primes.push_back(n);
+  std::sort(primes.rbegin(), primes.rend());
+  for (int p : primes)
+    *std::min_element(dims.begin(), dims.end()) *= p;
+  std::sort(dims.rbegin(), dims.rend());
+  return dims;
+}
+
+std::vector<int> grid_coords(int rank, const std::vector<int>& dims)
+{
+  std::vector<int> c(dims.size());
+  for (std::size_t k = dims.size(); k-- > 0;) {
+    c[k] = rank % dims[k];
+    rank /= dims[k];
+  }
+  return c;
+}
+
+namespace {
+
+int grid_rank(const std::vector<int>& coords, const std::vector<int>& dims)
+{
+  int r = 0;
+  for (std::size_t k = 0; k < dims.size(); ++k)
+    r = r * dims[k] + coords[k];
+  return r;
+}
+
+const std::vector<std::pair<RankExpr::Kind, std::string_view>>& kind_names()
+{
+  static const std::vector<std::pair<RankExpr::Kind, std::string_view>> names = {
+      {RankExpr::Kind::Any, "any"},         {RankExpr::Kind::Fixed, "fixed"},   {RankExpr::Kind::FromEnd, "from_end"},
+      {RankExpr::Kind::Offset, "offset"},   {RankExpr::Kind::Xor, "xor"},       {RankExpr::Kind::XorLoop, "xor_loop"},
+      {RankExpr::Kind::Cycle, "cycle"},     {RankExpr::Kind::Grid, "grid"},
+  };
+  return names;
+}
+
+}  // namespace
+
+std::optional<int> RankExpr::eval(int rank, int np, const std::uint64_t* loop, int depth) const
+{
+  auto loop_index = [&](int lvl) -> std::optional<std::uint64_t> {
+    if (lvl < 0 || lvl >= depth)
+      return std::nullopt;
+    return loop[depth - 1 - lvl];
+  };
+  switch (kind) {
+    case Kind::Any: return -1;
+    case Kind::Fixed: return a;
+    case Kind::FromEnd: return np - a;
+    case Kind::Offset: return ((rank + a) % np + np) % np;
+    case Kind::Xor: return rank ^ a;
+    case Kind::XorLoop: {
+      auto i = loop_index(level);
+      if (not i || *i >= 31)
+        return std::nullopt;
+      return rank ^ (1 << *i);
+    }
+    case Kind::Cycle: {
+      auto i = loop_index(level);
+      if (not i || np - a <= 0)
+        return std::nullopt;
+      return a + static_cast<int>(*i % static_cast<std::uint64_t>(np - a));
+    }
+    case Kind::Grid: {
+      std::vector<int> d = dims_create(np, dims);
+      std::vector<int> c = grid_coords(rank, d);
+      auto k = static_cast<std::size_t>(dim);
+      int v  = c[k] + a;
+      if (periodic)
+        v = (v % d[k] + d[k]) % d[k];
+      else if (v < 0 || v >= d[k])
+        return std::nullopt;
+      c[k] = v;
+      return grid_rank(c, d);
+    }
+  }
+  return std::nullopt;
+}
+
+std::string RankExpr::text() const
+{
+  auto sgn = [](int v) { return v < 0 ? " - " + std::to_string(-v) : " + " + std::to_string(v); };
+  switch (kind) {
+    case Kind::Any: return "any";
+    case Kind::Fixed: return std::to_string(a);
+    case Kind::FromEnd: return "Np - " + std::to_string(a);
+    case Kind::Offset: return "(r" + sgn(a) + ") mod Np";
+    case Kind::Xor: return "r xor " + std::to_string(a);
+    case Kind::XorLoop: return "r xor 2^i" + std::to_string(level);
+    case Kind::Cycle: return std::to_string(a) + " + i" + std::to_string(level) + " mod (Np - " + std::to_string(a) + ")";
+    case Kind::Grid:
+      return "grid" + std::to_string(dims) + (periodic ? "p" : "") + "(r, dim " + std::to_string(dim) + ", " +
+             (a < 0 ? "-" : "+") + std::to_string(std::abs(a)) + ")";
+  }
+  return "?";
+}
+
+std::string_view RankExpr::kind_name() const
+{
+  for (const auto& [k, n] : kind_names())
+    if (k == kind)
+      return n;
+  return "?";
+}
+
+std::optional<RankExpr::Kind> RankExpr::kind_from_name(std::string_view name)
+{
+  for (const auto& [k, n] : kind_names())
+    if (n == name)
+      return k;
+  return std::nullopt;
+}
+
+bool same_target(const RankExpr& a, const RankExpr& b)
+{
+  return a.kind == b.kind && a.a == b.a && a.level == b.level && a.dims == b.dims && a.dim == b.dim;
+}
+
+std::optional<RankExpr> fit_rank_expr(const std::vector<RankObservation>& obs)
+{
+  auto all = fit_rank_exprs(obs);
+  if (all.empty())
+    return std::nullopt;
+  return all.front();
+}
+
+std::vector<RankExpr> fit_rank_exprs(const std::vector<RankObservation>& obs)
+{
+  std::vector<RankExpr> found;
+  if (obs.empty())
+    return found;
+  auto fits = [&](const RankExpr& e) {
+    for (const RankObservation& o : obs) {
+      auto v = e.eval(o.rank, o.np, o.loop.data(), static_cast<int>(o.loop.size()));
+      if (not v || *v != o.value)
+        return false;
+    }
+    return true;
+  };
+  const RankObservation& o0 = obs.front();
+  const int depth           = static_cast<int>(o0.loop.size());
+  std::vector<RankExpr> cands;
+  using K = RankExpr::Kind;
+  if (o0.value == -1) {
+    cands.push_back({K::Any});
+  } else {
+    cands.push_back({K::Fixed, o0.value});
+    cands.push_back({K::FromEnd, o0.np - o0.value});
+    int d = o0.value - o0.rank;
+    cands.push_back({K::Offset, d});
+    cands.push_back({K::Offset, d > 0 ? d - o0.np : d + o0.np});
+    cands.push_back({K::Xor, o0.rank ^ o0.value});
+    for (int lvl = 0; lvl < depth; ++lvl) {
+      RankExpr x{K::XorLoop};
+      x.level = lvl;
+      cands.push_back(x);
+    }
+    for (int lvl = 0; lvl < depth; ++lvl)
+      for (int a : {0, 1}) {
+        RankExpr c{K::Cycle, a};
+        c.level = lvl;
+        cands.push_back(c);
+      }
+    for (int nd = 1; nd <= 3; ++nd)
+      for (bool periodic : {true, false})
+        for (int dim = 0; dim < nd; ++dim)
+          for (int dir : {-1, 1}) {
+            RankExpr g{K::Grid, dir};
+            g.dims     = nd;
+            g.dim      = dim;
+            g.periodic = periodic;
+            cands.push_back(g);
+          }
+  }
+  for (const RankExpr& e : cands)
+    if (fits(e) && std::none_of(found.begin(), found.end(), [&](const RankExpr& f) { return same_target(f, e); }))
+      found.push_back(e);
+  return found;
+}
+
+// ---- group rules ------------------------------------------------------------------------------------
+
+namespace {
+
+const std::vector<std::string>& bases()
+{
+  static const std::vector<std::string> b = {"all",   "parity", "mod3",   "mod4",   "mod5",   "mod6",  "mod7",
+                                             "mod8",  "node2",  "node4",  "node8",  "node16", "grid2", "grid3"};
+  return b;
+}
+
+std::string base_class(const std::string& base, int rank, int np)
+{
+  if (base == "all")
+    return "";
+  if (base == "parity")
+    return "parity=" + std::to_string(rank % 2);
+  if (base.rfind("mod", 0) == 0) {
+    int k = std::stoi(base.substr(3));
+    return base + "=" + std::to_string(rank % k);
+  }
+  if (base.rfind("node", 0) == 0) {
+    int k   = std::stoi(base.substr(4));
+    int pos = rank % k;
+    // The last node may be partial: its last rank is Np - 1.
+    bool last = pos == k - 1 || rank == np - 1;
+    return base + "=" + (pos == 0 ? "first" : last ? "last" : "middle");
+  }
+  int d                = base == "grid2" ? 2 : 3;
+  std::vector<int> dims = dims_create(np, d);
+  std::vector<int> c    = grid_coords(rank, dims);
+  int boundary          = 0;
+  for (std::size_t k = 0; k < dims.size(); ++k)
+    boundary += (c[k] == 0 || c[k] == dims[k] - 1) ? 1 : 0;
+  static const char* const names3[] = {"interior", "face", "edge", "corner"};
+  static const char* const names2[] = {"interior", "edge", "corner"};
+  return base + "=" + (d == 3 ? names3[boundary] : names2[boundary]);
+}
+
+}  // namespace
+
+std::string RankClassifier::name() const
+{
+  std::string n;
+  if (first)
+    n += "first";
+  if (last)
+    n += std::string(n.empty() ? "" : "+") + "last";
+  if (base != "all" || n.empty())
+    n += std::string(n.empty() ? "" : "+") + base;
+  return n;
+}
+
+std::optional<RankClassifier> RankClassifier::from_name(std::string_view name)
+{
+  for (const RankClassifier& c : candidates())
+    if (c.name() == name)
+      return c;
+  return std::nullopt;
+}
+
+std::string RankClassifier::classify(int rank, int np) const
+{
+  std::string s;
+  if (first)
+    s += std::string("first=") + (rank == 0 ? "1" : "0");
+  if (last)
+    s += std::string(s.empty() ? "" : " ") + "last=" + (rank == np - 1 ? "1" : "0");
+  std::string b = base_class(base, rank, np);
+  if (not b.empty())
+    s += (s.empty() ? "" : " ") + b;
+  return s.empty() ? "all" : s;
+}
+
+std::vector<RankClassifier> RankClassifier::candidates()
+{
+  std::vector<RankClassifier> out;
+  for (const std::string& b : bases())
+    for (auto [f, l] : {std::pair{false, false}, {true, false}, {false, true}, {true, true}})
+      out.push_back({b, f, l});
+  return out;
+}
+
+int GroupRule::group_of(int rank, int np) const
+{
+  std::string cls = classifier.classify(rank, np);
+  auto it = std::lower_bound(classes.begin(), classes.end(), cls,
+                             [](const auto& p, const std::string& c) { return p.first < c; });
+  if (it == classes.end() || it->first != cls)
+    throw InputError({}, "rank " + std::to_string(rank) + " of " + std::to_string(np) + " is of class '" + cls +
+                             "' under the group rule '" + classifier.name() +
+                             "', which no training profile had: the model cannot say which trace it runs");
+  return it->second;
+}
+
+GroupRule infer_group_rule(const std::vector<GroupAssignment>& assignments)
+{
+  struct Seen {
+    int group;
+    std::size_t profile;
+    int rank;
+  };
+  std::string conflict;
+  for (const RankClassifier& c : RankClassifier::candidates()) {
+    std::map<std::string, Seen> table;
+    bool ok = true;
+    for (std::size_t p = 0; p < assignments.size() && ok; ++p) {
+      const GroupAssignment& a = assignments[p];
+      for (int r = 0; r < static_cast<int>(a.group_of_rank.size()) && ok; ++r) {
+        std::string cls = c.classify(r, a.np);
+        auto [it, inserted] = table.emplace(cls, Seen{a.group_of_rank[static_cast<std::size_t>(r)], p, r});
+        if (not inserted && it->second.group != a.group_of_rank[static_cast<std::size_t>(r)]) {
+          ok = false;
+          conflict = "under the most refined rule '" + c.name() + "', rank " + std::to_string(it->second.rank) +
+                     " of " + assignments[it->second.profile].profile + " (trace group " +
+                     std::to_string(it->second.group) + ") and rank " + std::to_string(r) + " of " + a.profile +
+                     " (trace group " + std::to_string(a.group_of_rank[static_cast<std::size_t>(r)]) +
+                     ") are both of class '" + cls + "'";
+        }
+      }
+    }
+    if (ok) {
+      GroupRule rule;
+      rule.classifier = c;
+      for (const auto& [cls, seen] : table)
+        rule.classes.emplace_back(cls, seen.group);
+      return rule;
+    }
+  }
+  throw InputError({}, "no rank-to-group rule fits the training profiles: " + conflict +
+                           " (candidates: rank 0, last rank, parity, rank mod 3..8, node of 2..16 ranks, "
+                           "2-D/3-D grid position)");
+}
+
+}  // namespace gridcast::models::trace

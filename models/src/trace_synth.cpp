@@ -1,0 +1,397 @@
+#include "gridcast/models/trace_synth.hpp"
+
+#include "gridcast/models/errors.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+namespace gridcast::models::trace {
+
+namespace {
+
+bool creates_request(Op op) { return op == Op::Isend || op == Op::Irecv || op == Op::Issend; }
+
+/// One call position of a template, evaluated at the target (what is the same for every rank).
+struct Leaf {
+  CallRecord proto;
+  const TemplateNode* node = nullptr;
+  bool creates = false;
+  std::int64_t request_back = 0;
+  std::vector<std::int64_t> requests_back;
+};
+
+struct Instr {
+  enum Kind : std::uint8_t { Call, Poll, LoopBegin, LoopEnd } kind = Call;
+  std::uint32_t leaf = 0;    ///< Call, Poll
+  std::uint64_t count = 0;   ///< LoopBegin, Poll
+  std::uint32_t jump = 0;    ///< LoopBegin: its LoopEnd; LoopEnd: its LoopBegin
+};
+
+std::uint64_t eval_count(const Formula& f, const SynthTarget& t, const std::string& what)
+{
+  double v = f.eval(t.nw, t.np);
+  if (not std::isfinite(v) || v < 0)
+    throw InputError({}, what + " = " + f.text() + " gives " + std::to_string(v) + " at Nw " + std::to_string(t.nw) +
+                             ", Np " + std::to_string(t.np) + ": the target is outside what the model can express");
+  return static_cast<std::uint64_t>(v);
+}
+
+}  // namespace
+
+struct SynthSource::Program {
+  std::vector<Instr> code;
+  std::vector<Leaf> leaves;
+  FunctionTable functions;
+  int group = 0;
+  int max_depth = 0;
+};
+
+namespace {
+
+void compile(const std::vector<TemplateNode>& nodes, const TraceModel& m, const SynthTarget& t,
+             SynthSource::Program& p, int depth, const std::string& where)
+{
+  p.max_depth = std::max(p.max_depth, depth);
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    const TemplateNode& n = nodes[i];
+    std::string here      = where + "[" + std::to_string(i) + "]";
+    if (n.kind == RolledNode::Kind::Loop) {
+      auto begin = static_cast<std::uint32_t>(p.code.size());
+      p.code.push_back({Instr::LoopBegin, 0, eval_count(n.count, t, "loop count at " + here), 0});
+      compile(n.body, m, t, p, depth + 1, here + ".body");
+      auto end = static_cast<std::uint32_t>(p.code.size());
+      p.code.push_back({Instr::LoopEnd, 0, 0, begin});
+      p.code[begin].jump = end;
+      continue;
+    }
+    const CallToken& tok = m.tokens.at(n.token);
+    Leaf leaf;
+    leaf.node         = &n;
+    CallRecord& r     = leaf.proto;
+    r.op              = tok.op;
+    r.function        = p.functions.intern(tok.function);
+    r.tag             = tok.tag;
+    r.recv_tag        = tok.recv_tag;
+    r.comm            = tok.comm;
+    r.color           = tok.color;
+    r.key             = tok.key;
+    r.new_comm        = tok.new_comm;
+    if (n.bytes)
+      r.bytes = eval_count(*n.bytes, t, "bytes at " + here);
+    if (n.recv_bytes)
+      r.recv_bytes = eval_count(*n.recv_bytes, t, "recv_bytes at " + here);
+    if (n.flops)
+      r.flops = std::max(0.0, n.flops->eval(t.nw, t.np));
+    if (n.seconds)
+      r.seconds = std::max(0.0, n.seconds->eval(t.nw, t.np));
+    if (n.counts)
+      r.counts.assign(static_cast<std::size_t>(t.np), eval_count(*n.counts, t, "counts at " + here));
+    if (n.recv_counts)
+      r.recv_counts.assign(static_cast<std::size_t>(t.np), eval_count(*n.recv_counts, t, "recv_counts at " + here));
+    leaf.creates       = creates_request(tok.op);
+    leaf.request_back  = n.request_back;
+    leaf.requests_back = n.requests_back;
+    r.requests.resize(n.requests_back.size());
+    auto id = static_cast<std::uint32_t>(p.leaves.size());
+    p.leaves.push_back(std::move(leaf));
+    if (n.kind == RolledNode::Kind::Poll)
+      p.code.push_back({Instr::Poll, id, std::max<std::uint64_t>(1, eval_count(n.count, t, "poll count at " + here)), 0});
+    else
+      p.code.push_back({Instr::Call, id, 0, 0});
+  }
+}
+
+class SynthStream final : public CallStream {
+public:
+  SynthStream(std::shared_ptr<const SynthSource::Program> prog, int rank, int np, std::string source)
+      : prog_(std::move(prog)), rank_(rank), np_(np), source_(std::move(source)), functions_(prog_->functions)
+  {
+    loop_index_.reserve(static_cast<std::size_t>(prog_->max_depth));
+    loop_count_.reserve(static_cast<std::size_t>(prog_->max_depth));
+    // Rank expressions that do not use a loop index are evaluated once per rank.
+    const std::size_t n = prog_->leaves.size();
+    peer_.assign(n, kNoRank);
+    src_.assign(n, kNoRank);
+    root_.assign(n, 0);
+    for (std::size_t i = 0; i < n; ++i) {
+      const TemplateNode& node = *prog_->leaves[i].node;
+      if (node.peer && not node.peer->uses_loop())
+        peer_[i] = eval_rank(*node.peer, "peer", i);
+      if (node.src && not node.src->uses_loop())
+        src_[i] = eval_rank(*node.src, "src", i);
+      if (node.root && not node.root->uses_loop())
+        root_[i] = eval_rank(*node.root, "root", i);
+    }
+  }
+
+  bool next(CallRecord& out) override
+  {
+    const std::vector<Instr>& code = prog_->code;
+    while (pc_ < code.size()) {
+      const Instr& in = code[pc_];
+      switch (in.kind) {
+        case Instr::LoopBegin:
+          if (in.count == 0) {
+            pc_ = in.jump + 1;
+            continue;
+          }
+          loop_index_.push_back(0);
+          loop_count_.push_back(in.count);
+          ++pc_;
+          continue;
+        case Instr::LoopEnd:
+          if (++loop_index_.back() < loop_count_.back()) {
+            pc_ = in.jump + 1;
+          } else {
+            loop_index_.pop_back();
+            loop_count_.pop_back();
+            ++pc_;
+          }
+          continue;
+        case Instr::Poll:
+          if (poll_left_ == 0)
+            poll_left_ = in.count;
+          emit(in.leaf, out);
+          if (--poll_left_ == 0)
+            ++pc_;
+          return true;
+        case Instr::Call:
+          emit(in.leaf, out);
+          ++pc_;
+          return true;
+      }
+    }
+    return false;
+  }
+
+  const FunctionTable& functions() const override { return functions_; }
+  const std::string& source() const override { return source_; }
+
+private:
+  std::int32_t eval_rank(const RankExpr& e, const char* what, std::size_t leaf) const
+  {
+    auto v = e.eval(rank_, np_, loop_index_.data(), static_cast<int>(loop_index_.size()));
+    if (not v || *v < -1 || *v >= np_ || (*v == -1 && e.kind != RankExpr::Kind::Any))
+      throw InputError({source_, 0, what, rank_},
+                       std::string(what) + " " + e.text() + " of " + prog_->functions.name(prog_->leaves[leaf].proto.function) +
+                           " has no rank at Np " + std::to_string(np_) +
+                           ": the target is outside what the model can express");
+    return *v;
+  }
+
+  void emit(std::uint32_t id, CallRecord& out)
+  {
+    const Leaf& leaf = prog_->leaves[id];
+    out              = leaf.proto;
+    const TemplateNode& node = *leaf.node;
+    if (node.peer)
+      out.peer = node.peer->uses_loop() ? eval_rank(*node.peer, "peer", id) : peer_[id];
+    if (node.src)
+      out.src = node.src->uses_loop() ? eval_rank(*node.src, "src", id) : src_[id];
+    if (node.root)
+      out.root = node.root->uses_loop() ? eval_rank(*node.root, "root", id) : root_[id];
+    if (leaf.creates)
+      out.request = created_++;
+    else if (leaf.request_back != 0)
+      out.request = created_ - leaf.request_back;
+    for (std::size_t k = 0; k < leaf.requests_back.size(); ++k)
+      out.requests[k] = created_ - leaf.requests_back[k];
+    out.line = ++emitted_;
+  }
+
+  std::shared_ptr<const SynthSource::Program> prog_;
+  int rank_;
+  int np_;
+  std::string source_;
+  FunctionTable functions_;
+  std::vector<std::int32_t> peer_, src_, root_;
+  std::vector<std::uint64_t> loop_index_, loop_count_;
+  std::size_t pc_ = 0;
+  std::uint64_t poll_left_ = 0;
+  std::int64_t created_ = 0;
+  std::uint64_t emitted_ = 0;
+};
+
+}  // namespace
+
+SynthSource::SynthSource(std::shared_ptr<const TraceModel> model, SynthTarget target)
+    : model_(std::move(model)), target_(target)
+{
+  if (target_.np < 1)
+    throw InputError({}, "the target Np must be at least 1");
+  if (target_.nw < 0 || not std::isfinite(target_.nw))
+    throw InputError({}, "the target Nw must be a finite number >= 0");
+  std::ostringstream o;
+  o << "synth(Nw " << target_.nw << ", Np " << target_.np << ")";
+  origin_ = o.str();
+  for (std::size_t g = 0; g < model_->groups.size(); ++g) {
+    auto p   = std::make_shared<Program>();
+    p->group = static_cast<int>(g);
+    // Every stream of the model sees every function, in token order, so ids agree between ranks.
+    for (const CallToken& t : model_->tokens)
+      p->functions.intern(t.function);
+    compile(model_->groups[g].body, *model_, target_, *p, 0, "groups[" + std::to_string(g) + "].template");
+    programs_.push_back(std::move(p));
+  }
+  group_of_rank_.resize(static_cast<std::size_t>(target_.np));
+  for (int r = 0; r < target_.np; ++r) {
+    int g = model_->rule.group_of(r, target_.np);
+    if (g < 0 || g >= static_cast<int>(programs_.size()))
+      throw InputError({}, "the group rule maps rank " + std::to_string(r) + " to group " + std::to_string(g) +
+                               ", which the model does not have");
+    group_of_rank_[static_cast<std::size_t>(r)] = g;
+  }
+  // Open every rank once so that a peer without a value is reported now, not in the middle of a run.
+  for (int r = 0; r < target_.np; ++r)
+    open(r);
+}
+
+SynthSource::~SynthSource() = default;
+
+CallStreamPtr SynthSource::open(int rank) const
+{
+  if (rank < 0 || rank >= target_.np)
+    throw InternalError("SynthSource::open: rank out of range");
+  return std::make_unique<SynthStream>(programs_[static_cast<std::size_t>(group_of_rank_[static_cast<std::size_t>(rank)])],
+                                       rank, target_.np, origin_);
+}
+
+RunInfo SynthSource::run_info(TraceEncoding encoding) const
+{
+  RunInfo info;
+  info.np       = target_.np;
+  info.nw       = target_.nw;
+  info.command  = "gridcast synth";
+  info.host.name = "synthesized";
+  info.encoding = encoding;
+  info.origin   = "synthesized";
+  return info;
+}
+
+// ---- TIT output ------------------------------------------------------------------------------------------
+
+namespace {
+
+std::string num(double v)
+{
+  std::ostringstream o;
+  o.precision(17);
+  o << v;
+  return o.str();
+}
+
+std::int64_t tit_rank(std::int32_t v) { return v == kAnySource ? -333 : v; }
+std::int64_t tit_tag(std::int32_t v) { return v == kAnyTag ? -444 : v; }
+
+}  // namespace
+
+void write_tit_rank(CallStream& stream, int rank, int np, std::ostream& out)
+{
+  struct Key {
+    std::int64_t src, dst, tag;
+  };
+  std::map<std::int64_t, Key> pending;  // requests not yet waited for: bounded by what the program has in flight
+  CallRecord r;
+  auto counts = [&](const std::vector<std::uint64_t>& v) {
+    std::string s;
+    for (std::uint64_t c : v)
+      s += " " + std::to_string(c);
+    return s;
+  };
+  while (stream.next(r)) {
+    out << rank << ' ';
+    switch (r.op) {
+      case Op::Init: out << "init"; break;
+      case Op::Finalize: out << "finalize"; break;
+      case Op::Compute: out << "compute " << num(r.flops); break;
+      case Op::Sleep: out << "sleep " << num(r.seconds); break;
+      case Op::Send:
+      case Op::Ssend:
+      case Op::Isend:
+      case Op::Issend: {
+        const char* a = r.op == Op::Send ? "send" : r.op == Op::Ssend ? "Ssend" : r.op == Op::Isend ? "isend" : "ISsend";
+        out << a << ' ' << r.peer << ' ' << r.tag << ' ' << r.bytes << " 6";
+        if (r.op == Op::Isend || r.op == Op::Issend)
+          pending[r.request] = {rank, r.peer, r.tag};
+        break;
+      }
+      case Op::Recv:
+      case Op::Irecv:
+        out << (r.op == Op::Recv ? "recv " : "irecv ") << tit_rank(r.peer) << ' ' << tit_tag(r.tag) << ' ' << r.bytes
+            << " 6";
+        if (r.op == Op::Irecv)
+          pending[r.request] = {tit_rank(r.peer), rank, tit_tag(r.tag)};
+        break;
+      case Op::Wait:
+      case Op::Test: {
+        auto it = pending.find(r.request);
+        if (it == pending.end())
+          throw InputError({stream.source(), r.line, {}, rank}, "wait/test of a request that is not pending");
+        out << (r.op == Op::Wait ? "wait " : "test ") << it->second.src << ' ' << it->second.dst << ' '
+            << it->second.tag;
+        if (r.op == Op::Wait)
+          pending.erase(it);
+        break;
+      }
+      case Op::Waitall:
+        out << "waitall " << r.requests.size();
+        pending.clear();  // TIT's waitall completes every pending request
+        break;
+      case Op::Sendrecv:
+        out << "sendRecv " << r.bytes << ' ' << r.peer << ' ' << r.recv_bytes << ' ' << tit_rank(r.src) << " 6 6";
+        break;
+      case Op::Barrier: out << "barrier"; break;
+      case Op::Bcast: out << "bcast " << r.bytes << ' ' << r.root << " 6"; break;
+      case Op::Reduce: out << "reduce " << r.bytes << ' ' << num(r.flops) << ' ' << r.root << " 6"; break;
+      case Op::Allreduce: out << "allreduce " << r.bytes << ' ' << num(r.flops) << " 6"; break;
+      case Op::Scan: out << "scan " << r.bytes << ' ' << num(r.flops) << " 6"; break;
+      case Op::Exscan: out << "exscan " << r.bytes << ' ' << num(r.flops) << " 6"; break;
+      case Op::Alltoall: out << "alltoall " << r.bytes << ' ' << r.recv_bytes << " 6 6"; break;
+      case Op::Allgather: out << "allgather " << r.bytes << ' ' << r.recv_bytes << " 6 6"; break;
+      case Op::Gather: out << "gather " << r.bytes << ' ' << r.recv_bytes << ' ' << r.root << " 6 6"; break;
+      case Op::Scatter: out << "scatter " << r.bytes << ' ' << r.recv_bytes << ' ' << r.root << " 6 6"; break;
+      case Op::Alltoallv: {
+        std::uint64_t s = 0, rr = 0;
+        for (auto c : r.counts)
+          s += c;
+        for (auto c : r.recv_counts)
+          rr += c;
+        out << "alltoallv " << s << counts(r.counts) << ' ' << rr << counts(r.recv_counts) << " 6 6";
+        break;
+      }
+      case Op::Gatherv: out << "gatherv " << r.bytes << counts(r.recv_counts) << ' ' << r.root << " 6 6"; break;
+      case Op::Allgatherv: out << "allgatherv " << r.bytes << counts(r.recv_counts) << " 6 6"; break;
+      case Op::Scatterv: out << "scatterv" << counts(r.counts) << ' ' << r.recv_bytes << ' ' << r.root << " 6 6"; break;
+      case Op::ReduceScatter: out << "reducescatter" << counts(r.recv_counts) << ' ' << num(r.flops) << " 6"; break;
+      case Op::CommSize: out << "comm_size " << np; break;
+      default:
+        throw InputError({stream.source(), r.line, {}, rank},
+                         "op '" + std::string(op_name(r.op)) + "' has no SMPI time-independent trace form");
+    }
+    out << '\n';
+  }
+}
+
+void write_tit(const TraceSource& source, const std::filesystem::path& dir)
+{
+  std::error_code ec;
+  std::filesystem::create_directories(dir / "trace.txt_files", ec);
+  if (ec)
+    throw InputError({dir.string(), 0, {}, -1}, "cannot create the output directory: " + ec.message());
+  std::ofstream index(dir / "trace.txt", std::ios::binary | std::ios::trunc);
+  for (int r = 0; r < source.rank_count(); ++r) {
+    std::string name = "trace.txt_files/rank-" + std::to_string(r + 1) + ".txt";
+    index << name << '\n';
+    std::ofstream out(dir / name, std::ios::binary | std::ios::trunc);
+    CallStreamPtr s = source.open(r);
+    write_tit_rank(*s, r, source.rank_count(), out);
+    if (not out)
+      throw InputError({(dir / name).string(), 0, {}, r}, "error while writing the trace");
+  }
+  if (not index)
+    throw InputError({(dir / "trace.txt").string(), 0, {}, -1}, "error while writing the index");
+}
+
+}  // namespace gridcast::models::trace
