@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""Validation of the trace-scaling model (`gridcast fit` / `gridcast synth`) against real runs.
+
+    cmake --build build --target gridcast && python3 bench/trace_model_validation.py     # ~1 min
+    python3 bench/trace_model_validation.py --quick       # np 64 only, the 2x size only
+
+For each example program (examples/stencil3d, examples/master-worker, examples/pipeline):
+  1. record training runs with `smpirun -trace-ti` (each example's record.sh) at np 4, 8, 16 and three
+     sizes, imported as gridcast profiles;
+  2. `gridcast fit` them into one model.json;
+  3. at np 64 and 256 and at sizes 2x and 4x the largest training size, record the real run the same
+     way and `gridcast synth` the model there;
+  4. compare rank by rank:
+       calls     number of calls, recorded and synthesized (all ranks)
+       fn-eq     ranks whose per-function call counts are all equal
+       comm-eq   communication calls whose (function, peer, source, tag, size, root) equal the recorded
+                 call at the same position of the rank's communication sequence, over all of them
+                 (a missing or extra call counts as a mismatch)
+Prints the table; exit 0 when every point reaches the issue's targets (all ranks fn-eq, comm-eq >= 99 %),
+1 otherwise, 77 when smpicc/smpirun or gridcast are missing.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# name -> (record.sh folder, training sizes, target sizes)
+APPS = {
+    "stencil3d": ("examples/stencil3d", [8, 12, 16], [32, 64]),
+    "master-worker": ("examples/master-worker", [2, 3, 4], [8, 16]),
+    "pipeline": ("examples/pipeline", [1024, 2048, 4096], [8192, 16384]),
+}
+TRAIN_NP = [4, 8, 16]
+TARGET_NP = [64, 256]
+
+COMM_OPS = {
+    "send", "ssend", "isend", "issend", "recv", "irecv", "sendrecv", "bcast", "reduce", "allreduce",
+    "alltoall", "alltoallv", "gather", "gatherv", "allgather", "allgatherv", "scatter", "scatterv",
+    "reducescatter", "scan", "exscan", "barrier",
+}
+
+
+def run(cmd: list[str], env: dict | None = None) -> str:
+    res = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if res.returncode != 0:
+        sys.stderr.write(f"command failed ({res.returncode}): {' '.join(cmd)}\n{res.stdout}{res.stderr}")
+        raise SystemExit(1)
+    return res.stdout
+
+
+def record(app: str, np_: int, nw: int, out: Path, gridcast: str) -> Path:
+    if not (out / "run.json").exists():
+        env = dict(os.environ, GRIDCAST=gridcast)
+        run([str(ROOT / APPS[app][0] / "record.sh"), str(np_), str(nw), str(out)], env)
+    return out
+
+
+def read_ranks(profile: Path, gridcast: str, scratch: Path) -> list[list[dict]]:
+    """Every rank's records, through `gridcast convert` to JSON lines."""
+    info = json.loads((profile / "run.json").read_text())
+    if info["encoding"] != "jsonl":
+        conv = scratch / (profile.name + "-jsonl")
+        if not conv.exists():
+            run([gridcast, "convert", str(profile), "--to", "jsonl", "--out", str(conv)])
+        profile = conv
+    ranks = []
+    for r in range(info["np"]):
+        with open(profile / f"rank-{r:05d}.jsonl") as f:
+            ranks.append([json.loads(line) for line in f if line.strip()])
+    return ranks
+
+
+def comm_key(rec: dict) -> tuple:
+    return (rec.get("fn"), rec.get("peer"), rec.get("src"), rec.get("tag"), rec.get("bytes", 0),
+            rec.get("recv_bytes", 0), rec.get("root", 0), tuple(rec.get("counts", [])))
+
+
+def compare(recorded: list[list[dict]], synth: list[list[dict]]) -> dict:
+    calls_rec = sum(len(r) for r in recorded)
+    calls_syn = sum(len(r) for r in synth)
+    fn_eq = 0
+    comm_total = comm_match = 0
+    for rr, sr in zip(recorded, synth):
+        if Counter(x.get("fn") for x in rr) == Counter(x.get("fn") for x in sr):
+            fn_eq += 1
+        rc = [comm_key(x) for x in rr if x["op"] in COMM_OPS]
+        sc = [comm_key(x) for x in sr if x["op"] in COMM_OPS]
+        comm_total += max(len(rc), len(sc))
+        comm_match += sum(1 for a, b in zip(rc, sc) if a == b)
+    return {
+        "ranks": len(recorded), "ranks_synth": len(synth), "calls_rec": calls_rec, "calls_syn": calls_syn,
+        "fn_eq": fn_eq, "comm_total": comm_total, "comm_match": comm_match,
+    }
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--gridcast", default=str(ROOT / "build" / "bin" / "gridcast"))
+    ap.add_argument("--work", default=None, help="keep recordings here (reused when present)")
+    ap.add_argument("--quick", action="store_true", help="np 64 only, the 2x size only")
+    ap.add_argument("--apps", default=",".join(APPS), help="comma-separated subset of " + ", ".join(APPS))
+    args = ap.parse_args()
+    if not Path(args.gridcast).exists() or not shutil.which("smpicc") or not shutil.which("smpirun"):
+        print("trace_model_validation: needs gridcast (build it) and smpicc/smpirun", file=sys.stderr)
+        return 77
+    work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="gridcast-tm-"))
+    work.mkdir(parents=True, exist_ok=True)
+    target_np = TARGET_NP[:1] if args.quick else TARGET_NP
+
+    rows = []
+    ok = True
+    for app in args.apps.split(","):
+        folder, train_nw, target_nw = APPS[app]
+        if args.quick:
+            target_nw = target_nw[:1]
+        profiles = [record(app, p, w, work / f"{app}-np{p}-nw{w}", args.gridcast) for p in TRAIN_NP for w in train_nw]
+        model = work / f"{app}.model.json"
+        run([args.gridcast, "fit", *map(str, profiles), "-o", str(model)])
+        m = json.loads(model.read_text())
+        for p in target_np:
+            for w in target_nw:
+                rec = record(app, p, w, work / f"{app}-np{p}-nw{w}", args.gridcast)
+                syn = work / f"{app}-np{p}-nw{w}-synth"
+                shutil.rmtree(syn, ignore_errors=True)
+                run([args.gridcast, "synth", str(model), "--nw", str(w), "--np", str(p), "--out", str(syn),
+                     "--encoding", "jsonl"])
+                c = compare(read_ranks(rec, args.gridcast, work), read_ranks(syn, args.gridcast, work))
+                c.update(app=app, np=p, nw=w, groups=len(m["groups"]), rule=m["rule"]["classifier"])
+                good = (c["ranks"] == c["ranks_synth"] and c["fn_eq"] == c["ranks"]
+                        and c["comm_match"] >= 0.99 * c["comm_total"])
+                ok = ok and good
+                c["ok"] = good
+                rows.append(c)
+
+    hdr = f"{'app':<14} {'np':>4} {'Nw':>6} {'groups':>6} {'rule':<18} {'calls rec':>10} {'calls syn':>10} " \
+          f"{'fn-eq ranks':>12} {'comm-eq':>18} {'':>4}"
+    print(hdr)
+    print("-" * len(hdr))
+    for c in rows:
+        pct = 100.0 * c["comm_match"] / c["comm_total"] if c["comm_total"] else 100.0
+        print(f"{c['app']:<14} {c['np']:>4} {c['nw']:>6} {c['groups']:>6} {c['rule']:<18} {c['calls_rec']:>10} "
+              f"{c['calls_syn']:>10} {c['fn_eq']:>5}/{c['ranks']:<6} "
+              f"{c['comm_match']:>8}/{c['comm_total']:<8} {pct:6.2f}% {'ok' if c['ok'] else 'FAIL'}")
+    print(f"\ntraining: np {TRAIN_NP} x three sizes per app; recordings in {work}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
