@@ -36,7 +36,7 @@ struct Formula {
   std::vector<Term> terms;
   bool integer = false;
   /// Leave-one-out error: mean over the training points of |predicted - observed| / max(|observed|, 1),
-  /// each point predicted by the model refitted without it (same features). Absent with fewer than
+  /// each point predicted by the model refitted without it (same features), before rounding. Absent with fewer than
   /// (terms + 1) distinct points, where nothing can be left out.
   std::optional<double> cv_error;
   int points = 0;  ///< distinct (Nw, Np) points it was fitted on

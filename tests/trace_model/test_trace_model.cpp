@@ -1,0 +1,468 @@
+// Tests of the trace-scaling model: folding, group rules, regression selection, rank expressions,
+// fitting + synthesis end to end on profiles written by a known generator, determinism, CLI errors.
+#include "../models/models_support.hpp"
+
+#include "gridcast/models/native.hpp"
+#include "gridcast/models/profile.hpp"
+#include "gridcast/models/trace_model.hpp"
+#include "gridcast/models/tit.hpp"
+#include "gridcast/models/trace_synth.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <map>
+
+using namespace gridcast::models;
+using namespace gridcast::models::trace;
+using gridcast::test::TempDir;
+
+namespace {
+
+/// "A B (C D)x3 E" style rendering of a rolled trace, tokens as letters, polls as "T*".
+std::string render(const std::vector<RolledNode>& nodes)
+{
+  std::string s;
+  for (const RolledNode& n : nodes) {
+    if (not s.empty())
+      s += ' ';
+    if (n.kind == RolledNode::Kind::Loop)
+      s += "(" + render(n.body) + ")x" + std::to_string(n.count);
+    else
+      s += std::string(1, static_cast<char>('A' + n.token)) + (n.kind == RolledNode::Kind::Poll ? "*" : "");
+  }
+  return s;
+}
+
+std::vector<std::uint32_t> tokens_of(const std::string& letters)
+{
+  std::vector<std::uint32_t> t;
+  for (char c : letters)
+    if (c != ' ')
+      t.push_back(static_cast<std::uint32_t>(c - 'A'));
+  return t;
+}
+
+std::string fold(const std::string& letters, const std::string& polls = "")
+{
+  std::vector<bool> poll(26);
+  for (char c : polls)
+    poll[static_cast<std::size_t>(c - 'A')] = true;
+  return render(fold_sequence(tokens_of(letters), poll));
+}
+
+/// A known application, the ground truth of the end-to-end tests. Rank r of np at size nw:
+///   init; iteration 0 then nw-1 more: irecv from r-1, isend to r+1 (8 nw bytes), 2 tests of the
+///   irecv, waitall, compute (1000 nw/np flop), and a barrier in iteration 0 only; then log2(np)
+///   sendrecvs with r xor 2^k (64 B); a reduce to rank 0; rank 0 then computes 500 flop; finalize.
+class GroundTruth final : public TraceSource {
+public:
+  GroundTruth(double nw, int np) : nw_(nw), np_(np) {}
+  int rank_count() const override { return np_; }
+  CallStreamPtr open(int rank) const override
+  {
+    auto s = std::make_unique<Stream>();
+    auto add = [&](Op op, const char* fn) -> CallRecord& {
+      s->calls.emplace_back();
+      CallRecord& c = s->calls.back();
+      c.op          = op;
+      c.function    = s->table.intern(fn);
+      return c;
+    };
+    const auto nw = static_cast<int>(nw_);
+    std::int64_t req = 0;
+    add(Op::Init, "MPI_Init");
+    for (int it = 0; it < nw; ++it) {
+      CallRecord& rv = add(Op::Irecv, "MPI_Irecv");
+      rv.peer        = (rank - 1 + np_) % np_;
+      rv.tag         = 1;
+      rv.bytes       = static_cast<std::uint64_t>(8 * nw);
+      rv.request     = req++;
+      CallRecord& sd = add(Op::Isend, "MPI_Isend");
+      sd.peer        = (rank + 1) % np_;
+      sd.tag         = 1;
+      sd.bytes       = static_cast<std::uint64_t>(8 * nw);
+      sd.request     = req++;
+      for (int k = 0; k < 2; ++k)
+        add(Op::Test, "MPI_Test").request = req - 2;
+      add(Op::Waitall, "MPI_Waitall").requests = {req - 2, req - 1};
+      add(Op::Compute, "compute").flops = 1000.0 * nw / np_;
+      if (it == 0)
+        add(Op::Barrier, "MPI_Barrier");
+    }
+    for (int k = 0; (1 << k) < np_; ++k) {
+      CallRecord& x = add(Op::Sendrecv, "MPI_Sendrecv");
+      x.peer        = rank ^ (1 << k);
+      x.src         = rank ^ (1 << k);
+      x.tag         = 2;
+      x.recv_tag    = 2;
+      x.bytes       = 64;
+      x.recv_bytes  = 64;
+    }
+    add(Op::Reduce, "MPI_Reduce").bytes = 8;
+    if (rank == 0)
+      add(Op::Compute, "compute").flops = 500;
+    add(Op::Finalize, "MPI_Finalize");
+    return s;
+  }
+
+private:
+  struct Stream final : CallStream {
+    std::vector<CallRecord> calls;
+    FunctionTable table;
+    std::size_t next_ = 0;
+    std::string src = "ground-truth";
+    bool next(CallRecord& out) override
+    {
+      if (next_ == calls.size())
+        return false;
+      out      = calls[next_++];
+      out.line = next_;
+      return true;
+    }
+    const FunctionTable& functions() const override { return table; }
+    const std::string& source() const override { return src; }
+  };
+  double nw_;
+  int np_;
+};
+
+std::filesystem::path write_truth(const TempDir& dir, double nw, int np, TraceEncoding enc = TraceEncoding::Binary)
+{
+  std::filesystem::path p = dir / ("truth-np" + std::to_string(np) + "-nw" + std::to_string(static_cast<int>(nw)));
+  RunInfo info;
+  info.np       = np;
+  info.nw       = nw;
+  info.encoding = enc;
+  info.origin   = "test";
+  write_profile(GroundTruth(nw, np), info, p, enc);
+  return p;
+}
+
+std::vector<std::filesystem::path> training_set(const TempDir& dir)
+{
+  std::vector<std::filesystem::path> out;
+  for (int np : {4, 8})
+    for (int nw : {3, 4, 5})
+      out.push_back(write_truth(dir, nw, np));
+  return out;
+}
+
+/// Calls of `a` and `b`, rank by rank, must be equal (the records' `line` aside).
+void require_same_streams(const TraceSource& a, const TraceSource& b)
+{
+  REQUIRE(a.rank_count() == b.rank_count());
+  for (int r = 0; r < a.rank_count(); ++r) {
+    auto sa = a.open(r), sb = b.open(r);
+    auto ca = gridcast::test::read_all(*sa), cb = gridcast::test::read_all(*sb);
+    INFO("rank " << r);
+    REQUIRE(ca.size() == cb.size());
+    for (std::size_t i = 0; i < ca.size(); ++i) {
+      INFO("call " << i);
+      CHECK(sa->functions().name(ca[i].function) == sb->functions().name(cb[i].function));
+      ca[i].function = cb[i].function = 0;
+      CHECK(ca[i] == cb[i]);
+    }
+  }
+}
+
+}  // namespace
+
+// ---- folding ----------------------------------------------------------------------------------------------
+
+TEST_CASE("trace model: folding finds nested loops", "[trace_model]")
+{
+  CHECK(fold("ABCBCBCD") == "A (B C)x3 D");
+  CHECK(fold("I ABBBABBBABBB F") == "I (A (B)x3)x3 F");
+  // Inner loop, then the outer one once the inner iterations read as one symbol each.
+  CHECK(fold("I AAB AAB AAB AAB F") == "I ((A)x2 B)x4 F");
+  // A checkpoint every 4 iterations.
+  CHECK(fold("I XYXYXYXYC XYXYXYXYC F") == "I ((X Y)x4 C)x2 F");
+  CHECK(fold("ABCD") == "A B C D");
+}
+
+TEST_CASE("trace model: a first or last iteration that differs is peeled", "[trace_model]")
+{
+  // First iteration has an extra call (Z); the loop is the remaining iterations.
+  CHECK(fold("I XYZ XY XY XY F") == "I X Y Z (X Y)x3 F");
+  // Last iteration stops early.
+  CHECK(fold("I XYW XYW XYW XY F") == "I (X Y W)x3 X Y F");
+}
+
+TEST_CASE("trace model: polling runs of any length fold into one construct", "[trace_model]")
+{
+  // T is a polling call (MPI_Test): 3, 1 and 2 tests per iteration still make one loop of 3.
+  CHECK(fold("I A TTT B A T B A TT B F", "T") == "I (A T* B)x3 F");
+  // Without the poll mark the varying count breaks the loop.
+  CHECK(fold("I A TTT B A T B A TT B F") != "I (A T* B)x3 F");
+}
+
+TEST_CASE("trace model: Myers difference between shapes", "[trace_model]")
+{
+  std::vector<bool> none(26);
+  auto a = shape_of(fold_sequence(tokens_of("ABCDEFGHIJKLMNOPQRSTUVWXYZ"), none));
+  auto b = shape_of(fold_sequence(tokens_of("ABCDEFGHIJKLMNOPQRSTUVWXY"), none));
+  CHECK(shape_difference(a, a) == 0);
+  CHECK(shape_difference(a, b) == Approx(1.0 / 26));
+}
+
+// ---- regressions --------------------------------------------------------------------------------------------
+
+TEST_CASE("trace model: leave-one-out regression picks the generating features", "[trace_model]")
+{
+  std::vector<FitPoint> pts;
+  for (double np : {4.0, 8.0, 16.0})
+    for (double nw : {8.0, 12.0, 16.0})
+      pts.push_back({nw, np, 8 * nw * nw});
+  Formula f = fit_formula(pts, true);
+  CHECK(f.text() == "8*Nw^2");
+  REQUIRE(f.cv_error);
+  CHECK(*f.cv_error == Approx(0).margin(1e-12));
+  CHECK(f.eval(64, 256) == 8 * 64 * 64);
+
+  pts.clear();
+  for (double np : {4.0, 8.0, 16.0})
+    for (double nw : {2.0, 3.0, 4.0})
+      pts.push_back({nw, np, nw * (np - 1)});  // tasks of a master-worker farm
+  f = fit_formula(pts, true);
+  CHECK(f.text() == "-Nw + Nw*Np");
+  CHECK(f.eval(16, 256) == 16 * 255);
+
+  // Strong scaling of a 3-D block: faces in (Nw/Np)^(2/3).
+  pts.clear();
+  for (double np : {8.0, 64.0})
+    for (double nw : {1e6, 8e6})
+      pts.push_back({nw, np, 6 * std::cbrt((nw / np) * (nw / np))});
+  f = fit_formula(pts, false);
+  CHECK(f.text() == "6*(Nw/Np)^(2/3)");
+
+  // A constant is found without search; noise shows in the cross-validation error.
+  CHECK(fit_formula({{1, 4, 7}, {2, 8, 7}}, true).text() == "7");
+  Formula noisy = fit_formula({{1, 4, 10}, {2, 4, 21}, {3, 4, 29}, {4, 4, 41}}, true);
+  REQUIRE(noisy.cv_error);
+  CHECK(*noisy.cv_error > 0.01);
+}
+
+// ---- rank expressions --------------------------------------------------------------------------------------
+
+TEST_CASE("trace model: peers become rank expressions", "[trace_model]")
+{
+  auto obs = [](auto fn, std::vector<int> nps, int depth = 0, int loops = 1) {
+    std::vector<RankObservation> o;
+    for (int np : nps)
+      for (int r = 0; r < np; ++r)
+        for (int i = 0; i < loops; ++i) {
+          std::vector<std::uint64_t> loop(static_cast<std::size_t>(depth), static_cast<std::uint64_t>(i));
+          int v = fn(r, np, i);
+          if (v >= -1)
+            o.push_back({r, np, loop, v});
+        }
+    return o;
+  };
+  auto text = [](const std::vector<RankObservation>& o) {
+    auto e = fit_rank_expr(o);
+    return e ? e->text() : std::string("none");
+  };
+  CHECK(text(obs([](int, int, int) { return -1; }, {4, 8})) == "any");
+  CHECK(text(obs([](int, int, int) { return 0; }, {4, 8})) == "0");
+  CHECK(text(obs([](int, int np, int) { return np - 1; }, {4, 8})) == "Np - 1");
+  CHECK(text(obs([](int r, int np, int) { return (r + 1) % np; }, {4, 8})) == "(r + 1) mod Np");
+  CHECK(text(obs([](int r, int np, int) { return (r - 1 + np) % np; }, {4, 8})) == "(r - 1) mod Np");
+  CHECK(text(obs([](int r, int, int i) { return r ^ (1 << i); }, {4, 8}, 1, 2)) == "r xor 2^i0");
+  CHECK(text(obs([](int, int np, int i) { return 1 + i % (np - 1); }, {4, 8}, 1, 9)) == "1 + i0 mod (Np - 1)");
+  // Upper neighbour along axis 0 of a periodic 3-D grid: dims 2x2x1, 2x2x2, 4x2x2, 3x2x2.
+  auto grid_up = [](int r, int np, int) {
+    auto d = dims_create(np, 3);
+    auto c = grid_coords(r, d);
+    c[0]   = (c[0] + 1) % d[0];
+    return (c[0] * d[1] + c[1]) * d[2] + c[2];
+  };
+  CHECK(text(obs(grid_up, {4, 8, 16, 12})) == "grid3p(r, dim 0, +1)");
+  CHECK(text(obs([](int r, int, int) { return r * r % 7; }, {4, 8})) == "none");
+}
+
+TEST_CASE("trace model: dims_create matches MPI_Dims_create", "[trace_model]")
+{
+  CHECK(dims_create(4, 3) == std::vector<int>{2, 2, 1});
+  CHECK(dims_create(16, 3) == std::vector<int>{4, 2, 2});
+  CHECK(dims_create(256, 3) == std::vector<int>{8, 8, 4});
+  CHECK(dims_create(12, 2) == std::vector<int>{4, 3});
+  CHECK(grid_coords(5, {2, 2, 2}) == std::vector<int>{1, 0, 1});
+}
+
+// ---- group rules ---------------------------------------------------------------------------------------------
+
+TEST_CASE("trace model: the simplest consistent rank-to-group rule wins", "[trace_model]")
+{
+  auto assign = [](auto fn, std::vector<int> nps) {
+    std::vector<GroupAssignment> a;
+    for (int np : nps) {
+      GroupAssignment g{"np" + std::to_string(np), np, {}};
+      for (int r = 0; r < np; ++r)
+        g.group_of_rank.push_back(fn(r, np));
+      a.push_back(g);
+    }
+    return a;
+  };
+  CHECK(infer_group_rule(assign([](int, int) { return 0; }, {4, 8})).classifier.name() == "all");
+  CHECK(infer_group_rule(assign([](int r, int) { return r == 0 ? 0 : 1; }, {4, 8})).classifier.name() == "first");
+  // Pipeline: source, sink, middle even, middle odd.
+  auto pipe = [](int r, int np) { return r == 0 ? 0 : r == np - 1 ? 3 : r % 2 ? 1 : 2; };
+  GroupRule rule = infer_group_rule(assign(pipe, {4, 8, 16}));
+  CHECK(rule.classifier.name() == "first+last+parity");
+  for (int r = 0; r < 256; ++r)
+    REQUIRE(rule.group_of(r, 256) == pipe(r, 256));
+  // Mod 3 (e.g. a three-way role split).
+  CHECK(infer_group_rule(assign([](int r, int) { return r % 3; }, {6, 9, 12})).classifier.name() == "mod3");
+  // Position in a 3-D grid: corner / edge / face / interior.
+  auto pos = [](int r, int np) {
+    auto d = dims_create(np, 3);
+    auto c = grid_coords(r, d);
+    int b  = 0;
+    for (int k = 0; k < 3; ++k)
+      b += (c[static_cast<std::size_t>(k)] == 0 || c[static_cast<std::size_t>(k)] == d[static_cast<std::size_t>(k)] - 1);
+    return 3 - b;
+  };
+  GroupRule grid = infer_group_rule(assign(pos, {8, 27, 64}));
+  CHECK(grid.classifier.name() == "grid3");
+  CHECK(grid.group_of(62, 125) == pos(62, 125));
+  // A class training never saw: grids of 8 and 12 ranks have corners and edges only, so the centre of a
+  // 3x3x3 grid cannot be placed.
+  GroupRule corners = infer_group_rule(assign(pos, {8, 12}));
+  CHECK(corners.classifier.name() == "grid3");
+  auto err = gridcast::test::expect_input_error([&] { corners.group_of(13, 27); });
+  CHECK_THAT(err.reason(), Catch::Contains("grid3=interior") && Catch::Contains("no training profile had"));
+}
+
+TEST_CASE("trace model: inconsistent group assignments name the ranks in conflict", "[trace_model]")
+{
+  std::vector<GroupAssignment> a = {{"p4", 4, {0, 1, 0, 1}}, {"p8", 8, {0, 1, 1, 0, 1, 1, 0, 0}}};
+  auto err = gridcast::test::expect_input_error([&] { infer_group_rule(a); });
+  CHECK_THAT(err.reason(), Catch::Contains("no rank-to-group rule fits") && Catch::Contains("rank ") &&
+                               Catch::Contains("of p4"));
+}
+
+// ---- end to end ----------------------------------------------------------------------------------------------
+
+TEST_CASE("trace model: fitted model reproduces a training point and predicts an unseen one", "[trace_model]")
+{
+  TempDir dir;
+  auto profiles = training_set(dir);
+  auto model    = std::make_shared<const TraceModel>(fit_trace_model(profiles));
+  CHECK(model->rule.classifier.name() == "first");
+  CHECK(model->groups.size() == 2);
+  CHECK(model->warnings.empty());
+
+  // The training point itself.
+  require_same_streams(SynthSource(model, {4, 8}), ProfileDir(dir / "truth-np8-nw4"));
+  // Unseen: 4x the ranks, a larger size; loop counts, sizes, xor peers and the rule extrapolate.
+  require_same_streams(SynthSource(model, {9, 32}), GroundTruth(9, 32));
+
+  // The model survives model.json.
+  write_model(dir / "model.json", *model);
+  auto again = std::make_shared<const TraceModel>(read_model(dir / "model.json"));
+  require_same_streams(SynthSource(again, {7, 16}), GroundTruth(7, 16));
+}
+
+TEST_CASE("trace model: model.json and synthesized output are deterministic", "[trace_model]")
+{
+  TempDir dir;
+  auto profiles = training_set(dir);
+  std::string a = model_to_json(fit_trace_model(profiles)).dump(2);
+  std::reverse(profiles.begin(), profiles.end());  // argument order does not matter
+  std::string b = model_to_json(fit_trace_model(profiles)).dump(2);
+  CHECK(a == b);
+  CHECK_THAT(a, Catch::Contains("\"format\": \"gridcast-trace-model\"") && Catch::Contains("\"cv_error\"") &&
+                    Catch::Contains("\"text\": \"r xor 2^i0\""));
+
+  auto model = std::make_shared<const TraceModel>(fit_trace_model(profiles));
+  SynthSource src(model, {6, 16});
+  RunInfo info = src.run_info(TraceEncoding::Binary);
+  write_profile(src, info, dir / "s1", TraceEncoding::Binary);
+  write_profile(src, info, dir / "s2", TraceEncoding::Binary);
+  write_tit(src, dir / "t1");
+  write_tit(src, dir / "t2");
+  for (int r = 0; r < 16; ++r) {
+    CHECK(gridcast::test::read_file(dir / "s1" / rank_file_name(r, TraceEncoding::Binary)) ==
+          gridcast::test::read_file(dir / "s2" / rank_file_name(r, TraceEncoding::Binary)));
+    std::string f = "trace.txt_files/rank-" + std::to_string(r + 1) + ".txt";
+    CHECK(gridcast::test::read_file(dir / "t1" / f) == gridcast::test::read_file(dir / "t2" / f));
+  }
+}
+
+TEST_CASE("trace model: TIT output imports back to the same calls", "[trace_model]")
+{
+  TempDir dir;
+  auto model = std::make_shared<const TraceModel>(fit_trace_model(training_set(dir)));
+  SynthSource src(model, {5, 8});
+  write_tit(src, dir / "tit");
+  TitTrace back(dir / "tit" / "trace.txt");
+  REQUIRE(back.rank_count() == 8);
+  for (int r = 0; r < 8; ++r) {
+    auto a = gridcast::test::read_all(*src.open(r));
+    auto b = gridcast::test::read_all(*back.open(r));
+    REQUIRE(a.size() == b.size());
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      CHECK(a[i].op == b[i].op);
+      CHECK(a[i].peer == b[i].peer);
+      CHECK(a[i].bytes == b[i].bytes);
+      CHECK(a[i].request == b[i].request);
+    }
+  }
+}
+
+TEST_CASE("trace model: inputs that cannot be fitted are errors naming what is missing", "[trace_model]")
+{
+  TempDir dir;
+  auto profiles = training_set(dir);
+  auto single = gridcast::test::expect_input_error([&] { fit_trace_model({profiles[0]}); });
+  CHECK_THAT(single.reason(), Catch::Contains("single profile"));
+
+  // Another application: a profile using a function the others never call.
+  gridcast::test::write_jsonl_profile(dir / "other", {"{\"op\":\"init\",\"fn\":\"MPI_Init\"}\n"
+                                                      "{\"op\":\"barrier\",\"fn\":\"MPI_Ibarrier\"}\n"});
+  auto other = gridcast::test::expect_input_error([&] { fit_trace_model({profiles[0], dir / "other"}); });
+  CHECK_THAT(other.reason(), Catch::Contains("function table does not match") && Catch::Contains("MPI_Ibarrier"));
+}
+
+TEST_CASE("trace model: gridcast fit and synth on the command line", "[trace_model][cli]")
+{
+  using gridcast::test::run_gridcast;
+  TempDir dir;
+  auto profiles = training_set(dir);
+  std::string args;
+  for (const auto& p : profiles)
+    args += " " + p.string();
+  auto fit = run_gridcast("fit" + args + " -o " + (dir / "model.json").string());
+  INFO(fit.output);
+  REQUIRE(fit.exit_code == 0);
+  CHECK_THAT(fit.output, Catch::Contains("2 trace group(s)"));
+  auto synth = run_gridcast("synth " + (dir / "model.json").string() + " --nw 6 --np 16 --out " +
+                            (dir / "out").string() + " --encoding jsonl");
+  INFO(synth.output);
+  REQUIRE(synth.exit_code == 0);
+  require_same_streams(ProfileDir(dir / "out"), GroundTruth(6, 16));
+  CHECK(run_gridcast("synth " + (dir / "model.json").string() + " --nw 6 --np 4 --format tit --out " +
+                     (dir / "tit").string())
+            .exit_code == 0);
+  CHECK(std::filesystem::exists(dir / "tit" / "trace.txt"));
+  CHECK(run_gridcast("fit --help").exit_code == 0);
+  CHECK(run_gridcast("synth --help").exit_code == 0);
+
+  auto single = run_gridcast("fit " + profiles[0].string() + " -o " + (dir / "m1.json").string());
+  CHECK(single.exit_code == 1);
+  CHECK_THAT(single.output, Catch::Contains("single profile: nothing to fit"));
+
+  // Nw 0: the peeled loop runs Nw - 1 = -1 times.
+  auto outside = run_gridcast("synth " + (dir / "model.json").string() + " --nw 0 --np 4 --out " +
+                              (dir / "bad").string());
+  CHECK(outside.exit_code == 1);
+  CHECK_THAT(outside.output, Catch::Contains("outside what the model can express"));
+
+  std::string text = gridcast::test::read_file(dir / "model.json");
+  text.insert(text.find("\"groups\""), "\"colour\": 1, ");
+  gridcast::test::write_file(dir / "bad.json", text);
+  auto bad = run_gridcast("synth " + (dir / "bad.json").string() + " --nw 6 --np 4 --out " + (dir / "b2").string());
+  CHECK(bad.exit_code == 1);
+  CHECK_THAT(bad.output, Catch::Contains("colour") && Catch::Contains("unknown key"));
+}
