@@ -16,6 +16,8 @@ For each example program (examples/stencil3d, examples/master-worker, examples/p
        comm-eq   communication calls whose (function, peer, source, tag, size, root) equal the recorded
                  call at the same position of the rank's communication sequence, over all of them
                  (a missing or extra call counts as a mismatch)
+       same      ranks whose whole synthesized stream equals the recorded one, every field of every call
+                 (compute flops and request ids included)
 Prints the table; exit 0 when every point reaches the issue's targets (all ranks fn-eq, comm-eq >= 99 %),
 1 otherwise, 77 when smpicc/smpirun or gridcast are missing.
 """
@@ -87,9 +89,10 @@ def comm_key(rec: dict) -> tuple:
 def compare(recorded: list[list[dict]], synth: list[list[dict]]) -> dict:
     calls_rec = sum(len(r) for r in recorded)
     calls_syn = sum(len(r) for r in synth)
-    fn_eq = 0
+    fn_eq = same = 0
     comm_total = comm_match = 0
     for rr, sr in zip(recorded, synth):
+        same += rr == sr
         if Counter(x.get("fn") for x in rr) == Counter(x.get("fn") for x in sr):
             fn_eq += 1
         rc = [comm_key(x) for x in rr if x["op"] in COMM_OPS]
@@ -98,7 +101,7 @@ def compare(recorded: list[list[dict]], synth: list[list[dict]]) -> dict:
         comm_match += sum(1 for a, b in zip(rc, sc) if a == b)
     return {
         "ranks": len(recorded), "ranks_synth": len(synth), "calls_rec": calls_rec, "calls_syn": calls_syn,
-        "fn_eq": fn_eq, "comm_total": comm_total, "comm_match": comm_match,
+        "fn_eq": fn_eq, "same": same, "comm_total": comm_total, "comm_match": comm_match,
     }
 
 
@@ -142,14 +145,15 @@ def main() -> int:
                 rows.append(c)
 
     hdr = f"{'app':<14} {'np':>4} {'Nw':>6} {'groups':>6} {'rule':<18} {'calls rec':>10} {'calls syn':>10} " \
-          f"{'fn-eq ranks':>12} {'comm-eq':>18} {'':>4}"
+          f"{'fn-eq ranks':>12} {'comm-eq':>18} {'':>7} {'same':>9} {'':>4}"
     print(hdr)
     print("-" * len(hdr))
     for c in rows:
         pct = 100.0 * c["comm_match"] / c["comm_total"] if c["comm_total"] else 100.0
         print(f"{c['app']:<14} {c['np']:>4} {c['nw']:>6} {c['groups']:>6} {c['rule']:<18} {c['calls_rec']:>10} "
               f"{c['calls_syn']:>10} {c['fn_eq']:>5}/{c['ranks']:<6} "
-              f"{c['comm_match']:>8}/{c['comm_total']:<8} {pct:6.2f}% {'ok' if c['ok'] else 'FAIL'}")
+              f"{c['comm_match']:>8}/{c['comm_total']:<8} {pct:6.2f}% {c['same']:>4}/{c['ranks']:<4} "
+              f"{'ok' if c['ok'] else 'FAIL'}")
     print(f"\ntraining: np {TRAIN_NP} x three sizes per app; recordings in {work}")
     return 0 if ok else 1
 
