@@ -157,7 +157,9 @@ Formula fit_formula(const std::vector<FitPoint>& raw, bool integer, int max_term
     for (const FitPoint& p : pts)
       mean += p.value / n;
     best.terms = {{0, snap(mean)}};
-    if (n >= 2) {
+    if (constant && n >= 2) {
+      best.cv_error = 0.0;  // every left-out point is the constant itself
+    } else if (n >= 2) {
       double err = 0;  // leave-one-out of a mean
       for (int i = 0; i < n; ++i)
         err += rel_error((mean * n - pts[i].value) / (n - 1), pts[i].value) / n;
