@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <sstream>
 #include <tuple>
 
 namespace gridcast::models::trace {
@@ -34,14 +35,16 @@ struct CallParams {
   std::uint64_t line = 0;
 };
 
+/// A rank's rolled trace. The calls themselves are not kept: the fit reads every rank twice, once to
+/// fold it and once to collect the parameters of each template position, so memory stays proportional
+/// to the rolled traces, not to the number of calls.
 struct RankTrace {
-  std::vector<std::uint32_t> tokens;
-  std::vector<CallParams> params;
   std::vector<RolledNode> rolled;
   std::size_t shape = 0;  ///< index into the distinct shapes
 };
 
 struct LoadedProfile {
+  std::filesystem::path path;
   std::string label;  ///< the path as given
   RunInfo info;
   std::set<std::string> functions;
@@ -80,22 +83,70 @@ std::string ranks_text(const std::vector<int>& ranks)
   return s;
 }
 
+/// Observations of a quantity, aggregated per (Nw, Np) point: memory does not grow with the calls.
+struct Series {
+  std::map<std::pair<double, double>, std::pair<double, std::uint64_t>> sums;  ///< (nw, np) -> (sum, count)
+  void add(double nw, double np, double v)
+  {
+    auto& e = sums[{nw, np}];
+    e.first += v;
+    ++e.second;
+  }
+  bool empty() const { return sums.empty(); }
+  /// The mean at each point (what fit_formula would average to anyway).
+  std::vector<FitPoint> points() const
+  {
+    std::vector<FitPoint> out;
+    for (const auto& [key, e] : sums)
+      out.push_back({key.first, key.second, e.first / static_cast<double>(e.second)});
+    return out;
+  }
+};
+
+/// Rank expressions still consistent with every observation so far, and the first few observations
+/// for error messages.
+struct RankSeries {
+  bool seen = false;
+  std::vector<RankExpr> alive;
+  std::vector<RankObservation> samples;
+  void add(int rank, int np, const std::vector<std::uint64_t>& loop, int value)
+  {
+    if (not seen) {
+      alive = rank_expr_candidates({rank, np, loop, value});
+      seen  = true;
+    }
+    if (not alive.empty())
+      filter_rank_exprs(alive, rank, np, loop.data(), static_cast<int>(loop.size()), value);
+    if (samples.size() < 4)
+      samples.push_back({rank, np, loop, value});
+  }
+  /// The survivors without duplicates (same_target), simplest first.
+  std::vector<RankExpr> result() const
+  {
+    std::vector<RankExpr> found;
+    for (const RankExpr& e : alive)
+      if (std::none_of(found.begin(), found.end(), [&](const RankExpr& f) { return same_target(f, e); }))
+        found.push_back(e);
+    return found;
+  }
+};
+
 /// Everything observed at one template position, over every exact member of the group.
 struct SlotObs {
   RolledNode::Kind kind = RolledNode::Kind::Call;
   std::uint32_t token = 0;
   std::vector<int> children;  ///< Loop: slot ids of the body
 
-  std::vector<FitPoint> count;
+  Series count;
   std::map<std::pair<int, int>, std::map<double, std::uint64_t>> count_by_np_rank_nw;
-  std::vector<RankObservation> peer, src, root;
-  std::vector<FitPoint> bytes, recv_bytes, flops, seconds, counts, recv_counts;
+  RankSeries peer, src, root;
+  Series bytes, recv_bytes, flops, seconds, counts, recv_counts;
   bool any_bytes = false, any_recv_bytes = false, any_flops = false, any_seconds = false, any_counts = false,
        any_recv_counts = false;
   std::set<std::int64_t> request_back;
   std::set<std::vector<std::int64_t>> requests_back;
-  /// Integer quantities that took several values in one profile: (field, profile) -> values.
-  std::map<std::pair<std::string, std::size_t>, std::set<double>> spread;
+  /// Integer quantities that took several values in one profile: (field, profile) -> (min, max).
+  std::map<std::pair<std::string, std::size_t>, std::pair<double, double>> spread;
   std::string where;  ///< first member's profile and rank, for messages
 };
 
@@ -132,9 +183,7 @@ public:
         model.tokens.push_back(token_list_[order[i]]);
       }
     }
-    std::vector<bool> poll(model.tokens.size());
-    for (std::size_t t = 0; t < model.tokens.size(); ++t)
-      poll[t] = is_polling(model.tokens[t]);
+    remap_ = remap;
 
     // Fold every rank and collect the distinct shapes.
     std::map<std::vector<std::int64_t>, std::size_t> shape_ids;
@@ -142,9 +191,7 @@ public:
     for (LoadedProfile& p : profiles_) {
       model.training.push_back({p.label, p.info.nw, p.info.np});
       for (RankTrace& r : p.ranks) {
-        for (auto& t : r.tokens)
-          t = remap[t];
-        r.rolled = fold_sequence(r.tokens, poll, opt_.fold);
+        renumber(r.rolled);
         auto shape = shape_of(r.rolled);
         auto [it, inserted] = shape_ids.emplace(shape, shapes.size());
         if (inserted)
@@ -187,58 +234,46 @@ private:
                        "not a profile directory (no run.json); import SMPI traces with `gridcast import tit` first");
     ProfileDir dir(path);
     LoadedProfile p;
+    p.path  = path;
     p.label = path.string();
     p.info  = dir.info();
     if (not p.info.complete)
       throw InputError({(path / "run.json").string(), 0, "complete", -1},
                        "the recorded run did not complete: its traces cannot be fitted");
+    std::vector<std::uint32_t> tokens;
     for (int r = 0; r < dir.rank_count(); ++r) {
       CallStreamPtr s = dir.open(r);
-      RankTrace rt;
+      tokens.clear();
       CallRecord rec;
-      std::map<std::int64_t, std::int64_t> ordinal_of_request;
-      std::int64_t created = 0;
       while (s->next(rec)) {
         CallToken t{s->functions().name(rec.function), rec.op, rec.tag, rec.recv_tag, rec.comm, rec.color, rec.key,
                     rec.new_comm};
         p.functions.insert(t.function);
-        rt.tokens.push_back(intern(t));
-        CallParams c;
-        c.peer       = rec.peer;
-        c.src        = rec.src;
-        c.root       = rec.root;
-        c.bytes      = rec.bytes;
-        c.recv_bytes = rec.recv_bytes;
-        c.flops      = rec.flops;
-        c.seconds    = rec.seconds;
-        c.line       = rec.line;
-        c.counts     = rec.counts;
-        c.recv_counts = rec.recv_counts;
-        auto back = [&](std::int64_t req) {
-          auto it = ordinal_of_request.find(req);
-          if (it == ordinal_of_request.end())
-            throw InputError({dir.rank_path(r).string(), rec.line, "request", r},
-                             "request " + std::to_string(req) + " completed but never created by isend/irecv");
-          return created - it->second;
-        };
-        if (creates_request(rec.op))
-          ordinal_of_request[rec.request] = created++;
-        else if (rec.request != kNoRequest)
-          c.request_back = back(rec.request);
-        for (std::int64_t q : rec.requests)
-          c.requests_back.push_back(back(q));
-        rt.params.push_back(std::move(c));
+        tokens.push_back(intern(t));
       }
+      RankTrace rt;
+      rt.rolled = fold_tokens(tokens, [&](std::uint32_t t) { return poll_token_[t]; }, opt_.fold);
       p.ranks.push_back(std::move(rt));
     }
     profiles_.push_back(std::move(p));
   }
 
+  /// Provisional token ids (first seen) -> the model's sorted ids, in a rolled trace.
+  void renumber(std::vector<RolledNode>& nodes) const
+  {
+    for (RolledNode& n : nodes) {
+      n.token = remap_[n.token];
+      renumber(n.body);
+    }
+  }
+
   std::uint32_t intern(const CallToken& t)
   {
     auto [it, inserted] = token_ids_.emplace(t, static_cast<std::uint32_t>(token_list_.size()));
-    if (inserted)
+    if (inserted) {
       token_list_.push_back(t);
+      poll_token_.push_back(is_polling(t));
+    }
     return it->second;
   }
 
@@ -285,44 +320,125 @@ private:
     return ids;
   }
 
+  /// The second reading of a rank: its calls one at a time, as model tokens and parameters. Requests
+  /// are tracked while pending only (a wait forgets its request), so memory does not grow either.
+  class CallCursor {
+  public:
+    CallCursor(const Fitter& f, const LoadedProfile& p, int rank)
+        : fitter_(f), dir_(p.path), stream_(dir_.open(rank)), rank_(rank)
+    {
+      advance();
+    }
+    bool at_end() const { return end_; }
+    std::uint32_t token() const { return token_; }
+    const CallRecord& record() const { return rec_; }
+    /// The current call's parameters; moves on to the next call.
+    CallParams take()
+    {
+      CallParams c;
+      c.peer        = rec_.peer;
+      c.src         = rec_.src;
+      c.root        = rec_.root;
+      c.bytes       = rec_.bytes;
+      c.recv_bytes  = rec_.recv_bytes;
+      c.flops       = rec_.flops;
+      c.seconds     = rec_.seconds;
+      c.line        = rec_.line;
+      c.counts      = rec_.counts;
+      c.recv_counts = rec_.recv_counts;
+      auto back = [&](std::int64_t req, bool forget) {
+        auto it = ordinal_.find(req);
+        if (it == ordinal_.end())
+          throw InputError({dir_.rank_path(rank_).string(), rec_.line, "request", rank_},
+                           "request " + std::to_string(req) + " completed but not pending (never created by isend/irecv, or already waited for)");
+        std::int64_t b = created_ - it->second;
+        if (forget)
+          ordinal_.erase(it);
+        return b;
+      };
+      if (creates_request(rec_.op))
+        ordinal_[rec_.request] = created_++;
+      else if (rec_.request != kNoRequest)
+        c.request_back = back(rec_.request, rec_.op == Op::Wait);
+      for (std::int64_t q : rec_.requests)
+        c.requests_back.push_back(back(q, rec_.op == Op::Waitall));
+      advance();
+      return c;
+    }
+
+  private:
+    void advance()
+    {
+      end_ = not stream_->next(rec_);
+      if (end_)
+        return;
+      CallToken t{stream_->functions().name(rec_.function), rec_.op, rec_.tag, rec_.recv_tag, rec_.comm, rec_.color,
+                  rec_.key, rec_.new_comm};
+      auto it = fitter_.token_ids_.find(t);
+      if (it == fitter_.token_ids_.end())
+        throw InputError({dir_.rank_path(rank_).string(), rec_.line, {}, rank_},
+                         "the trace changed while it was being fitted");
+      token_ = fitter_.remap_[it->second];
+    }
+
+    const Fitter& fitter_;
+    ProfileDir dir_;
+    CallStreamPtr stream_;
+    int rank_;
+    CallRecord rec_;
+    bool end_ = false;
+    std::uint32_t token_ = 0;
+    std::map<std::int64_t, std::int64_t> ordinal_;
+    std::int64_t created_ = 0;
+  };
+
   struct WalkState {
     std::size_t profile;
     int rank;
     int np;
     double nw;
-    const RankTrace* trace;
-    std::size_t cursor = 0;
+    CallCursor* cursor;
     std::vector<std::uint64_t> loop;
   };
 
+  [[noreturn]] void changed(const WalkState& w) const
+  {
+    throw InputError({profiles_[w.profile].label, 0, {}, w.rank},
+                     "the rank's calls differ between two readings (was the profile modified while fitting?)");
+  }
+
   void note_spread(SlotObs& s, const char* field, std::size_t profile, double v)
   {
-    s.spread[{field, profile}].insert(v);
+    auto [it, inserted] = s.spread.try_emplace({field, profile}, v, v);
+    if (not inserted) {
+      it->second.first  = std::min(it->second.first, v);
+      it->second.second = std::max(it->second.second, v);
+    }
   }
 
   void observe_call(SlotObs& s, WalkState& w, const CallParams& c)
   {
     const CallToken& tok = tokens_[s.token];
-    auto rank_obs = [&](std::int32_t v) { return RankObservation{w.rank, w.np, w.loop, v}; };
+    const auto np = static_cast<double>(w.np);
     if (c.peer != kNoRank)
-      s.peer.push_back(rank_obs(c.peer));
+      s.peer.add(w.rank, w.np, w.loop, c.peer);
     if (c.src != kNoRank)
-      s.src.push_back(rank_obs(c.src));
+      s.src.add(w.rank, w.np, w.loop, c.src);
     if (is_rooted(tok.op))
-      s.root.push_back(rank_obs(c.root));
-    s.bytes.push_back({w.nw, static_cast<double>(w.np), static_cast<double>(c.bytes)});
+      s.root.add(w.rank, w.np, w.loop, c.root);
+    s.bytes.add(w.nw, np, static_cast<double>(c.bytes));
     s.any_bytes = s.any_bytes || c.bytes != 0;
     note_spread(s, "bytes", w.profile, static_cast<double>(c.bytes));
-    s.recv_bytes.push_back({w.nw, static_cast<double>(w.np), static_cast<double>(c.recv_bytes)});
+    s.recv_bytes.add(w.nw, np, static_cast<double>(c.recv_bytes));
     s.any_recv_bytes = s.any_recv_bytes || c.recv_bytes != 0;
     note_spread(s, "recv_bytes", w.profile, static_cast<double>(c.recv_bytes));
-    s.flops.push_back({w.nw, static_cast<double>(w.np), c.flops});
+    s.flops.add(w.nw, np, c.flops);
     s.any_flops = s.any_flops || c.flops != 0;
     if (c.seconds >= 0) {
-      s.seconds.push_back({w.nw, static_cast<double>(w.np), c.seconds});
+      s.seconds.add(w.nw, np, c.seconds);
       s.any_seconds = true;
     }
-    auto uniform = [&](const std::vector<std::uint64_t>& v, const char* field, std::vector<FitPoint>& out, bool& any) {
+    auto uniform = [&](const std::vector<std::uint64_t>& v, const char* field, Series& out, bool& any) {
       if (v.empty())
         return;
       any = true;
@@ -332,7 +448,7 @@ private:
                          std::string(op_name(tok.op)) +
                              ": per-rank counts that differ between ranks are not modelled (only the same count "
                              "for every rank)");
-      out.push_back({w.nw, static_cast<double>(w.np), static_cast<double>(v[0])});
+      out.add(w.nw, np, static_cast<double>(v[0]));
     };
     uniform(c.counts, "counts", s.counts, s.any_counts);
     uniform(c.recv_counts, "recv_counts", s.recv_counts, s.any_recv_counts);
@@ -348,18 +464,24 @@ private:
       if (s.where.empty())
         s.where = profiles_[w.profile].label + " rank " + std::to_string(w.rank);
       switch (n.kind) {
-        case RolledNode::Kind::Call: observe_call(s, w, w.trace->params[w.cursor++]); break;
+        case RolledNode::Kind::Call:
+          if (w.cursor->at_end() || w.cursor->token() != n.token)
+            changed(w);
+          observe_call(s, w, w.cursor->take());
+          break;
         case RolledNode::Kind::Poll: {
           std::uint64_t len = 0;
-          while (w.cursor < w.trace->tokens.size() && w.trace->tokens[w.cursor] == n.token) {
-            observe_call(s, w, w.trace->params[w.cursor++]);
+          while (not w.cursor->at_end() && w.cursor->token() == n.token) {
+            observe_call(s, w, w.cursor->take());
             ++len;
           }
-          s.count.push_back({w.nw, static_cast<double>(w.np), static_cast<double>(len)});
+          if (len == 0)
+            changed(w);
+          s.count.add(w.nw, static_cast<double>(w.np), static_cast<double>(len));
           break;
         }
         case RolledNode::Kind::Loop: {
-          s.count.push_back({w.nw, static_cast<double>(w.np), static_cast<double>(n.count)});
+          s.count.add(w.nw, static_cast<double>(w.np), static_cast<double>(n.count));
           note_spread(s, "count", w.profile, static_cast<double>(n.count));
           s.count_by_np_rank_nw[{w.np, w.rank}][w.nw] = n.count;
           w.loop.push_back(0);
@@ -374,29 +496,31 @@ private:
     }
   }
 
-  Formula fit_quantity(const std::vector<FitPoint>& pts, bool integer, SlotObs& s, const char* field,
-                       TraceModel& model, std::size_t group)
+  Formula fit_quantity(const Series& series, bool integer, SlotObs& s, const char* field, TraceModel& model,
+                       std::size_t group)
   {
-    for (const auto& [key, values] : s.spread)
-      if (key.first == field && values.size() > 1) {
-        model.warnings.push_back("group " + std::to_string(group) + ", " + std::string(op_name(tokens_[s.token].op)) +
-                                 " " + field + ": " + std::to_string(values.size()) + " different values in " +
-                                 profiles_[key.second].label + "; fitted on their mean");
+    for (const auto& [key, range] : s.spread)
+      if (key.first == field && range.first != range.second) {
+        std::ostringstream o;
+        o << "group " << group << ", " << op_name(tokens_[s.token].op) << " " << field << ": values from "
+          << range.first << " to " << range.second << " in " << profiles_[key.second].label << " (first seen at "
+          << s.where << "); fitted on their mean";
+        model.warnings.push_back(o.str());
         break;
       }
-    Formula f = fit_formula(pts, integer);
-    return f;
+    return fit_formula(series.points(), integer);
   }
 
   /// Where training cannot tell several expressions apart (a grid axis of extent 2 has the same lower and
   /// upper neighbour), the first one that no earlier call of the same function in the same loop body
   /// uses wins: a halo exchange addresses each neighbour once.
-  std::optional<RankExpr> fit_ranks(const std::vector<RankObservation>& obs, const char* field, const SlotObs& s,
+  std::optional<RankExpr> fit_ranks(const RankSeries& series, const char* field, const SlotObs& s,
                                     std::vector<std::pair<std::string, RankExpr>>* used = nullptr)
   {
-    if (obs.empty())
+    if (not series.seen)
       return std::nullopt;
-    std::vector<RankExpr> all = fit_rank_exprs(obs);
+    const std::vector<RankObservation>& obs = series.samples;
+    std::vector<RankExpr> all = series.result();
     std::optional<RankExpr> e;
     if (not all.empty()) {
       e = all.front();
@@ -448,7 +572,7 @@ private:
       return t;
     }
     if (s.kind == RolledNode::Kind::Poll)
-      t.count = fit_formula(s.count, true);  // polling lengths vary by nature: their mean, no warning
+      t.count = fit_formula(s.count.points(), true);  // polling lengths vary by nature: their mean, no warning
     t.peer = fit_ranks(s.peer, "peer", s, &used);
     t.src  = fit_ranks(s.src, "source", s, &used);
     t.root = fit_ranks(s.root, "root", s);
@@ -458,9 +582,9 @@ private:
       t.recv_bytes = fit_quantity(s.recv_bytes, true, s, "recv_bytes", model, group);
     // Compute amounts: the mean per position at each training point, then regressed like sizes.
     if (s.any_flops)
-      t.flops = fit_formula(s.flops, false);
+      t.flops = fit_formula(s.flops.points(), false);
     if (s.any_seconds)
-      t.seconds = fit_formula(s.seconds, false);
+      t.seconds = fit_formula(s.seconds.points(), false);
     if (s.any_counts)
       t.counts = fit_quantity(s.counts, true, s, "counts", model, group);
     if (s.any_recv_counts)
@@ -496,10 +620,11 @@ private:
           built = true;
         }
         exact.push_back(r);
-        WalkState w{p, r, profiles_[p].info.np, profiles_[p].info.nw, &rt, 0, {}};
+        CallCursor cursor(*this, profiles_[p], r);
+        WalkState w{p, r, profiles_[p].info.np, profiles_[p].info.nw, &cursor, {}};
         walk(rt.rolled, top, w);
-        if (w.cursor != rt.tokens.size())
-          throw InternalError("trace model: walk did not consume the rank's calls");
+        if (not cursor.at_end())
+          changed(w);
       }
       if (not exact.empty())
         group.members.push_back(profiles_[p].label + ": ranks " + ranks_text(exact));
@@ -514,6 +639,8 @@ private:
   std::vector<LoadedProfile> profiles_;
   std::map<CallToken, std::uint32_t> token_ids_;
   std::vector<CallToken> token_list_;
+  std::vector<bool> poll_token_;     // by provisional id
+  std::vector<std::uint32_t> remap_;  // provisional id -> model id
   std::vector<CallToken> tokens_;  // the model's (sorted) tokens while fitting groups
   std::vector<SlotObs> slots_;
 };

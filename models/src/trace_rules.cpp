@@ -87,7 +87,15 @@ std::optional<int> RankExpr::eval(int rank, int np, const std::uint64_t* loop, i
       return a + static_cast<int>(*i % static_cast<std::uint64_t>(np - a));
     }
     case Kind::Grid: {
-      std::vector<int> d = dims_create(np, dims);
+      // Fitting evaluates grids at a handful of (np, dims) millions of times: remember the last one.
+      thread_local int cached_np = -1, cached_dims = -1;
+      thread_local std::vector<int> cached;
+      if (cached_np != np || cached_dims != dims) {
+        cached      = dims_create(np, dims);
+        cached_np   = np;
+        cached_dims = dims;
+      }
+      const std::vector<int>& d = cached;
       std::vector<int> c = grid_coords(rank, d);
       auto k = static_cast<std::size_t>(dim);
       int v  = c[k] + a;
@@ -149,56 +157,63 @@ std::optional<RankExpr> fit_rank_expr(const std::vector<RankObservation>& obs)
   return all.front();
 }
 
+std::vector<RankExpr> rank_expr_candidates(const RankObservation& o0)
+{
+  const int depth = static_cast<int>(o0.loop.size());
+  std::vector<RankExpr> cands;
+  using K = RankExpr::Kind;
+  if (o0.value == -1) {
+    cands.push_back({K::Any});
+    return cands;
+  }
+  cands.push_back({K::Fixed, o0.value});
+  cands.push_back({K::FromEnd, o0.np - o0.value});
+  int d = o0.value - o0.rank;
+  cands.push_back({K::Offset, d});
+  cands.push_back({K::Offset, d > 0 ? d - o0.np : d + o0.np});
+  cands.push_back({K::Xor, o0.rank ^ o0.value});
+  for (int lvl = 0; lvl < depth; ++lvl) {
+    RankExpr x{K::XorLoop};
+    x.level = lvl;
+    cands.push_back(x);
+  }
+  for (int lvl = 0; lvl < depth; ++lvl)
+    for (int a : {0, 1}) {
+      RankExpr c{K::Cycle, a};
+      c.level = lvl;
+      cands.push_back(c);
+    }
+  for (int nd = 1; nd <= 3; ++nd)
+    for (bool periodic : {true, false})
+      for (int dim = 0; dim < nd; ++dim)
+        for (int dir : {-1, 1}) {
+          RankExpr g{K::Grid, dir};
+          g.dims     = nd;
+          g.dim      = dim;
+          g.periodic = periodic;
+          cands.push_back(g);
+        }
+  return cands;
+}
+
+void filter_rank_exprs(std::vector<RankExpr>& cands, int rank, int np, const std::uint64_t* loop, int depth, int value)
+{
+  std::erase_if(cands, [&](const RankExpr& e) {
+    auto v = e.eval(rank, np, loop, depth);
+    return not v || *v != value;
+  });
+}
+
 std::vector<RankExpr> fit_rank_exprs(const std::vector<RankObservation>& obs)
 {
   std::vector<RankExpr> found;
   if (obs.empty())
     return found;
-  auto fits = [&](const RankExpr& e) {
-    for (const RankObservation& o : obs) {
-      auto v = e.eval(o.rank, o.np, o.loop.data(), static_cast<int>(o.loop.size()));
-      if (not v || *v != o.value)
-        return false;
-    }
-    return true;
-  };
-  const RankObservation& o0 = obs.front();
-  const int depth           = static_cast<int>(o0.loop.size());
-  std::vector<RankExpr> cands;
-  using K = RankExpr::Kind;
-  if (o0.value == -1) {
-    cands.push_back({K::Any});
-  } else {
-    cands.push_back({K::Fixed, o0.value});
-    cands.push_back({K::FromEnd, o0.np - o0.value});
-    int d = o0.value - o0.rank;
-    cands.push_back({K::Offset, d});
-    cands.push_back({K::Offset, d > 0 ? d - o0.np : d + o0.np});
-    cands.push_back({K::Xor, o0.rank ^ o0.value});
-    for (int lvl = 0; lvl < depth; ++lvl) {
-      RankExpr x{K::XorLoop};
-      x.level = lvl;
-      cands.push_back(x);
-    }
-    for (int lvl = 0; lvl < depth; ++lvl)
-      for (int a : {0, 1}) {
-        RankExpr c{K::Cycle, a};
-        c.level = lvl;
-        cands.push_back(c);
-      }
-    for (int nd = 1; nd <= 3; ++nd)
-      for (bool periodic : {true, false})
-        for (int dim = 0; dim < nd; ++dim)
-          for (int dir : {-1, 1}) {
-            RankExpr g{K::Grid, dir};
-            g.dims     = nd;
-            g.dim      = dim;
-            g.periodic = periodic;
-            cands.push_back(g);
-          }
-  }
-  for (const RankExpr& e : cands)
-    if (fits(e) && std::none_of(found.begin(), found.end(), [&](const RankExpr& f) { return same_target(f, e); }))
+  std::vector<RankExpr> alive = rank_expr_candidates(obs.front());
+  for (const RankObservation& o : obs)
+    filter_rank_exprs(alive, o.rank, o.np, o.loop.data(), static_cast<int>(o.loop.size()), o.value);
+  for (const RankExpr& e : alive)
+    if (std::none_of(found.begin(), found.end(), [&](const RankExpr& f) { return same_target(f, e); }))
       found.push_back(e);
   return found;
 }

@@ -59,6 +59,14 @@ struct RankObservation {
   int value = 0;
 };
 
+/// The candidate expressions an observation admits, simplest first, each to be checked against every
+/// other observation (the constants come from this one: a fixed rank, an offset...).
+std::vector<RankExpr> rank_expr_candidates(const RankObservation& first);
+/// Removes from `candidates` those that do not give `value` at (rank, np, loop); then removes duplicates
+/// in the sense of same_target() when `dedupe`.
+void filter_rank_exprs(std::vector<RankExpr>& candidates, int rank, int np, const std::uint64_t* loop, int depth,
+                       int value);
+
 /// Every expression that gives every observation's value, simplest first: in the order of RankExpr::Kind;
 /// grids by increasing dimension count, periodic before non-periodic (they differ only where training
 /// never crossed an edge), axis by axis, the lower neighbour before the upper (MPI_Cart_shift's order).
