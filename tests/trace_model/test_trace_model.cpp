@@ -57,7 +57,8 @@ std::string fold(const std::string& letters, const std::string& polls = "")
 ///   sendrecvs with r xor 2^k (64 B); a reduce to rank 0; rank 0 then computes 500 flop; finalize.
 class GroundTruth final : public TraceSource {
 public:
-  GroundTruth(double nw, int np) : nw_(nw), np_(np) {}
+  /// `varying_polls`: 1 to 3 tests per iteration, changing with the iteration and the rank.
+  GroundTruth(double nw, int np, bool varying_polls = false) : nw_(nw), np_(np), varying_polls_(varying_polls) {}
   int rank_count() const override { return np_; }
   CallStreamPtr open(int rank) const override
   {
@@ -83,7 +84,8 @@ public:
       sd.tag         = 1;
       sd.bytes       = static_cast<std::uint64_t>(8 * nw);
       sd.request     = req++;
-      for (int k = 0; k < 2; ++k)
+      const int polls = varying_polls_ ? 1 + (it + rank) % 3 : 2;
+      for (int k = 0; k < polls; ++k)
         add(Op::Test, "MPI_Test").request = req - 2;
       add(Op::Waitall, "MPI_Waitall").requests = {req - 2, req - 1};
       add(Op::Compute, "compute").flops = 1000.0 * nw / np_;
@@ -125,17 +127,20 @@ private:
   };
   double nw_;
   int np_;
+  bool varying_polls_;
 };
 
-std::filesystem::path write_truth(const TempDir& dir, double nw, int np, TraceEncoding enc = TraceEncoding::Binary)
+std::filesystem::path write_truth(const TempDir& dir, double nw, int np, TraceEncoding enc = TraceEncoding::Binary,
+                                  bool varying_polls = false)
 {
-  std::filesystem::path p = dir / ("truth-np" + std::to_string(np) + "-nw" + std::to_string(static_cast<int>(nw)));
+  std::filesystem::path p = dir / ((varying_polls ? "poll-np" : "truth-np") + std::to_string(np) + "-nw" +
+                                   std::to_string(static_cast<int>(nw)));
   RunInfo info;
   info.np       = np;
   info.nw       = nw;
   info.encoding = enc;
   info.origin   = "test";
-  write_profile(GroundTruth(nw, np), info, p, enc);
+  write_profile(GroundTruth(nw, np, varying_polls), info, p, enc);
   return p;
 }
 
@@ -465,4 +470,37 @@ TEST_CASE("trace model: gridcast fit and synth on the command line", "[trace_mod
   auto bad = run_gridcast("synth " + (dir / "bad.json").string() + " --nw 6 --np 4 --out " + (dir / "b2").string());
   CHECK(bad.exit_code == 1);
   CHECK_THAT(bad.output, Catch::Contains("colour") && Catch::Contains("unknown key"));
+}
+
+TEST_CASE("trace model: polling whose length varies keeps the loop and is synthesized at its mean", "[trace_model]")
+{
+  TempDir dir;
+  std::vector<std::filesystem::path> profiles;
+  for (int np : {4, 8})
+    for (int nw : {3, 4, 5})
+      profiles.push_back(write_truth(dir, nw, np, TraceEncoding::Binary, true));
+  auto model = std::make_shared<const TraceModel>(fit_trace_model(profiles));
+  REQUIRE(model->groups.size() == 2);
+  // The iteration loop survived: init, first iteration, loop, ... and the loop body holds one poll.
+  const TraceGroup& g = model->groups[1];
+  auto loop = std::find_if(g.body.begin(), g.body.end(), [](const TemplateNode& n) { return n.kind == RolledNode::Kind::Loop; });
+  REQUIRE(loop != g.body.end());
+  CHECK(loop->count.text() == "-1 + Nw");
+  auto polls = std::count_if(loop->body.begin(), loop->body.end(), [](const TemplateNode& n) { return n.kind == RolledNode::Kind::Poll; });
+  CHECK(polls == 1);
+  // Every call but the tests is as in the real run, at an unseen point too.
+  SynthSource synth(model, {7, 16});
+  GroundTruth truth(7, 16, true);
+  for (int r = 0; r < 16; ++r) {
+    auto a = gridcast::test::read_all(*synth.open(r));
+    auto b = gridcast::test::read_all(*truth.open(r));
+    auto no_tests = [](std::vector<CallRecord>& v) {
+      std::erase_if(v, [](const CallRecord& c) { return c.op == Op::Test; });
+      for (auto& c : v)
+        c.function = 0;
+    };
+    no_tests(a);
+    no_tests(b);
+    REQUIRE(a == b);
+  }
 }
