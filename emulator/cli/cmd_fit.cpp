@@ -23,7 +23,7 @@ int run_fit(const std::vector<std::string>& args)
      "profile directories of one application at two or more (Nw, Np) points (run.json's nw and np); SMPI "
      "traces go through `gridcast import tit` first")
     ("out,o", po::value(&out), "model.json to write (required)")
-    ("group-threshold", po::value(&threshold)->default_value(0.03),
+    ("group-threshold", po::value(&threshold)->default_value(0.03, "0.03"),
      "ranks whose rolled traces differ by at most this fraction (Myers edit distance / length) share a trace group");
   po::positional_options_description positional;
   positional.add("profile", -1);
@@ -55,6 +55,32 @@ int run_fit(const std::vector<std::string>& args)
   models::trace::write_model(out, model);
   std::cout << "fitted " << model.groups.size() << " trace group(s) on " << model.training.size()
             << " profiles, rule '" << model.rule.classifier.name() << "'; wrote " << out << '\n';
+  // One line per group: which ranks run it and how much structure it has.
+  struct Stats {
+    int positions = 0, loops = 0, nw_loops = 0, polls = 0;
+  };
+  auto count = [](auto& self, const std::vector<models::trace::TemplateNode>& nodes, Stats& s) -> void {
+    for (const auto& n : nodes) {
+      ++s.positions;
+      if (n.kind == models::trace::RolledNode::Kind::Loop) {
+        ++s.loops;
+        s.nw_loops += n.nw_dependent ? 1 : 0;
+        self(self, n.body, s);
+      } else if (n.kind == models::trace::RolledNode::Kind::Poll) {
+        ++s.polls;
+      }
+    }
+  };
+  for (std::size_t g = 0; g < model.groups.size(); ++g) {
+    Stats s;
+    count(count, model.groups[g].body, s);
+    std::string classes;
+    for (const auto& [cls, group] : model.rule.classes)
+      if (group == static_cast<int>(g))
+        classes += (classes.empty() ? "" : " | ") + cls;
+    std::cout << "  group " << g << " (" << classes << "): " << s.positions << " positions, " << s.loops
+              << " loop(s) (" << s.nw_loops << " depending on Nw), " << s.polls << " polling construct(s)\n";
+  }
   for (const std::string& w : model.warnings)
     std::cerr << "gridcast fit: warning: " << w << '\n';
   return 0;
