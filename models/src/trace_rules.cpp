@@ -225,7 +225,8 @@ namespace {
 const std::vector<std::string>& bases()
 {
   static const std::vector<std::string> b = {"all",   "parity", "mod3",   "mod4",   "mod5",   "mod6",  "mod7",
-                                             "mod8",  "node2",  "node4",  "node8",  "node16", "grid2", "grid3"};
+                                             "mod8",  "node2",  "node4",  "node8",  "node16", "grid2", "grid3",
+                                             "grid2-sides", "grid3-sides"};
   return b;
 }
 
@@ -246,9 +247,19 @@ std::string base_class(const std::string& base, int rank, int np)
     bool last = pos == k - 1 || rank == np - 1;
     return base + "=" + (pos == 0 ? "first" : last ? "last" : "middle");
   }
-  int d                = base == "grid2" ? 2 : 3;
+  int d                = base.rfind("grid2", 0) == 0 ? 2 : 3;
   std::vector<int> dims = dims_create(np, d);
   std::vector<int> c    = grid_coords(rank, dims);
+  if (base.size() > 5) {
+    // Which side of each axis: what a non-periodic stencil's branches depend on (a rank on the low
+    // x face lacks its lower x neighbour, one on the high face its upper one).
+    std::string v = base + "=";
+    for (std::size_t k = 0; k < dims.size(); ++k) {
+      bool lo = c[k] == 0, hi = c[k] == dims[k] - 1;
+      v += std::string(k ? "," : "") + (lo && hi ? "both" : lo ? "low" : hi ? "high" : "mid");
+    }
+    return v;
+  }
   int boundary          = 0;
   for (std::size_t k = 0; k < dims.size(); ++k)
     boundary += (c[k] == 0 || c[k] == dims[k] - 1) ? 1 : 0;

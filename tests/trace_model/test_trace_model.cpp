@@ -331,6 +331,16 @@ TEST_CASE("trace model: the simplest consistent rank-to-group rule wins", "[trac
   GroupRule grid = infer_group_rule(assign(pos, {8, 27, 64}));
   CHECK(grid.classifier.name() == "grid3");
   CHECK(grid.group_of(62, 125) == pos(62, 125));
+  // A non-periodic 2-D stencil: which neighbours a rank has depends on the side of each axis it is on.
+  auto sides = [](int r, int np) {
+    auto d = dims_create(np, 2);
+    auto c = grid_coords(r, d);
+    return (c[0] > 0) + 2 * (c[0] < d[0] - 1) + 4 * (c[1] > 0) + 8 * (c[1] < d[1] - 1);
+  };
+  GroupRule side_rule = infer_group_rule(assign(sides, {4, 9, 16}));
+  CHECK(side_rule.classifier.name() == "grid2-sides");
+  for (int r = 0; r < 64; ++r)
+    REQUIRE(side_rule.group_of(r, 64) == sides(r, 64));
   // A class training never saw: grids of 8 and 12 ranks have corners and edges only, so the centre of a
   // 3x3x3 grid cannot be placed.
   GroupRule corners = infer_group_rule(assign(pos, {8, 12}));
@@ -341,7 +351,8 @@ TEST_CASE("trace model: the simplest consistent rank-to-group rule wins", "[trac
 
 TEST_CASE("trace model: inconsistent group assignments name the ranks in conflict", "[trace_model]")
 {
-  std::vector<GroupAssignment> a = {{"p4", 4, {0, 1, 0, 1}}, {"p8", 8, {0, 1, 1, 0, 1, 1, 0, 0}}};
+  // Rank 1 of 4 runs another trace at another size: no rule of (rank, Np) can tell.
+  std::vector<GroupAssignment> a = {{"p4-small", 4, {0, 1, 0, 1}}, {"p4", 4, {0, 0, 0, 1}}};
   auto err = gridcast::test::expect_input_error([&] { infer_group_rule(a); });
   CHECK_THAT(err.reason(), Catch::Contains("no rank-to-group rule fits") && Catch::Contains("rank ") &&
                                Catch::Contains("of p4"));

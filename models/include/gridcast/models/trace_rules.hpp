@@ -81,8 +81,9 @@ bool same_target(const RankExpr& a, const RankExpr& b);
 
 /// A candidate classification of ranks: a base feature ("all", "parity", "mod3" ... "mod8",
 /// "node2"/"node4"/"node8"/"node16" (first / middle / last rank of a node of k consecutive ranks),
-/// "grid2"/"grid3" (corner, edge, face or interior of the dims_create grid)) refined by whether the rank
-/// is the first (rank 0) and/or the last (Np - 1).
+/// "grid2"/"grid3" (corner, edge, face or interior of the dims_create grid), "grid2-sides"/"grid3-sides"
+/// (low, mid, high or both ends along each axis)) refined by whether the rank is the first (rank 0)
+/// and/or the last (Np - 1).
 struct RankClassifier {
   std::string base = "all";
   bool first = false;
