@@ -45,7 +45,7 @@ def main() -> int:
     ok = True
     print(f"{'app':<14} {'np':>4} {'Nw':>6} {'calls':>10} {'calls/s (median)':>17} {'RSS MiB':>8}")
     for app, sizes in CASES.items():
-        folder, train_nw, _ = tmv.APPS[app]
+        folder, train_nw, _, _ = tmv.APPS[app]
         profiles = [tmv.record(app, p, w, work / f"{app}-np{p}-nw{w}", str(gridcast))
                     for p in tmv.TRAIN_NP for w in train_nw]
         model = work / f"{app}.model.json"

@@ -4,7 +4,8 @@
     cmake --build build --target gridcast && python3 bench/trace_model_validation.py     # ~1 min
     python3 bench/trace_model_validation.py --quick       # np 64 only, the 2x size only
 
-For each example program (examples/stencil3d, examples/master-worker, examples/pipeline):
+For each example program (examples/stencil3d, periodic 3-D and non-periodic 2-D, examples/master-worker,
+examples/pipeline):
   1. record training runs with `smpirun -trace-ti` (each example's record.sh) at np 4, 8, 16 and three
      sizes, imported as gridcast profiles;
   2. `gridcast fit` them into one model.json;
@@ -36,11 +37,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# name -> (record.sh folder, training sizes, target sizes)
+# name -> (record.sh folder, training sizes, target sizes, extra program arguments)
 APPS = {
-    "stencil3d": ("examples/stencil3d", [8, 12, 16], [32, 64]),
-    "master-worker": ("examples/master-worker", [2, 3, 4], [8, 16]),
-    "pipeline": ("examples/pipeline", [1024, 2048, 4096], [8192, 16384]),
+    "stencil3d": ("examples/stencil3d", [8, 12, 16], [32, 64], []),
+    # The same program on a non-periodic 2-D grid: nine kinds of rank (corners, sides, interior).
+    "stencil2d-open": ("examples/stencil3d", [8, 12, 16], [32, 64], ["2", "0"]),
+    "master-worker": ("examples/master-worker", [2, 3, 4], [8, 16], []),
+    "pipeline": ("examples/pipeline", [1024, 2048, 4096], [8192, 16384], []),
 }
 TRAIN_NP = [4, 8, 16]
 TARGET_NP = [64, 256]
@@ -63,7 +66,7 @@ def run(cmd: list[str], env: dict | None = None) -> str:
 def record(app: str, np_: int, nw: int, out: Path, gridcast: str) -> Path:
     if not (out / "run.json").exists():
         env = dict(os.environ, GRIDCAST=gridcast)
-        run([str(ROOT / APPS[app][0] / "record.sh"), str(np_), str(nw), str(out)], env)
+        run([str(ROOT / APPS[app][0] / "record.sh"), str(np_), str(nw), str(out), *APPS[app][3]], env)
     return out
 
 
@@ -135,7 +138,7 @@ def main() -> int:
     rows = []
     ok = True
     for app in args.apps.split(","):
-        folder, train_nw, target_nw = APPS[app]
+        folder, train_nw, target_nw, _ = APPS[app]
         if args.quick:
             target_nw = target_nw[:1]
         profiles = [record(app, p, w, work / f"{app}-np{p}-nw{w}", args.gridcast) for p in TRAIN_NP for w in train_nw]

@@ -1,6 +1,9 @@
 /* 3-D Jacobi stencil on a periodic MPI_Cart grid (MPI_Dims_create), weak scaling.
  *
- *   stencil3d NW      NW = local edge length: every rank owns NW^3 points
+ *   stencil3d NW [D [PERIODIC]]   NW = local edge length: every rank owns NW^3 points
+ *                                 D = 3 (default) or 2: ranks on a D-dimensional process grid
+ *                                 PERIODIC = 1 (default) or 0: without wrap-around, ranks on the edge of
+ *                                 the grid skip their missing neighbours (rank-dependent branches)
  *
  * Every iteration: a halo exchange with the 6 face neighbours (MPI_Irecv/MPI_Isend, tag = direction,
  * NW*NW doubles each), MPI_Waitall, the sweep (declared as 8 flop per point), and an MPI_Allreduce of
@@ -26,27 +29,37 @@ int main(int argc, char** argv)
     fprintf(stderr, "stencil3d: NW must be a positive multiple of 4\n");
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
-  int dims[3] = {0, 0, 0}, periods[3] = {1, 1, 1};
-  MPI_Dims_create(np, 3, dims);
+  int ndims = argc > 2 ? atoi(argv[2]) : 3;
+  int periodic = argc > 3 ? atoi(argv[3]) : 1;
+  if (ndims != 2 && ndims != 3) {
+    fprintf(stderr, "stencil3d: D must be 2 or 3\n");
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  int dims[3] = {0, 0, 1}, periods[3] = {periodic, periodic, periodic};
+  MPI_Dims_create(np, ndims, dims);
   MPI_Comm cart;
-  MPI_Cart_create(MPI_COMM_WORLD, 3, dims, periods, 0, &cart);
+  MPI_Cart_create(MPI_COMM_WORLD, ndims, dims, periods, 0, &cart);
   MPI_Comm_rank(cart, &rank);
-  int nbr[6];
-  for (int d = 0; d < 3; d++)
+  int nbr[6], ndir = 2 * ndims;
+  for (int d = 0; d < ndims; d++)
     MPI_Cart_shift(cart, d, 1, &nbr[2 * d], &nbr[2 * d + 1]);  /* [2d] = lower, [2d+1] = upper */
 
   size_t face = (size_t)nw * nw;
   double* sendbuf = calloc(6 * face, sizeof(double));
   double* recvbuf = calloc(6 * face, sizeof(double));
   MPI_Request req[12];
+  int nreq;
   double residual = 1.0, norm = 0.0, total = 0.0;
   for (int it = 0; it < nw; it++) {
-    for (int dir = 0; dir < 6; dir++)
+    nreq = 0;
+    for (int dir = 0; dir < ndir; dir++)
       /* Receive from the neighbour in direction dir what it sent towards us (its direction dir^1). */
-      MPI_Irecv(recvbuf + dir * face, (int)face, MPI_DOUBLE, nbr[dir], dir ^ 1, cart, &req[dir]);
-    for (int dir = 0; dir < 6; dir++)
-      MPI_Isend(sendbuf + dir * face, (int)face, MPI_DOUBLE, nbr[dir], dir, cart, &req[6 + dir]);
-    MPI_Waitall(12, req, MPI_STATUSES_IGNORE);
+      if (nbr[dir] != MPI_PROC_NULL)
+        MPI_Irecv(recvbuf + dir * face, (int)face, MPI_DOUBLE, nbr[dir], dir ^ 1, cart, &req[nreq++]);
+    for (int dir = 0; dir < ndir; dir++)
+      if (nbr[dir] != MPI_PROC_NULL)
+        MPI_Isend(sendbuf + dir * face, (int)face, MPI_DOUBLE, nbr[dir], dir, cart, &req[nreq++]);
+    MPI_Waitall(nreq, req, MPI_STATUSES_IGNORE);
     DECLARE_FLOPS(8.0 * nw * nw * nw);
     double local = residual * 0.5;
     MPI_Allreduce(&local, &residual, 1, MPI_DOUBLE, MPI_SUM, cart);
@@ -58,7 +71,8 @@ int main(int argc, char** argv)
     }
   }
   if (rank == 0)
-    printf("stencil3d: np %d, dims %dx%dx%d, nw %d, residual %g\n", np, dims[0], dims[1], dims[2], nw, total);
+    printf("stencil3d: np %d, dims %dx%dx%d, %s, nw %d, residual %g\n", np, dims[0], dims[1], dims[2],
+           periodic ? "periodic" : "not periodic", nw, total);
   free(sendbuf);
   free(recvbuf);
   MPI_Comm_free(&cart);

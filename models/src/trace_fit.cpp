@@ -221,8 +221,17 @@ public:
     }
     model.rule = infer_group_rule(assignments);
 
+    std::vector<GroupData> data;
     for (std::size_t g = 0; g < representative.size(); ++g)
-      model.groups.push_back(fit_group(model, representative[g], g, group_of_shape));
+      data.push_back(collect_group(model, representative[g], g, group_of_shape));
+    count_support(data);
+    for (std::size_t g = 0; g < data.size(); ++g) {
+      slots_ = std::move(data[g].slots);
+      std::vector<std::pair<std::string, RankExpr>> used;
+      for (int id : data[g].top)
+        data[g].group.body.push_back(make_node(id, model, g, used));
+      model.groups.push_back(std::move(data[g].group));
+    }
     return model;
   }
 
@@ -523,19 +532,29 @@ private:
     std::vector<RankExpr> all = series.result();
     std::optional<RankExpr> e;
     if (not all.empty()) {
-      e = all.front();
-      if (used != nullptr) {
-        const std::string key = tokens_[s.token].function + "/" + field;
-        for (const RankExpr& cand : all) {
-          bool taken = std::any_of(used->begin(), used->end(),
-                                   [&](const auto& u) { return u.first == key && same_target(u.second, cand); });
-          if (not taken) {
-            e = cand;
-            break;
-          }
+      // Candidates an earlier sibling took are dropped (unless nothing else is left), then the one
+      // most positions of the same call explain wins, the simplest on a tie.
+      const std::string key = tokens_[s.token].function + "/" + field;
+      std::vector<RankExpr> free;
+      for (const RankExpr& cand : all)
+        if (used == nullptr || std::none_of(used->begin(), used->end(), [&](const auto& u) {
+              return u.first == key && same_target(u.second, cand);
+            }))
+          free.push_back(cand);
+      if (free.empty())
+        free = all;
+      const auto& votes = support_[support_key(s.token, field)];
+      int best          = -1;
+      for (const RankExpr& cand : free) {
+        auto it = votes.find(expr_key(cand));
+        int v   = it == votes.end() ? 0 : it->second;
+        if (v > best) {
+          best = v;
+          e    = cand;
         }
-        used->emplace_back(key, *e);
       }
+      if (used != nullptr)
+        used->emplace_back(key, *e);
     }
     if (not e) {
       std::string sample;
@@ -597,8 +616,44 @@ private:
     return t;
   }
 
-  TraceGroup fit_group(TraceModel& model, std::size_t rep_shape, std::size_t g,
-                       const std::vector<std::size_t>& group_of_shape)
+  /// A group's observations, before anything is fitted.
+  struct GroupData {
+    TraceGroup group;
+    std::vector<SlotObs> slots;
+    std::vector<int> top;
+  };
+
+  static std::string expr_key(const RankExpr& e)
+  {
+    return std::string(e.kind_name()) + "/" + std::to_string(e.a) + "/" + std::to_string(e.level) + "/" +
+           std::to_string(e.dims) + "/" + std::to_string(e.dim);
+  }
+  static std::string support_key(std::uint32_t token, const char* field)
+  {
+    return std::to_string(token) + "/" + field;
+  }
+
+  /// For each (token, field), how many positions of all groups each expression explains. A group seen
+  /// at one Np only cannot tell a grid neighbour from a rank offset; the same call in groups seen at
+  /// several Np can, and the call is the same code in every group.
+  void count_support(const std::vector<GroupData>& data)
+  {
+    support_.clear();
+    for (const GroupData& d : data)
+      for (const SlotObs& s : d.slots) {
+        auto add = [&](const RankSeries& series, const char* field) {
+          if (series.seen)
+            for (const RankExpr& e : series.result())
+              ++support_[support_key(s.token, field)][expr_key(e)];
+        };
+        add(s.peer, "peer");
+        add(s.src, "source");
+        add(s.root, "root");
+      }
+  }
+
+  GroupData collect_group(TraceModel& model, std::size_t rep_shape, std::size_t g,
+                          const std::vector<std::size_t>& group_of_shape)
   {
     tokens_ = model.tokens;
     slots_.clear();
@@ -629,10 +684,7 @@ private:
       if (not exact.empty())
         group.members.push_back(profiles_[p].label + ": ranks " + ranks_text(exact));
     }
-    std::vector<std::pair<std::string, RankExpr>> used;
-    for (int id : top)
-      group.body.push_back(make_node(id, model, g, used));
-    return group;
+    return GroupData{std::move(group), std::move(slots_), std::move(top)};
   }
 
   FitOptions opt_;
@@ -643,6 +695,7 @@ private:
   std::vector<std::uint32_t> remap_;  // provisional id -> model id
   std::vector<CallToken> tokens_;  // the model's (sorted) tokens while fitting groups
   std::vector<SlotObs> slots_;
+  std::map<std::string, std::map<std::string, int>> support_;
 };
 
 }  // namespace
