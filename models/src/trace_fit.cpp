@@ -219,7 +219,14 @@ public:
         a.group_of_rank.push_back(static_cast<int>(group_of_shape[r.shape]));
       assignments.push_back(std::move(a));
     }
-    model.rule = infer_group_rule(assignments);
+    try {
+      model.rule = infer_group_rule(assignments);
+    } catch (const InputError& e) {
+      throw InputError(e.context(), e.reason() +
+                                        ". If the same rank runs different traces at different sizes, a loop may "
+                                        "run only once (or not at all) at some training point and fold "
+                                        "differently there: choose sizes where every loop runs at least twice");
+    }
 
     std::vector<GroupData> data;
     for (std::size_t g = 0; g < representative.size(); ++g)

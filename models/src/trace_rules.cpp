@@ -360,7 +360,7 @@ GroupRule infer_group_rule(const std::vector<GroupAssignment>& assignments)
   }
   throw InputError({}, "no rank-to-group rule fits the training profiles: " + conflict +
                            " (candidates: rank 0, last rank, parity, rank mod 3..8, node of 2..16 ranks, "
-                           "2-D/3-D grid position)");
+                           "2-D/3-D grid position, side of each grid axis)");
 }
 
 }  // namespace gridcast::models::trace
