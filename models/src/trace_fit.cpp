@@ -40,8 +40,54 @@ struct CallParams {
 /// to the rolled traces, not to the number of calls.
 struct RankTrace {
   std::vector<RolledNode> rolled;
-  std::size_t shape = 0;  ///< index into the distinct shapes
+  std::size_t shape = 0;     ///< index into the distinct shapes
+  std::uint64_t calls = 0;
+  int group = -1;
+  bool exact = false;        ///< its calls match the group's template (else: within the Myers threshold)
+  std::vector<std::uint64_t> decisions;  ///< exact members: the iteration count of each loop instance, in order
 };
+
+/// Matches `t[pos...]` against a template read as a regular expression: a loop is its body repeated any
+/// number of times (0 included), greedily, an iteration that does not match in full being undone; a
+/// polling construct is one or more of its call. Appends each loop instance's iteration count to
+/// `decisions` (pre-order of execution). Returns false on a mismatch (pos is then meaningless).
+bool match_template(const std::vector<RolledNode>& nodes, const std::vector<std::uint32_t>& t, std::size_t& pos,
+                    std::vector<std::uint64_t>& decisions)
+{
+  for (const RolledNode& n : nodes) {
+    switch (n.kind) {
+      case RolledNode::Kind::Call:
+        if (pos >= t.size() || t[pos] != n.token)
+          return false;
+        ++pos;
+        break;
+      case RolledNode::Kind::Poll:
+        if (pos >= t.size() || t[pos] != n.token)
+          return false;
+        while (pos < t.size() && t[pos] == n.token)
+          ++pos;
+        break;
+      case RolledNode::Kind::Loop: {
+        std::size_t slot = decisions.size();
+        decisions.push_back(0);
+        std::uint64_t k = 0;
+        while (true) {
+          std::size_t save = pos, dsave = decisions.size();
+          if (match_template(n.body, t, pos, decisions) && pos > save) {
+            ++k;
+          } else {
+            pos = save;
+            decisions.resize(dsave);
+            break;
+          }
+        }
+        decisions[slot] = k;
+        break;
+      }
+    }
+  }
+  return true;
+}
 
 struct LoadedProfile {
   std::filesystem::path path;
@@ -199,38 +245,66 @@ public:
         r.shape = it->second;
       }
     }
-    // Cluster shapes: each joins the first group whose representative is within the threshold.
-    std::vector<std::size_t> group_of_shape(shapes.size());
-    std::vector<std::size_t> representative;  // shape id per group
-    for (std::size_t s = 0; s < shapes.size(); ++s) {
-      std::size_t g = 0;
-      for (; g < representative.size(); ++g)
-        if (shape_difference(shapes[representative[g]], shapes[s]) <= opt_.group_threshold)
-          break;
-      if (g == representative.size())
-        representative.push_back(s);
-      group_of_shape[s] = g;
+    // Trace groups. Templates come from the longest runs first: their loops surely ran often enough to
+    // fold, and a rank of a smaller run whose loop ran once (or not at all) still matches them. A rank
+    // joins the first group whose template its calls match (an exact member: it is used to fit the
+    // template), else the first whose template's shape is within the Myers threshold of its own (an
+    // approximate member), else it founds a group.
+    std::vector<std::pair<std::size_t, int>> order;
+    for (std::size_t p = 0; p < profiles_.size(); ++p)
+      for (int r = 0; r < static_cast<int>(profiles_[p].ranks.size()); ++r)
+        order.emplace_back(p, r);
+    std::stable_sort(order.begin(), order.end(), [&](const auto& a, const auto& b) {
+      return rank_trace(a).calls > rank_trace(b).calls;
+    });
+    std::vector<std::pair<std::size_t, int>> reps;
+    std::vector<std::uint32_t> tokens;
+    for (const auto& pr : order) {
+      RankTrace& rt = rank_trace(pr);
+      read_tokens(pr, tokens);
+      for (std::size_t g = 0; g < reps.size() && rt.group < 0; ++g) {
+        std::size_t pos = 0;
+        rt.decisions.clear();
+        if (match_template(rank_trace(reps[g]).rolled, tokens, pos, rt.decisions) && pos == tokens.size()) {
+          rt.group = static_cast<int>(g);
+          rt.exact = true;
+        }
+      }
+      for (std::size_t g = 0; g < reps.size() && rt.group < 0; ++g)
+        if (shape_difference(shapes[rank_trace(reps[g]).shape], shapes[rt.shape]) <= opt_.group_threshold)
+          rt.group = static_cast<int>(g);
+      if (rt.group < 0) {
+        rt.group = static_cast<int>(reps.size());
+        reps.push_back(pr);
+        std::size_t pos = 0;
+        rt.decisions.clear();
+        if (not match_template(rt.rolled, tokens, pos, rt.decisions) || pos != tokens.size())
+          throw InternalError("trace model: a rolled trace does not match its own calls");
+        rt.exact = true;
+      }
+      if (not rt.exact)
+        rt.decisions.clear();
     }
 
     std::vector<GroupAssignment> assignments;
     for (const LoadedProfile& p : profiles_) {
       GroupAssignment a{p.label, p.info.np, {}};
       for (const RankTrace& r : p.ranks)
-        a.group_of_rank.push_back(static_cast<int>(group_of_shape[r.shape]));
+        a.group_of_rank.push_back(r.group);
       assignments.push_back(std::move(a));
     }
     try {
       model.rule = infer_group_rule(assignments);
     } catch (const InputError& e) {
       throw InputError(e.context(), e.reason() +
-                                        ". If the same rank runs different traces at different sizes, a loop may "
-                                        "run only once (or not at all) at some training point and fold "
-                                        "differently there: choose sizes where every loop runs at least twice");
+                                        ". Ranks of one class must run the same template at every training point; a "
+                                        "branch that depends on Nw (a code path taken only at some sizes) cannot be "
+                                        "expressed: train on sizes that take the same paths");
     }
 
     std::vector<GroupData> data;
-    for (std::size_t g = 0; g < representative.size(); ++g)
-      data.push_back(collect_group(model, representative[g], g, group_of_shape));
+    for (std::size_t g = 0; g < reps.size(); ++g)
+      data.push_back(collect_group(model, rank_trace(reps[g]).rolled, g));
     count_support(data);
     for (std::size_t g = 0; g < data.size(); ++g) {
       slots_ = std::move(data[g].slots);
@@ -269,9 +343,33 @@ private:
       }
       RankTrace rt;
       rt.rolled = fold_tokens(tokens, [&](std::uint32_t t) { return poll_token_[t]; }, opt_.fold);
+      rt.calls  = tokens.size();
       p.ranks.push_back(std::move(rt));
     }
     profiles_.push_back(std::move(p));
+  }
+
+  RankTrace& rank_trace(const std::pair<std::size_t, int>& pr)
+  {
+    return profiles_[pr.first].ranks[static_cast<std::size_t>(pr.second)];
+  }
+
+  /// A rank's calls as model token ids (a second reading of its file).
+  void read_tokens(const std::pair<std::size_t, int>& pr, std::vector<std::uint32_t>& out) const
+  {
+    out.clear();
+    ProfileDir dir(profiles_[pr.first].path);
+    CallStreamPtr s = dir.open(pr.second);
+    CallRecord rec;
+    while (s->next(rec)) {
+      CallToken t{s->functions().name(rec.function), rec.op, rec.tag, rec.recv_tag, rec.comm, rec.color, rec.key,
+                  rec.new_comm};
+      auto it = token_ids_.find(t);
+      if (it == token_ids_.end())
+        throw InputError({dir.rank_path(pr.second).string(), rec.line, {}, pr.second},
+                         "the trace changed while it was being fitted");
+      out.push_back(remap_[it->second]);
+    }
   }
 
   /// Provisional token ids (first seen) -> the model's sorted ids, in a rolled trace.
@@ -414,6 +512,8 @@ private:
     int np;
     double nw;
     CallCursor* cursor;
+    const std::vector<std::uint64_t>* decisions;
+    std::size_t next_decision = 0;
     std::vector<std::uint64_t> loop;
   };
 
@@ -497,11 +597,14 @@ private:
           break;
         }
         case RolledNode::Kind::Loop: {
-          s.count.add(w.nw, static_cast<double>(w.np), static_cast<double>(n.count));
-          note_spread(s, "count", w.profile, static_cast<double>(n.count));
-          s.count_by_np_rank_nw[{w.np, w.rank}][w.nw] = n.count;
+          if (w.next_decision >= w.decisions->size())
+            changed(w);
+          const std::uint64_t count = (*w.decisions)[w.next_decision++];
+          s.count.add(w.nw, static_cast<double>(w.np), static_cast<double>(count));
+          note_spread(s, "count", w.profile, static_cast<double>(count));
+          s.count_by_np_rank_nw[{w.np, w.rank}][w.nw] = count;
           w.loop.push_back(0);
-          for (std::uint64_t i = 0; i < n.count; ++i) {
+          for (std::uint64_t i = 0; i < count; ++i) {
             w.loop.back() = i;
             walk(n.body, s.children, w);
           }
@@ -659,32 +762,26 @@ private:
       }
   }
 
-  GroupData collect_group(TraceModel& model, std::size_t rep_shape, std::size_t g,
-                          const std::vector<std::size_t>& group_of_shape)
+  GroupData collect_group(TraceModel& model, const std::vector<RolledNode>& templ, std::size_t g)
   {
     tokens_ = model.tokens;
     slots_.clear();
     TraceGroup group;
-    std::vector<int> top;
-    bool built = false;
+    std::vector<int> top = build_slots(templ);
     for (std::size_t p = 0; p < profiles_.size(); ++p) {
       std::vector<int> exact;
       for (int r = 0; r < static_cast<int>(profiles_[p].ranks.size()); ++r) {
         const RankTrace& rt = profiles_[p].ranks[static_cast<std::size_t>(r)];
-        if (group_of_shape[rt.shape] != g)
+        if (rt.group != static_cast<int>(g))
           continue;
-        if (rt.shape != rep_shape) {
+        if (not rt.exact) {
           ++group.approximate_members;
           continue;
         }
-        if (not built) {
-          top   = build_slots(rt.rolled);
-          built = true;
-        }
         exact.push_back(r);
         CallCursor cursor(*this, profiles_[p], r);
-        WalkState w{p, r, profiles_[p].info.np, profiles_[p].info.nw, &cursor, {}};
-        walk(rt.rolled, top, w);
+        WalkState w{p, r, profiles_[p].info.np, profiles_[p].info.nw, &cursor, &rt.decisions, 0, {}};
+        walk(templ, top, w);
         if (not cursor.at_end())
           changed(w);
       }

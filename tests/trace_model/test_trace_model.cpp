@@ -603,3 +603,19 @@ TEST_CASE("trace model: a non-periodic 2-D halo exchange extrapolates to a grid 
   require_same_streams(SynthSource(model, {6, 64}), Open2D(6, 64));
   require_same_streams(SynthSource(model, {5, 128}), Open2D(5, 128));
 }
+
+TEST_CASE("trace model: a loop that runs once or never at a training point still fits", "[trace_model]")
+{
+  // nw 1: the peeled iteration loop runs 0 times; nw 2: once. Both are matched against the template
+  // of a larger run instead of founding groups of their own.
+  TempDir dir;
+  std::vector<std::filesystem::path> profiles;
+  for (int np : {4, 8})
+    for (int nw : {1, 2, 5})
+      profiles.push_back(write_truth(dir, nw, np));
+  auto model = std::make_shared<const TraceModel>(fit_trace_model(profiles));
+  CHECK(model->groups.size() == 2);
+  CHECK(model->rule.classifier.name() == "first");
+  require_same_streams(SynthSource(model, {9, 32}), GroundTruth(9, 32));
+  require_same_streams(SynthSource(model, {1, 16}), GroundTruth(1, 16));
+}
