@@ -9,6 +9,7 @@ packages=(
   nlohmann-json3-dev libtinyxml2-dev
   catch2                  # v2, the test framework
   openmpi-bin libopenmpi-dev  # real MPI runs (calibration, profiling)
+  libeigen3-dev libdtl-dev  # trace model: least squares (Eigen), Myers diffs (dtl, header-only)
 )
 
 missing=()
