@@ -26,6 +26,7 @@ Prints the table; exit 0 when every point reaches the issue's targets (all ranks
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import shutil
@@ -63,7 +64,18 @@ def run(cmd: list[str], env: dict | None = None) -> str:
     return res.stdout
 
 
+def source_digest(app: str) -> str:
+    """Recordings are reused from --work only while the program and its record script are unchanged."""
+    h = hashlib.sha1()
+    folder = ROOT / APPS[app][0]
+    for f in sorted(folder.glob("*.c")) + [folder / "record.sh", folder / "platform.xml"]:
+        h.update(f.read_bytes())
+    h.update(repr(APPS[app][3]).encode())
+    return h.hexdigest()[:10]
+
+
 def record(app: str, np_: int, nw: int, out: Path, gridcast: str) -> Path:
+    out = out.parent / source_digest(app) / out.name
     if not (out / "run.json").exists():
         env = dict(os.environ, GRIDCAST=gridcast)
         run([str(ROOT / APPS[app][0] / "record.sh"), str(np_), str(nw), str(out), *APPS[app][3]], env)
