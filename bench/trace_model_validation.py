@@ -86,7 +86,7 @@ def read_ranks(profile: Path, gridcast: str, scratch: Path) -> list[list[dict]]:
     """Every rank's records, through `gridcast convert` to JSON lines."""
     info = json.loads((profile / "run.json").read_text())
     if info["encoding"] != "jsonl":
-        conv = scratch / (profile.name + "-jsonl")
+        conv = profile.parent / (profile.name + "-jsonl")  # next to its recording: never stale
         if not conv.exists():
             run([gridcast, "convert", str(profile), "--to", "jsonl", "--out", str(conv)])
         profile = conv
