@@ -546,6 +546,15 @@ TEST_CASE("trace model: gridcast fit and synth on the command line", "[trace_mod
   auto bad = run_gridcast("synth " + (dir / "bad.json").string() + " --nw 6 --np 4 --out " + (dir / "b2").string());
   CHECK(bad.exit_code == 1);
   CHECK_THAT(bad.output, Catch::Contains("colour") && Catch::Contains("unknown key"));
+
+  text = gridcast::test::read_file(dir / "model.json");
+  auto at = text.find("\"feature\": \"Nw\"");
+  REQUIRE(at != std::string::npos);
+  text.replace(at, 15, "\"feature\": \"Nw^9\"");
+  gridcast::test::write_file(dir / "bad2.json", text);
+  auto feature = run_gridcast("synth " + (dir / "bad2.json").string() + " --nw 6 --np 4 --out " + (dir / "b3").string());
+  CHECK(feature.exit_code == 1);
+  CHECK_THAT(feature.output, Catch::Contains("unknown feature 'Nw^9'") && Catch::Contains(".terms[0].feature"));
 }
 
 TEST_CASE("trace model: polling whose length varies keeps the loop and is synthesized at its mean", "[trace_model]")
