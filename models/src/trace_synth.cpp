@@ -282,7 +282,9 @@ std::string num(double v)
   return o.str();
 }
 
-std::int64_t tit_rank(std::int32_t v) { return v == kAnySource ? -333 : v; }
+// MPI_ANY_SOURCE as SMPI's own value (-555), which `smpirun -replay` matches; its tracer writes -333
+// (MPI_UNDEFINED), which the replay does not treat as a wildcard. gridcast reads any negative source as any.
+std::int64_t tit_rank(std::int32_t v) { return v == kAnySource ? -555 : v; }
 std::int64_t tit_tag(std::int32_t v) { return v == kAnyTag ? -444 : v; }
 
 }  // namespace

@@ -40,8 +40,9 @@ private:
   std::string origin_;
 };
 
-/// Writes rank `rank`'s stream as SMPI time-independent trace lines (sizes as MPI_BYTE counts), the
-/// syntax `gridcast import tit` and `smpirun -replay` read. Throws InputError for ops TIT cannot express.
+/// Writes rank `rank`'s stream as SMPI time-independent trace lines (sizes as MPI_BYTE counts, any source
+/// as -555, any tag as -444), the syntax `gridcast import tit` and `smpirun -replay` read. Throws
+/// InputError for ops TIT cannot express.
 void write_tit_rank(CallStream& stream, int rank, int np, std::ostream& out);
 
 /// Writes DIR/trace.txt (the index) and DIR/trace.txt_files/rank-<r+1>.txt for every rank of `source`.
