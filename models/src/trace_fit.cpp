@@ -161,10 +161,13 @@ struct RankSeries {
       alive = rank_expr_candidates({rank, np, loop, value});
       seen  = true;
     }
-    if (not alive.empty())
-      filter_rank_exprs(alive, rank, np, loop.data(), static_cast<int>(loop.size()), value);
-    if (samples.size() < 4)
+    if (samples.size() < 3)
       samples.push_back({rank, np, loop, value});
+    if (not alive.empty()) {
+      filter_rank_exprs(alive, rank, np, loop.data(), static_cast<int>(loop.size()), value);
+      if (alive.empty())  // the observation no candidate survives: the one an error message must show
+        samples.push_back({rank, np, loop, value});
+    }
   }
   /// The survivors without duplicates (same_target), simplest first.
   std::vector<RankExpr> result() const
@@ -668,12 +671,16 @@ private:
     }
     if (not e) {
       std::string sample;
-      for (std::size_t i = 0; i < obs.size() && i < 4; ++i)
+      for (std::size_t i = 0; i < obs.size(); ++i) {
         sample += (i ? ", " : "") + std::string("rank ") + std::to_string(obs[i].rank) + " of " +
-                  std::to_string(obs[i].np) + " -> " + std::to_string(obs[i].value);
+                  std::to_string(obs[i].np);
+        for (std::size_t l = 0; l < obs[i].loop.size(); ++l)
+          sample += (l ? "," : " at loop index ") + std::to_string(obs[i].loop[l]);
+        sample += " -> " + std::to_string(obs[i].value);
+      }
       throw InputError({}, std::string("no rank expression explains the ") + field + " of " +
                                tokens_[s.token].function + " (first seen at " + s.where + "): " + sample +
-                               "... (candidates: any, fixed, Np - k, offset mod Np, xor, xor 2^i, cycle over the "
+                               " (the last one is the first no candidate explains; candidates: any, fixed, Np - k, offset mod Np, xor, xor 2^i, cycle over the "
                                "loop index, 1-3-D grid neighbour)");
     }
     return e;

@@ -504,6 +504,16 @@ TEST_CASE("trace model: inputs that cannot be fitted are errors naming what is m
                                                       "{\"op\":\"barrier\",\"fn\":\"MPI_Ibarrier\"}\n"});
   auto other = gridcast::test::expect_input_error([&] { fit_trace_model({profiles[0], dir / "other"}); });
   CHECK_THAT(other.reason(), Catch::Contains("function table does not match") && Catch::Contains("MPI_Ibarrier"));
+
+  // Peers without a pattern: 0 -> 3, 1 -> 0, 2 -> 0, 3 -> 2.
+  std::vector<std::string> ranks;
+  for (int peer : {3, 0, 0, 2})
+    ranks.push_back("{\"op\":\"send\",\"fn\":\"MPI_Send\",\"peer\":" + std::to_string(peer) + ",\"bytes\":8}\n");
+  gridcast::test::write_jsonl_profile(dir / "odd-a", ranks);
+  gridcast::test::write_jsonl_profile(dir / "odd-b", ranks);
+  auto peers = gridcast::test::expect_input_error([&] { fit_trace_model({dir / "odd-a", dir / "odd-b"}); });
+  CHECK_THAT(peers.reason(), Catch::Contains("no rank expression explains the peer of MPI_Send") &&
+                                 Catch::Contains("rank 2 of 4 -> 0"));
 }
 
 TEST_CASE("trace model: gridcast fit and synth on the command line", "[trace_model][cli]")
