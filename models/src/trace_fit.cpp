@@ -32,6 +32,7 @@ struct CallParams {
   std::int64_t request_back = 0;
   std::vector<std::int64_t> requests_back;
   std::vector<std::uint64_t> counts, recv_counts;
+  std::int32_t tag = 0;
   std::uint64_t line = 0;
 };
 
@@ -189,6 +190,7 @@ struct SlotObs {
   Series count;
   std::map<std::pair<int, int>, std::map<double, std::uint64_t>> count_by_np_rank_nw;
   RankSeries peer, src, root;
+  TagFitter tag;
   Series bytes, recv_bytes, flops, seconds, counts, recv_counts;
   bool any_bytes = false, any_recv_bytes = false, any_flops = false, any_seconds = false, any_counts = false,
        any_recv_counts = false;
@@ -207,6 +209,8 @@ public:
       throw InputError({paths.empty() ? std::string() : paths[0].string(), 0, {}, -1},
                        "a single profile: nothing to fit. Give profiles of the same application at two or more "
                        "(Nw, Np) points");
+    for (const auto& p : paths)
+      scan_tags(p);
     for (const auto& p : paths)
       load(p);
     // Deterministic whatever the order on the command line: by (Np, Nw, path).
@@ -320,11 +324,39 @@ public:
   }
 
 private:
-  void load(const std::filesystem::path& path)
+  /// First reading: functions whose calls use many distinct tags in one rank (message numbering) get
+  /// their tags fitted per position rather than split into tokens.
+  void scan_tags(const std::filesystem::path& path)
   {
     if (not is_profile_dir(path))
       throw InputError({path.string(), 0, {}, -1},
                        "not a profile directory (no run.json); import SMPI traces with `gridcast import tit` first");
+    ProfileDir dir(path);
+    for (int r = 0; r < dir.rank_count(); ++r) {
+      std::map<std::uint32_t, std::set<std::int32_t>> tags;  // by the stream's function id
+      CallStreamPtr s = dir.open(r);
+      CallRecord rec;
+      while (s->next(rec)) {
+        auto& t = tags[rec.function];
+        if (t.size() <= opt_.varying_tags)
+          t.insert(rec.tag);
+      }
+      for (const auto& [fn, t] : tags)
+        if (t.size() > opt_.varying_tags)
+          varying_tag_functions_.insert(s->functions().name(fn));
+    }
+  }
+
+  CallToken make_token(const std::string& function, const CallRecord& rec) const
+  {
+    CallToken t{function, rec.op, rec.tag, rec.recv_tag, rec.comm, rec.color, rec.key, rec.new_comm};
+    if (varying_tag_functions_.count(function) > 0)
+      t.tag = kVaryingTag;
+    return t;
+  }
+
+  void load(const std::filesystem::path& path)
+  {
     ProfileDir dir(path);
     LoadedProfile p;
     p.path  = path;
@@ -339,8 +371,7 @@ private:
       tokens.clear();
       CallRecord rec;
       while (s->next(rec)) {
-        CallToken t{s->functions().name(rec.function), rec.op, rec.tag, rec.recv_tag, rec.comm, rec.color, rec.key,
-                    rec.new_comm};
+        CallToken t = make_token(s->functions().name(rec.function), rec);
         p.functions.insert(t.function);
         tokens.push_back(intern(t));
       }
@@ -365,8 +396,7 @@ private:
     CallStreamPtr s = dir.open(pr.second);
     CallRecord rec;
     while (s->next(rec)) {
-      CallToken t{s->functions().name(rec.function), rec.op, rec.tag, rec.recv_tag, rec.comm, rec.color, rec.key,
-                  rec.new_comm};
+      CallToken t = make_token(s->functions().name(rec.function), rec);
       auto it = token_ids_.find(t);
       if (it == token_ids_.end())
         throw InputError({dir.rank_path(pr.second).string(), rec.line, {}, pr.second},
@@ -463,6 +493,7 @@ private:
       c.line        = rec_.line;
       c.counts      = rec_.counts;
       c.recv_counts = rec_.recv_counts;
+      c.tag         = rec_.tag;
       auto back = [&](std::int64_t req, bool forget) {
         auto it = ordinal_.find(req);
         if (it == ordinal_.end())
@@ -489,8 +520,7 @@ private:
       end_ = not stream_->next(rec_);
       if (end_)
         return;
-      CallToken t{stream_->functions().name(rec_.function), rec_.op, rec_.tag, rec_.recv_tag, rec_.comm, rec_.color,
-                  rec_.key, rec_.new_comm};
+      CallToken t = fitter_.make_token(stream_->functions().name(rec_.function), rec_);
       auto it = fitter_.token_ids_.find(t);
       if (it == fitter_.token_ids_.end())
         throw InputError({dir_.rank_path(rank_).string(), rec_.line, {}, rank_},
@@ -545,6 +575,8 @@ private:
       s.src.add(w.rank, w.np, w.loop, c.src);
     if (is_rooted(tok.op))
       s.root.add(w.rank, w.np, w.loop, c.root);
+    if (tok.tag == kVaryingTag)
+      s.tag.add(w.loop, c.tag);
     s.bytes.add(w.nw, np, static_cast<double>(c.bytes));
     s.any_bytes = s.any_bytes || c.bytes != 0;
     note_spread(s, "bytes", w.profile, static_cast<double>(c.bytes));
@@ -712,6 +744,12 @@ private:
     t.peer = fit_ranks(s.peer, "peer", s, &used);
     t.src  = fit_ranks(s.src, "source", s, &used);
     t.root = fit_ranks(s.root, "root", s);
+    if (tokens_[s.token].tag == kVaryingTag) {
+      t.tag = s.tag.result();
+      if (not t.tag)
+        throw InputError({}, "no tag expression (a constant, or affine in a loop index) explains the tags of " +
+                                 tokens_[s.token].function + " (first seen at " + s.where + ")");
+    }
     if (s.any_bytes)
       t.bytes = fit_quantity(s.bytes, true, s, "bytes", model, group);
     if (s.any_recv_bytes)
@@ -806,6 +844,7 @@ private:
   std::vector<std::uint32_t> remap_;  // provisional id -> model id
   std::vector<CallToken> tokens_;  // the model's (sorted) tokens while fitting groups
   std::vector<SlotObs> slots_;
+  std::set<std::string> varying_tag_functions_;
   std::map<std::string, std::map<std::string, int>> support_;
 };
 

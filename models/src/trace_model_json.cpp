@@ -81,6 +81,17 @@ ojson nodes_json(const std::vector<TemplateNode>& nodes, const TraceModel& m)
       o["src"] = rank_json(*n.src);
     if (n.root)
       o["root"] = rank_json(*n.root);
+    if (n.tag) {
+      ojson tg;
+      tg["expr"] = n.tag->kind == TagExpr::Kind::Fixed ? "fixed" : "loop";
+      tg["text"] = n.tag->text();
+      tg["a"]    = n.tag->a;
+      if (n.tag->kind == TagExpr::Kind::Loop) {
+        tg["b"]     = n.tag->b;
+        tg["level"] = n.tag->level;
+      }
+      o["tag"] = tg;
+    }
     if (n.bytes)
       o["bytes"] = formula_json(*n.bytes);
     if (n.recv_bytes)
@@ -251,7 +262,7 @@ std::vector<TemplateNode> read_nodes(const json& arr, const std::string& file, c
       out.push_back(std::move(n));
       continue;
     }
-    r.only({"call", "poll", "fn", "count", "peer", "src", "root", "bytes", "recv_bytes", "flops", "seconds", "counts",
+    r.only({"call", "poll", "fn", "count", "peer", "src", "root", "tag", "bytes", "recv_bytes", "flops", "seconds", "counts",
             "recv_counts", "request_back", "requests_back"});
     const char* tkey = r.has("poll") ? "poll" : "call";
     n.kind  = r.has("poll") ? RolledNode::Kind::Poll : RolledNode::Kind::Call;
@@ -267,6 +278,23 @@ std::vector<TemplateNode> read_nodes(const json& arr, const std::string& file, c
       n.src = read_rank(r.obj("src"));
     if (r.has("root"))
       n.root = read_rank(r.obj("root"));
+    if ((m.tokens[n.token].tag == kVaryingTag) != r.has("tag"))
+      r.fail("tag", "a position has a tag expression exactly when its token's tag is \"varies\"");
+    if (r.has("tag")) {
+      Reader tg = r.obj("tag");
+      tg.only({"expr", "text", "a", "b", "level"});
+      TagExpr e;
+      std::string kind = tg.str("expr");
+      if (kind != "fixed" && kind != "loop")
+        tg.fail("expr", "expected \"fixed\" or \"loop\"");
+      e.kind = kind == "fixed" ? TagExpr::Kind::Fixed : TagExpr::Kind::Loop;
+      e.a    = tg.integer("a");
+      if (e.kind == TagExpr::Kind::Loop) {
+        e.b     = tg.integer("b");
+        e.level = tg.int32("level", 0, 64);
+      }
+      n.tag = e;
+    }
     if (r.has("bytes"))
       n.bytes = read_formula(r.obj("bytes"));
     if (r.has("recv_bytes"))
@@ -314,7 +342,9 @@ nlohmann::ordered_json model_to_json(const TraceModel& m)
     ojson tj;
     tj["function"] = t.function;
     tj["op"]       = std::string(op_name(t.op));
-    if (t.tag != 0)
+    if (t.tag == kVaryingTag)
+      tj["tag"] = "varies";
+    else if (t.tag != 0)
       tj["tag"] = t.tag;
     if (t.recv_tag != 0)
       tj["recv_tag"] = t.recv_tag;
@@ -376,8 +406,15 @@ TraceModel model_from_json(const nlohmann::json& j, const std::string& file)
       t.fail("op", "unknown op '" + t.str("op") + "'");
     tok.op = *op;
     constexpr std::int64_t lo = INT32_MIN, hi = INT32_MAX;
-    if (t.has("tag"))
-      tok.tag = t.int32("tag", lo, hi);
+    if (t.has("tag")) {
+      if (t.at("tag").is_string()) {
+        if (t.str("tag") != "varies")
+          t.fail("tag", "expected an integer or \"varies\"");
+        tok.tag = kVaryingTag;
+      } else {
+        tok.tag = t.int32("tag", lo + 1, hi);
+      }
+    }
     if (t.has("recv_tag"))
       tok.recv_tag = t.int32("recv_tag", lo, hi);
     if (t.has("comm"))

@@ -3,6 +3,7 @@
 #include "gridcast/models/errors.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 
 namespace gridcast::models::trace {
@@ -216,6 +217,81 @@ std::vector<RankExpr> fit_rank_exprs(const std::vector<RankObservation>& obs)
     if (std::none_of(found.begin(), found.end(), [&](const RankExpr& f) { return same_target(f, e); }))
       found.push_back(e);
   return found;
+}
+
+std::optional<std::int32_t> TagExpr::eval(const std::uint64_t* loop, int depth) const
+{
+  std::int64_t v = a;
+  if (kind == Kind::Loop) {
+    if (level < 0 || level >= depth)
+      return std::nullopt;
+    v += b * static_cast<std::int64_t>(loop[depth - 1 - level]);
+  }
+  if (v < 0 || v > std::numeric_limits<std::int32_t>::max())
+    return std::nullopt;
+  return static_cast<std::int32_t>(v);
+}
+
+std::string TagExpr::text() const
+{
+  if (kind == Kind::Fixed)
+    return std::to_string(a);
+  return std::to_string(a) + (b < 0 ? " - " : " + ") + std::to_string(b < 0 ? -b : b) + "*i" + std::to_string(level);
+}
+
+void TagFitter::add(const std::vector<std::uint64_t>& loop, std::int32_t tag)
+{
+  if (not seen_) {
+    seen_ = true;
+    v0_   = tag;
+    l0_   = loop;
+    state_.assign(loop.size(), 0);
+    a_.assign(loop.size(), 0);
+    b_.assign(loop.size(), 0);
+    return;
+  }
+  if (tag != v0_)
+    fixed_ = false;
+  const std::size_t depth = std::min(loop.size(), l0_.size());
+  for (std::size_t lvl = 0; lvl < state_.size(); ++lvl) {
+    if (state_[lvl] == 2)
+      continue;
+    if (lvl >= depth) {
+      state_[lvl] = 2;
+      continue;
+    }
+    const auto i  = static_cast<std::int64_t>(loop[loop.size() - 1 - lvl]);
+    const auto i0 = static_cast<std::int64_t>(l0_[l0_.size() - 1 - lvl]);
+    if (state_[lvl] == 0) {
+      if (i == i0) {
+        if (tag != v0_)
+          state_[lvl] = 2;
+        continue;
+      }
+      std::int64_t diff = static_cast<std::int64_t>(tag) - v0_;
+      if (diff % (i - i0) != 0) {
+        state_[lvl] = 2;
+        continue;
+      }
+      b_[lvl]     = diff / (i - i0);
+      a_[lvl]     = v0_ - b_[lvl] * i0;
+      state_[lvl] = 1;
+    } else if (a_[lvl] + b_[lvl] * i != tag) {
+      state_[lvl] = 2;
+    }
+  }
+}
+
+std::optional<TagExpr> TagFitter::result() const
+{
+  if (not seen_)
+    return std::nullopt;
+  if (fixed_)
+    return TagExpr{TagExpr::Kind::Fixed, v0_, 0, 0};
+  for (std::size_t lvl = 0; lvl < state_.size(); ++lvl)
+    if (state_[lvl] == 1)
+      return TagExpr{TagExpr::Kind::Loop, a_[lvl], b_[lvl], static_cast<int>(lvl)};
+  return std::nullopt;
 }
 
 // ---- group rules ------------------------------------------------------------------------------------

@@ -72,7 +72,7 @@ void compile(const std::vector<TemplateNode>& nodes, const TraceModel& m, const 
     CallRecord& r     = leaf.proto;
     r.op              = tok.op;
     r.function        = p.functions.intern(tok.function);
-    r.tag             = tok.tag;
+    r.tag             = tok.tag == kVaryingTag ? 0 : tok.tag;
     r.recv_tag        = tok.recv_tag;
     r.comm            = tok.comm;
     r.color           = tok.color;
@@ -192,6 +192,12 @@ private:
       out.src = node.src->uses_loop() ? eval_rank(*node.src, "src", id) : src_[id];
     if (node.root)
       out.root = node.root->uses_loop() ? eval_rank(*node.root, "root", id) : root_[id];
+    if (node.tag) {
+      auto t = node.tag->eval(loop_index_.data(), static_cast<int>(loop_index_.size()));
+      if (not t)
+        throw InputError({source_, 0, "tag", rank_}, "tag " + node.tag->text() + " has no valid value here");
+      out.tag = *t;
+    }
     if (leaf.creates)
       out.request = created_++;
     else if (leaf.request_back != 0)

@@ -638,3 +638,88 @@ TEST_CASE("trace model: a loop that runs once or never at a training point still
   require_same_streams(SynthSource(model, {9, 32}), GroundTruth(9, 32));
   require_same_streams(SynthSource(model, {1, 16}), GroundTruth(1, 16));
 }
+
+namespace {
+
+/// Numbered messages: iteration `it` of 8 nw sends tag 100 + it to r + 1 and receives it from r - 1.
+class Numbered final : public TraceSource {
+public:
+  Numbered(int nw, int np) : nw_(nw), np_(np) {}
+  int rank_count() const override { return np_; }
+  CallStreamPtr open(int rank) const override
+  {
+    GroundTruthLike s;
+    std::int64_t req = 0;
+    s.add(Op::Init, "MPI_Init");
+    for (int it = 0; it < 8 * nw_; ++it) {
+      CallRecord& a = s.add(Op::Isend, "MPI_Isend");
+      a.peer        = (rank + 1) % np_;
+      a.tag         = 100 + it;
+      a.bytes       = 64;
+      a.request     = req++;
+      CallRecord& b = s.add(Op::Irecv, "MPI_Irecv");
+      b.peer        = (rank - 1 + np_) % np_;
+      b.tag         = 100 + it;
+      b.bytes       = 64;
+      b.request     = req++;
+      s.add(Op::Waitall, "MPI_Waitall").requests = {req - 2, req - 1};
+    }
+    s.add(Op::Finalize, "MPI_Finalize");
+    return std::make_unique<GroundTruthLike>(std::move(s));
+  }
+
+private:
+  struct GroundTruthLike final : CallStream {
+    std::vector<CallRecord> calls;
+    FunctionTable table;
+    std::size_t next_ = 0;
+    std::string src = "numbered";
+    CallRecord& add(Op op, const char* fn)
+    {
+      calls.emplace_back();
+      calls.back().op       = op;
+      calls.back().function = table.intern(fn);
+      return calls.back();
+    }
+    bool next(CallRecord& out) override
+    {
+      if (next_ == calls.size())
+        return false;
+      out      = calls[next_++];
+      out.line = next_;
+      return true;
+    }
+    const FunctionTable& functions() const override { return table; }
+    const std::string& source() const override { return src; }
+  };
+  int nw_;
+  int np_;
+};
+
+}  // namespace
+
+TEST_CASE("trace model: tags numbered by the iteration become tag expressions", "[trace_model]")
+{
+  TempDir dir;
+  std::vector<std::filesystem::path> profiles;
+  for (int np : {4, 8})
+    for (int nw : {3, 4, 5}) {
+      RunInfo info;
+      info.np       = np;
+      info.nw       = nw;
+      info.encoding = TraceEncoding::Binary;
+      auto p        = dir / ("num-np" + std::to_string(np) + "-nw" + std::to_string(nw));
+      write_profile(Numbered(nw, np), info, p, TraceEncoding::Binary);
+      profiles.push_back(p);
+    }
+  auto model = std::make_shared<const TraceModel>(fit_trace_model(profiles));
+  REQUIRE(model->groups.size() == 1);
+  std::string json = model_to_json(*model).dump(2);
+  CHECK_THAT(json, Catch::Contains("\"tag\": \"varies\"") && Catch::Contains("\"text\": \"100 + 1*i0\"") &&
+                       Catch::Contains("\"text\": \"8*Nw\""));
+  require_same_streams(SynthSource(model, {7, 16}), Numbered(7, 16));
+  // And through model.json.
+  write_model(dir / "m.json", *model);
+  require_same_streams(SynthSource(std::make_shared<const TraceModel>(read_model(dir / "m.json")), {6, 8}),
+                       Numbered(6, 8));
+}

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <limits>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -56,6 +57,10 @@ double shape_difference(const std::vector<std::int64_t>& a, const std::vector<st
 
 // ---- the model -----------------------------------------------------------------------------------------
 
+/// CallToken::tag of a function whose tags change from call to call: the tag is then a parameter of each
+/// template position (TemplateNode::tag), not part of what the call is.
+inline constexpr std::int32_t kVaryingTag = std::numeric_limits<std::int32_t>::min();
+
 /// What a call is, apart from the parameters fitted per position: its function, its op, and the fields
 /// that code writes as constants (tags, communicator, split color and key).
 struct CallToken {
@@ -81,6 +86,7 @@ struct TemplateNode {
 
   // Call (and Poll) parameters; absent where the op does not use them.
   std::optional<RankExpr> peer, src, root;
+  std::optional<TagExpr> tag;  ///< only for functions whose token has kVaryingTag
   std::optional<Formula> bytes, recv_bytes, flops, seconds;
   std::optional<Formula> counts, recv_counts;  ///< v-collectives: the per-rank count, the same for every rank
   /// wait/test: the request created this many requests earlier (1 = the latest); waitall/waitany: one
@@ -116,6 +122,9 @@ struct TraceModel {
 
 struct FitOptions {
   double group_threshold = 0.03;  ///< largest Myers difference (edit distance / length) within a group
+  /// A function whose calls use more distinct tags than this in one rank (codes that number their
+  /// messages) has its tag fitted per position instead of being part of the token.
+  std::size_t varying_tags = 16;
   FoldOptions fold;
 };
 

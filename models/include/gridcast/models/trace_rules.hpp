@@ -77,6 +77,36 @@ std::optional<RankExpr> fit_rank_expr(const std::vector<RankObservation>& observ
 /// Same expression up to the periodic flag (grid neighbours that training cannot tell apart).
 bool same_target(const RankExpr& a, const RankExpr& b);
 
+/// A message tag that changes from call to call (codes that number their messages): a constant, or
+/// a + b x i(level), an affine function of a loop index.
+struct TagExpr {
+  enum class Kind : std::uint8_t { Fixed, Loop };
+  Kind kind = Kind::Fixed;
+  std::int64_t a = 0;
+  std::int64_t b = 0;
+  int level = 0;
+  std::optional<std::int32_t> eval(const std::uint64_t* loop, int depth) const;
+  std::string text() const;  ///< "7", "100 + 1*i0"
+};
+
+/// Fits a TagExpr one observation at a time (memory does not grow with the calls).
+class TagFitter {
+public:
+  /// `loop`: the enclosing loops' indices, outermost first (the same depth at every call).
+  void add(const std::vector<std::uint64_t>& loop, std::int32_t tag);
+  bool seen() const { return seen_; }
+  /// The constant if the tag never changed, else the first loop level whose index explains every tag.
+  std::optional<TagExpr> result() const;
+
+private:
+  bool seen_ = false;
+  bool fixed_ = true;
+  std::int32_t v0_ = 0;
+  std::vector<std::uint64_t> l0_;
+  std::vector<int> state_;  ///< per level (0 = innermost): 0 undetermined, 1 determined, 2 ruled out
+  std::vector<std::int64_t> a_, b_;
+};
+
 // ---- rank-to-group rules ----------------------------------------------------------------------------
 
 /// A candidate classification of ranks: a base feature ("all", "parity", "mod3" ... "mod8",
