@@ -192,8 +192,9 @@ struct SlotObs {
   RankSeries peer, src, root;
   TagFitter tag;
   Series bytes, recv_bytes, flops, seconds, counts, recv_counts;
+  Series counts_self, recv_counts_self;  ///< v-collectives: the entry of the rank itself
   bool any_bytes = false, any_recv_bytes = false, any_flops = false, any_seconds = false, any_counts = false,
-       any_recv_counts = false;
+       any_recv_counts = false, counts_self_differs = false, recv_counts_self_differs = false;
   std::set<std::int64_t> request_back;
   std::set<std::vector<std::int64_t>> requests_back;
   /// Integer quantities that took several values in one profile: (field, profile) -> (min, max).
@@ -589,20 +590,34 @@ private:
       s.seconds.add(w.nw, np, c.seconds);
       s.any_seconds = true;
     }
-    auto uniform = [&](const std::vector<std::uint64_t>& v, const char* field, Series& out, bool& any) {
+    // v-collectives: one count for every other rank, and one for the rank itself (often 0 or a local
+    // copy of another size).
+    auto per_peer = [&](const std::vector<std::uint64_t>& v, const char* field, Series& others, Series& self,
+                        bool& any, bool& self_differs) {
       if (v.empty())
         return;
       any = true;
-      if (static_cast<int>(v.size()) != w.np ||
-          std::any_of(v.begin(), v.end(), [&](std::uint64_t x) { return x != v[0]; }))
+      if (static_cast<int>(v.size()) != w.np)
         throw InputError({profiles_[w.profile].label, c.line, field, w.rank},
-                         std::string(op_name(tok.op)) +
-                             ": per-rank counts that differ between ranks are not modelled (only the same count "
-                             "for every rank)");
-      out.add(w.nw, np, static_cast<double>(v[0]));
+                         std::string(op_name(tok.op)) + ": " + std::to_string(v.size()) + " counts for " +
+                             std::to_string(w.np) + " ranks");
+      const auto me    = static_cast<std::size_t>(w.rank);
+      const std::uint64_t other = v[me == 0 && v.size() > 1 ? 1 : 0];
+      for (std::size_t j = 0; j < v.size(); ++j)
+        if (j != me && v[j] != other)
+          throw InputError({profiles_[w.profile].label, c.line, field, w.rank},
+                           std::string(op_name(tok.op)) +
+                               ": counts that differ between the other ranks are not modelled (one count for "
+                               "every other rank, and one for the rank itself)");
+      if (v.size() > 1)
+        others.add(w.nw, np, static_cast<double>(other));
+      self.add(w.nw, np, static_cast<double>(v[me]));
+      if (v.size() > 1 && v[me] != other)
+        self_differs = true;
     };
-    uniform(c.counts, "counts", s.counts, s.any_counts);
-    uniform(c.recv_counts, "recv_counts", s.recv_counts, s.any_recv_counts);
+    per_peer(c.counts, "counts", s.counts, s.counts_self, s.any_counts, s.counts_self_differs);
+    per_peer(c.recv_counts, "recv_counts", s.recv_counts, s.recv_counts_self, s.any_recv_counts,
+             s.recv_counts_self_differs);
     s.request_back.insert(c.request_back);
     s.requests_back.insert(c.requests_back);
   }
@@ -759,10 +774,16 @@ private:
       t.flops = fit_formula(s.flops.points(), false);
     if (s.any_seconds)
       t.seconds = fit_formula(s.seconds.points(), false);
+    // A communicator of one rank has no "other" entry: then the counts are the rank's own.
     if (s.any_counts)
-      t.counts = fit_quantity(s.counts, true, s, "counts", model, group);
+      t.counts = fit_quantity(s.counts.empty() ? s.counts_self : s.counts, true, s, "counts", model, group);
+    if (s.counts_self_differs)
+      t.counts_self = fit_formula(s.counts_self.points(), true);
     if (s.any_recv_counts)
-      t.recv_counts = fit_quantity(s.recv_counts, true, s, "recv_counts", model, group);
+      t.recv_counts =
+          fit_quantity(s.recv_counts.empty() ? s.recv_counts_self : s.recv_counts, true, s, "recv_counts", model, group);
+    if (s.recv_counts_self_differs)
+      t.recv_counts_self = fit_formula(s.recv_counts_self.points(), true);
     if (s.request_back.size() > 1 || s.requests_back.size() > 1)
       throw InputError({}, "the requests completed by " + tokens_[s.token].function + " (first seen at " + s.where +
                                ") are not the same relative to the requests created before it in every iteration");

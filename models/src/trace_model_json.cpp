@@ -104,6 +104,10 @@ ojson nodes_json(const std::vector<TemplateNode>& nodes, const TraceModel& m)
       o["counts"] = formula_json(*n.counts);
     if (n.recv_counts)
       o["recv_counts"] = formula_json(*n.recv_counts);
+    if (n.counts_self)
+      o["counts_self"] = formula_json(*n.counts_self);
+    if (n.recv_counts_self)
+      o["recv_counts_self"] = formula_json(*n.recv_counts_self);
     if (n.request_back != 0)
       o["request_back"] = n.request_back;
     if (not n.requests_back.empty())
@@ -263,7 +267,7 @@ std::vector<TemplateNode> read_nodes(const json& arr, const std::string& file, c
       continue;
     }
     r.only({"call", "poll", "fn", "count", "peer", "src", "root", "tag", "bytes", "recv_bytes", "flops", "seconds", "counts",
-            "recv_counts", "request_back", "requests_back"});
+            "recv_counts", "counts_self", "recv_counts_self", "request_back", "requests_back"});
     const char* tkey = r.has("poll") ? "poll" : "call";
     n.kind  = r.has("poll") ? RolledNode::Kind::Poll : RolledNode::Kind::Call;
     n.token = static_cast<std::uint32_t>(r.int32(tkey, 0, static_cast<std::int64_t>(m.tokens.size()) - 1));
@@ -307,6 +311,10 @@ std::vector<TemplateNode> read_nodes(const json& arr, const std::string& file, c
       n.counts = read_formula(r.obj("counts"));
     if (r.has("recv_counts"))
       n.recv_counts = read_formula(r.obj("recv_counts"));
+    if (r.has("counts_self"))
+      n.counts_self = read_formula(r.obj("counts_self"));
+    if (r.has("recv_counts_self"))
+      n.recv_counts_self = read_formula(r.obj("recv_counts_self"));
     if (r.has("request_back"))
       n.request_back = r.integer("request_back");
     if (r.has("requests_back")) {

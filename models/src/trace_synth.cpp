@@ -16,6 +16,7 @@ bool creates_request(Op op) { return op == Op::Isend || op == Op::Irecv || op ==
 /// One call position of a template, evaluated at the target (what is the same for every rank).
 struct Leaf {
   CallRecord proto;
+  std::optional<std::uint64_t> counts_self, recv_counts_self;  ///< the rank's own v-collective entry
   const TemplateNode* node = nullptr;
   bool creates = false;
   std::int64_t request_back = 0;
@@ -90,6 +91,10 @@ void compile(const std::vector<TemplateNode>& nodes, const TraceModel& m, const 
       r.counts.assign(static_cast<std::size_t>(t.np), eval_count(*n.counts, t, "counts at " + here));
     if (n.recv_counts)
       r.recv_counts.assign(static_cast<std::size_t>(t.np), eval_count(*n.recv_counts, t, "recv_counts at " + here));
+    if (n.counts_self)
+      leaf.counts_self = eval_count(*n.counts_self, t, "counts_self at " + here);
+    if (n.recv_counts_self)
+      leaf.recv_counts_self = eval_count(*n.recv_counts_self, t, "recv_counts_self at " + here);
     leaf.creates       = creates_request(tok.op);
     leaf.request_back  = n.request_back;
     leaf.requests_back = n.requests_back;
@@ -198,6 +203,10 @@ private:
         throw InputError({source_, 0, "tag", rank_}, "tag " + node.tag->text() + " has no valid value here");
       out.tag = *t;
     }
+    if (leaf.counts_self && not out.counts.empty())
+      out.counts[static_cast<std::size_t>(rank_)] = *leaf.counts_self;
+    if (leaf.recv_counts_self && not out.recv_counts.empty())
+      out.recv_counts[static_cast<std::size_t>(rank_)] = *leaf.recv_counts_self;
     if (leaf.creates)
       out.request = created_++;
     else if (leaf.request_back != 0)

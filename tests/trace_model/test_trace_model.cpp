@@ -723,3 +723,82 @@ TEST_CASE("trace model: tags numbered by the iteration become tag expressions", 
   require_same_streams(SynthSource(std::make_shared<const TraceModel>(read_model(dir / "m.json")), {6, 8}),
                        Numbered(6, 8));
 }
+
+namespace {
+
+/// An all-to-all exchange: 2 nw alltoallv calls, 8 nw bytes to every other rank, none to itself.
+class Exchange final : public TraceSource {
+public:
+  Exchange(int nw, int np) : nw_(nw), np_(np) {}
+  int rank_count() const override { return np_; }
+  CallStreamPtr open(int rank) const override
+  {
+    std::vector<CallRecord> calls(1);
+    calls[0].op = Op::Init;
+    std::vector<std::uint64_t> counts(static_cast<std::size_t>(np_), static_cast<std::uint64_t>(8 * nw_));
+    counts[static_cast<std::size_t>(rank)] = 0;
+    for (int it = 0; it < 2 * nw_; ++it) {
+      CallRecord a;
+      a.op          = Op::Alltoallv;
+      a.counts      = counts;
+      a.recv_counts = counts;
+      calls.push_back(a);
+    }
+    return std::make_unique<Vec>(std::move(calls));
+  }
+
+private:
+  struct Vec final : CallStream {
+    explicit Vec(std::vector<CallRecord> c) : calls(std::move(c))
+    {
+      table.intern("MPI_Init");
+      table.intern("MPI_Alltoallv");
+      for (auto& r : calls)
+        r.function = r.op == Op::Init ? 0 : 1;
+    }
+    std::vector<CallRecord> calls;
+    FunctionTable table;
+    std::size_t next_ = 0;
+    std::string src = "exchange";
+    bool next(CallRecord& out) override
+    {
+      if (next_ == calls.size())
+        return false;
+      out      = calls[next_++];
+      out.line = next_;
+      return true;
+    }
+    const FunctionTable& functions() const override { return table; }
+    const std::string& source() const override { return src; }
+  };
+  int nw_;
+  int np_;
+};
+
+}  // namespace
+
+TEST_CASE("trace model: v-collective counts for the other ranks and for the rank itself", "[trace_model]")
+{
+  TempDir dir;
+  std::vector<std::filesystem::path> profiles;
+  for (int np : {4, 8})
+    for (int nw : {2, 3, 4}) {
+      RunInfo info;
+      info.np       = np;
+      info.nw       = nw;
+      info.encoding = TraceEncoding::JsonLines;
+      auto p        = dir / ("x-np" + std::to_string(np) + "-nw" + std::to_string(nw));
+      write_profile(Exchange(nw, np), info, p, TraceEncoding::JsonLines);
+      profiles.push_back(p);
+    }
+  auto model = std::make_shared<const TraceModel>(fit_trace_model(profiles));
+  std::string json = model_to_json(*model).dump(2);
+  CHECK_THAT(json, Catch::Contains("\"counts_self\"") && Catch::Contains("\"text\": \"8*Nw\""));
+  require_same_streams(SynthSource(model, {5, 32}), Exchange(5, 32));
+  // TIT output carries the per-rank counts too.
+  write_tit(SynthSource(model, {5, 8}), dir / "tit");
+  TitTrace back(dir / "tit" / "trace.txt");
+  auto calls = gridcast::test::read_all(*back.open(3));
+  REQUIRE(calls.size() == 11);
+  CHECK(calls[1].counts == std::vector<std::uint64_t>{40, 40, 40, 0, 40, 40, 40, 40});
+}

@@ -88,7 +88,8 @@ struct TemplateNode {
   std::optional<RankExpr> peer, src, root;
   std::optional<TagExpr> tag;  ///< only for functions whose token has kVaryingTag
   std::optional<Formula> bytes, recv_bytes, flops, seconds;
-  std::optional<Formula> counts, recv_counts;  ///< v-collectives: the per-rank count, the same for every rank
+  std::optional<Formula> counts, recv_counts;  ///< v-collectives: the count of every other rank
+  std::optional<Formula> counts_self, recv_counts_self;  ///< the rank's own entry, where it differs
   /// wait/test: the request created this many requests earlier (1 = the latest); waitall/waitany: one
   /// such distance per request. Requests are numbered 0, 1, 2... in creation order, as TIT imports are.
   std::int64_t request_back = 0;
