@@ -383,6 +383,9 @@ void write_tit_rank(CallStream& stream, int rank, int np, std::ostream& out)
       case Op::Scatterv: out << "scatterv" << counts(r.counts) << ' ' << r.recv_bytes << ' ' << r.root << " 6 6"; break;
       case Op::ReduceScatter: out << "reducescatter" << counts(r.recv_counts) << ' ' << num(r.flops) << " 6"; break;
       case Op::CommSize: out << "comm_size " << np; break;
+      case Op::CommSplit: out << "comm_split"; break;  // TIT keeps no color: gridcast reads it on world
+      case Op::CommDup: out << "comm_dup"; break;
+      case Op::Waitany: out << "waitAny " << r.requests.size(); break;  // the n most recent pending requests
       default:
         throw InputError({stream.source(), r.line, {}, rank},
                          "op '" + std::string(op_name(r.op)) + "' has no SMPI time-independent trace form");
