@@ -253,8 +253,9 @@ public:
         r.shape = it->second;
       }
     }
-    // Trace groups. Templates come from the longest runs first: their loops surely ran often enough to
-    // fold, and a rank of a smaller run whose loop ran once (or not at all) still matches them. A rank
+    // Trace groups. Templates come from the most common shapes and the largest runs first: their loops
+    // surely ran often enough to fold, and a rank of a smaller run whose loop ran once (or not at all)
+    // still matches them. A rank
     // joins the first group whose template its calls match (an exact member: it is used to fit the
     // template), else the first whose template's shape is within the Myers threshold of its own (an
     // approximate member), else it founds a group.
@@ -262,8 +263,20 @@ public:
     for (std::size_t p = 0; p < profiles_.size(); ++p)
       for (int r = 0; r < static_cast<int>(profiles_[p].ranks.size()); ++r)
         order.emplace_back(p, r);
+    // Most common shape first (a rank that does something extra does not found the template of its
+    // peers), then the largest run first (its loops ran often enough to fold), then profile and rank.
+    std::vector<std::size_t> shape_freq(shapes.size(), 0);
+    std::vector<std::uint64_t> profile_calls(profiles_.size(), 0);
+    for (const auto& [p, r] : order) {
+      ++shape_freq[rank_trace({p, r}).shape];
+      profile_calls[p] += rank_trace({p, r}).calls;
+    }
     std::stable_sort(order.begin(), order.end(), [&](const auto& a, const auto& b) {
-      return rank_trace(a).calls > rank_trace(b).calls;
+      const RankTrace& ta = rank_trace(a);
+      const RankTrace& tb = rank_trace(b);
+      if (shape_freq[ta.shape] != shape_freq[tb.shape])
+        return shape_freq[ta.shape] > shape_freq[tb.shape];
+      return profile_calls[a.first] > profile_calls[b.first];
     });
     std::vector<std::pair<std::size_t, int>> reps;
     std::vector<std::uint32_t> tokens;

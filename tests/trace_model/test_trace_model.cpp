@@ -802,3 +802,38 @@ TEST_CASE("trace model: v-collective counts for the other ranks and for the rank
   REQUIRE(calls.size() == 11);
   CHECK(calls[1].counts == std::vector<std::uint64_t>{40, 40, 40, 0, 40, 40, 40, 40});
 }
+
+TEST_CASE("trace model: a rank within the Myers threshold joins the group as an approximate member",
+          "[trace_model]")
+{
+  // 60 different calls per rank; rank 3 makes one more (1/61 = 1.6 % < 3 %).
+  auto rank_text = [](int r) {
+    std::string t;
+    for (int k = 0; k < 60; ++k) {
+      t += "{\"op\":\"compute\",\"fn\":\"phase" + std::to_string(k) + "\",\"flops\":1000}\n";
+      if (r == 3 && k == 30)
+        t += "{\"op\":\"compute\",\"fn\":\"phase0\",\"flops\":1000}\n";
+    }
+    return t;
+  };
+  TempDir dir;
+  std::vector<std::filesystem::path> profiles;
+  for (int np : {4, 8}) {
+    std::vector<std::string> ranks;
+    for (int r = 0; r < np; ++r)
+      ranks.push_back(rank_text(r));
+    gridcast::test::write_jsonl_profile(dir / ("a" + std::to_string(np)), ranks);
+    profiles.push_back(dir / ("a" + std::to_string(np)));
+  }
+  TraceModel model = fit_trace_model(profiles);
+  REQUIRE(model.groups.size() == 1);
+  CHECK(model.groups[0].approximate_members == 2);
+  CHECK(model.rule.classifier.name() == "all");
+  // With a threshold of 1 %, rank 3 runs a trace of its own: a group of two members, told apart by a
+  // rule (rank 3 is the last rank at np 4 and "rank mod 8 = 3" at np 8: the simplest rule that fits).
+  FitOptions strict;
+  strict.group_threshold = 0.01;
+  TraceModel split = fit_trace_model(profiles, strict);
+  CHECK(split.groups.size() == 2);
+  CHECK(split.groups[0].approximate_members + split.groups[1].approximate_members == 0);
+}
