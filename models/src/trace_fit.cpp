@@ -750,6 +750,11 @@ private:
                          std::vector<std::pair<std::string, RankExpr>>& used)
   {
     SlotObs& s = slots_[static_cast<std::size_t>(id)];
+    // The rank that founded the template walks every position of it at least once.
+    if (s.where.empty() || (s.kind != RolledNode::Kind::Call && s.count.empty()) ||
+        (s.kind != RolledNode::Kind::Loop && s.request_back.empty()))
+      throw InternalError("trace model: a template position of group " + std::to_string(group) +
+                          " was never observed");
     TemplateNode t;
     t.kind  = s.kind;
     t.token = s.token;
