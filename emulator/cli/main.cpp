@@ -21,6 +21,7 @@ commands:
   import      turn a foreign trace (SMPI time-independent trace) into a profile directory
   algorithms  list the collective algorithms and the default selection rules
   version     print the gridcast and SimGrid versions
+  calibrate   measure this machine (compute, MPI, GPU) into calibration.json
 
 `gridcast <command> --help` explains every option of a command.
 Exit codes: 0 success, 1 bad input or a run that cannot finish, 2 internal error.
@@ -46,6 +47,8 @@ int main(int argc, char** argv)
       return gridcast::cli::run_import(args);
     if (command == "algorithms")
       return gridcast::cli::run_algorithms(args);
+    if (command == "calibrate")
+      return gridcast::cli::run_calibrate(args);
     if (command == "version" || command == "--version") {
       std::cout << "gridcast " << gridcast::kVersion << " (SimGrid " << SIMGRID_VERSION_MAJOR << '.'
                 << SIMGRID_VERSION_MINOR << '.' << SIMGRID_VERSION_PATCH << ")\n";

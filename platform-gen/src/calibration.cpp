@@ -381,12 +381,10 @@ Calibration read_calibration(const fs::path& file)
   return calibration_from_json(parse_file(file), file.string());
 }
 
-void write_calibration(const fs::path& file, const Calibration& c)
+namespace {
+
+void write_text(const fs::path& file, const std::string& text)
 {
-  // Validate what we write with the reader, so that a file we produce is always one we accept.
-  const ojson doc = to_json(c);
-  calibration_from_json(json::parse(doc.dump()), file.string() + " (being written)");
-  const std::string text = doc.dump(2) + "\n";
   std::ofstream out(file, std::ios::binary | std::ios::trunc);
   if (not out)
     throw InputError({file.string(), 0, "", -1}, std::string("cannot open for writing: ") + std::strerror(errno));
@@ -394,6 +392,23 @@ void write_calibration(const fs::path& file, const Calibration& c)
   out.close();
   if (not out)
     throw InputError({file.string(), 0, "", -1}, std::string("write failed: ") + std::strerror(errno));
+}
+
+}  // namespace
+
+void write_calibration(const fs::path& file, const Calibration& c)
+{
+  // Validate what we write with the reader, so that a file we produce is always one we accept.
+  const ojson doc = to_json(c);
+  calibration_from_json(json::parse(doc.dump()), file.string() + " (being written)");
+  write_text(file, doc.dump(2) + "\n");
+}
+
+void write_gpu_datasheet(const fs::path& file, const GpuCalibration& g)
+{
+  const ojson doc = to_json(g);
+  gpu_calibration_from_json(json::parse(doc.dump()), file.string() + " (being written)", "");
+  write_text(file, doc.dump(2) + "\n");
 }
 
 std::string format_factor_segments(const std::vector<FactorSegment>& segments)

@@ -2,4 +2,6 @@
 # included by tests/CMakeLists.txt.
 set(GRIDCAST_CALIBRATE_TEST_SOURCES
   calibrate/test_calibration_json.cpp
+  calibrate/test_factors.cpp
+  calibrate/test_calibrate.cpp
 )

@@ -98,6 +98,8 @@ GpuCalibration gpu_calibration_from_json(const nlohmann::json& j, const std::str
                                          const std::string& key_prefix);
 nlohmann::ordered_json to_json(const GpuCalibration& g);
 GpuCalibration read_gpu_datasheet(const std::filesystem::path& file);
+/// Writes a GPU section alone in the data-sheet schema (what `gridcast calibrate --gpu-only` measures).
+void write_gpu_datasheet(const std::filesystem::path& file, const GpuCalibration& g);
 
 Calibration read_calibration(const std::filesystem::path& file);                  // InputError naming file + key path
 void write_calibration(const std::filesystem::path& file, const Calibration& c);  // deterministic
