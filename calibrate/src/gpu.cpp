@@ -16,6 +16,8 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace gridcast::calibrate {
@@ -86,15 +88,13 @@ void check(const Driver& d, CUresult r, const char* call)
                                               (text != nullptr ? std::string(" (") + text + ")" : std::string()));
 }
 
-// An empty kernel in PTX, JIT-compiled by the driver for whatever GPU it finds.
-const char* const kEmptyKernelPtx = R"(.version 6.0
-.target sm_50
-.address_size 64
-.visible .entry gridcast_empty()
+// An empty kernel in PTX, JIT-compiled by the driver for whatever GPU it finds. The oldest PTX ISA and
+// target that a driver accepts first: new drivers may refuse long-retired targets, old drivers new ISAs.
+std::string empty_kernel_ptx(const char* isa_version, const char* target)
 {
-  ret;
+  return std::string(".version ") + isa_version + "\n.target " + target +
+         "\n.address_size 64\n.visible .entry gridcast_empty()\n{\n  ret;\n}\n";
 }
-)";
 
 using Clock = std::chrono::steady_clock;
 
@@ -250,7 +250,14 @@ GpuProbe measure_gpu(bool quick, Progress& progress)
   }
 
   CUmodule module = nullptr;
-  check(d, d.cuModuleLoadData(&module, kEmptyKernelPtx), "cuModuleLoadData");
+  CUresult loaded = 0;
+  for (auto [isa, target] : {std::pair{"6.0", "sm_50"}, std::pair{"7.0", "sm_70"}, std::pair{"8.0", "sm_90"}}) {
+    const std::string ptx = empty_kernel_ptx(isa, target);
+    loaded                = d.cuModuleLoadData(&module, ptx.c_str());
+    if (loaded == 0)
+      break;
+  }
+  check(d, loaded, "cuModuleLoadData (empty kernel, PTX ISA 6.0 to 8.0)");
   CUfunction empty = nullptr;
   check(d, d.cuModuleGetFunction(&empty, module, "gridcast_empty"), "cuModuleGetFunction");
   g.kernel_launch_s = median_time(reps * 20, [&] {
