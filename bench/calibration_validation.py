@@ -19,9 +19,8 @@ then emulates the same programs with `gridcast replay` on it (both ranks on the 
 - allreduce / alltoall / bcast at np 2: what one call adds to a loop of barriers, exactly as
   gridcast-mpi-bench measures it (calibrate/mpi/mpi_bench.cpp): (makespan of barrier + K x (barrier,
   op)) - (makespan of barrier + K x barrier), divided by K. Target: within 15%.
-  The allreduce's reduction work (a sum of doubles) is given to the emulator as flops derived from the
-  calibration itself: a memory-bound pass over the vector, 24 bytes an element (two loads, one store) at
-  the measured STREAM triad rate, converted to flops at the platform's core speed.
+  The allreduce's reduction work (a sum of doubles) is one flop per element, SMPI's convention (its
+  tracer writes an allreduce's computation as its element count), run at the platform's core speed.
 
 When this gridcast has no `platform` command (the generator is another branch), --fallback-xml writes a
 single-node XML from the calibration instead (clearly reported in the output): one host with the
@@ -202,12 +201,11 @@ def main() -> int:
         print(f"  worst: {worst[0]} at {worst[1] * 100:+.2f}% (target {args.p2p_target * 100:.0f}%): "
               f"{'PASS' if p2p_ok else 'FAIL'}\n")
 
-        triad = float(cal["compute"]["stream_triad_Bps"]["median"])
         print("collectives at np 2, time a call adds to a loop of barriers (us)")
         print(f"  {'op':>10} {'size':>9}  {'measured':>14}  {'emulated':>14}  {'error':>9}")
         coll_errors = []
         for c in net["collectives"]:
-            reduce_flops = (c["bytes"] // 8) * 24 / triad * speed if c["op"] == "allreduce" else 0.0
+            reduce_flops = float(c["bytes"] // 8) if c["op"] == "allreduce" else 0.0  # MPI_DOUBLE elements
             measured = c["time_s"]["median"]
             emulated = collective_time(emu, c["op"], c["bytes"], c["np"], reduce_flops)
             err = (emulated - measured) / measured if measured > 0 else float("inf")

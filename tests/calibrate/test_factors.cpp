@@ -7,6 +7,7 @@
 #include "../models/models_support.hpp"
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 using namespace gridcast;
 using namespace gridcast::emulator;
@@ -129,4 +130,20 @@ TEST_CASE("calibration factors: a bad eager threshold names the property", "[cal
   });
   CHECK(e.context().file == (dir / "platform.xml").string());
   CHECK(e.context().key == "gridcast:eager-threshold");
+}
+
+TEST_CASE("calibration factors: prediction.json records that they were used", "[calibrate]")
+{
+  TempDir dir;
+  test::write_jsonl_profile(dir / "trace", {pingpong_rank(0, 100), pingpong_rank(1, 100)});
+  test::write_file(dir / "platform.xml", platform_xml(kProps));
+  auto r = test::run_gridcast("replay " + (dir / "trace").string() + " --platform " + (dir / "platform.xml").string() +
+                              " --out " + (dir / "out").string() + " --no-timeline");
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  auto j = nlohmann::json::parse(test::read_file(dir / "out" / "prediction.json"));
+  CHECK(j["calibration"]["factors_used"] == true);
+  CHECK(j["calibration"]["lat_factor"] == "0:2;1000:3.5");
+  CHECK(j["calibration"]["eager_threshold_from"] == "platform");
+  CHECK(j["config"]["eager_threshold_bytes"] == 4096);
 }
