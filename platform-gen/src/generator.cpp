@@ -168,15 +168,21 @@ void Builder::node(int i, const ResolvedKind& rk)
         edge(S + ".rc-out", sw, {down(l)}, false);
       }
     }
-    for (int s = 0; s + 1 < k.sockets; ++s) {
-      std::size_t l = link(P + ".smp-" + str(s), rk.inter_socket, Sharing::SplitDuplex);
-      std::string a = P + ".s" + str(s), b = P + ".s" + str(s + 1);
-      edge(a + ".rc-out", b + ".rc-in", {up(l)}, false);
-      edge(b + ".rc-out", a + ".rc-in", {down(l)}, false);
-    }
   }
+  // Sockets in a chain (socket s to s+1), UP towards the higher socket.
+  std::vector<std::size_t> smp;
+  if (k.sockets > 1 && (pcie || host_nvlink))
+    for (int s = 0; s + 1 < k.sockets; ++s) {
+      smp.push_back(link(P + ".smp-" + str(s), rk.inter_socket, Sharing::SplitDuplex));
+      if (pcie) {
+        std::string a = P + ".s" + str(s), b = P + ".s" + str(s + 1);
+        edge(a + ".rc-out", b + ".rc-in", {up(smp.back())}, false);
+        edge(b + ".rc-out", a + ".rc-in", {down(smp.back())}, false);
+      }
+    }
 
   std::vector<AttachPoint> gpu_attach(gpus);
+  std::vector<std::size_t> host_link(gpus);  // NVLink to the CPU, when GPUs attach that way
   if (gpus > 0) {
     std::vector<int> on_socket(k.sockets, 0), local(gpus, 0);
     for (int j = 0; j < gpus; ++j)
@@ -187,8 +193,8 @@ void Builder::node(int i, const ResolvedKind& rk)
       if (gpus_on_pcie)
         pcie_device(gpu_name(j), rk, gpu_attach[j]);
       else {  // NVLink to the CPU (POWER9 nodes): full duplex, no PCIe on the way
-        std::size_t l = link(gpu_name(j) + ".nvlink-host", rk.nvlink_host, Sharing::SplitDuplex);
-        edge(gpu_name(j), P, {up(l)}, true);
+        host_link[j] = link(gpu_name(j) + ".nvlink-host", rk.nvlink_host, Sharing::SplitDuplex);
+        edge(gpu_name(j), P, {up(host_link[j])}, true);
       }
     }
   }
@@ -203,6 +209,23 @@ void Builder::node(int i, const ResolvedKind& rk)
       std::size_t l = link(P + ".nvlink-" + str(a) + "-" + str(b), rk.nvlink, Sharing::SplitDuplex);
       edge(gpu_name(a), gpu_name(b), {up(l)}, true);
     }
+    // GPUs on NVLink to different sockets and not linked together go through both sockets: the
+    // CPU host stands for all sockets, so explicit routes put the inter-socket links on the way.
+    if (host_nvlink && not smp.empty())
+      for (int a = 0; a < gpus; ++a)
+        for (int b = 0; b < gpus; ++b) {
+          int sa = gpu_socket(a), sb = gpu_socket(b);
+          if (sa == sb || std::find(pairs.begin(), pairs.end(), std::make_pair(std::min(a, b), std::max(a, b))) !=
+                              pairs.end())
+            continue;
+          std::vector<LinkUse> links{up(host_link[a])};
+          for (int s = sa; s < sb; ++s)
+            links.push_back(up(smp[s]));
+          for (int s = sa; s > sb; --s)
+            links.push_back(down(smp[s - 1]));
+          links.push_back(down(host_link[b]));
+          m_.bypass_routes.push_back({gpu_name(a), gpu_name(b), std::move(links), false});
+        }
   } else if (k.nvlink && k.nvlink->topology == NvlinkTopology::NvSwitch) {
     std::string nvs = P + ".nvswitch";
     router(nvs);

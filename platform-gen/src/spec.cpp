@@ -475,9 +475,9 @@ public:
         r.switch_link = link(p.switch_link, nullptr, "");
       else if (p.switch_link.given)
         throw InputError({spec_.file, 0, p.switch_link.key, -1}, "switch_link without switches_per_socket");
-      if (k.sockets > 1)
-        r.inter_socket = link(k.inter_socket, nullptr, "");
     }
+    if (k.sockets > 1 && ((k.pcie && (gpus_on_pcie || nics_on_pcie)) || (host_nvlink && gpu_count > 0)))
+      r.inter_socket = link(k.inter_socket, nullptr, "");
     if (k.nvlink) {
       r.nvlink = link(k.nvlink->link, gcal ? &gcal->p2p : nullptr, gpu_hint("p2p"));
       if (host_nvlink)

@@ -76,6 +76,11 @@ TEST_CASE("generator: NVLink pairs carry GPU-to-GPU traffic, GPUs on NVLink to t
     CHECK(p.route("node-0.gpu-0", "node-0.gpu-1") == std::vector<std::string>{"node-0.nvlink-0-1_UP"});
     CHECK(p.route("node-0.gpu-1", "node-0.gpu-0") == std::vector<std::string>{"node-0.nvlink-0-1_DOWN"});
     CHECK(p.route("node-0.gpu-2", "node-0") == std::vector<std::string>{"node-0.gpu-2.nvlink-host_UP"});
+    // Not linked, on different sockets: through both sockets' NVLink to the CPU and the inter-socket link.
+    CHECK(p.route("node-0.gpu-1", "node-0.gpu-3") ==
+          std::vector<std::string>{"node-0.gpu-1.nvlink-host_UP", "node-0.smp-0_UP", "node-0.gpu-3.nvlink-host_DOWN"});
+    CHECK(p.route("node-0.gpu-2", "node-0.gpu-0") ==
+          std::vector<std::string>{"node-0.gpu-2.nvlink-host_UP", "node-0.smp-0_DOWN", "node-0.gpu-0.nvlink-host_DOWN"});
   }
 }
 
