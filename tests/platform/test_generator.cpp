@@ -221,3 +221,23 @@ TEST_CASE("generator: the XML bytes are deterministic", "[platform][generator]")
   CHECK_THAT(a, Catch::Contains("routing=\"DijkstraCache\"") && Catch::Contains("sharing_policy=\"SPLITDUPLEX\"") &&
                     Catch::Contains("<prop id=\"gridcast:kind\" value=\"gpu\"/>"));
 }
+
+TEST_CASE("generator: node kinds mix on one network, nodes numbered in spec order", "[platform][generator]")
+{
+  json spec = {{"name", "mixed"},
+               {"node_kinds", {{"cpu-only", pcie_kind(0)}, {"gpu", pcie_kind(2)}}},
+               {"nodes", json::array({{{"kind", "gpu"}, {"count", 2}}, {{"kind", "cpu-only"}, {"count", 3}}})},
+               {"network", {{"topology", "star"}}}};
+  platform::PlatformModel m = build(spec);
+  CHECK(m.nodes == 5);
+  CHECK(m.cpu_hosts == 5);
+  CHECK(m.gpu_hosts == 4);
+  Loaded p(m);
+  CHECK(std::string(p.engine().host_by_name("node-1")->get_property("gridcast:node-kind")) == "gpu");
+  CHECK(std::string(p.engine().host_by_name("node-2")->get_property("gridcast:node-kind")) == "cpu-only");
+  CHECK(p.engine().host_by_name_or_null("node-2.gpu-0") == nullptr);
+  platform::CheckSummary s = platform::check_routes(p.engine());
+  CHECK(s.all_pairs);
+  CHECK(s.routes_checked == 9 * 9);
+  CHECK(contains(p.route("node-1.gpu-1", "node-4"), "node-4.nic-0.port_DOWN"));
+}
