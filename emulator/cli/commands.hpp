@@ -12,6 +12,7 @@ int run_convert(const std::vector<std::string>& args);
 int run_import(const std::vector<std::string>& args);
 int run_algorithms(const std::vector<std::string>& args);
 int run_calibrate(const std::vector<std::string>& args);  // cmd_calibrate.cpp
+int run_platform(const std::vector<std::string>& args);  // cmd_platform.cpp
 
 /// Thrown for a bad command line; main() prints the message and the usage hint (exit 1).
 struct UsageError {

@@ -20,6 +20,7 @@ commands:
   convert     convert a profile directory between the JSON-lines and binary encodings
   import      turn a foreign trace (SMPI time-independent trace) into a profile directory
   algorithms  list the collective algorithms and the default selection rules
+  platform    generate a SimGrid platform from a JSON spec (+ calibration): docs/platforms.md
   version     print the gridcast and SimGrid versions
   calibrate   measure this machine (compute, MPI, GPU) into calibration.json
 
@@ -49,6 +50,8 @@ int main(int argc, char** argv)
       return gridcast::cli::run_algorithms(args);
     if (command == "calibrate")
       return gridcast::cli::run_calibrate(args);
+    if (command == "platform")
+      return gridcast::cli::run_platform(args);
     if (command == "version" || command == "--version") {
       std::cout << "gridcast " << gridcast::kVersion << " (SimGrid " << SIMGRID_VERSION_MAJOR << '.'
                 << SIMGRID_VERSION_MINOR << '.' << SIMGRID_VERSION_PATCH << ")\n";
