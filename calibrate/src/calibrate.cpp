@@ -70,7 +70,7 @@ platform::Calibration run_calibration(const CalibrateOptions& o, Progress& progr
 {
   auto skip = [&](const std::string& why) {
     notes.push_back(why);
-    progress.note(why);
+    progress.warn(why);
   };
   platform::Calibration c;
   c.host = host_info();

@@ -88,7 +88,7 @@ bool parse_mpi_bench_line(const std::string& line, MpiBenchOutput& out, int& pla
 platform::NetworkCalibration measure_mpi(const MpiRunOptions& o, Progress& progress)
 {
   std::string args = o.quick ? " --max-bytes 1048576 --repetitions 3 --target-s 5e-4"
-                             : " --max-bytes 67108864 --repetitions 21 --target-s 4e-3";
+                             : " --max-bytes 67108864 --repetitions 31 --target-s 2e-3";
   std::string command = o.mpirun + " -np 2 " + shell_quote(o.bench) + args + " 2>&1";
   progress.note("[mpi] " + o.mpirun + " -np 2 gridcast-mpi-bench" + args);
   FILE* pipe = popen(command.c_str(), "r");
@@ -141,6 +141,15 @@ platform::NetworkCalibration measure_mpi(const MpiRunOptions& o, Progress& progr
     throw InputError({"--mpirun", 0, "", -1}, "the MPI benchmark failed with exit code " + std::to_string(code) +
                                                   hint + "; command: " + command + text);
   }
+  // A median far above the best repetition means other work kept taking the cores (each preemption
+  // costs a scheduler time slice, milliseconds): say so, the fit follows whatever was measured.
+  int disturbed = 0;
+  for (const auto& p : out.pingpong)
+    disturbed += p.one_way_s.median > 1.5 * p.one_way_s.min ? 1 : 0;
+  if (disturbed > 0)
+    progress.warn("[mpi] warning: " + std::to_string(disturbed) + " of " + std::to_string(out.pingpong.size()) +
+                  " ping-pong sizes have a median above 1.5x their best repetition: the machine was busy, "
+                  "calibrate again when it is idle");
   platform::NetworkCalibration n;
   n.launcher              = o.mpirun;
   NetworkFit fit          = fit_network(out.pingpong);

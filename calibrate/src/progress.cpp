@@ -35,6 +35,12 @@ void Progress::note(const std::string& text)
   out_ << text << '\n' << std::flush;
 }
 
+void Progress::warn(const std::string& text)
+{
+  end_line();
+  out_ << text << '\n' << std::flush;
+}
+
 void Progress::end_line()
 {
   if (open_line_)

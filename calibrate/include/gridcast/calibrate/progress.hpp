@@ -18,6 +18,8 @@ public:
   void step(const std::string& part, int i, int n, const std::string& detail);
   /// A full line (a result, a skipped part), never overwritten.
   void note(const std::string& text);
+  /// A warning: shown even when quiet.
+  void warn(const std::string& text);
 
 private:
   void end_line();
