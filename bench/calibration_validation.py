@@ -63,9 +63,11 @@ def write_profile(directory: Path, ranks: list[list[dict]], speed_flops: float) 
 
 
 class Emulator:
-    def __init__(self, gridcast: Path, platform: Path, work: Path, speed_flops: float):
+    def __init__(self, gridcast: Path, platform: Path, work: Path, speed_flops: float, cfg: list[str]):
         self.gridcast, self.platform, self.work, self.speed = gridcast, platform, work, speed_flops
+        self.cfg = [x for c in cfg for x in ("--cfg", c)]
         self.count = 0
+        self.algorithms: dict = {}  # op -> algorithm of the last run
 
     def makespan(self, ranks: list[list[dict]]) -> float:
         self.count += 1
@@ -73,13 +75,14 @@ class Emulator:
         out = self.work / f"out-{self.count}"
         write_profile(trace, ranks, self.speed)
         cmd = [str(self.gridcast), "replay", str(trace), "--platform", str(self.platform), "--ranks-per-host", "2",
-               "--out", str(out), "--no-timeline"]
+               "--out", str(out), "--no-timeline"] + self.cfg
         p = subprocess.run(cmd, capture_output=True, text=True)
         if p.returncode != 0:
             raise RuntimeError(f"{' '.join(cmd)} failed ({p.returncode}):\n{p.stdout}{p.stderr}")
         pred = json.loads((out / "prediction.json").read_text())
         if not pred["calibration"]["factors_used"]:
             raise RuntimeError(f"{self.platform}: the emulator installed no calibration factors")
+        self.algorithms = {op: ",".join(sorted(a)) for op, a in pred["collectives"].items()}
         shutil.rmtree(trace)
         shutil.rmtree(out)
         return float(pred["makespan_s"])
@@ -107,7 +110,9 @@ def collective_time(emu: Emulator, op: str, nbytes: int, np: int, reduce_flops: 
     call = collective_record(op, nbytes, np, reduce_flops)
     with_op = [[barrier] + [barrier, call] * K_CALLS for _ in range(np)]
     barriers = [[barrier] + [barrier] * K_CALLS for _ in range(np)]
-    return (emu.makespan(with_op) - emu.makespan(barriers)) / K_CALLS
+    t_op = emu.makespan(with_op)
+    algorithm = emu.algorithms.get(op, "?")
+    return (t_op - emu.makespan(barriers)) / K_CALLS, algorithm
 
 
 def fallback_xml(cal: dict, path: Path) -> None:
@@ -148,8 +153,12 @@ def main() -> int:
     ap.add_argument("--spec", type=Path, default=ROOT / "platforms" / "this-machine" / "spec.json")
     ap.add_argument("--calibration", type=Path, default=ROOT / "platforms" / "this-machine" / "calibration.json")
     ap.add_argument("--work", type=Path, default=None, help="keep the generated files here")
+    ap.add_argument("--platform-xml", type=Path, default=None,
+                    help="use this platform instead of generating one (it must carry the calibration's factors)")
     ap.add_argument("--fallback-xml", action="store_true",
                     help="write the single-node XML from the calibration instead of `gridcast platform`")
+    ap.add_argument("--cfg", action="append", default=[], metavar="NAME:VALUE",
+                    help="passed to every gridcast replay (e.g. gridcast/coll/allreduce:recursive_doubling)")
     ap.add_argument("--p2p-target", type=float, default=0.10)
     ap.add_argument("--coll-target", type=float, default=0.15)
     args = ap.parse_args()
@@ -166,7 +175,10 @@ def main() -> int:
     work.mkdir(parents=True, exist_ok=True)
     platform = work / "platform.xml"
 
-    if args.fallback_xml or not has_platform_command(args.gridcast):
+    if args.platform_xml is not None:
+        shutil.copyfile(args.platform_xml, platform)
+        print(f"platform: {args.platform_xml} (given)")
+    elif args.fallback_xml or not has_platform_command(args.gridcast):
         fallback_xml(cal, platform)
         print("platform: FALLBACK single-node XML written by this script from the calibration "
               "(`gridcast platform` not available or --fallback-xml)")
@@ -186,7 +198,9 @@ def main() -> int:
           f"eager below {net['eager_threshold_bytes']} B, {len(net['lat_factor'])} factor segments\n")
 
     speed = float(cal["compute"]["core_speed_flops"])
-    emu = Emulator(args.gridcast, platform, work, speed)
+    emu = Emulator(args.gridcast, platform, work, speed, args.cfg)
+    if args.cfg:
+        print(f"replay settings: {' '.join(args.cfg)}\n")
     ok = True
     try:
         print("ping-pong, one-way time (us)")
@@ -202,15 +216,15 @@ def main() -> int:
               f"{'PASS' if p2p_ok else 'FAIL'}\n")
 
         print("collectives at np 2, time a call adds to a loop of barriers (us)")
-        print(f"  {'op':>10} {'size':>9}  {'measured':>14}  {'emulated':>14}  {'error':>9}")
+        print(f"  {'op':>10} {'size':>9}  {'measured':>14}  {'emulated':>14}  {'error':>9}  gridcast algorithm")
         coll_errors = []
         for c in net["collectives"]:
             reduce_flops = float(c["bytes"] // 8) if c["op"] == "allreduce" else 0.0  # MPI_DOUBLE elements
             measured = c["time_s"]["median"]
-            emulated = collective_time(emu, c["op"], c["bytes"], c["np"], reduce_flops)
+            emulated, algorithm = collective_time(emu, c["op"], c["bytes"], c["np"], reduce_flops)
             err = (emulated - measured) / measured if measured > 0 else float("inf")
             print(f"  {c['op']:>10} {human(c['bytes']):>9}  {measured * 1e6:14.3f}  {emulated * 1e6:14.3f}  "
-                  f"{err * 100:+8.2f}%")
+                  f"{err * 100:+8.2f}%  {algorithm}")
             coll_errors.append((f"{c['op']} {human(c['bytes'])}", err))
         if coll_errors:
             worst = max(coll_errors, key=lambda e: abs(e[1]))
