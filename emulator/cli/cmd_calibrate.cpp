@@ -30,7 +30,7 @@ int run_calibrate(const std::vector<std::string>& args)
     ("mpirun", po::value(&mpirun), "MPI launcher command line; gridcast appends `-np 2 gridcast-mpi-bench ...`. "
                                    "Default: `mpirun --oversubscribe --bind-to none`, plus --allow-run-as-root "
                                    "when run as root (Open MPI refuses root without it)")
-    ("quick", "fewer repetitions, ping-pong up to 1 MiB, small kernels: seconds instead of about a minute "
+    ("quick", "fewer repetitions, ping-pong up to 1 MiB, small kernels: a few seconds instead of half a minute "
               "(for tests; figures are noisier)")
     ("gpu-json", po::value(&gpu_json), "take the GPU figures from this data sheet (docs/formats.md, GPU data "
                                        "sheet) instead of measuring")
@@ -40,7 +40,7 @@ int run_calibrate(const std::vector<std::string>& args)
     ("no-gpu", "skip the GPU benchmarks")
     ("mpi-bench", po::value(&mpi_bench), "the gridcast-mpi-bench program to launch (default: the one beside "
                                          "this gridcast)")
-    ("quiet", "no progress display");
+    ("quiet", "no progress display (warnings and skipped parts are still reported)");
   options.add_options()("help,h", "show this help");
   po::variables_map vm;
   try {

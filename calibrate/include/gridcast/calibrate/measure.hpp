@@ -38,8 +38,8 @@ struct MpiBenchOutput {
   std::vector<platform::CollectiveTiming> collectives;
   bool done = false;
 };
-/// Parses one line into `out`; returns false for a line that is not bench output. `where` names the
-/// source in errors (InputError with the line's text).
+/// Parses one line into `out` (a `plan` line sets `planned_steps`); returns false for a line that is not
+/// bench output (the launcher's own messages). A malformed bench line is an InputError quoting it.
 bool parse_mpi_bench_line(const std::string& line, MpiBenchOutput& out, int& planned_steps);
 
 /// The fitted model of the ping-pong curve: t(n) = latency_s*lf(n) + n/(bandwidth_Bps*bf(n)).
