@@ -22,6 +22,8 @@ commands:
   algorithms  list the collective algorithms and the default selection rules
   fit         fit a trace-scaling model (model.json) to profiles at several (Nw, Np) points
   synth       synthesize every rank's calls at a new (Nw, Np) from a model
+  platform    generate a SimGrid platform from a JSON spec (+ calibration): docs/platforms.md
+  calibrate   measure this machine (compute, MPI, GPU) into calibration.json
   version     print the gridcast and SimGrid versions
 
 `gridcast <command> --help` explains every option of a command.
@@ -52,6 +54,10 @@ int main(int argc, char** argv)
       return gridcast::cli::run_fit(args);
     if (command == "synth")
       return gridcast::cli::run_synth(args);
+    if (command == "calibrate")
+      return gridcast::cli::run_calibrate(args);
+    if (command == "platform")
+      return gridcast::cli::run_platform(args);
     if (command == "version" || command == "--version") {
       std::cout << "gridcast " << gridcast::kVersion << " (SimGrid " << SIMGRID_VERSION_MAJOR << '.'
                 << SIMGRID_VERSION_MINOR << '.' << SIMGRID_VERSION_PATCH << ")\n";
