@@ -11,6 +11,7 @@ int run_replay(const std::vector<std::string>& args);
 int run_convert(const std::vector<std::string>& args);
 int run_import(const std::vector<std::string>& args);
 int run_algorithms(const std::vector<std::string>& args);
+int run_profile(const std::vector<std::string>& args);  // cmd_profile.cpp
 
 /// Thrown for a bad command line; main() prints the message and the usage hint (exit 1).
 struct UsageError {

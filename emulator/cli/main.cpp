@@ -20,6 +20,7 @@ commands:
   convert     convert a profile directory between the JSON-lines and binary encodings
   import      turn a foreign trace (SMPI time-independent trace) into a profile directory
   algorithms  list the collective algorithms and the default selection rules
+  profile     run an MPI application with the profiling hook and write its profile directory
   version     print the gridcast and SimGrid versions
 
 `gridcast <command> --help` explains every option of a command.
@@ -46,6 +47,8 @@ int main(int argc, char** argv)
       return gridcast::cli::run_import(args);
     if (command == "algorithms")
       return gridcast::cli::run_algorithms(args);
+    if (command == "profile")
+      return gridcast::cli::run_profile(args);
     if (command == "version" || command == "--version") {
       std::cout << "gridcast " << gridcast::kVersion << " (SimGrid " << SIMGRID_VERSION_MAJOR << '.'
                 << SIMGRID_VERSION_MINOR << '.' << SIMGRID_VERSION_PATCH << ")\n";

@@ -1,0 +1,100 @@
+// The hook's runtime: clock, per-thread record buffers, raw files, flushing at every kind of end,
+// communicator and request tables. Used by the MPI, library and GPU wrappers (hook_*.cpp).
+//
+// Rules of this library: no allocation or lock on the path of a point-to-point call beyond a
+// thread-local buffer append; never call a hooked function from inside the hook in a way that records
+// it (depth guard); never throw.
+#pragma once
+
+#include "raw_format.hpp"
+
+#include <cstdint>
+#include <ctime>
+
+namespace gridcast::hook {
+
+inline std::int64_t now_ns()
+{
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+/// True between MPI_Init and MPI_Finalize (and in discover mode for library calls as well).
+bool recording();
+/// Configuration read from the environment at load time.
+struct Config {
+  bool enabled = false;         ///< GRIDCAST_HOOK_DIR is set
+  bool discover = false;        ///< GRIDCAST_HOOK_DISCOVER=1: every instrumented function is recorded
+  bool blas = true;             ///< record BLAS/LAPACK (on unless a function list leaves them all out)
+};
+const Config& config();
+
+/// Appends records to the calling thread's buffer (flushed to its raw file when full).
+void append(const RawRecord& r);
+void append_values(ExtraKind kind, const std::int64_t* values, std::size_t n, RawRecord& call);
+/// Appends a call record followed by the given values as continuation records.
+void append_with_values(RawRecord& call, ExtraKind kind, const std::int64_t* a, std::size_t na,
+                        const std::int64_t* b = nullptr, std::size_t nb = 0);
+
+/// Per-thread nesting depth of hooked calls: only the outermost call of a nest is recorded.
+int& depth();
+
+/// Is function `fn` (a library function) selected by the function list? MPI is always recorded.
+bool selected(Fn fn);
+
+/// Called by the MPI_Init wrappers after PMPI_Init succeeded / by MPI_Finalize before PMPI_Finalize.
+void on_init(int world_rank, int world_size, std::int64_t init_start_ns);
+void on_finalize(std::int64_t end_ns);
+/// MPI_Abort: flush everything and mark the run aborted.
+void on_abort(int code);
+
+/// Application functions (-finstrument-functions): returns the id to record for `address`, or 0 when
+/// the function is not selected.
+std::uint16_t app_function_id(void* address);
+
+/// RAII guard for one hooked call: takes the start time if this call is recorded (outermost, in the
+/// recording window), records on finish().
+class Call {
+public:
+  explicit Call(Fn fn) : active_(recording() && depth()++ == 0)
+  {
+    if (not active_) {
+      if (recording())
+        nested_ = true;  // depth was incremented: undo it in the destructor
+      return;
+    }
+    r.fn = static_cast<std::uint16_t>(fn);
+    r.start_ns = now_ns();
+  }
+  Call(const Call&) = delete;
+  Call& operator=(const Call&) = delete;
+  ~Call()
+  {
+    if (active_ || nested_)
+      --depth();
+  }
+  explicit operator bool() const { return active_; }
+  /// Stamps the duration and appends the record (and `values` as continuation records).
+  void finish(ExtraKind kind = ExtraKind::None, const std::int64_t* a = nullptr, std::size_t na = 0,
+              const std::int64_t* b = nullptr, std::size_t nb = 0)
+  {
+    if (not active_)
+      return;
+    r.duration_ns = now_ns() - r.start_ns;
+    append_with_values(r, kind, a, na, b, nb);
+  }
+  RawRecord r;
+
+private:
+  bool active_;
+  bool nested_ = false;
+};
+
+/// Whether `buffer` is GPU memory (cudaPointerGetAttributes, when a CUDA runtime is loaded).
+bool is_device_memory(const void* buffer);
+
+/// Resolves the next definition of a symbol (dlsym RTLD_NEXT), once; reports an unresolved one once.
+void* next_symbol(const char* name);
+
+}  // namespace gridcast::hook
