@@ -295,6 +295,7 @@ cudaError_t cudaSetDevice(int device)
   GRIDCAST_GPU_PROLOGUE(cudaSetDevice, (int));
   cudaError_t rc = real(device);
   if (c) {
+    c.r.color = -1;  // no stream
     c.r.key = device;
     c.finish();
   }
@@ -415,7 +416,11 @@ ncclResult_t ncclGroupStart(void)
 {
   GRIDCAST_NCCL_PROLOGUE(ncclGroupStart, ());
   ncclResult_t rc = real();
-  c.finish();
+  if (c) {
+    c.r.color = -1;  // no stream
+    c.r.key = current_device();
+    c.finish();
+  }
   return rc;
 }
 
@@ -423,7 +428,11 @@ ncclResult_t ncclGroupEnd(void)
 {
   GRIDCAST_NCCL_PROLOGUE(ncclGroupEnd, ());
   ncclResult_t rc = real();
-  c.finish();
+  if (c) {
+    c.r.color = -1;  // no stream
+    c.r.key = current_device();
+    c.finish();
+  }
   return rc;
 }
 

@@ -296,6 +296,16 @@ int run_profile(const std::vector<std::string>& all_args)
 
   RunOutcome run = run_with_hook(command, env);
   info.complete = run.ok();
+  bool any_meta = false;
+  for (const auto& entry : fs::directory_iterator(raw_dir))
+    any_meta = any_meta || entry.path().extension() == ".meta";
+  if (not any_meta) {
+    fs::remove_all(raw_dir);
+    throw InputError({app->string(), 0, {}, -1},
+                     run.ok() ? "the run recorded nothing: no rank called MPI_Init with the hook loaded"
+                              : "the run failed (" + run.describe() + ") before any rank reached MPI_Init: "
+                                "nothing was recorded");
+  }
   profiler::ConvertResult result = profiler::convert_raw(raw_dir, info, out_dir);
 
   if (discover) {

@@ -1,0 +1,128 @@
+// Unit tests of gridcast::profiler that need no MPI run: function lists, the launcher's command line,
+// ELF checks, calibration and meta files.
+#include "gridcast/models/errors.hpp"
+#include "gridcast/profiler/profiler.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+using namespace gridcast;
+
+namespace {
+fs::path scratch(const std::string& name)
+{
+  fs::path d = fs::temp_directory_path() / ("gridcast-profiler-units-" + std::to_string(getpid()));
+  fs::create_directories(d);
+  return d / name;
+}
+void write(const fs::path& p, const std::string& text)
+{
+  std::ofstream(p, std::ios::binary) << text;
+}
+std::string error_of(const std::function<void()>& f)
+{
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+}  // namespace
+
+TEST_CASE("profiler: function lists are read strictly", "[profiler]")
+{
+  auto f = scratch("list.txt");
+  write(f, "# comment\n\ndgemm_\n  app_kernel\t0.5\t0.25\r\n_ZN3foo3barEv\n");
+  CHECK(profiler::read_function_list(f) == std::vector<std::string>{"dgemm_", "app_kernel", "_ZN3foo3barEv"});
+
+  write(f, "dgemm_\n9lives\n");
+  CHECK_THAT(error_of([&] { profiler::read_function_list(f); }),
+             Catch::Contains("list.txt:2") && Catch::Contains("'9lives' is not a symbol name"));
+  write(f, "dgemm_ fast\n");
+  CHECK_THAT(error_of([&] { profiler::read_function_list(f); }), Catch::Contains("list.txt:1"));
+  write(f, "dgemm_ 1 2 3\n");
+  CHECK_THAT(error_of([&] { profiler::read_function_list(f); }), Catch::Contains("expected 'name [seconds [share]]'"));
+  CHECK_THAT(error_of([&] { profiler::read_function_list(scratch("absent.txt")); }),
+             Catch::Contains("cannot read the function list"));
+}
+
+TEST_CASE("profiler: discover keeps the functions covering the share", "[profiler]")
+{
+  std::vector<profiler::FunctionTotal> totals = {
+      {"MPI_Recv", 10, 5}, {"compute", 50, 9}, {"dgemm_", 30, 3}, {"tiny", 1, 1}, {"small", 9, 2}};
+  // total 100: compute 50 + dgemm_ 30 = 80 < 85, + MPI_Recv 10 = 90 >= 85
+  auto kept = profiler::select_functions(totals, 0.85);
+  REQUIRE(kept.size() == 2);
+  CHECK(kept[0].name == "dgemm_");
+  CHECK(kept[1].name == "MPI_Recv");
+  CHECK(profiler::select_functions(totals, 1.0).size() == 4);
+
+  auto f = scratch("discovered.txt");
+  profiler::write_function_list(f, kept, 100, "mpirun -np 2 ./app");
+  CHECK(profiler::read_function_list(f) == std::vector<std::string>{"dgemm_", "MPI_Recv"});
+}
+
+TEST_CASE("profiler: the application is found behind mpirun's options", "[profiler]")
+{
+  using V = std::vector<std::string>;
+  CHECK(profiler::find_application(V{"mpirun", "-np", "2", "--oversubscribe", "-x", "A=1", "--mca", "btl", "self",
+                                     "/opt/app", "-in", "x"}) == fs::path("/opt/app"));
+  CHECK(profiler::find_application(V{"/usr/bin/mpiexec", "--bind-to=none", "-n", "4", "./a.out"}) ==
+        fs::path("./a.out"));
+  CHECK(profiler::find_application(V{"./solo", "arg"}) == fs::path("./solo"));
+  CHECK_FALSE(profiler::find_application(V{"mpirun", "-np", "2"}).has_value());
+  CHECK(profiler::find_application(V{"sh"})->is_absolute());  // through PATH
+}
+
+TEST_CASE("profiler: MPI linkage is read from the ELF dynamic section", "[profiler]")
+{
+  // This test program is dynamically linked, but not to MPI.
+  CHECK_FALSE(profiler::links_mpi_dynamically("/proc/self/exe"));
+  if (fs::exists("/usr/bin/hpcc"))
+    CHECK(profiler::links_mpi_dynamically("/usr/bin/hpcc"));
+  auto script = scratch("script.sh");
+  write(script, "#!/bin/sh\nexec mpirun \"$@\"\n");
+  CHECK_THAT(error_of([&] { profiler::links_mpi_dynamically(script); }), Catch::Contains("not an ELF executable"));
+  CHECK_THAT(error_of([&] { profiler::links_mpi_dynamically(scratch("nothing")); }), Catch::Contains("no such application"));
+  auto names = profiler::elf_function_names("/proc/self/exe");
+  CHECK(std::find(names.begin(), names.end(), "main") != names.end());
+  CHECK(profiler::is_builtin_function("MPI_Iprobe"));
+  CHECK(profiler::is_builtin_function("cblas_dgemm"));
+  CHECK_FALSE(profiler::is_builtin_function("main"));
+}
+
+TEST_CASE("profiler: the host speed comes from a calibration file or is measured", "[profiler]")
+{
+  auto f = scratch("calibration.json");
+  write(f, R"({"compute": {"core_speed_flops": 2.5e9, "other": 1}, "network": {}})");
+  CHECK(profiler::read_calibration_speed(f) == 2.5e9);
+  write(f, R"({"compute": {"speed": 1}})");
+  CHECK_THAT(error_of([&] { profiler::read_calibration_speed(f); }), Catch::Contains("compute.core_speed_flops"));
+  write(f, R"({"compute": {"core_speed_flops": -1}})");
+  CHECK_THAT(error_of([&] { profiler::read_calibration_speed(f); }), Catch::Contains("must be a number > 0"));
+  write(f, "{");
+  CHECK_THAT(error_of([&] { profiler::read_calibration_speed(f); }), Catch::Contains("invalid JSON"));
+  CHECK(profiler::measure_core_speed_flops() > 0);
+}
+
+TEST_CASE("profiler: the hook's meta files are read strictly", "[profiler]")
+{
+  auto f = scratch("rank-1.meta");
+  write(f, "rank 1\nsize 4\npid 77\nhost node\ninit_ns 100\nend_ns 300\nthreads 1\nstatus finalized\ncode 0\n");
+  auto m = profiler::read_raw_meta(f);
+  CHECK(m.rank == 1);
+  CHECK(m.size == 4);
+  CHECK(m.host == "node");
+  CHECK(m.end_ns == 300);
+  CHECK(m.status == "finalized");
+  write(f, "rank 1\nsize 4\nspeed 3\n");
+  CHECK_THAT(error_of([&] { profiler::read_raw_meta(f); }), Catch::Contains("rank-1.meta:3") && Catch::Contains("speed"));
+  write(f, "rank x\n");
+  CHECK_THAT(error_of([&] { profiler::read_raw_meta(f); }), Catch::Contains("not an integer"));
+  write(f, "rank 4\nsize 4\n");
+  CHECK_THAT(error_of([&] { profiler::read_raw_meta(f); }), Catch::Contains("without a valid rank"));
+}
