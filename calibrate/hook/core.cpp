@@ -44,6 +44,7 @@ Config g_config;
 char g_dir[4096] = {0};
 std::atomic<bool> g_recording{false};
 std::atomic<bool> g_ended{false};
+std::atomic<bool> g_initialized{false};  ///< this process called MPI_Init (it owns rank-R.* files)
 std::atomic<int> g_rank{-1};
 int g_size = 0;
 std::int64_t g_init_ns = 0;
@@ -212,7 +213,7 @@ void push(ThreadBuf* b, const RawRecord& r)
 
 void on_signal(int sig, siginfo_t* info, void* context)
 {
-  if (not g_ended.exchange(true)) {
+  if (g_initialized.load() && not g_ended.exchange(true)) {
     g_recording.store(false);
     flush_all();
     write_meta("signal", now_ns(), sig);
@@ -247,7 +248,9 @@ void install_signal_handlers()
 
 void at_exit()
 {
-  if (g_ended.exchange(true))
+  // Only a process that initialised MPI owns its rank's files: a child the application started
+  // (system(), popen()) inherits the environment and the hook, and must not touch them.
+  if (not g_initialized.load() || g_ended.exchange(true))
     return;
   g_recording.store(false);
   flush_all();
@@ -462,6 +465,7 @@ void on_init(int world_rank, int world_size, std::int64_t init_start_ns)
   g_rank.store(world_rank);
   g_size = world_size;
   g_init_ns = init_start_ns;
+  g_initialized.store(true);
   this_thread_buf();  // the thread that called MPI_Init is thread 0 (unless a library call came first)
   write_meta("running", 0, 0);
   install_signal_handlers();
@@ -470,7 +474,7 @@ void on_init(int world_rank, int world_size, std::int64_t init_start_ns)
 
 void on_finalize(std::int64_t end_ns)
 {
-  if (not g_config.enabled)
+  if (not g_config.enabled || not g_initialized.load())
     return;
   g_recording.store(false);
   if (g_ended.exchange(true))
@@ -481,7 +485,7 @@ void on_finalize(std::int64_t end_ns)
 
 void on_abort(int code)
 {
-  if (not g_config.enabled)
+  if (not g_config.enabled || not g_initialized.load())
     return;
   g_recording.store(false);
   if (g_ended.exchange(true))

@@ -254,11 +254,22 @@ int run_profile(const std::vector<std::string>& all_args)
     auto names = profiler::read_function_list(functions);  // a malformed list is an error before any run
     auto defined = profiler::elf_function_names(*app);
     std::set<std::string> known(defined.begin(), defined.end());
-    for (const auto& n : names)
-      if (not profiler::is_builtin_function(n) && known.count(n) == 0)
+    bool instrumented = profiler::elf_imports(*app, "__cyg_profile_func_enter");
+    bool warned_instrumentation = false;
+    for (const auto& n : names) {
+      if (profiler::is_builtin_function(n))
+        continue;
+      if (known.count(n) == 0)
         std::cerr << "gridcast profile: warning: " << functions << ": '" << n
                   << "' is neither a function the hook wraps (MPI, BLAS/LAPACK, CUDA, NCCL) nor a function of "
                   << app->string() << ": it will not be recorded\n";
+      else if (not instrumented && not warned_instrumentation) {
+        warned_instrumentation = true;
+        std::cerr << "gridcast profile: warning: " << app->string() << " is not built with "
+                  << "-finstrument-functions: its own functions in " << functions << " ('" << n
+                  << "'...) will not be recorded\n";
+      }
+    }
     env.emplace_back("GRIDCAST_HOOK_FUNCTIONS", fs::absolute(functions).string());
   }
 

@@ -212,6 +212,31 @@ TEST_CASE("profile: MPI_Abort and exit without MPI_Finalize leave incomplete pro
   }
 }
 
+TEST_CASE("profile: two threads calling MPI at once (MPI_THREAD_MULTIPLE) are both recorded", "[profiler][mpi]")
+{
+  fs::path out = scratch("threads");
+  Result r = run(profile(out, "--keep-raw", std::string(GRIDCAST_MPI_SAMPLE) + " threads"));
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  CHECK(fs::exists(out / "raw" / "rank-0.thread-1.gcraw"));  // one raw file per thread
+  for (int rank : {0, 1}) {
+    auto all = calls(read_rank(out, rank));
+    REQUIRE_FALSE(all.empty());
+    CHECK(all.front().fn == "MPI_Init_thread");
+    CHECK(all.back().fn == "MPI_Finalize");
+    int per_tag[2] = {0, 0};
+    for (const auto& n : all)
+      if (n.r.op == Op::Sendrecv) {
+        REQUIRE((n.r.tag == 0 || n.r.tag == 1));
+        ++per_tag[n.r.tag];
+        CHECK(n.r.peer == 1 - rank);
+        CHECK(n.r.bytes == 8);
+      }
+    CHECK(per_tag[0] == 50);
+    CHECK(per_tag[1] == 50);
+  }
+}
+
 TEST_CASE("profile: CUDA runtime and NCCL calls through a test double", "[profiler][mpi][gpu]")
 {
   fs::path out = scratch("gpu");

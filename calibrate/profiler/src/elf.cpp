@@ -160,6 +160,31 @@ std::vector<std::string> elf_function_names(const fs::path& file)
   return out;
 }
 
+bool elf_imports(const fs::path& file, const std::string& symbol)
+{
+  std::string bytes = read_file(file);
+  if (not is_elf64(bytes))
+    return false;
+  const auto* eh = at<Elf64_Ehdr>(bytes, 0);
+  const auto* sh = at<Elf64_Shdr>(bytes, eh->e_shoff, eh->e_shnum);
+  if (sh == nullptr)
+    return false;
+  for (int i = 0; i < eh->e_shnum; ++i) {
+    if (sh[i].sh_type != SHT_DYNSYM || sh[i].sh_link >= eh->e_shnum)
+      continue;
+    const auto& strs = sh[sh[i].sh_link];
+    std::uint64_t count = sh[i].sh_size / sizeof(Elf64_Sym);
+    const auto* syms = at<Elf64_Sym>(bytes, sh[i].sh_offset, count);
+    for (std::uint64_t k = 0; syms != nullptr && k < count; ++k) {
+      std::uint64_t off = strs.sh_offset + syms[k].st_name;
+      if (syms[k].st_shndx == SHN_UNDEF && off < bytes.size() &&
+          symbol == std::string_view(bytes.data() + off, strnlen(bytes.data() + off, bytes.size() - off)))
+        return true;
+    }
+  }
+  return false;
+}
+
 std::optional<fs::path> find_application(const std::vector<std::string>& command)
 {
   if (command.empty())

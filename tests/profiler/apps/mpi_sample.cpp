@@ -1,12 +1,15 @@
 // A small MPI program for the profiler tests: a known sequence of calls on 2 ranks (or more), so that the
 // test can check every record the hook wrote. Built with -finstrument-functions (app_kernel is listed in
 // the test's function list). Modes: "normal" (default), "term" (rank 0 raises SIGTERM half-way),
-// "abort" (rank 0 calls MPI_Abort half-way), "noexit" (ranks exit without MPI_Finalize).
+// "abort" (rank 0 calls MPI_Abort half-way), "noexit" (ranks exit without MPI_Finalize), "threads"
+// (MPI_THREAD_MULTIPLE: two threads exchange messages concurrently).
 #include <mpi.h>
 
 #include <cblas.h>
 
 #include <csignal>
+#include <cstdio>
+#include <thread>
 #include <cstdlib>
 #include <cstring>
 #include <unistd.h>
@@ -24,9 +27,36 @@ extern "C" __attribute__((noinline)) double app_kernel(int n)
   return s;
 }
 
+/// Two threads per rank, each 50 MPI_Sendrecv with the next rank on its own tag (0 and 1).
+int threads_main(int argc, char** argv)
+{
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  if (provided < MPI_THREAD_MULTIPLE) {
+    std::fprintf(stderr, "mpi_sample: MPI_THREAD_MULTIPLE not provided\n");
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  int rank = 0, size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  auto work = [&](int tag) {
+    double out = rank, in = 0;
+    for (int i = 0; i < 50; ++i)
+      MPI_Sendrecv(&out, 1, MPI_DOUBLE, (rank + 1) % size, tag, &in, 1, MPI_DOUBLE, (rank + size - 1) % size, tag,
+                   MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  };
+  std::thread a(work, 0), b(work, 1);
+  a.join();
+  b.join();
+  MPI_Finalize();
+  return 0;
+}
+
 int main(int argc, char** argv)
 {
   const char* mode = argc > 1 ? argv[1] : "normal";
+  if (std::strcmp(mode, "threads") == 0)
+    return threads_main(argc, argv);
   MPI_Init(&argc, &argv);
   int rank = 0, size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);

@@ -79,6 +79,10 @@ bool is_builtin_function(const std::string& name);
 /// FUNC symbols defined in an ELF file (.symtab, else .dynsym); empty if it is not ELF.
 std::vector<std::string> elf_function_names(const std::filesystem::path& file);
 
+/// Whether an ELF file imports `symbol` (an undefined dynamic symbol), e.g. __cyg_profile_func_enter
+/// in a program built with -finstrument-functions.
+bool elf_imports(const std::filesystem::path& file, const std::string& symbol);
+
 /// The application in a launch command: the first argument after the launcher (mpirun/mpiexec) and
 /// its options, resolved through PATH. nullopt when the command has no such argument.
 std::optional<std::filesystem::path> find_application(const std::vector<std::string>& command);
