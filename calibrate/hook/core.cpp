@@ -22,6 +22,9 @@
 #include <unordered_set>
 #include <vector>
 #include <algorithm>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 
 namespace gridcast::hook {
 namespace {
@@ -47,7 +50,10 @@ std::atomic<bool> g_ended{false};
 std::atomic<bool> g_initialized{false};  ///< this process called MPI_Init (it owns rank-R.* files)
 std::atomic<int> g_rank{-1};
 int g_size = 0;
-std::int64_t g_init_ns = 0;
+std::int64_t g_init_ns = 0;          // in ticks
+std::int64_t g_cal_ticks = 0;        // clock calibration: ticks and ns read together at MPI_Init
+std::int64_t g_cal_ns = 0;
+std::int64_t g_ticks_per_s = 1000000000;
 std::atomic<int> g_next_thread{0};
 ThreadBuf* g_bufs[kMaxThreads] = {};
 std::atomic<int> g_nbufs{0};
@@ -112,11 +118,25 @@ void rank_path(char* out, std::size_t size, const char* suffix, int thread)
   out[n] = 0;
 }
 
+/// Ticks per second over the longest interval measured so far (MPI_Init .. now when long enough).
+/// Async-signal-safe: clock_gettime and arithmetic only.
+std::int64_t ticks_per_s_until_now()
+{
+  if (not g_tsc_clock)
+    return 1000000000;
+  std::int64_t ns = clock_ns(), ticks = now_ticks();
+  if (ns - g_cal_ns < 50000000)  // under 50 ms: the calibration at MPI_Init is as good
+    return g_ticks_per_s;
+  return static_cast<std::int64_t>(static_cast<double>(ticks - g_cal_ticks) * 1e9 / static_cast<double>(ns - g_cal_ns));
+}
+
 /// Writes rank-R.meta: what the converter needs besides the records. `status` says how the run ended.
-void write_meta(const char* status, std::int64_t end_ns, int signal_or_code)
+void write_meta(const char* status, std::int64_t end_ticks, int signal_or_code)
 {
   if (not g_config.enabled || g_rank.load() < 0)
     return;
+  if (end_ticks != 0)
+    g_ticks_per_s = ticks_per_s_until_now();
   char path[4200];
   rank_path(path, sizeof path, ".meta", -1);
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -128,8 +148,9 @@ void write_meta(const char* status, std::int64_t end_ns, int signal_or_code)
   put(fd, "size ");      put_int(fd, g_size);        put(fd, "\n");
   put(fd, "pid ");       put_int(fd, getpid());      put(fd, "\n");
   put(fd, "host ");      put(fd, host);              put(fd, "\n");
-  put(fd, "init_ns ");   put_int(fd, g_init_ns);     put(fd, "\n");
-  put(fd, "end_ns ");    put_int(fd, end_ns);        put(fd, "\n");
+  put(fd, "init_ticks ");   put_int(fd, g_init_ns);     put(fd, "\n");
+  put(fd, "end_ticks ");    put_int(fd, end_ticks);        put(fd, "\n");
+  put(fd, "ticks_per_s "); put_int(fd, g_ticks_per_s); put(fd, "\n");
   put(fd, "threads ");   put_int(fd, g_next_thread.load()); put(fd, "\n");
   put(fd, "status ");    put(fd, status);            put(fd, "\n");
   put(fd, "code ");      put_int(fd, signal_or_code); put(fd, "\n");
@@ -216,7 +237,7 @@ void on_signal(int sig, siginfo_t* info, void* context)
   if (g_initialized.load() && not g_ended.exchange(true)) {
     g_recording.store(false);
     flush_all();
-    write_meta("signal", now_ns(), sig);
+    write_meta("signal", now_ticks(), sig);
   }
   // Chain to the handler that was there before us, or die of the signal as the application would have.
   const struct sigaction& old = sig == SIGTERM ? g_old_term : g_old_int;
@@ -254,7 +275,7 @@ void at_exit()
     return;
   g_recording.store(false);
   flush_all();
-  write_meta("exit-without-finalize", now_ns(), 0);
+  write_meta("exit-without-finalize", now_ticks(), 0);
 }
 
 // ------------------------------------------------------------------ function list
@@ -293,6 +314,14 @@ __attribute__((constructor)) void hook_load()
     return;  // loaded but not asked to record: behave as if absent
   std::strncpy(g_dir, dir, sizeof g_dir - 1);
   g_config.enabled = true;
+#if defined(__x86_64__)
+  // Invariant TSC (CPUID 0x80000007, EDX bit 8): constant rate, not stopped in idle states.
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  const char* clock = std::getenv("GRIDCAST_HOOK_CLOCK");
+  bool forced_ns = clock != nullptr && std::strcmp(clock, "ns") == 0;
+  if (not forced_ns && __get_cpuid(0x80000007, &a, &b, &c, &d) && (d & (1u << 8)) != 0)
+    g_tsc_clock = true;
+#endif
   const char* disc = std::getenv("GRIDCAST_HOOK_DISCOVER");
   g_config.discover = disc != nullptr && std::strcmp(disc, "1") == 0;
   if (const char* list = std::getenv("GRIDCAST_HOOK_FUNCTIONS"); list != nullptr && *list != 0)
@@ -420,6 +449,8 @@ thread_local bool t_in_app_lookup = false;
 
 // ------------------------------------------------------------------ public
 
+bool g_tsc_clock = false;
+
 const Config& config() { return g_config; }
 bool recording() { return g_recording.load(std::memory_order_relaxed); }
 int& depth() { return t_depth; }
@@ -458,13 +489,25 @@ void append_with_values(RawRecord& call, ExtraKind kind, const std::int64_t* a, 
   }
 }
 
-void on_init(int world_rank, int world_size, std::int64_t init_start_ns)
+void on_init(int world_rank, int world_size, std::int64_t init_start_ticks)
 {
   if (not g_config.enabled)
     return;
   g_rank.store(world_rank);
   g_size = world_size;
-  g_init_ns = init_start_ns;
+  g_init_ns = init_start_ticks;
+  if (g_tsc_clock) {
+    // Ticks per second from a 2 ms busy wait; refined over the whole run when it ends.
+    g_cal_ns = clock_ns();
+    g_cal_ticks = now_ticks();
+    std::int64_t ns = g_cal_ns, ticks = g_cal_ticks;
+    while (ns - g_cal_ns < 2000000) {
+      ns = clock_ns();
+      ticks = now_ticks();
+    }
+    g_ticks_per_s = static_cast<std::int64_t>(static_cast<double>(ticks - g_cal_ticks) * 1e9 /
+                                              static_cast<double>(ns - g_cal_ns));
+  }
   g_initialized.store(true);
   this_thread_buf();  // the thread that called MPI_Init is thread 0 (unless a library call came first)
   write_meta("running", 0, 0);
@@ -472,7 +515,7 @@ void on_init(int world_rank, int world_size, std::int64_t init_start_ns)
   g_recording.store(true);
 }
 
-void on_finalize(std::int64_t end_ns)
+void on_finalize(std::int64_t end_ticks)
 {
   if (not g_config.enabled || not g_initialized.load())
     return;
@@ -480,7 +523,7 @@ void on_finalize(std::int64_t end_ns)
   if (g_ended.exchange(true))
     return;
   flush_all();
-  write_meta("finalized", end_ns, 0);
+  write_meta("finalized", end_ticks, 0);
 }
 
 void on_abort(int code)
@@ -491,7 +534,7 @@ void on_abort(int code)
   if (g_ended.exchange(true))
     return;
   flush_all();
-  write_meta("abort", now_ns(), code);
+  write_meta("abort", now_ticks(), code);
 }
 
 void* next_symbol(const char* name)
@@ -569,7 +612,7 @@ void app_event(void* address, Kind kind)
   RawRecord r;
   r.kind = kind;
   r.fn = id;
-  r.start_ns = now_ns();
+  r.start_ticks = now_ticks();
   push(b, r);
 }
 

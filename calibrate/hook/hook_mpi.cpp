@@ -137,12 +137,30 @@ void fill_creation(RawRecord& r, MPI_Comm parent, MPI_Comm created, int color = 
 std::mutex g_request_mutex;
 std::unordered_map<MPI_Request, std::int64_t> g_requests;
 std::int64_t g_next_request = 0;
+/// Bumped whenever the table changes: a thread's cached lookups are valid while it stays the same.
+std::atomic<std::uint64_t> g_request_generation{1};
+
+/// Polling loops test the same few requests millions of times (HPCC's MPI_Testany): a small per-thread
+/// cache spares them the lock and the hash lookup.
+struct CachedRequest {
+  MPI_Request handle = MPI_REQUEST_NULL;
+  std::int64_t id = -1;
+  std::uint64_t generation = 0;
+};
+constexpr std::size_t kRequestCache = 64;
+thread_local CachedRequest t_request_cache[kRequestCache];
+
+std::size_t cache_slot(MPI_Request r)
+{
+  return (reinterpret_cast<std::uintptr_t>(r) >> 4) & (kRequestCache - 1);
+}
 
 std::int64_t new_request(MPI_Request r)
 {
   std::lock_guard<std::mutex> lock(g_request_mutex);
   std::int64_t id = g_next_request++;
   g_requests[r] = id;
+  g_request_generation.fetch_add(1, std::memory_order_release);
   return id;
 }
 
@@ -150,15 +168,27 @@ std::int64_t request_id(MPI_Request r)
 {
   if (r == MPI_REQUEST_NULL)
     return -1;
-  std::lock_guard<std::mutex> lock(g_request_mutex);
-  auto it = g_requests.find(r);
-  return it == g_requests.end() ? -1 : it->second;
+  std::uint64_t generation = g_request_generation.load(std::memory_order_acquire);
+  CachedRequest& slot = t_request_cache[cache_slot(r)];
+  if (slot.handle == r && slot.generation == generation)
+    return slot.id;
+  std::int64_t id = -1;
+  {
+    std::lock_guard<std::mutex> lock(g_request_mutex);
+    auto it = g_requests.find(r);
+    if (it != g_requests.end())
+      id = it->second;
+    generation = g_request_generation.load(std::memory_order_relaxed);
+  }
+  slot = {r, id, generation};
+  return id;
 }
 
 void forget_request(MPI_Request r)
 {
   std::lock_guard<std::mutex> lock(g_request_mutex);
   g_requests.erase(r);
+  g_request_generation.fetch_add(1, std::memory_order_release);
 }
 
 /// Ids of `n` requests, on the stack for the common small case.
@@ -461,7 +491,7 @@ extern "C" {
 
 int MPI_Init(int* argc, char*** argv)
 {
-  std::int64_t t0 = now_ns();
+  std::int64_t t0 = now_ticks();
   int rc = PMPI_Init(argc, argv);
   if (rc == MPI_SUCCESS && config().enabled) {
     after_init();
@@ -471,8 +501,8 @@ int MPI_Init(int* argc, char*** argv)
     on_init(rank, size, t0);
     RawRecord r;
     r.fn = static_cast<std::uint16_t>(Fn::MPI_Init);
-    r.start_ns = t0;
-    r.duration_ns = now_ns() - t0;
+    r.start_ticks = t0;
+    r.duration_ticks = now_ticks() - t0;
     append(r);
   }
   return rc;
@@ -480,7 +510,7 @@ int MPI_Init(int* argc, char*** argv)
 
 int MPI_Init_thread(int* argc, char*** argv, int required, int* provided)
 {
-  std::int64_t t0 = now_ns();
+  std::int64_t t0 = now_ticks();
   int rc = PMPI_Init_thread(argc, argv, required, provided);
   if (rc == MPI_SUCCESS && config().enabled) {
     after_init();
@@ -490,8 +520,8 @@ int MPI_Init_thread(int* argc, char*** argv, int required, int* provided)
     on_init(rank, size, t0);
     RawRecord r;
     r.fn = static_cast<std::uint16_t>(Fn::MPI_Init_thread);
-    r.start_ns = t0;
-    r.duration_ns = now_ns() - t0;
+    r.start_ticks = t0;
+    r.duration_ticks = now_ticks() - t0;
     r.tag = required;
     r.root = *provided;
     append(r);
@@ -505,9 +535,9 @@ int MPI_Finalize(void)
     // The trace ends where MPI_Finalize begins: record it, then flush before MPI tears down.
     RawRecord r;
     r.fn = static_cast<std::uint16_t>(Fn::MPI_Finalize);
-    r.start_ns = now_ns();
+    r.start_ticks = now_ticks();
     append(r);
-    on_finalize(r.start_ns);
+    on_finalize(r.start_ticks);
   }
   return PMPI_Finalize();
 }
@@ -517,7 +547,7 @@ int MPI_Abort(MPI_Comm comm, int errorcode)
   if (recording()) {
     RawRecord r;
     r.fn = static_cast<std::uint16_t>(Fn::MPI_Abort);
-    r.start_ns = now_ns();
+    r.start_ticks = now_ticks();
     r.comm = comm_id(comm);
     r.tag = errorcode;
     append(r);

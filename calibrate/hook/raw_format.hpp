@@ -75,8 +75,8 @@ enum class Kind : std::uint8_t {
   Call = 1,   ///< one hooked call; `n_extra` continuation records follow
   Extra = 2,  ///< continuation: up to 11 int64 values (counts, request ids) in `values`
   Def = 3,    ///< defines dynamic function `fn`: its name follows in `n_extra` continuation records
-  Enter = 4,  ///< application function `fn` entered at `start_ns` (-finstrument-functions)
-  Exit = 5,   ///< application function `fn` left at `start_ns`
+  Enter = 4,  ///< application function `fn` entered at `start_ticks` (-finstrument-functions)
+  Exit = 5,   ///< application function `fn` left at `start_ticks`
 };
 
 // Bits of RawRecord::flags.
@@ -91,8 +91,8 @@ struct RawRecord {
   Kind kind = Kind::Call;
   std::uint8_t flags = 0;
   std::uint32_t n_extra = 0;     ///< continuation records that follow (Call, Def)
-  std::int64_t start_ns = 0;     ///< CLOCK_MONOTONIC
-  std::int64_t duration_ns = 0;
+  std::int64_t start_ticks = 0;     ///< CLOCK_MONOTONIC
+  std::int64_t duration_ticks = 0;
   std::int32_t peer = -2;        ///< world rank (-1 any source, -2 none); GPU: cudaMemcpyKind
   std::int32_t tag = 0;
   std::uint64_t bytes = 0;

@@ -112,17 +112,19 @@ TEST_CASE("profiler: the host speed comes from a calibration file or is measured
 TEST_CASE("profiler: the hook's meta files are read strictly", "[profiler]")
 {
   auto f = scratch("rank-1.meta");
-  write(f, "rank 1\nsize 4\npid 77\nhost node\ninit_ns 100\nend_ns 300\nthreads 1\nstatus finalized\ncode 0\n");
+  write(f, "rank 1\nsize 4\npid 77\nhost node\ninit_ticks 100\nend_ticks 300\nticks_per_s 1000\nthreads 1\nstatus finalized\ncode 0\n");
   auto m = profiler::read_raw_meta(f);
   CHECK(m.rank == 1);
   CHECK(m.size == 4);
   CHECK(m.host == "node");
-  CHECK(m.end_ns == 300);
+  CHECK(m.end_ticks == 300);
   CHECK(m.status == "finalized");
   write(f, "rank 1\nsize 4\nspeed 3\n");
   CHECK_THAT(error_of([&] { profiler::read_raw_meta(f); }), Catch::Contains("rank-1.meta:3") && Catch::Contains("speed"));
   write(f, "rank x\n");
   CHECK_THAT(error_of([&] { profiler::read_raw_meta(f); }), Catch::Contains("not an integer"));
+  write(f, "rank 1\nsize 4\n");
+  CHECK_THAT(error_of([&] { profiler::read_raw_meta(f); }), Catch::Contains("ticks_per_s"));
   write(f, "rank 4\nsize 4\n");
   CHECK_THAT(error_of([&] { profiler::read_raw_meta(f); }), Catch::Contains("without a valid rank"));
 }

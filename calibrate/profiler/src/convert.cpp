@@ -50,9 +50,10 @@ RawMeta read_raw_meta(const fs::path& file)
     else if (key == "size") number(m.size);
     else if (key == "pid") number(m.pid);
     else if (key == "host") m.host = value;
-    else if (key == "init_ns") number(m.init_ns);
-    else if (key == "end_ns") number(m.end_ns);
+    else if (key == "init_ticks") number(m.init_ticks);
+    else if (key == "end_ticks") number(m.end_ticks);
     else if (key == "threads") number(m.threads);
+    else if (key == "ticks_per_s") number(m.ticks_per_s);
     else if (key == "status") m.status = value;
     else if (key == "code") number(m.code);
     else if (not key.empty())
@@ -60,6 +61,8 @@ RawMeta read_raw_meta(const fs::path& file)
   }
   if (m.rank < 0 || m.size <= 0 || m.rank >= m.size)
     throw InputError({file.string(), 0, {}, m.rank}, "meta file without a valid rank and size");
+  if (m.ticks_per_s <= 0)
+    throw InputError({file.string(), 0, "ticks_per_s", m.rank}, "meta file without a clock rate");
   return m;
 }
 
@@ -186,13 +189,13 @@ void positive_ids(const std::vector<std::int64_t>& values, std::size_t from, std
 }
 
 /// Fills `c` for the hooked call `e` (c.function set by the caller).
-void to_call_record(const Event& e, CallRecord& c)
+void to_call_record(const Event& e, double ticks_per_s, CallRecord& c)
 {
   const RawRecord& r = e.rec;
   std::string_view family = hook::kFnFamilies[r.fn];
   std::string_view name = hook::kFnNames[r.fn];
   bool gpu = name.substr(0, 4) == "cuda" || name.substr(0, 4) == "nccl";
-  c.seconds = static_cast<double>(r.duration_ns) / 1e9;
+  c.seconds = static_cast<double>(r.duration_ticks) / ticks_per_s;
   c.comm = comm_of(r.comm);
   if (r.flags & hook::kFlagDeviceMemory)
     c.memory = models::Memory::Device;
@@ -351,8 +354,9 @@ namespace {
 /// One rank's conversion: merges its thread files by time and writes (or only counts) its records.
 class RankConverter {
 public:
-  RankConverter(int rank, std::vector<fs::path> files, std::int64_t init_ns, std::int64_t end_ns)
-      : rank_(rank), init_ns_(init_ns), end_ns_(end_ns)
+  RankConverter(int rank, std::vector<fs::path> files, std::int64_t init_ticks, std::int64_t end_ticks,
+                std::int64_t ticks_per_s)
+      : rank_(rank), init_ticks_(init_ticks), end_ticks_(end_ticks), ticks_per_s_(static_cast<double>(ticks_per_s))
   {
     std::sort(files.begin(), files.end());
     for (const auto& f : files)
@@ -363,7 +367,7 @@ public:
   {
     writer_ = writer;
     totals_ = &totals;
-    cursor_ns_ = init_ns_;
+    cursor_ticks_ = init_ticks_;
     // Heap of the next event of every thread file, earliest first; ties by thread (file order): stable.
     struct Head {
       Event e;
@@ -371,8 +375,8 @@ public:
       std::uint64_t seq;
     };
     auto later = [](const Head* a, const Head* b) {
-      if (a->e.rec.start_ns != b->e.rec.start_ns)
-        return a->e.rec.start_ns > b->e.rec.start_ns;
+      if (a->e.rec.start_ticks != b->e.rec.start_ticks)
+        return a->e.rec.start_ticks > b->e.rec.start_ticks;
       if (a->file != b->file)
         return a->file > b->file;
       return a->seq > b->seq;
@@ -388,12 +392,12 @@ public:
         queue.push(&heads[i]);
       }
     }
-    std::int64_t last_end = init_ns_;
+    std::int64_t last_end = init_ticks_;
     while (not queue.empty()) {
       Head* h = queue.top();
       queue.pop();
       const Event& e = h->e;
-      last_end = std::max(last_end, e.rec.start_ns + std::max<std::int64_t>(0, e.rec.duration_ns));
+      last_end = std::max(last_end, e.rec.start_ticks + std::max<std::int64_t>(0, e.rec.duration_ticks));
       handle(e, h->file);
       if (files_[h->file]->next(h->e)) {
         h->seq = seq[h->file]++;
@@ -401,10 +405,10 @@ public:
       }
     }
     // Without MPI_Finalize (killed, aborted) the trace ends with its last record.
-    std::int64_t end = end_ns_ > 0 ? end_ns_ : last_end;
+    std::int64_t end = end_ticks_ > 0 ? end_ticks_ : last_end;
     gap_until(end, stacks_.empty() ? nullptr : &stacks_[0]);
     summary_.rank = rank_;
-    summary_.wall_s = static_cast<double>(end - init_ns_) / 1e9;
+    summary_.wall_s = static_cast<double>(end - init_ticks_) / ticks_per_s_;
     for (const auto& f : files_)
       summary_.raw_records += f->records_read();
     return summary_;
@@ -415,24 +419,24 @@ private:
   {
     auto& stack = stacks_[file];
     if (e.rec.kind == Kind::Enter) {
-      gap_until(e.rec.start_ns, &stack);
+      gap_until(e.rec.start_ticks, &stack);
       stack.push_back(e.name);
       return;
     }
     if (e.rec.kind == Kind::Exit) {
-      gap_until(e.rec.start_ns, &stack);
+      gap_until(e.rec.start_ticks, &stack);
       if (not stack.empty() && stack.back() == e.name)
         stack.pop_back();
       return;
     }
-    gap_until(e.rec.start_ns, &stack);
+    gap_until(e.rec.start_ticks, &stack);
     record_.clear();
-    to_call_record(e, record_);
+    to_call_record(e, ticks_per_s_, record_);
     std::string_view name = hook::kFnNames[e.rec.fn];
     record_.function = functions_.intern(name);
-    std::int64_t end = e.rec.start_ns + std::max<std::int64_t>(0, e.rec.duration_ns);
-    covered(e.rec.start_ns, end);
-    summary_.hooked_s += static_cast<double>(e.rec.duration_ns) / 1e9;
+    std::int64_t end = e.rec.start_ticks + std::max<std::int64_t>(0, e.rec.duration_ticks);
+    covered(e.rec.start_ticks, end);
+    summary_.hooked_s += static_cast<double>(e.rec.duration_ticks) / ticks_per_s_;
     emit(name, record_.seconds);
   }
 
@@ -440,26 +444,26 @@ private:
   /// application function running on that thread.
   void gap_until(std::int64_t t, const std::vector<std::string>* stack)
   {
-    if (t <= cursor_ns_)
+    if (t <= cursor_ticks_)
       return;
     std::string name = stack != nullptr && not stack->empty() ? stack->back() : std::string("compute");
-    double seconds = static_cast<double>(t - cursor_ns_) / 1e9;
+    double seconds = static_cast<double>(t - cursor_ticks_) / ticks_per_s_;
     record_.clear();
     record_.op = Op::Compute;
     record_.seconds = seconds;
     record_.function = functions_.intern(name);
     if (name != "compute")
       summary_.hooked_s += seconds;
-    covered(cursor_ns_, t);
+    covered(cursor_ticks_, t);
     emit(name, seconds);
   }
 
   void covered(std::int64_t start, std::int64_t end)
   {
-    std::int64_t from = std::max(start, cursor_ns_);
+    std::int64_t from = std::max(start, cursor_ticks_);
     if (end > from)
-      summary_.covered_s += static_cast<double>(end - from) / 1e9;
-    cursor_ns_ = std::max(cursor_ns_, end);
+      summary_.covered_s += static_cast<double>(end - from) / ticks_per_s_;
+    cursor_ticks_ = std::max(cursor_ticks_, end);
   }
 
   void emit(std::string_view name, double seconds)
@@ -474,10 +478,11 @@ private:
   }
 
   int rank_;
-  std::int64_t init_ns_, end_ns_;
+  std::int64_t init_ticks_, end_ticks_;
+  double ticks_per_s_;
   std::vector<std::unique_ptr<RawFile>> files_;
   std::vector<std::vector<std::string>> stacks_;  ///< per thread file: application functions running
-  std::int64_t cursor_ns_ = 0;
+  std::int64_t cursor_ticks_ = 0;
   models::TraceWriter* writer_ = nullptr;
   std::map<std::string, FunctionTotal>* totals_ = nullptr;
   models::FunctionTable functions_;
@@ -548,7 +553,7 @@ ConvertResult convert_raw(const fs::path& raw_dir, models::RunInfo info, const f
       result.ranks.push_back(s);
       result.all_finalized = false;
     } else {
-      RankConverter conv(r, files[r], meta->second.init_ns, meta->second.end_ns);
+      RankConverter conv(r, files[r], meta->second.init_ticks, meta->second.end_ticks, meta->second.ticks_per_s);
       RankSummary s = conv.run(writer.get(), totals);
       s.status = meta->second.status;
       if (s.status != "finalized")

@@ -19,8 +19,9 @@ struct RawMeta {
   int size = 0;
   std::int64_t pid = 0;
   std::string host;
-  std::int64_t init_ns = 0;  ///< CLOCK_MONOTONIC when MPI_Init was entered
-  std::int64_t end_ns = 0;   ///< when MPI_Finalize was entered (or the run ended); 0 while running
+  std::int64_t init_ticks = 0;  ///< clock ticks when MPI_Init was entered
+  std::int64_t end_ticks = 0;   ///< when MPI_Finalize was entered (or the run ended); 0 while running
+  std::int64_t ticks_per_s = 0;  ///< clock rate of the timestamps (TSC ticks, or 1e9 for ns)
   int threads = 0;
   std::string status;        ///< running, finalized, abort, signal, exit-without-finalize
   int code = 0;              ///< signal number or abort code
