@@ -84,6 +84,24 @@ bool is_launcher(const std::string& argv0)
   return n == "mpirun" || n == "mpiexec" || n == "orterun" || n == "mpirun.openmpi" || n == "mpiexec.openmpi";
 }
 
+/// Open MPI's launcher does not pass its environment on: it needs `-x VAR=value`. Other launchers (MPICH's
+/// hydra) forward the environment, so they get the variables there. Asked once, with `--version`.
+bool is_open_mpi_launcher(const std::string& argv0)
+{
+  if (not is_launcher(argv0))
+    return false;
+  std::string cmd = "'" + argv0 + "' --version 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr)
+    return true;  // cannot tell: -x is what the Debian default (Open MPI) needs
+  std::string text;
+  char buf[256];
+  while (std::fgets(buf, sizeof buf, p) != nullptr)
+    text += buf;
+  pclose(p);
+  return text.find("Open MPI") != std::string::npos || text.find("OpenRTE") != std::string::npos;
+}
+
 pid_t g_child = -1;
 extern "C" void forward_signal(int sig)
 {
@@ -106,7 +124,8 @@ struct RunOutcome {
 /// only the application processes load the hook (mpirun itself and its daemons stay clean).
 RunOutcome run_with_hook(std::vector<std::string> command, const std::vector<std::pair<std::string, std::string>>& env)
 {
-  if (is_launcher(command[0])) {
+  const bool pass_with_x = is_open_mpi_launcher(command[0]);
+  if (pass_with_x) {
     std::vector<std::string> extra;
     for (const auto& [k, v] : env) {
       extra.push_back("-x");
@@ -123,7 +142,7 @@ RunOutcome run_with_hook(std::vector<std::string> command, const std::vector<std
   if (pid < 0)
     throw InternalError(std::string("fork failed: ") + std::strerror(errno));
   if (pid == 0) {
-    if (not is_launcher(command[0]))
+    if (not pass_with_x)
       for (const auto& [k, v] : env)
         setenv(k.c_str(), v.c_str(), 1);
     execvp(argv[0], argv.data());
