@@ -39,6 +39,8 @@ struct ThreadBuf {
   int index = 0;
   std::atomic<std::size_t> committed{0};  ///< records complete in `records`
   std::atomic<int> busy{0};               ///< a flush is writing `records`
+  std::uint64_t appended = 0;             ///< records appended so far (poll folding: nothing in between)
+  std::uint64_t flushes = 0;              ///< flushes so far (a folded-into record must still be here)
   std::vector<bool> defined;              ///< dynamic function ids this thread's file has defined
   RawRecord records[kBufferRecords];
 };
@@ -67,6 +69,18 @@ bool g_selected[static_cast<int>(Fn::Count)] = {};
 struct sigaction g_old_term, g_old_int;
 
 thread_local ThreadBuf* t_buf = nullptr;
+
+/// The last record of this thread when it is a failed poll (see fold_poll).
+struct PollState {
+  bool valid = false;
+  std::uint16_t fn = 0;
+  std::uint64_t key = 0;
+  std::size_t index = 0;        ///< the poll's record in the buffer
+  std::uint64_t appended = 0;   ///< ThreadBuf::appended right after it
+  std::uint64_t flushes = 0;    ///< ThreadBuf::flushes right after it
+};
+thread_local PollState t_poll;
+thread_local std::size_t t_last_call_index = 0;  ///< where append_with_values put its call record
 thread_local int t_depth = 0;
 
 // Async-signal-safe writes of text, used for the meta file and messages.
@@ -179,6 +193,7 @@ void flush(ThreadBuf* b)
     }
   }
   b->committed.store(0, std::memory_order_release);
+  ++b->flushes;
   b->busy.store(0);
 }
 
@@ -227,6 +242,7 @@ void push(ThreadBuf* b, const RawRecord& r)
       return;  // could not flush (a signal handler holds it): drop rather than overwrite
   }
   b->records[n] = r;
+  ++b->appended;
   b->committed.store(n + 1, std::memory_order_release);
 }
 
@@ -476,6 +492,7 @@ void append_with_values(RawRecord& call, ExtraKind kind, const std::int64_t* a, 
   // A call and its continuation records go into the buffer together, so that a flush never splits them.
   if (buf->committed.load(std::memory_order_relaxed) + 1 + call.n_extra > kBufferRecords)
     flush(buf);
+  t_last_call_index = buf->committed.load(std::memory_order_relaxed);
   push(buf, call);
   std::size_t i = 0;
   while (i < n) {
@@ -487,6 +504,28 @@ void append_with_values(RawRecord& call, ExtraKind kind, const std::int64_t* a, 
       values[k] = i < n ? (i < na ? a[i] : b[i - na]) : 0;
     push(buf, extra);
   }
+}
+
+bool fold_poll(std::uint16_t fn, std::uint64_t key, std::int64_t start, std::int64_t end)
+{
+  ThreadBuf* b = t_buf;
+  const PollState& p = t_poll;
+  if (b == nullptr || not p.valid || p.fn != fn || p.key != key || p.appended != b->appended ||
+      p.flushes != b->flushes)
+    return false;
+  RawRecord& r = b->records[p.index];
+  ++r.repeat;
+  r.busy_ticks += end - start;
+  r.duration_ticks = end - r.start_ticks;
+  return true;
+}
+
+void remember_poll(std::uint16_t fn, std::uint64_t key)
+{
+  ThreadBuf* b = t_buf;
+  if (b == nullptr)
+    return;
+  t_poll = {true, fn, key, t_last_call_index, b->appended, b->flushes};
 }
 
 void on_init(int world_rank, int world_size, std::int64_t init_start_ticks)

@@ -55,6 +55,21 @@ void append_values(ExtraKind kind, const std::int64_t* values, std::size_t n, Ra
 void append_with_values(RawRecord& call, ExtraKind kind, const std::int64_t* a, std::size_t na,
                         const std::int64_t* b = nullptr, std::size_t nb = 0);
 
+/// Polling loops (HPL's MPI_Iprobe, MPI_Testany in HPCC) call the same failing poll millions of times.
+/// A failed poll identical to the thread's previous record (same function, same arguments -- `key` --
+/// nothing recorded in between) is folded into it: its count (`repeat`) and time are added, every call
+/// is kept, only the per-call split of the time is averaged. Returns true if folded.
+bool fold_poll(std::uint16_t fn, std::uint64_t key, std::int64_t start, std::int64_t end);
+/// Marks the record just appended as a failed poll that the next identical one may fold into.
+void remember_poll(std::uint16_t fn, std::uint64_t key);
+
+/// Mixes `v` into a running 64-bit hash (argument identity of polls).
+inline std::uint64_t mix(std::uint64_t h, std::uint64_t v)
+{
+  h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+  return h;
+}
+
 /// Per-thread nesting depth of hooked calls: only the outermost call of a nest is recorded.
 int& depth();
 
@@ -101,6 +116,22 @@ public:
       return;
     r.duration_ticks = now_ticks() - r.start_ticks;
     append_with_values(r, kind, a, na, b, nb);
+  }
+  /// finish() for a poll (MPI_Test*, MPI_Iprobe): a failed one may be folded into the previous record.
+  void finish_poll(bool failed, std::uint64_t key, ExtraKind kind = ExtraKind::None, const std::int64_t* a = nullptr,
+                   std::size_t na = 0, const std::int64_t* b = nullptr, std::size_t nb = 0)
+  {
+    if (not active_)
+      return;
+    std::int64_t end = now_ticks();
+    if (failed && fold_poll(r.fn, key, r.start_ticks, end))
+      return;
+    r.duration_ticks = end - r.start_ticks;
+    if (failed)
+      r.busy_ticks = r.duration_ticks;
+    append_with_values(r, kind, a, na, b, nb);
+    if (failed)
+      remember_poll(r.fn, key);
   }
   RawRecord r;
 

@@ -202,6 +202,14 @@ struct RequestIds {
       ids[i] = request_id(reqs[i]);
     }
   }
+  /// Identity of the request array, for folding identical failed polls.
+  std::uint64_t key(Fn fn) const
+  {
+    std::uint64_t h = mix(static_cast<std::uint64_t>(fn), count);
+    for (std::size_t i = 0; i < count; ++i)
+      h = mix(h, reinterpret_cast<std::uintptr_t>(handles[i]));
+    return h;
+  }
   /// Forgets the requests MPI freed (completed, not persistent).
   void forget_completed(const MPI_Request* after)
   {
@@ -669,8 +677,12 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
   int rc = PMPI_Iprobe(source, tag, comm, flag, st);
   if (c) {
-    fill_probe(c.r, source, tag, comm, st, rc == MPI_SUCCESS && *flag);
-    c.finish();
+    bool found = rc == MPI_SUCCESS && *flag;
+    fill_probe(c.r, source, tag, comm, st, found);
+    std::uint64_t key = mix(mix(mix(static_cast<std::uint64_t>(Fn::MPI_Iprobe), reinterpret_cast<std::uintptr_t>(comm)),
+                                static_cast<std::uint32_t>(source)),
+                            static_cast<std::uint32_t>(tag));
+    c.finish_poll(not found, key);
   }
   return rc;
 }
@@ -704,7 +716,7 @@ int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status)
     c.r.request = id;
     if (*flag)
       c.r.flags |= kFlagOutcome;
-    c.finish();
+    c.finish_poll(not *flag, mix(static_cast<std::uint64_t>(Fn::MPI_Test), reinterpret_cast<std::uintptr_t>(before)));
   }
   return rc;
 }
@@ -729,7 +741,7 @@ int MPI_Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuse
   if (c) {
     if (*flag)
       c.r.flags |= kFlagOutcome;
-    c.finish(ExtraKind::Requests, ids.ids, ids.count);
+    c.finish_poll(not *flag, ids.key(Fn::MPI_Testall), ExtraKind::Requests, ids.ids, ids.count);
   }
   return rc;
 }
@@ -757,18 +769,20 @@ int MPI_Testany(int count, MPI_Request requests[], int* index, int* flag, MPI_St
   int rc = PMPI_Testany(count, requests, index, flag, status);
   ids.forget_completed(requests);
   if (c) {
-    if (*flag && *index != MPI_UNDEFINED && *index >= 0 && static_cast<std::size_t>(*index) < ids.count) {
+    bool done = *flag && *index != MPI_UNDEFINED && *index >= 0 && static_cast<std::size_t>(*index) < ids.count;
+    if (done) {
       c.r.flags |= kFlagOutcome;
       c.r.request = ids.ids[*index];
     }
-    c.finish(ExtraKind::Requests, ids.ids, ids.count);
+    // flag set with MPI_UNDEFINED (no active request) is a poll that found nothing too
+    c.finish_poll(not done, ids.key(Fn::MPI_Testany), ExtraKind::Requests, ids.ids, ids.count);
   }
   return rc;
 }
 
 /// Waitsome/Testsome: the continuation values are every request id, then the ids that completed;
 /// `root` holds how many requests there were.
-static void finish_some(Call& c, const RequestIds& ids, int outcount, const int* indices)
+static void finish_some(Call& c, const RequestIds& ids, int outcount, const int* indices, bool poll)
 {
   std::vector<std::int64_t> done;
   if (outcount != MPI_UNDEFINED)
@@ -778,7 +792,11 @@ static void finish_some(Call& c, const RequestIds& ids, int outcount, const int*
   if (not done.empty())
     c.r.flags |= kFlagOutcome;
   c.r.root = static_cast<std::int32_t>(ids.count);
-  c.finish(ExtraKind::Requests, ids.ids, ids.count, done.data(), done.size());
+  if (poll)
+    c.finish_poll(done.empty(), ids.key(Fn::MPI_Testsome), ExtraKind::Requests, ids.ids, ids.count, done.data(),
+                  done.size());
+  else
+    c.finish(ExtraKind::Requests, ids.ids, ids.count, done.data(), done.size());
 }
 
 int MPI_Waitsome(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[])
@@ -788,7 +806,7 @@ int MPI_Waitsome(int incount, MPI_Request requests[], int* outcount, int indices
   int rc = PMPI_Waitsome(incount, requests, outcount, indices, statuses);
   ids.forget_completed(requests);
   if (c)
-    finish_some(c, ids, *outcount, indices);
+    finish_some(c, ids, *outcount, indices, false);
   return rc;
 }
 
@@ -799,7 +817,7 @@ int MPI_Testsome(int incount, MPI_Request requests[], int* outcount, int indices
   int rc = PMPI_Testsome(incount, requests, outcount, indices, statuses);
   ids.forget_completed(requests);
   if (c)
-    finish_some(c, ids, *outcount, indices);
+    finish_some(c, ids, *outcount, indices, true);
   return rc;
 }
 

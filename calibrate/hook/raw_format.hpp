@@ -73,7 +73,7 @@ inline constexpr std::uint16_t kFirstDynamicFn = 4096;
 
 enum class Kind : std::uint8_t {
   Call = 1,   ///< one hooked call; `n_extra` continuation records follow
-  Extra = 2,  ///< continuation: up to 11 int64 values (counts, request ids) in `values`
+  Extra = 2,  ///< continuation: 13 int64 values (counts, request ids, name bytes)
   Def = 3,    ///< defines dynamic function `fn`: its name follows in `n_extra` continuation records
   Enter = 4,  ///< application function `fn` entered at `start_ticks` (-finstrument-functions)
   Exit = 5,   ///< application function `fn` left at `start_ticks`
@@ -84,7 +84,7 @@ inline constexpr std::uint8_t kFlagDeviceMemory = 1;  ///< the MPI/NCCL buffer i
 inline constexpr std::uint8_t kFlagOutcome = 2;       ///< test/iprobe: succeeded; waitany: completed one
 inline constexpr std::uint8_t kFlagNonblocking = 4;   ///< a nonblocking collective: `request` is set
 
-/// One record, 96 bytes, native byte order (raw files are read on the machine that wrote them).
+/// One record, 104 bytes, native byte order (raw files are read on the machine that wrote them).
 /// Fields a call does not use are zero except peer/src (kNone).
 struct RawRecord {
   std::uint16_t fn = 0;
@@ -106,13 +106,14 @@ struct RawRecord {
   std::int32_t key = 0;          ///< comm creation: key; GPU: device
   std::int32_t new_comm = 0;     ///< communicator id created
   std::int32_t extra_kind = 0;   ///< low byte: what the continuation values are (ExtraKind); above: how many
-  std::int64_t reserved = 0;     ///< zero; room for a later field without changing the record size
+  std::int64_t repeat = 0;       ///< failed polls: further identical calls folded into this record
+  std::int64_t busy_ticks = 0;   ///< failed polls: the calls' own time, summed (duration: first start..last end)
 };
-static_assert(sizeof(RawRecord) == 96);
+static_assert(sizeof(RawRecord) == 104);
 
 /// Values carried by continuation records after a Call.
 enum class ExtraKind : std::int32_t { None = 0, Requests = 1, Counts = 2, RecvCounts = 3, CountsBoth = 4 };
-inline constexpr int kValuesPerExtra = 12;  // 96 bytes / 8
+inline constexpr int kValuesPerExtra = 13;  // 104 bytes / 8
 
 inline constexpr std::int32_t kNcclCommBase = 65536;
 

@@ -436,8 +436,29 @@ private:
     record_.function = functions_.intern(name);
     std::int64_t end = e.rec.start_ticks + std::max<std::int64_t>(0, e.rec.duration_ticks);
     covered(e.rec.start_ticks, end);
-    summary_.hooked_s += static_cast<double>(e.rec.duration_ticks) / ticks_per_s_;
-    emit(name, record_.seconds);
+    if (e.rec.repeat <= 0) {
+      summary_.hooked_s += static_cast<double>(e.rec.duration_ticks) / ticks_per_s_;
+      emit(record_, name, record_.seconds);
+      return;
+    }
+    // A run of identical failed polls folded by the hook: every call is written again, each with the
+    // mean duration, separated by the mean gap (computation) -- the count and the total time are exact.
+    auto calls = static_cast<std::uint64_t>(e.rec.repeat) + 1;
+    double busy_s = static_cast<double>(std::max<std::int64_t>(0, e.rec.busy_ticks)) / ticks_per_s_;
+    double span_s = static_cast<double>(std::max<std::int64_t>(0, e.rec.duration_ticks)) / ticks_per_s_;
+    double gap_s = std::max(0.0, span_s - busy_s) / static_cast<double>(calls - 1);
+    record_.seconds = busy_s / static_cast<double>(calls);
+    std::string gap_name = stack.empty() ? std::string("compute") : stack.back();
+    gap_record_.clear();
+    gap_record_.op = Op::Compute;
+    gap_record_.seconds = gap_s;
+    gap_record_.function = functions_.intern(gap_name);
+    summary_.hooked_s += busy_s + (gap_name != "compute" ? span_s - busy_s : 0.0);
+    for (std::uint64_t i = 0; i < calls; ++i) {
+      if (i > 0 && gap_s > 0)
+        emit(gap_record_, gap_name, gap_s);
+      emit(record_, name, record_.seconds);
+    }
   }
 
   /// The time from the cursor to `t` is computation: a compute record named after the innermost
@@ -455,7 +476,7 @@ private:
     if (name != "compute")
       summary_.hooked_s += seconds;
     covered(cursor_ticks_, t);
-    emit(name, seconds);
+    emit(record_, name, seconds);
   }
 
   void covered(std::int64_t start, std::int64_t end)
@@ -466,10 +487,10 @@ private:
     cursor_ticks_ = std::max(cursor_ticks_, end);
   }
 
-  void emit(std::string_view name, double seconds)
+  void emit(const CallRecord& record, std::string_view name, double seconds)
   {
     if (writer_ != nullptr)
-      writer_->write(record_, functions_);
+      writer_->write(record, functions_);
     ++summary_.records;
     auto& t = (*totals_)[std::string(name)];
     t.name = name;
@@ -487,6 +508,7 @@ private:
   std::map<std::string, FunctionTotal>* totals_ = nullptr;
   models::FunctionTable functions_;
   CallRecord record_;
+  CallRecord gap_record_;
   RankSummary summary_;
 };
 
