@@ -6,6 +6,8 @@
 #include <catch2/catch.hpp>
 
 #include <fstream>
+#include <functional>
+#include <sstream>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
@@ -127,4 +129,109 @@ TEST_CASE("profiler: the hook's meta files are read strictly", "[profiler]")
   CHECK_THAT(error_of([&] { profiler::read_raw_meta(f); }), Catch::Contains("ticks_per_s"));
   write(f, "rank 4\nsize 4\n");
   CHECK_THAT(error_of([&] { profiler::read_raw_meta(f); }), Catch::Contains("without a valid rank"));
+}
+
+// ---------------------------------------------------------------- conversion of hand-made raw files
+
+#include "../../calibrate/hook/raw_format.hpp"
+
+#include "gridcast/models/native.hpp"
+
+namespace {
+hook::RawRecord raw_call(hook::Fn fn, std::int64_t start, std::int64_t duration)
+{
+  hook::RawRecord r;
+  r.fn = static_cast<std::uint16_t>(fn);
+  r.start_ticks = start;
+  r.duration_ticks = duration;
+  return r;
+}
+
+void write_raw(const fs::path& file, const std::vector<hook::RawRecord>& records, std::size_t cut_bytes = 0)
+{
+  std::ofstream out(file, std::ios::binary);
+  hook::RawHeader h;
+  h.rank = 0;
+  out.write(reinterpret_cast<const char*>(&h), sizeof h);
+  std::string bytes(reinterpret_cast<const char*>(records.data()), records.size() * sizeof(hook::RawRecord));
+  bytes.resize(bytes.size() - cut_bytes);
+  out << bytes;
+}
+}  // namespace
+
+TEST_CASE("profiler: folded polls are written back one by one, gaps become compute", "[profiler]")
+{
+  fs::path raw = scratch("raw-folded");
+  fs::remove_all(raw);
+  fs::create_directories(raw);
+  // 1 tick = 1 ms: MPI_Init 0..10, three failed MPI_Test of request 5 folded (20..50, 6 ms inside the
+  // calls), MPI_Finalize at 100.
+  write(raw / "rank-0.meta",
+        "rank 0\nsize 1\npid 1\nhost h\ninit_ticks 0\nend_ticks 100\nticks_per_s 1000\nthreads 1\n"
+        "status finalized\ncode 0\n");
+  auto test = raw_call(hook::Fn::MPI_Test, 20, 30);
+  test.request = 5;
+  test.repeat = 2;
+  test.busy_ticks = 6;
+  write_raw(raw / "rank-0.thread-0.gcraw",
+            {raw_call(hook::Fn::MPI_Init, 0, 10), test, raw_call(hook::Fn::MPI_Finalize, 100, 0)});
+  models::RunInfo info;
+  info.encoding = models::TraceEncoding::JsonLines;
+  fs::path out = scratch("prof-folded");
+  fs::remove_all(out);
+  auto result = profiler::convert_raw(raw, info, out);
+  REQUIRE(result.ranks.size() == 1);
+  CHECK(result.ranks[0].wall_s == Approx(0.1));
+  CHECK(result.ranks[0].coverage() == Approx(1.0));
+  CHECK(result.all_finalized);
+
+  std::ifstream in(out / "rank-00000.jsonl");
+  std::stringstream text;
+  text << in.rdbuf();
+  CHECK(text.str() ==
+        "{\"op\":\"init\",\"fn\":\"MPI_Init\",\"seconds\":0.01}\n"
+        "{\"op\":\"compute\",\"fn\":\"compute\",\"seconds\":0.01}\n"
+        "{\"op\":\"test\",\"fn\":\"MPI_Test\",\"seconds\":0.002,\"request\":5}\n"
+        "{\"op\":\"compute\",\"fn\":\"compute\",\"seconds\":0.012}\n"
+        "{\"op\":\"test\",\"fn\":\"MPI_Test\",\"seconds\":0.002,\"request\":5}\n"
+        "{\"op\":\"compute\",\"fn\":\"compute\",\"seconds\":0.012}\n"
+        "{\"op\":\"test\",\"fn\":\"MPI_Test\",\"seconds\":0.002,\"request\":5}\n"
+        "{\"op\":\"compute\",\"fn\":\"compute\",\"seconds\":0.05}\n"
+        "{\"op\":\"finalize\",\"fn\":\"MPI_Finalize\",\"seconds\":0}\n");
+}
+
+TEST_CASE("profiler: a raw file cut by a kill keeps its whole records; a missing rank is an empty trace",
+          "[profiler]")
+{
+  fs::path raw = scratch("raw-cut");
+  fs::remove_all(raw);
+  fs::create_directories(raw);
+  write(raw / "rank-0.meta",
+        "rank 0\nsize 2\npid 1\nhost h\ninit_ticks 0\nend_ticks 0\nticks_per_s 1000\nthreads 1\nstatus running\n"
+        "code 0\n");
+  auto send = raw_call(hook::Fn::MPI_Send, 20, 5);
+  send.peer = 1;
+  send.bytes = 8;
+  // The last record (a barrier) is cut in the middle, as a SIGKILL during write(2) would leave it.
+  write_raw(raw / "rank-0.thread-0.gcraw",
+            {raw_call(hook::Fn::MPI_Init, 0, 10), send, raw_call(hook::Fn::MPI_Barrier, 30, 1)}, 50);
+  models::RunInfo info;
+  info.encoding = models::TraceEncoding::JsonLines;
+  fs::path out = scratch("prof-cut");
+  fs::remove_all(out);
+  auto result = profiler::convert_raw(raw, info, out);
+  CHECK_FALSE(result.all_finalized);
+  CHECK(result.ranks[1].status == "missing");
+  CHECK(result.ranks[0].status == "running");
+  CHECK(result.ranks[0].wall_s == Approx(0.025));  // to the end of the last whole record
+  models::ProfileDir prof(out);
+  CHECK_FALSE(prof.info().complete);
+  CHECK(prof.info().np == 2);
+  auto stream = prof.open(0);
+  std::vector<std::string> ops;
+  models::CallRecord r;
+  while (stream->next(r))
+    ops.emplace_back(models::op_name(r.op));
+  CHECK(ops == std::vector<std::string>{"init", "compute", "send"});
+  CHECK(fs::file_size(out / "rank-00001.jsonl") == 0);
 }
