@@ -16,7 +16,8 @@ discarded when either run saw more than --max-other-cores of foreign load; if fe
 survive, the 3 least disturbed pairs are used and the table says so.
 
 Printed per case: medians of the wall time without and with the hook, the overhead of the medians,
-the median of the per-pair ratios, the overhead of the median CPU time (user+sys of mpirun and the
+the median of the per-pair ratios, the overhead of the fastest runs (min over all pairs, kept or not:
+disturbances only add time), the overhead of the median CPU time (user+sys of mpirun and the
 ranks: less sensitive to the other jobs than wall time), raw file MB written per second, how many pairs
 were kept and the median foreign load they saw.
 """
@@ -107,7 +108,7 @@ def main() -> int:
     all_cases = cases(work, as_root)
     print(f"# profiler overhead, {args.reps} interleaved pairs per case, host {os.uname().nodename}, "
           f"{os.cpu_count()} cores; pairs with other load > {args.max_other_cores} cores discarded")
-    print(f"{'case':<12} {'base_s':>8} {'hook_s':>8} {'overhead':>9} {'pair_med':>9} {'cpu_ovh':>8} "
+    print(f"{'case':<12} {'base_s':>8} {'hook_s':>8} {'overhead':>9} {'pair_med':>9} {'min_ovh':>8} {'cpu_ovh':>8} "
           f"{'raw_MB/s':>9} {'kept':>6} {'other_cores':>11} {'profile_s':>9}")
     worst = 0.0
     for name in args.cases.split(","):
@@ -137,6 +138,8 @@ def main() -> int:
         pair_ratio = statistics.median(h[0] / b[0] for b, h in kept)
         other = statistics.median(max(b[1], h[1]) for b, h in kept)
         cpu_overhead = statistics.median(h[2] for _, h in kept) / statistics.median(b[2] for b, _ in kept) - 1
+        # The fastest run of each kind over all pairs: disturbances only ever add time.
+        min_overhead = min(h[0] for _, h in pairs) / min(b[0] for b, _ in pairs) - 1
         # End to end: gridcast profile (run + conversion), once.
         prof = work / "prof"
         shutil.rmtree(prof, ignore_errors=True)
@@ -147,7 +150,7 @@ def main() -> int:
         overhead = hooked_s / base - 1
         worst = max(worst, overhead)
         print(f"{name:<12} {base:8.3f} {hooked_s:8.3f} {100 * overhead:8.2f}% {100 * (pair_ratio - 1):8.2f}% "
-              f"{100 * cpu_overhead:7.2f}% {raw_size / hooked_s / 1e6:9.2f} {len(kept):>3}/{args.reps:<2} {other:11.2f} {profile_s:9.3f}{note}")
+              f"{100 * min_overhead:7.2f}% {100 * cpu_overhead:7.2f}% {raw_size / hooked_s / 1e6:9.2f} {len(kept):>3}/{args.reps:<2} {other:11.2f} {profile_s:9.3f}{note}")
     print(f"worst overhead of the medians: {100 * worst:.2f}% (target <= 3%: {'met' if worst <= 0.03 else 'NOT met'})")
     shutil.rmtree(work, ignore_errors=True)
     return 0
