@@ -117,15 +117,29 @@ public:
     r.duration_ticks = now_ticks() - r.start_ticks;
     append_with_values(r, kind, a, na, b, nb);
   }
-  /// finish() for a poll (MPI_Test*, MPI_Iprobe): a failed one may be folded into the previous record.
+  /// For a poll (MPI_Test*, MPI_Iprobe): stamps the end and folds a failed call into the previous
+  /// record when it repeats it. True if folded: the record is complete, finish_poll() does nothing.
+  /// Called before the arguments are looked up, so that a folded poll costs no lookup at all.
+  bool fold_if_repeated(bool failed, std::uint64_t key)
+  {
+    if (not active_)
+      return false;
+    end_ = now_ticks();
+    folded_ = failed && fold_poll(r.fn, key, r.start_ticks, end_);
+    return folded_;
+  }
+  /// finish() for a poll: a failed one may be folded into the previous record.
   void finish_poll(bool failed, std::uint64_t key, ExtraKind kind = ExtraKind::None, const std::int64_t* a = nullptr,
                    std::size_t na = 0, const std::int64_t* b = nullptr, std::size_t nb = 0)
   {
-    if (not active_)
+    if (not active_ || folded_)
       return;
-    std::int64_t end = now_ticks();
-    if (failed && fold_poll(r.fn, key, r.start_ticks, end))
-      return;
+    std::int64_t end = end_;
+    if (end == 0) {
+      end = now_ticks();
+      if (failed && fold_poll(r.fn, key, r.start_ticks, end))
+        return;
+    }
     r.duration_ticks = end - r.start_ticks;
     if (failed)
       r.busy_ticks = r.duration_ticks;
@@ -138,6 +152,8 @@ public:
 private:
   bool active_;
   bool nested_ = false;
+  bool folded_ = false;
+  std::int64_t end_ = 0;  ///< set by fold_if_repeated()
 };
 
 /// Whether `buffer` is GPU memory (cudaPointerGetAttributes, when a CUDA runtime is loaded).

@@ -143,7 +143,9 @@ std::atomic<std::uint64_t> g_request_generation{1};
 /// Polling loops test the same few requests millions of times (HPCC's MPI_Testany): a small per-thread
 /// cache spares them the lock and the hash lookup.
 struct CachedRequest {
-  MPI_Request handle = MPI_REQUEST_NULL;
+  // nullptr, not MPI_REQUEST_NULL (the address of an Open MPI global): a constant initializer keeps
+  // the thread_local free of a per-access initialization guard. Generation 0 never matches anyway.
+  MPI_Request handle = nullptr;
   std::int64_t id = -1;
   std::uint64_t generation = 0;
 };
@@ -191,16 +193,21 @@ void forget_request(MPI_Request r)
   g_request_generation.fetch_add(1, std::memory_order_release);
 }
 
-/// Ids of `n` requests, on the stack for the common small case.
+/// The requests of a wait/test-family call, on the stack for the common small case: the handles are
+/// copied before the call (MPI nulls completed ones), their ids looked up after it (resolve()), before
+/// forget_completed() drops the completed ones -- and not at all for a folded poll.
 struct RequestIds {
   explicit RequestIds(int n, const MPI_Request* reqs) : count(n < 0 ? 0 : static_cast<std::size_t>(n))
   {
     ids = count <= kStack ? stack : (heap.resize(count), heap.data());
     handles = count <= kStack ? hstack : (hheap.resize(count), hheap.data());
-    for (std::size_t i = 0; i < count; ++i) {
+    for (std::size_t i = 0; i < count; ++i)
       handles[i] = reqs[i];
-      ids[i] = request_id(reqs[i]);
-    }
+  }
+  void resolve()
+  {
+    for (std::size_t i = 0; i < count; ++i)
+      ids[i] = request_id(handles[i]);
   }
   /// Identity of the request array, for folding identical failed polls.
   std::uint64_t key(Fn fn) const
@@ -726,6 +733,8 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
   Call c(Fn::MPI_Waitall);
   RequestIds ids(count, requests);
   int rc = PMPI_Waitall(count, requests, statuses);
+  if (c)
+    ids.resolve();
   ids.forget_completed(requests);
   if (c)
     c.finish(ExtraKind::Requests, ids.ids, ids.count);
@@ -737,6 +746,10 @@ int MPI_Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuse
   Call c(Fn::MPI_Testall);
   RequestIds ids(count, requests);
   int rc = PMPI_Testall(count, requests, flag, statuses);
+  if (c && c.fold_if_repeated(not *flag, ids.key(Fn::MPI_Testall)))
+    return rc;  // nothing completed: nothing to forget
+  if (c)
+    ids.resolve();
   ids.forget_completed(requests);
   if (c) {
     if (*flag)
@@ -751,6 +764,8 @@ int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* statu
   Call c(Fn::MPI_Waitany);
   RequestIds ids(count, requests);
   int rc = PMPI_Waitany(count, requests, index, status);
+  if (c)
+    ids.resolve();
   ids.forget_completed(requests);
   if (c) {
     if (*index != MPI_UNDEFINED && *index >= 0 && static_cast<std::size_t>(*index) < ids.count) {
@@ -767,9 +782,13 @@ int MPI_Testany(int count, MPI_Request requests[], int* index, int* flag, MPI_St
   Call c(Fn::MPI_Testany);
   RequestIds ids(count, requests);
   int rc = PMPI_Testany(count, requests, index, flag, status);
+  const bool done = *flag && *index != MPI_UNDEFINED && *index >= 0 && static_cast<std::size_t>(*index) < ids.count;
+  if (c && c.fold_if_repeated(not done, ids.key(Fn::MPI_Testany)))
+    return rc;  // nothing completed: nothing to forget
+  if (c)
+    ids.resolve();
   ids.forget_completed(requests);
   if (c) {
-    bool done = *flag && *index != MPI_UNDEFINED && *index >= 0 && static_cast<std::size_t>(*index) < ids.count;
     if (done) {
       c.r.flags |= kFlagOutcome;
       c.r.request = ids.ids[*index];
@@ -804,6 +823,8 @@ int MPI_Waitsome(int incount, MPI_Request requests[], int* outcount, int indices
   Call c(Fn::MPI_Waitsome);
   RequestIds ids(incount, requests);
   int rc = PMPI_Waitsome(incount, requests, outcount, indices, statuses);
+  if (c)
+    ids.resolve();
   ids.forget_completed(requests);
   if (c)
     finish_some(c, ids, *outcount, indices, false);
@@ -815,6 +836,11 @@ int MPI_Testsome(int incount, MPI_Request requests[], int* outcount, int indices
   Call c(Fn::MPI_Testsome);
   RequestIds ids(incount, requests);
   int rc = PMPI_Testsome(incount, requests, outcount, indices, statuses);
+  bool none = *outcount == MPI_UNDEFINED || *outcount == 0;
+  if (c && c.fold_if_repeated(none, ids.key(Fn::MPI_Testsome)))
+    return rc;  // nothing completed: nothing to forget
+  if (c)
+    ids.resolve();
   ids.forget_completed(requests);
   if (c)
     finish_some(c, ids, *outcount, indices, true);
