@@ -17,8 +17,8 @@ survive, the 3 least disturbed pairs are used and the table says so.
 
 Printed per case: medians of the wall time without and with the hook, the overhead of the medians,
 the median of the per-pair ratios, the overhead of the fastest runs (min over all pairs, kept or not:
-disturbances only add time), the overhead of the median CPU time (user+sys of mpirun and the
-ranks: less sensitive to the other jobs than wall time), raw file MB written per second, how many pairs
+disturbances only add time), the overhead of the median CPU time that wait4 reports for mpirun
+(Open MPI's launcher does not always account its ranks' time there: indicative only), raw file MB written per second, how many pairs
 were kept and the median foreign load they saw.
 """
 from __future__ import annotations
