@@ -9,6 +9,7 @@ packages=(
   nlohmann-json3-dev libtinyxml2-dev
   catch2                  # v2, the test framework
   openmpi-bin libopenmpi-dev  # real MPI runs (calibration, profiling)
+  libblas-dev hpcc lammps     # profiler: BLAS of its test program; HPCC and LAMMPS for examples/ and bench/
 )
 
 missing=()
