@@ -278,7 +278,11 @@ void to_call_record(const Event& e, double ticks_per_s, CallRecord& c)
     else {
       c.op = Op::Test;
       if (family == "testany" && (r.flags & hook::kFlagOutcome))
-        c.request = r.request;
+        c.request = r.request;  // the one that completed: that is what the test did
+      else if (c.requests.size() == 1)
+        c.request = c.requests.front();  // a test of one request is MPI_Test
+      if (c.request >= 0)
+        c.requests.clear();
     }
     return;
   }
@@ -295,7 +299,12 @@ void to_call_record(const Event& e, double ticks_per_s, CallRecord& c)
       c.op = Op::Test;
       if (c.requests.empty())
         c.requests = all;
-      if (c.requests.empty()) local();
+      if (c.requests.size() == 1) {
+        c.request = c.requests.front();
+        c.requests.clear();
+      } else if (c.requests.empty()) {
+        local();
+      }
     }
     return;
   }
