@@ -847,6 +847,35 @@ int MPI_Testsome(int incount, MPI_Request requests[], int* outcount, int indices
   return rc;
 }
 
+/// MPI_Cancel and MPI_Request_free complete no communication but matter to a replay (a cancelled
+/// receive's wait returns at once): recorded with the request they name.
+int MPI_Cancel(MPI_Request* request)
+{
+  Call c(Fn::MPI_Cancel);
+  std::int64_t id = c ? request_id(*request) : -1;
+  int rc = PMPI_Cancel(request);
+  if (c) {
+    c.r.request = id;
+    c.finish();
+  }
+  return rc;
+}
+
+int MPI_Request_free(MPI_Request* request)
+{
+  Call c(Fn::MPI_Request_free);
+  MPI_Request before = *request;
+  std::int64_t id = c ? request_id(before) : -1;
+  int rc = PMPI_Request_free(request);
+  if (before != MPI_REQUEST_NULL)
+    forget_request(before);
+  if (c) {
+    c.r.request = id;
+    c.finish();
+  }
+  return rc;
+}
+
 // ------------------------------------------------------------------ collectives
 
 int MPI_Barrier(MPI_Comm comm)

@@ -46,7 +46,8 @@ namespace gridcast::hook {
   X(cudaSetDevice, local)                                                                                \
   X(ncclAllReduce, allreduce) X(ncclBroadcast, bcast) X(ncclReduce, reduce) X(ncclAllGather, allgather) \
   X(ncclReduceScatter, reducescatter) X(ncclSend, send) X(ncclRecv, recv) X(ncclGroupStart, local)      \
-  X(ncclGroupEnd, local) X(ncclCommInitRank, comm_dup)
+  X(ncclGroupEnd, local) X(ncclCommInitRank, comm_dup)                                                 \
+  X(MPI_Cancel, local) X(MPI_Request_free, local)
 
 enum class Fn : std::uint16_t {
 #define GRIDCAST_HOOK_ENUM(name, family) name,

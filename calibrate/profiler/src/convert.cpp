@@ -213,7 +213,11 @@ void to_call_record(const Event& e, double ticks_per_s, CallRecord& c)
 
   if (family == "init") { c.op = Op::Init; return; }
   if (family == "finalize") { c.op = Op::Finalize; return; }
-  if (family == "local") { local(); return; }
+  if (family == "local") {
+    local();
+    c.request = r.request;  // MPI_Cancel, MPI_Request_free name one
+    return;
+  }
   if (family == "blas") { c.op = Op::Compute; c.comm = 0; return; }
   if (family == "send" || family == "ssend" || family == "isend" || family == "issend" || family == "recv" ||
       family == "irecv") {
