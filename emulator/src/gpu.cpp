@@ -185,6 +185,14 @@ GpuSystem::GpuSystem(const sg4::Engine& engine, const std::vector<sg4::Host*>& r
   }
 }
 
+std::map<std::string, std::pair<double, std::string>> GpuSystem::cost_report() const
+{
+  std::map<std::string, std::pair<double, std::string>> out;
+  for (const auto& c : cost_keys())
+    out[c.cfg] = {costs_.*c.member, cost_sources_.at(c.cfg)};
+  return out;
+}
+
 GpuDevice* GpuSystem::node_device(int rank, int index)
 {
   GpuDevice* own = rank_device_[rank];

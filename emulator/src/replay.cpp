@@ -746,6 +746,7 @@ ReplayResult replay(const models::TraceSource& trace, const ReplayOptions& optio
   result.lat_factor             = platform::format_factor_segments(calibration.lat_factor);
   result.bw_factor              = platform::format_factor_segments(calibration.bw_factor);
   result.calibration            = calibration.calibration;
+  result.gpu_costs              = world.gpus->cost_report();
   for (const auto& [link, bytes] : world.board.link_bytes()) {
     LinkStats s;
     s.name = link->get_name();

@@ -106,6 +106,8 @@ public:
 
   const GpuCosts& costs() const { return costs_; }
   const std::map<std::string, std::string>& cost_sources() const { return cost_sources_; }
+  /// Every cost as (cfg key, seconds, source: "default", "platform" or "cfg"), for prediction.json.
+  std::map<std::string, std::pair<double, std::string>> cost_report() const;
   GpuMpiMode mpi_mode() const { return options_.mpi; }
   const std::string& nccl_algorithm() const { return options_.nccl_algorithm; }
 
