@@ -287,10 +287,17 @@ void RankGpu::perform(const CallRecord& c, const std::string& function, const Gp
     case Op::GpuKernel: {
       if (c.flops < 0)
         fail("a kernel's flops cannot be negative");
+      if (c.device_seconds < 0 && c.device_seconds != -1.0)
+        fail("a kernel's device_seconds cannot be negative");
+      // Work: flops scale with the target GPU's speed; a duration alone is kept as it is (its work is
+      // the duration times this GPU's speed, so that it shares the GPU like any execution).
+      double flops = c.flops;
+      if (flops <= 0 && c.device_seconds > 0)
+        flops = c.device_seconds * device(fail).host->get_speed();
       // The host pays the launch as measured (the profiler's `seconds` of cudaLaunchKernel), then goes on.
       sleep(c.seconds);
       Stream& s = stream(c.stream, fail);
-      s.queue.push_back({true, c.flops, nullptr, nullptr, 0});
+      s.queue.push_back({true, flops, nullptr, nullptr, 0});
       ++s.submitted;
       s.pending->release();
       break;

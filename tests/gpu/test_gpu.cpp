@@ -197,6 +197,14 @@ TEST_CASE("gpu: an async copy lets the rank compute while it travels", "[gpu]")
   REQUIRE(async.makespan_s == Approx(kQueue + 1e-3).epsilon(1e-9));
 }
 
+TEST_CASE("gpu: a kernel given by its duration runs that long, after the host's launch cost", "[gpu]")
+{
+  TempDir dir;
+  auto r = run(dir, {"{\"op\":\"gpu_kernel\",\"fn\":\"cudaLaunchKernel\",\"seconds\":5e-06,\"device_seconds\":0.02}\n" +
+                     kDeviceSync});
+  REQUIRE(r.makespan_s == Approx(5e-6 + 0.02).epsilon(1e-9));
+}
+
 namespace {
 const std::string kThreeKernels = kernel(0.05, 1) + kernel(0.05, 2) + kernel(0.05, 3) + kDeviceSync;
 }
