@@ -281,6 +281,7 @@ void RankGpu::wait_stream(Stream& s, std::uint64_t target)
 void RankGpu::perform(const CallRecord& c, const std::string& function, const GpuFail& fail)
 {
   double begin = sg4::Engine::get_clock();
+  function_ = function;
   async_ = ends_with(function, "Async");
   event_record_ = function.find("EventRecord") != std::string::npos;
   switch (c.op) {
@@ -381,7 +382,7 @@ void RankGpu::malloc(const CallRecord& c, const GpuFail& fail)
   }
   GpuDevice& dev = device(fail);
   if (dev.capacity_bytes > 0 && dev.used_bytes + c.bytes > dev.capacity_bytes)
-    fail("rank " + std::to_string(rank_) + ": cudaMalloc of " + std::to_string(c.bytes) + " bytes on " +
+    fail(function_ + " of " + std::to_string(c.bytes) + " bytes on " +
          dev.host->get_name() + " exceeds its memory: " + std::to_string(dev.used_bytes) + " of " +
          std::to_string(dev.capacity_bytes) + " bytes already allocated (" + std::to_string(allocated_bytes_) +
          " by this rank)");
@@ -396,7 +397,7 @@ void RankGpu::free(const CallRecord& c, const GpuFail& fail)
     return sleep(system_.costs().free_s);
   GpuDevice& dev = device(fail);
   if (c.bytes > allocated_bytes_)
-    fail("rank " + std::to_string(rank_) + ": cudaFree of " + std::to_string(c.bytes) + " bytes, but the rank holds " +
+    fail(function_ + " of " + std::to_string(c.bytes) + " bytes, but the rank holds " +
          std::to_string(allocated_bytes_) + " bytes on " + dev.host->get_name());
   dev.used_bytes -= c.bytes;
   allocated_bytes_ -= c.bytes;

@@ -174,6 +174,7 @@ private:
   std::map<std::int64_t, EventMark> events_;
   std::map<std::int64_t, std::uint64_t> device_irecvs_;
   std::uint64_t allocated_bytes_ = 0;  ///< device memory this rank holds
+  std::string function_;      ///< the call in progress (for errors)
   bool async_ = false;        ///< the call in progress is an ...Async one
   bool event_record_ = false; ///< the call in progress is cudaEventRecord
   double gpu_s_ = 0;
