@@ -88,12 +88,13 @@ std::string platform_xml(int nodes, int gpu_cores = 1, std::uint64_t gpu_memory 
   if (nodes == 2) {
     x += route("node-0", "node-1", {"net/UP"});
     x += route("node-1", "node-0", {"net/DOWN"});
-    for (int g = 0; g < 2; ++g) {
-      std::string a = "node-0.gpu-" + std::to_string(g), b = "node-1.gpu-" + std::to_string(g);
-      // GPUDirect: the NIC reads GPU memory through the root complex.
-      x += route(a, b, {a + ".up", "node-0.root", "net/UP", "node-1.root", b + ".down"});
-      x += route(b, a, {b + ".up", "node-1.root", "net/DOWN", "node-0.root", a + ".down"});
-    }
+    for (int g = 0; g < 2; ++g)
+      for (int h = 0; h < 2; ++h) {
+        std::string a = "node-0.gpu-" + std::to_string(g), b = "node-1.gpu-" + std::to_string(h);
+        // GPUDirect: the NIC reads GPU memory through the root complex.
+        x += route(a, b, {a + ".up", "node-0.root", "net/UP", "node-1.root", b + ".down"});
+        x += route(b, a, {b + ".up", "node-1.root", "net/DOWN", "node-0.root", a + ".down"});
+      }
   }
   return x + "</zone>\n</platform>\n";
 }
@@ -420,4 +421,35 @@ TEST_CASE("gpu: --gpu-mpi and gridcast/gpu settings are checked", "[gpu]")
   REQUIRE_THROWS_WITH(apply_cfg(o, "gridcast/gpu/nccl-algorithm:star"), Catch::Contains("ring or tree"));
   apply_cfg(o, "gridcast/gpu/pin-cost:1e-5");
   REQUIRE(o.gpu.costs.pin_s == 1e-5);
+}
+
+TEST_CASE("gpu: the CLI replays GPU traces deterministically with --gpu-mpi and --ranks-per-node", "[gpu][cli]")
+{
+  TempDir dir;
+  std::vector<std::string> ranks;
+  for (int r = 0; r < 4; ++r) {
+    int peer = r ^ 1;
+    ranks.push_back(kernel(0.01, 1) + h2d(1000000, "cudaMemcpyAsync", 2) + kDeviceSync +
+                    "{\"op\":\"sendrecv\",\"fn\":\"MPI_Sendrecv\",\"peer\":" + std::to_string(peer) +
+                    ",\"bytes\":200000,\"src\":" + std::to_string(peer) + ",\"recv_bytes\":200000,\"memory\":\"device\"}\n"
+                    "{\"op\":\"allreduce\",\"fn\":\"ncclAllReduce\",\"bytes\":4000000,\"memory\":\"device\"}\n");
+  }
+  test::write_jsonl_profile(dir / "trace", ranks, 1e9);
+  test::write_file(dir / "platform.xml", platform_xml(2));
+  const std::string base = (dir / "trace").string() + " --platform " + (dir / "platform.xml").string() +
+                           " --ranks-per-node 2 --gpu-mpi gpudirect --out ";
+  auto a = test::run_gridcast("replay " + base + (dir / "a").string());
+  auto b = test::run_gridcast("replay " + base + (dir / "b").string());
+  INFO(a.output);
+  REQUIRE(a.exit_code == 0);
+  REQUIRE(b.exit_code == 0);
+  const std::string pa = test::read_file(dir / "a" / "prediction.json");
+  REQUIRE(pa.find("\"gpu_mpi\": \"gpudirect\"") != std::string::npos);
+  REQUIRE(pa.find("\"node-1\"") != std::string::npos);  // ranks 2 and 3 on the second node
+  REQUIRE(pa == test::read_file(dir / "b" / "prediction.json"));
+  REQUIRE(test::read_file(dir / "a" / "timeline.json") == test::read_file(dir / "b" / "timeline.json"));
+  auto bad = test::run_gridcast("replay " + (dir / "trace").string() + " --platform " +
+                                (dir / "platform.xml").string() + " --gpu-mpi direct");
+  REQUIRE(bad.exit_code == 1);
+  REQUIRE(bad.output.find("hostcopy or gpudirect") != std::string::npos);
 }
