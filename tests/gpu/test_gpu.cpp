@@ -109,6 +109,15 @@ struct Setup {
   GpuMpiMode mode = GpuMpiMode::HostCopy;
 };
 
+/// `nodes` nodes with `ranks_per_node` ranks each, other settings at their defaults.
+Setup setup(int nodes, int ranks_per_node)
+{
+  Setup s;
+  s.nodes = nodes;
+  s.ranks_per_node = ranks_per_node;
+  return s;
+}
+
 ReplayResult run(const TempDir& dir, const std::vector<std::string>& ranks, const Setup& s = {})
 {
   test::write_jsonl_profile(dir / "trace", ranks, 1e9);
@@ -162,7 +171,7 @@ TEST_CASE("gpu: two concurrent copies through the shared root link take twice as
 {
   TempDir dir;
   // Two ranks on node-0 drive GPU 0 and GPU 1; both copy 1e8 bytes host to device at once.
-  auto r = run(dir, {h2d(100000000), h2d(100000000)}, Setup{1, 2});
+  auto r = run(dir, {h2d(100000000), h2d(100000000)}, setup(1, 2));
   REQUIRE(r.ranks[0].host == "node-0");
   REQUIRE(r.ranks[1].host == "node-0");
   REQUIRE(r.makespan_s == Approx(kQueue + kRootLat + 2 * 1e8 / kRootBw).epsilon(1e-9));
@@ -284,7 +293,7 @@ TEST_CASE("gpu: device memory overflow is an error naming rank, call and sizes",
   const std::string alloc = "{\"op\":\"gpu_malloc\",\"fn\":\"cudaMalloc\",\"bytes\":600000000,\"memory\":\"device\"}\n";
   try {
     run(dir2, {alloc, "{\"op\":\"sleep\",\"seconds\":1}\n", "{\"op\":\"sleep\",\"seconds\":0.5}\n" + alloc},
-        Setup{1, 3});
+        setup(1, 3));
     FAIL("no error");
   } catch (const InputError& e) {
     std::string what = e.what();
@@ -328,7 +337,7 @@ double staging_copy(double bytes) { return 2000e-9 + 0.07e-9 * bytes; }
 TEST_CASE("gpu: HostCopy costs the two staging copies plus the network transfer", "[gpu]")
 {
   TempDir dir;
-  auto r = run(dir, device_pingpong(), Setup{2, 1});
+  auto r = run(dir, device_pingpong(), setup(2, 1));
   REQUIRE(r.ranks[1].host == "node-1");
   REQUIRE(r.makespan_s == Approx(2 * staging_copy(kMsg) + kNetLat + kMsg / kNetBw).epsilon(1e-9));
 }
@@ -338,14 +347,14 @@ TEST_CASE("gpu: host buffers take the bare network transfer", "[gpu]")
   TempDir dir2;
   auto host = run(dir2, {"{\"op\":\"send\",\"fn\":\"MPI_Send\",\"peer\":1,\"tag\":0,\"bytes\":1000000}\n",
                          "{\"op\":\"recv\",\"fn\":\"MPI_Recv\",\"peer\":0,\"tag\":0,\"bytes\":1000000}\n"},
-                  Setup{2, 1});
+                  setup(2, 1));
   REQUIRE(host.makespan_s == Approx(kNetLat + kMsg / kNetBw).epsilon(1e-9));
 }
 
 TEST_CASE("gpu: GPUDirect skips the copies: pinning, then GPU to GPU along the route", "[gpu]")
 {
   TempDir dir;
-  Setup s{2, 1};
+  Setup s = setup(2, 1);
   s.mode = GpuMpiMode::GpuDirect;
   auto r = run(dir, device_pingpong(), s);
   // Route node-0.gpu-0 -> node-1.gpu-0: up (0 us), root (1 us), net (2 us), root (1 us), down (0 us);
@@ -355,7 +364,7 @@ TEST_CASE("gpu: GPUDirect skips the copies: pinning, then GPU to GPU along the r
 
 TEST_CASE("gpu: GPUDirect sends small messages by rendezvous too", "[gpu]")
 {
-  Setup s{2, 1};
+  Setup s = setup(2, 1);
   s.mode = GpuMpiMode::GpuDirect;
   // The sender waits for the receive, posted 5 ms late.
   TempDir dir2;
@@ -371,7 +380,7 @@ TEST_CASE("gpu: device-buffer allreduce under HostCopy stages before and after",
   const std::uint64_t n = 10000000;
   const std::string mpi = "{\"op\":\"allreduce\",\"fn\":\"MPI_Allreduce\",\"bytes\":10000000,\"memory\":\"device\"}\n";
   TempDir dir;
-  Setup s{2, 1};
+  Setup s = setup(2, 1);
   s.cfg = {"gridcast/coll/allreduce:ring"};
   auto hc = run(dir, {mpi, mpi}, s);
   // Ring of 2 on the network (full duplex): 2 steps of n/2 bytes each way.
@@ -385,7 +394,7 @@ TEST_CASE("gpu: NCCL allreduce runs GPU to GPU", "[gpu]")
   // NCCL on the two GPUs of one node: the ring crosses NVLink, no staging, no pinning.
   TempDir dir2;
   const std::string nccl = "{\"op\":\"allreduce\",\"fn\":\"ncclAllReduce\",\"bytes\":10000000,\"stream\":0,\"memory\":\"device\"}\n";
-  auto nc = run(dir2, {nccl, nccl}, Setup{1, 2});
+  auto nc = run(dir2, {nccl, nccl}, setup(1, 2));
   REQUIRE(nc.collectives.at("allreduce").count("ring") == 1);
   REQUIRE(nc.makespan_s == Approx(2 * (kNvLat + (n / 2.0) / kNvBw)).epsilon(1e-9));
 }
