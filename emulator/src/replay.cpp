@@ -202,8 +202,8 @@ private:
         int dst = world_rank(comm, c.peer);
         int src = c.src == models::kAnySource ? kAnySource : world_rank(comm, c.src);
         auto [endpoint, mode] = device_send_setup(c, c.bytes, SendMode::Standard);
-        if (c.memory == models::Memory::Device)
-          staging([&] { gpu_.before_device_recv(gpu_fail()); });
+        if (c.memory == models::Memory::Device && not nccl(c))
+          staging([&] { gpu_.before_device_recv(gpu_fail()); });  // GPUDirect pins the receive buffer too
         RequestPtr s = world_.board.post_send(rank_, dst, c.bytes, c.tag, comm.p2p_context, mode, endpoint);
         RequestPtr r = world_.board.post_recv(rank_, src, c.recv_bytes, c.recv_tag == models::kAnyTag ? kAnyTag : c.recv_tag,
                                               comm.p2p_context, endpoint);

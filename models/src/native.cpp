@@ -419,10 +419,11 @@ bool BinaryTraceStream::next(CallRecord& out)
         fail("corrupt record: memory " + std::to_string(m));
       out.memory = static_cast<Memory>(m);
     }
-    ++record_no_;
-    out.line = has(kFieldLine) ? varint() : record_no_;
+    const std::uint64_t source_line = has(kFieldLine) ? varint() : 0;
     if (has(kFieldDeviceSeconds))
       out.device_seconds = double_field();
+    ++record_no_;  // only now: errors above name the record being read
+    out.line = has(kFieldLine) ? source_line : record_no_;
     return true;
   }
 }
