@@ -100,6 +100,8 @@ int run_replay(const std::vector<std::string>& args)
 {
   std::string trace, platform, hostfile, out;
   int ranks_per_host = 0;
+  int ranks_per_node = 0;
+  std::string gpu_mpi = "hostcopy";
   std::uint64_t seed = 0;
   std::vector<std::string> cfg;
   po::options_description options("replay options");
@@ -108,19 +110,31 @@ int run_replay(const std::vector<std::string>& args)
     ("platform,p", po::value(&platform)->required(), "SimGrid platform XML")
     ("hostfile", po::value(&hostfile), "rank i runs on line i of this file (smpirun syntax, name[:slots]), cyclically")
     ("ranks-per-host", po::value(&ranks_per_host), "place K consecutive ranks per host, hosts in natural name order (default 1)")
+    ("ranks-per-node", po::value(&ranks_per_node),
+     "the same as --ranks-per-host on generated platforms (one CPU host per node); each rank drives the GPU at its "
+     "index on the node (docs/gpu.md)")
+    ("gpu-mpi", po::value(&gpu_mpi)->default_value("hostcopy"),
+     "MPI calls on device buffers (memory: device): hostcopy stages them through host memory (a copy each way, "
+     "seed 001 Table I costs), gpudirect lets the NIC read and write GPU memory (rendezvous only, pinning cost)")
     ("out,o", po::value(&out), "write prediction.json and timeline.json into this directory")
     ("no-timeline", "do not write timeline.json")
     ("seed", po::value(&seed)->default_value(0), "seed of every random choice (reported in the outputs)")
     ("cfg", po::value(&cfg)->composing(),
      "name:value setting, repeatable. gridcast/eager-threshold:BYTES, gridcast/test-cost:SECONDS, "
-     "gridcast/coll/<op>:<algorithm>; any other name goes to SimGrid (e.g. network/model:SMPI, tracing:yes)");
+     "gridcast/coll/<op>:<algorithm>, gridcast/gpu/<cost>:SECONDS and gridcast/gpu/nccl-algorithm:ring|tree "
+     "(docs/gpu.md; `gridcast algorithms` lists every gridcast key); any other name goes to SimGrid (e.g. "
+     "network/model:SMPI, tracing:yes)");
   po::positional_options_description positional;
   positional.add("trace", 1);
   po::variables_map vm;
-  if (not parse("replay", "replay TRACE --platform P.xml [--hostfile F | --ranks-per-host K] [--out DIR] [--seed S] "
-                          "[--cfg name:value ...]",
+  if (not parse("replay", "replay TRACE --platform P.xml [--hostfile F | --ranks-per-host K | --ranks-per-node K] "
+                          "[--gpu-mpi hostcopy|gpudirect] [--out DIR] [--seed S] [--cfg name:value ...]",
                 args, options, positional, vm))
     return 0;
+  if (ranks_per_node > 0 && ranks_per_host > 0 && ranks_per_node != ranks_per_host)
+    throw UsageError{"--ranks-per-node and --ranks-per-host name the same thing: give one", "replay"};
+  if (ranks_per_node > 0)
+    ranks_per_host = ranks_per_node;
   if (not hostfile.empty() && ranks_per_host > 0)
     throw UsageError{"--hostfile and --ranks-per-host exclude each other", "replay"};
 
@@ -131,6 +145,7 @@ int run_replay(const std::vector<std::string>& args)
   opts.seed = seed;
   opts.out_dir = out;
   opts.timeline = vm.count("no-timeline") == 0;
+  opts.gpu.mpi = emulator::parse_gpu_mpi_mode(gpu_mpi, "--gpu-mpi");
   for (const std::string& c : cfg)
     emulator::apply_cfg(opts, c);
 

@@ -31,7 +31,8 @@ double parse_double(const std::string& text, const std::string& key)
 
 const std::vector<std::pair<std::string, std::string>>& gridcast_cfg_keys()
 {
-  static const std::vector<std::pair<std::string, std::string>> keys{
+  static const std::vector<std::pair<std::string, std::string>> keys = [] {
+    std::vector<std::pair<std::string, std::string>> k{
       {"gridcast/eager-threshold", "bytes below which a standard send is eager (detached); default 65536, "
                                    "alias smpi/send-is-detached-thresh"},
       {"gridcast/test-cost", "simulated seconds of a failing MPI_Test, multiplied by the number of "
@@ -39,7 +40,11 @@ const std::vector<std::pair<std::string, std::string>>& gridcast_cfg_keys()
       {"gridcast/coll/<op>", "force the algorithm of collective <op> (barrier, bcast, reduce, allreduce, "
                              "alltoall, alltoallv, gather, gatherv, allgather, allgatherv, scatter, scatterv, "
                              "reducescatter, scan, exscan); `gridcast algorithms` lists the names"},
-  };
+    };
+    for (const auto& g : gpu_cfg_keys())  // GPU costs and NCCL (docs/gpu.md)
+      k.push_back(g);
+    return k;
+  }();
   return keys;
 }
 
@@ -96,6 +101,8 @@ void apply_cfg(ReplayOptions& options, const std::string& name_value)
     options.forced_algorithms[*kind] = value;
     return;
   }
+  if (apply_gpu_cfg(options.gpu, name, value))
+    return;
   if (name.rfind("gridcast/", 0) == 0)
     throw InputError({"--cfg", 0, name, -1}, "unknown gridcast setting");
   options.simgrid_cfg.emplace_back(name, value);

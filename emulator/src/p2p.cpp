@@ -25,14 +25,15 @@ Transfer::~Transfer()
 }
 
 MessageBoard::MessageBoard(std::vector<sg4::Host*> rank_hosts, Options options)
-    : hosts_(std::move(rank_hosts)), queues_(hosts_.size()), options_(options)
+    : hosts_(std::move(rank_hosts)), queues_(hosts_.size()), endpoint_override_(hosts_.size(), nullptr), options_(options)
 {
   wakeups_.reserve(hosts_.size());
   for (std::size_t i = 0; i < hosts_.size(); ++i)
     wakeups_.push_back(sg4::Semaphore::create(0));
 }
 
-RequestPtr MessageBoard::post_send(int from, int to, std::uint64_t bytes, int tag, int context, SendMode mode)
+RequestPtr MessageBoard::post_send(int from, int to, std::uint64_t bytes, int tag, int context, SendMode mode,
+                                   sg4::Host* endpoint)
 {
   if (to < 0 || to >= rank_count())
     throw InternalError("post_send to rank " + std::to_string(to) + " outside the world");
@@ -46,6 +47,7 @@ RequestPtr MessageBoard::post_send(int from, int to, std::uint64_t bytes, int ta
   send->detached = mode == SendMode::Standard && bytes < options_.eager_threshold_bytes;
   send->post_time = sg4::Engine::get_clock();
   send->message = next_message_++;
+  send->endpoint = endpoint != nullptr ? endpoint : endpoint_override_[from];
 
   auto& posted = queues_[to].posted_recvs;
   auto it = std::find_if(posted.begin(), posted.end(), [&](const RequestPtr& r) { return recv_accepts(*r, *send); });
@@ -59,7 +61,7 @@ RequestPtr MessageBoard::post_send(int from, int to, std::uint64_t bytes, int ta
   return send;
 }
 
-RequestPtr MessageBoard::post_recv(int at, int from, std::uint64_t bytes, int tag, int context)
+RequestPtr MessageBoard::post_recv(int at, int from, std::uint64_t bytes, int tag, int context, sg4::Host* endpoint)
 {
   if (from != kAnySource && (from < 0 || from >= rank_count()))
     throw InternalError("post_recv from rank " + std::to_string(from) + " outside the world");
@@ -71,6 +73,7 @@ RequestPtr MessageBoard::post_recv(int at, int from, std::uint64_t bytes, int ta
   recv->context = context;
   recv->bytes = bytes;
   recv->post_time = sg4::Engine::get_clock();
+  recv->endpoint = endpoint != nullptr ? endpoint : endpoint_override_[at];
 
   auto& unexpected = queues_[at].unexpected_sends;
   auto it = std::find_if(unexpected.begin(), unexpected.end(),
@@ -91,7 +94,9 @@ void MessageBoard::match(const RequestPtr& send, const RequestPtr& recv)
   // A trace where they differ is still replayed with the sender's size (as SMPI does).
   auto transfer = std::make_shared<Transfer>();
   transfer->aborting = &aborting_;
-  transfer->comm = sg4::Comm::sendto_async(hosts_[send->owner], hosts_[recv->owner], send->bytes);
+  sg4::Host* from_host = send->endpoint != nullptr ? send->endpoint : hosts_[send->owner];
+  sg4::Host* to_host = recv->endpoint != nullptr ? recv->endpoint : hosts_[recv->owner];
+  transfer->comm = sg4::Comm::sendto_async(from_host, to_host, send->bytes);
   send->transfer = transfer;
   recv->transfer = std::move(transfer);
   send->matched = true;
@@ -100,9 +105,15 @@ void MessageBoard::match(const RequestPtr& send, const RequestPtr& recv)
   recv->message = send->message;
   ++messages_;
   if (account_links_) {
-    sg4::Host* from = hosts_[send->owner];
-    sg4::Host* to = hosts_[recv->owner];
+    sg4::Host* from = from_host;
+    sg4::Host* to = to_host;
     std::uint64_t key = (static_cast<std::uint64_t>(send->owner) << 32) | static_cast<std::uint32_t>(recv->owner);
+    // Routes are cached per rank pair; a side leaving or landing on its GPU (a rank has one) takes
+    // another route, kept apart by a flag bit per side (rank ids stay below 2^31).
+    if (send->endpoint != nullptr)
+      key |= std::uint64_t{1} << 63;
+    if (recv->endpoint != nullptr)
+      key |= std::uint64_t{1} << 31;
     auto it = routes_.find(key);
     if (it == routes_.end()) {
       std::vector<sg4::Link*> links;

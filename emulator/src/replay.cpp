@@ -2,6 +2,7 @@
 
 #include "gridcast/emulator/calibration_factors.hpp"
 
+#include "gridcast/emulator/gpu.hpp"
 #include "gridcast/emulator/p2p.hpp"
 #include "gridcast/emulator/timeline.hpp"
 #include "gridcast/models/errors.hpp"
@@ -85,13 +86,15 @@ struct World {
   std::deque<Communicator> comms;  // deque: references stay valid as communicators are added
   std::map<std::pair<int, std::uint64_t>, PendingSplit> splits;
   std::map<std::string, std::map<std::string, std::uint64_t>> collective_choices;
+  std::unique_ptr<GpuSystem> gpus;  ///< GPU hosts and costs (docs/gpu.md)
 };
 
 /// One MPI rank: pulls calls from its stream and performs them.
 class RankRunner {
 public:
   RankRunner(World& world, int rank, models::CallStreamPtr stream, double recorded_speed)
-      : world_(world), rank_(rank), stream_(std::move(stream)), recorded_speed_(recorded_speed)
+      : world_(world), rank_(rank), stream_(std::move(stream)), recorded_speed_(recorded_speed),
+        gpu_(*world.gpus, rank)
   {
     comms_[models::kWorldComm] = &world_.comms.front();
   }
@@ -185,19 +188,29 @@ private:
         remember(c, post_send(c, c.op == Op::Issend ? SendMode::Synchronous : SendMode::Standard));
         return;
       case Op::Recv:
-        return complete(post_recv(c, c.peer, c.tag, c.bytes), c);
+        complete(post_recv(c, c.peer, c.tag, c.bytes), c);
+        if (staged(c))
+          staging([&] { gpu_.after_device_recv(c.bytes); });
+        return;
       case Op::Irecv:
         remember(c, post_recv(c, c.peer, c.tag, c.bytes));
+        if (staged(c))
+          gpu_.note_device_irecv(c.request, c.bytes);
         return;
       case Op::Sendrecv: {
         const Communicator& comm = communicator(c.comm);
         int dst = world_rank(comm, c.peer);
         int src = c.src == models::kAnySource ? kAnySource : world_rank(comm, c.src);
-        RequestPtr s = world_.board.post_send(rank_, dst, c.bytes, c.tag, comm.p2p_context, SendMode::Standard);
+        auto [endpoint, mode] = device_send_setup(c, c.bytes, SendMode::Standard);
+        if (c.memory == models::Memory::Device && not nccl(c))
+          staging([&] { gpu_.before_device_recv(gpu_fail()); });  // GPUDirect pins the receive buffer too
+        RequestPtr s = world_.board.post_send(rank_, dst, c.bytes, c.tag, comm.p2p_context, mode, endpoint);
         RequestPtr r = world_.board.post_recv(rank_, src, c.recv_bytes, c.recv_tag == models::kAnyTag ? kAnyTag : c.recv_tag,
-                                              comm.p2p_context);
+                                              comm.p2p_context, endpoint);
         complete(s, c);
         complete(r, c);
+        if (staged(c))
+          staging([&] { gpu_.after_device_recv(c.recv_bytes); });
         return;
       }
       case Op::Wait:
@@ -217,9 +230,12 @@ private:
       case Op::GpuMemcpy:
       case Op::GpuSync:
       case Op::GpuMalloc:
-      case Op::GpuFree:
-        fail("GPU calls (" + std::string(models::op_name(c.op)) +
-             ") need the GPU emulation, which this version of gridcast does not have yet");
+      case Op::GpuFree: {
+        double begin = sg4::Engine::get_clock();
+        gpu_.perform(c, stream_->functions().name(c.function), gpu_fail());
+        stats_.compute_s += sg4::Engine::get_clock() - begin;  // GPU work the rank waits for counts as compute
+        return;
+      }
       default:
         break;
     }
@@ -264,7 +280,8 @@ private:
     int dst = world_rank(comm, c.peer);
     if (c.tag < 0)
       fail("a send needs a tag >= 0, got " + std::to_string(c.tag));
-    RequestPtr r = world_.board.post_send(rank_, dst, c.bytes, c.tag, comm.p2p_context, mode);
+    auto [endpoint, effective_mode] = device_send_setup(c, c.bytes, mode);
+    RequestPtr r = world_.board.post_send(rank_, dst, c.bytes, c.tag, comm.p2p_context, effective_mode, endpoint);
     if (world_.timeline != nullptr)
       world_.timeline->flow_start(rank_, r->message, sg4::Engine::get_clock());
     return r;
@@ -274,7 +291,63 @@ private:
   {
     const Communicator& comm = communicator(c.comm);
     int src = peer == models::kAnySource ? kAnySource : world_rank(comm, peer);
-    return world_.board.post_recv(rank_, src, bytes, tag == models::kAnyTag ? kAnyTag : tag, comm.p2p_context);
+    sg4::Host* endpoint = nullptr;
+    if (c.memory == models::Memory::Device) {
+      if (nccl(c)) {
+        endpoint = gpu_.system().device_of(rank_) != nullptr ? gpu_.system().device_of(rank_)->host : nullptr;
+        if (endpoint == nullptr)
+          fail("an NCCL receive needs a GPU, and rank " + std::to_string(rank_) + "'s node has none");
+      } else {
+        staging([&] { gpu_.before_device_recv(gpu_fail()); });
+        endpoint = gpu_.mpi_endpoint(gpu_fail());
+      }
+    }
+    return world_.board.post_recv(rank_, src, bytes, tag == models::kAnyTag ? kAnyTag : tag, comm.p2p_context, endpoint);
+  }
+
+  // --- GPU buffers (docs/gpu.md) ---
+
+  GpuFail gpu_fail() const
+  {
+    return [this](const std::string& reason) { fail(reason); };
+  }
+
+  /// NCCL calls: named ncclXxx, or on an NCCL communicator (the profiler numbers them from 65536).
+  bool nccl(const CallRecord& c) const
+  {
+    return c.comm >= 65536 || stream_->functions().name(c.function).rfind("nccl", 0) == 0;
+  }
+
+  /// True when a device buffer of this MPI call is staged through host memory (HostCopy, not NCCL).
+  bool staged(const CallRecord& c) const
+  {
+    return c.memory == models::Memory::Device && not nccl(c) && gpu_.mpi_mode() == GpuMpiMode::HostCopy;
+  }
+
+  /// Runs a staging or pinning step, counted as communication time.
+  template <class F>
+  void staging(F&& step)
+  {
+    double begin = sg4::Engine::get_clock();
+    step();
+    stats_.comm_s += sg4::Engine::get_clock() - begin;
+  }
+
+  /// For a send from a device buffer: stages or pins, and says where the bytes leave from and the mode
+  /// (GPUDirect is rendezvous only, as Open MPI does; NCCL moves GPU to GPU).
+  std::pair<sg4::Host*, SendMode> device_send_setup(const CallRecord& c, std::uint64_t bytes, SendMode mode)
+  {
+    if (c.memory != models::Memory::Device)
+      return {nullptr, mode};
+    if (nccl(c)) {
+      GpuDevice* d = gpu_.system().device_of(rank_);
+      if (d == nullptr)
+        fail("an NCCL send needs a GPU, and rank " + std::to_string(rank_) + "'s node has none");
+      return {d->host, mode};
+    }
+    staging([&] { gpu_.before_device_send(bytes, gpu_fail()); });
+    sg4::Host* endpoint = gpu_.mpi_endpoint(gpu_fail());
+    return {endpoint, endpoint != nullptr ? SendMode::Synchronous : mode};
   }
 
   void remember(const CallRecord& c, RequestPtr r)
@@ -322,6 +395,7 @@ private:
     RequestPtr r = std::move(it->second);
     requests_.erase(it);
     complete(r, c);
+    staging([&] { gpu_.request_completed(handle); });
   }
 
   void wait_any(const CallRecord& c)
@@ -333,6 +407,7 @@ private:
       auto it = requests_.find(h);
       if (it != requests_.end() && world_.board.test(it->second)) {
         requests_.erase(it);
+        staging([&] { gpu_.request_completed(h); });
         return;
       }
     }
@@ -360,6 +435,7 @@ private:
       requests_.erase(it);
       tested_.insert(c.request);
       failed_tests_ = 0;
+      staging([&] { gpu_.request_completed(c.request); });
       return;
     }
     // Like SMPI, a failing test costs simulated time, growing while the rank keeps polling, so that
@@ -393,7 +469,12 @@ private:
 
     std::string name;
     auto forced = world_.options.forced_algorithms.find(kind);
-    if (forced != world_.options.forced_algorithms.end())
+    const bool device = c.memory == models::Memory::Device;
+    if (device && nccl(c))
+      name = nccl_algorithm(kind, gpu_.system().nccl_algorithm());
+    if (not name.empty())
+      ;  // NCCL's own algorithm
+    else if (forced != world_.options.forced_algorithms.end())
       name = forced->second;
     else
       name = world_.registry.select(kind, args, comm.size());
@@ -412,12 +493,76 @@ private:
       stats_.compute_s += sg4::Engine::get_clock() - b;
     });
     blocked_detail_ = "inside " + std::string(collective_name(kind)) + " (" + name + ")";
+    // Device buffers: NCCL and GPUDirect move every message of the algorithm between GPU hosts; HostCopy
+    // stages this rank's send data to the host before and its result back after (docs/gpu.md).
+    auto [d2h_bytes, h2d_bytes] = staged_bytes(kind, args, comm);
+    if (device && nccl(c)) {
+      GpuDevice* d = gpu_.system().device_of(rank_);
+      if (d == nullptr)
+        fail("an NCCL collective needs a GPU, and rank " + std::to_string(rank_) + "'s node has none");
+      world_.board.set_endpoint_override(rank_, d->host);
+    } else if (device && gpu_.mpi_mode() == GpuMpiMode::GpuDirect) {
+      staging([&] { gpu_.before_device_recv(gpu_fail()); });  // pinning, once per call
+      world_.board.set_endpoint_override(rank_, gpu_.mpi_endpoint(gpu_fail()));
+    } else if (staged(c) && d2h_bytes > 0) {
+      staging([&] { gpu_.before_device_send(d2h_bytes, gpu_fail()); });
+    }
     (*algo)(ctx, args);
+    world_.board.set_endpoint_override(rank_, nullptr);
+    if (staged(c) && h2d_bytes > 0)
+      staging([&] { gpu_.after_device_recv(h2d_bytes); });
     blocked_detail_.clear();
     double elapsed = sg4::Engine::get_clock() - begin;
     double computed = stats_.compute_s - compute_before;
     stats_.wait_s += ctx.partner_wait_s();
     stats_.comm_s += std::max(0.0, elapsed - computed - ctx.partner_wait_s());
+  }
+
+  /// NCCL's algorithms expressed with gridcast's point-to-point ones; empty: the usual selection.
+  static std::string nccl_algorithm(CollectiveKind kind, const std::string& family)
+  {
+    const bool ring = family == "ring";
+    switch (kind) {
+      case CollectiveKind::Allreduce: return ring ? "ring" : "reduce_bcast";
+      case CollectiveKind::Allgather: return ring ? "ring" : "recursive_doubling";
+      case CollectiveKind::ReduceScatter: return ring ? "pairwise" : "recursive_halving";
+      case CollectiveKind::Bcast: return ring ? "scatter_allgather" : "binomial";
+      case CollectiveKind::Reduce: return ring ? "rabenseifner" : "binomial";
+      default: return {};
+    }
+  }
+
+  /// Bytes this rank's HostCopy staging moves: its send data to the host before the collective, its
+  /// result back to the device after.
+  std::pair<std::uint64_t, std::uint64_t> staged_bytes(CollectiveKind kind, const CollectiveArgs& a,
+                                                       const Communicator& comm) const
+  {
+    const std::uint64_t n = static_cast<std::uint64_t>(comm.size());
+    const bool root = comm.rank_of(rank_) == a.root;
+    const std::uint64_t recv = a.recv_bytes > 0 ? a.recv_bytes : a.bytes;
+    auto sum = [](const std::vector<std::uint64_t>& v) {
+      std::uint64_t t = 0;
+      for (auto x : v)
+        t += x;
+      return t;
+    };
+    const int me = comm.rank_of(rank_);
+    switch (kind) {
+      case CollectiveKind::Barrier: return {0, 0};
+      case CollectiveKind::Bcast: return root ? std::pair{a.bytes, std::uint64_t{0}} : std::pair{std::uint64_t{0}, a.bytes};
+      case CollectiveKind::Reduce: return {a.bytes, root ? a.bytes : 0};
+      case CollectiveKind::Allgather: return {a.bytes, recv * n};
+      case CollectiveKind::Alltoall: return {a.bytes * n, recv * n};
+      case CollectiveKind::Gather: return {a.bytes, root ? recv * n : 0};
+      case CollectiveKind::Scatter: return {root ? a.bytes * n : 0, recv};
+      case CollectiveKind::Alltoallv: return {sum(a.counts), sum(a.recv_counts)};
+      case CollectiveKind::Gatherv: return {a.bytes, root ? sum(a.recv_counts) : 0};
+      case CollectiveKind::Allgatherv: return {a.bytes, sum(a.recv_counts)};
+      case CollectiveKind::Scatterv: return {root ? sum(a.counts) : 0, a.recv_bytes};
+      case CollectiveKind::ReduceScatter:
+        return {sum(a.recv_counts), me >= 0 && me < static_cast<int>(a.recv_counts.size()) ? a.recv_counts[me] : 0};
+      default: return {a.bytes, a.bytes};  // allreduce, scan, exscan
+    }
   }
 
   void split(const CallRecord& c)
@@ -475,6 +620,7 @@ private:
   int rank_;
   models::CallStreamPtr stream_;
   double recorded_speed_;
+  RankGpu gpu_;
   RankStats stats_;
   std::vector<double> function_seconds_;
   std::vector<std::uint64_t> function_calls_;
@@ -552,6 +698,7 @@ ReplayResult replay(const models::TraceSource& trace, const ReplayOptions& optio
     timeline = std::make_unique<TimelineWriter>(timeline_path, hosts);
 
   World world(hosts, effective, timeline.get());
+  world.gpus = std::make_unique<GpuSystem>(engine, hosts, options.gpu, options.platform);
   world.board.set_link_accounting(options.link_stats);
   std::vector<std::unique_ptr<RankRunner>> runners;
   runners.reserve(np);
@@ -599,6 +746,7 @@ ReplayResult replay(const models::TraceSource& trace, const ReplayOptions& optio
   result.lat_factor             = platform::format_factor_segments(calibration.lat_factor);
   result.bw_factor              = platform::format_factor_segments(calibration.bw_factor);
   result.calibration            = calibration.calibration;
+  result.gpu_costs              = world.gpus->cost_report();
   for (const auto& [link, bytes] : world.board.link_bytes()) {
     LinkStats s;
     s.name = link->get_name();

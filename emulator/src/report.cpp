@@ -111,6 +111,13 @@ void write_prediction(const std::filesystem::path& file, const ReplayResult& res
     for (const auto& [name, value] : run.options->simgrid_cfg)
       sg.push_back(name + ":" + value);
     config["simgrid_cfg"] = std::move(sg);
+    // GPU buffers in MPI and the GPU runtime costs with where each came from (docs/gpu.md).
+    config["gpu_mpi"] = gpu_mpi_mode_name(run.options->gpu.mpi);
+    config["nccl_algorithm"] = run.options->gpu.nccl_algorithm;
+    ordered costs = ordered::object();
+    for (const auto& [key, value] : result.gpu_costs)
+      costs[key] = {{"seconds", value.first}, {"from", value.second}};
+    config["gpu_costs"] = std::move(costs);
   }
   j["config"] = std::move(config);
   // Whether the platform's calibration reached the network model (docs/formats.md).

@@ -112,6 +112,7 @@ enum BinaryField : unsigned {
   kFieldDevice,
   kFieldMemory,
   kFieldLine,  // only in spill files written with keep_lines (TIT import): the source line number
+  kFieldDeviceSeconds,  // gpu_kernel: the kernel's duration on the device (added by the GPU issue)
   kFieldCount
 };
 

@@ -193,6 +193,7 @@ void BinaryEncoder::encode(const CallRecord& r, const FunctionTable& functions, 
   bit(kFieldDevice, r.device != d.device);
   bit(kFieldMemory, r.memory != d.memory);
   bit(kFieldLine, keep_lines_ && r.line != 0);
+  bit(kFieldDeviceSeconds, r.device_seconds != d.device_seconds);
 
   out.push_back(static_cast<char>(1 + static_cast<int>(r.op)));
   put_varint(out, mask);
@@ -250,6 +251,8 @@ void BinaryEncoder::encode(const CallRecord& r, const FunctionTable& functions, 
     out.push_back(static_cast<char>(r.memory));
   if (has(kFieldLine))
     put_varint(out, r.line);
+  if (has(kFieldDeviceSeconds))
+    put_double(out, r.device_seconds);
 }
 
 BinaryTraceStream::BinaryTraceStream(const fs::path& file, int rank, std::string display)
@@ -416,8 +419,11 @@ bool BinaryTraceStream::next(CallRecord& out)
         fail("corrupt record: memory " + std::to_string(m));
       out.memory = static_cast<Memory>(m);
     }
-    ++record_no_;
-    out.line = has(kFieldLine) ? varint() : record_no_;
+    const std::uint64_t source_line = has(kFieldLine) ? varint() : 0;
+    if (has(kFieldDeviceSeconds))
+      out.device_seconds = double_field();
+    ++record_no_;  // only now: errors above name the record being read
+    out.line = has(kFieldLine) ? source_line : record_no_;
     return true;
   }
 }
@@ -454,6 +460,7 @@ enum class JField : std::uint8_t {
   Stream,
   Device,
   Memory,
+  DeviceSeconds,
   None
 };
 
@@ -482,6 +489,7 @@ JField field_from_key(std::string_view k)
       {"stream", JField::Stream},
       {"device", JField::Device},
       {"memory", JField::Memory},
+      {"device_seconds", JField::DeviceSeconds},
   };
   for (const auto& [name, f] : kKeys)
     if (name == k)
@@ -765,6 +773,8 @@ private:
         else
           return fail("expected \"host\" or \"device\"");
         return true;
+      case JField::DeviceSeconds:
+        return to_double(v, rec_.device_seconds);
       case JField::None:
         break;
     }
@@ -946,7 +956,7 @@ private:
 
 void check_finite(const CallRecord& r, const OutputFile& file, std::uint64_t record_no)
 {
-  if (not std::isfinite(r.seconds) || not std::isfinite(r.flops))
+  if (not std::isfinite(r.seconds) || not std::isfinite(r.flops) || not std::isfinite(r.device_seconds))
     throw InputError(detail::at_line(file.path().string(), record_no),
                      "cannot write a non-finite seconds or flops value");
 }
@@ -1041,6 +1051,8 @@ public:
       num("device", r.device);
     if (r.memory != d.memory)
       o += r.memory == Memory::Device ? ",\"memory\":\"device\"" : ",\"memory\":\"host\"";
+    if (r.device_seconds != d.device_seconds)
+      num("device_seconds", r.device_seconds);
     o += "}\n";
     file_.maybe_flush();
   }

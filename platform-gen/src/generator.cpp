@@ -478,6 +478,17 @@ PlatformModel build_platform(const PlatformSpec& spec, const Calibration* calibr
         m.zone_properties.push_back({"gridcast:bw-factor", format_factor_segments(n.bw_factor)});
       m.zone_properties.push_back({"gridcast:eager-threshold", std::to_string(n.eager_threshold_bytes)});
     }
+    // GPU runtime costs measured by `gridcast calibrate` replace the emulator's defaults (docs/gpu.md);
+    // zero means not measured.
+    if (calibration->gpu) {
+      const GpuCalibration& g = *calibration->gpu;
+      if (g.malloc_s > 0)
+        m.zone_properties.push_back({"gridcast:gpu-malloc-s", format_number(g.malloc_s)});
+      if (g.free_s > 0)
+        m.zone_properties.push_back({"gridcast:gpu-free-s", format_number(g.free_s)});
+      if (g.host_alloc_s_per_byte > 0)
+        m.zone_properties.push_back({"gridcast:gpu-host-alloc-s-per-byte", format_number(g.host_alloc_s_per_byte)});
+    }
   }
   return std::move(m);
 }

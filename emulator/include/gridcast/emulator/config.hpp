@@ -3,6 +3,7 @@
 #pragma once
 
 #include "gridcast/emulator/collectives.hpp"
+#include "gridcast/emulator/gpu.hpp"
 #include "gridcast/platform/placement.hpp"
 
 #include <cstdint>
@@ -27,6 +28,7 @@ struct ReplayOptions {
   bool timeline = true;                   ///< write timeline.json when out_dir is set
   bool link_stats = true;                 ///< track bytes per link (SimGrid's link-load plugin)
   double recorded_host_speed_flops = 0;   ///< from run.json; 0 when the trace gives flops (TIT)
+  GpuOptions gpu;                         ///< --gpu-mpi and gridcast/gpu/... (docs/gpu.md)
 };
 
 /// The gridcast/... keys understood by --cfg, with their help text (for --help and docs).

@@ -78,6 +78,8 @@ struct Request {
   double post_time = 0;         ///< simulated time it was posted
   std::shared_ptr<Transfer> transfer;  ///< set at match time
   bool has_waiter = false;      ///< the owner is blocked on its semaphore until this request matches
+  /// Where the bytes leave (send) or land (recv) when not the owner's host: a GPU host under GPUDirect.
+  sg4::Host* endpoint = nullptr;
 };
 using RequestPtr = std::shared_ptr<Request>;
 
@@ -95,9 +97,13 @@ public:
   const Options& options() const { return options_; }
 
   /// Posts a send from `from` to `to`. Starts the transfer if a matching receive is posted.
-  RequestPtr post_send(int from, int to, std::uint64_t bytes, int tag, int context, SendMode mode);
+  RequestPtr post_send(int from, int to, std::uint64_t bytes, int tag, int context, SendMode mode,
+                       sg4::Host* endpoint = nullptr);
   /// Posts a receive at `at` from `from` (or kAnySource). Starts the transfer if a matching send waits.
-  RequestPtr post_recv(int at, int from, std::uint64_t bytes, int tag, int context);
+  RequestPtr post_recv(int at, int from, std::uint64_t bytes, int tag, int context, sg4::Host* endpoint = nullptr);
+  /// While set, every send or receive `rank` posts without an explicit endpoint uses `host` (a rank inside
+  /// a collective on GPU buffers under GPUDirect or NCCL); nullptr clears it.
+  void set_endpoint_override(int rank, sg4::Host* host) { endpoint_override_[rank] = host; }
 
   /// Blocks the calling actor until `request` has completed. Returns the seconds spent before the
   /// transfer started (waiting for the partner), for the wait/communication breakdown.
@@ -130,7 +136,8 @@ private:
 
   std::vector<sg4::Host*> hosts_;
   std::vector<Queues> queues_;
-  std::vector<sg4::SemaphorePtr> wakeups_;  ///< one per rank, count 0: acquire blocks until a match
+  std::vector<sg4::SemaphorePtr> wakeups_;
+  std::vector<sg4::Host*> endpoint_override_;  ///< per rank, see set_endpoint_override  ///< one per rank, count 0: acquire blocks until a match
   Options options_;
   std::uint64_t messages_ = 0;
   std::uint64_t next_message_ = 1;

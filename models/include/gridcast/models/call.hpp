@@ -115,6 +115,9 @@ struct CallRecord {
   std::int32_t stream = -1;
   std::int32_t device = -1;
   Memory memory = Memory::Host;
+  /// gpu_kernel: the kernel's duration on the device in seconds (< 0: unknown; then `flops` is its work).
+  /// `seconds` stays the host-side launch, as the profiler records it.
+  double device_seconds = -1.0;
 
   std::uint64_t line = 0;  ///< line (JSON lines, TIT) or record number (binary) in the source file, 1-based
 

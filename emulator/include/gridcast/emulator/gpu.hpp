@@ -1,0 +1,183 @@
+// GPUs in the emulator (issue 5; docs/gpu.md).
+//
+// Every GPU is a SimGrid host of the platform (`node-<i>.gpu-<j>`, property gridcast:kind=gpu). A rank
+// drives the GPU at its local index on its node (ranks placed on one CPU host are numbered 0, 1, ... in
+// rank order; GPU = local index mod the node's GPU count), as `cudaSetDevice(local_rank)` does.
+//
+// - A stream is a daemon actor on the GPU host that runs its operations in order: a kernel is an
+//   execution of `flops` on the GPU host (so concurrent kernels of several streams share the GPU host's
+//   cores exactly as SimGrid's CPU model shares a host: the core count is the per-GPU concurrency), a
+//   copy is a SimGrid communication between the CPU host and the GPU host (or two GPU hosts) along the
+//   platform's route, so copies contend on the shared PCIe root link and overlap kernels as the fluid
+//   model decides.
+// - The rank's own actor only submits: a launch or an async copy returns at once (after the runtime's
+//   queueing overhead); a synchronous copy, a stream/device synchronisation or an event synchronisation
+//   blocks the rank until the stream has drained up to that point.
+// - MPI calls whose buffer is on the device (memory: device) are staged through host memory (HostCopy)
+//   or read and written by the NIC straight from GPU memory (GPUDirect), per `--gpu-mpi`.
+#pragma once
+
+#include <simgrid/s4u/ConditionVariable.hpp>
+#include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Mutex.hpp>
+#include <simgrid/s4u/Semaphore.hpp>
+
+#include <cstdint>
+#include <deque>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace gridcast::models {
+struct CallRecord;
+}
+
+namespace gridcast::emulator {
+
+namespace sg4 = simgrid::s4u;
+
+/// How MPI moves a buffer that lives in GPU memory.
+enum class GpuMpiMode : std::uint8_t {
+  HostCopy,   ///< device-to-host copy, MPI transfer between CPU hosts, host-to-device copy
+  GpuDirect,  ///< the NIC reads/writes GPU memory: transfer between GPU hosts, rendezvous only, pinning cost
+};
+
+/// Runtime costs the GPU hardware model does not produce by itself. Defaults: seed 002 Table 2 (runtime
+/// operations) and seed 001 Table I (HostCopy staging, GPUDirect pinning).
+struct GpuCosts {
+  double malloc_s = 175e-6;                      ///< one cudaMalloc
+  double free_s = 125e-6;                        ///< one cudaFree
+  double host_alloc_s_per_byte = 650e-6 / 1e6;   ///< cudaHostAlloc: 650 us per MB pinned
+  double queue_s = 10e-6;                        ///< submitting one copy to the transfer queue
+  double staging_latency_s = 2000e-9;            ///< HostCopy: fixed cost of one staging cudaMemcpy
+  double staging_s_per_byte = 0.07e-9;           ///< HostCopy: cost per byte of one staging cudaMemcpy
+  double pin_s = 4000e-9;                        ///< GPUDirect: pinning the GPU buffer, per MPI call and side
+};
+
+/// Where each figure of GpuCosts came from: "default", "platform" or "cfg".
+struct GpuCostSources {
+  std::map<std::string, std::string> source;
+};
+
+struct GpuOptions {
+  GpuMpiMode mpi = GpuMpiMode::HostCopy;
+  GpuCosts costs;
+  std::map<std::string, bool> set_by_cfg;  ///< cost keys given with --cfg (they win over the platform)
+  std::string nccl_algorithm = "ring";     ///< "ring" or "tree"
+};
+
+/// The gridcast/gpu/... keys of --cfg with their help text.
+const std::vector<std::pair<std::string, std::string>>& gpu_cfg_keys();
+/// Applies a gridcast/gpu/... key; returns false when `name` is not one of them.
+bool apply_gpu_cfg(GpuOptions& options, const std::string& name, const std::string& value);
+/// Parses `hostcopy` or `gpudirect` (InputError naming the option otherwise).
+GpuMpiMode parse_gpu_mpi_mode(const std::string& text, const std::string& option);
+std::string gpu_mpi_mode_name(GpuMpiMode mode);
+
+/// The error a GPU call raises: the RankGpu's caller turns it into an InputError naming the call.
+using GpuFail = std::function<void(const std::string&)>;
+
+/// One GPU of the platform, shared by the ranks that drive it.
+struct GpuDevice {
+  sg4::Host* host = nullptr;
+  int node = 0;
+  int index = 0;                 ///< gridcast:gpu
+  std::uint64_t capacity_bytes = 0;  ///< gridcast:memory-bytes; 0: not tracked
+  std::uint64_t used_bytes = 0;
+};
+
+/// GPU state of one run: the devices, which rank drives which, the effective costs.
+class GpuSystem {
+public:
+  /// `rank_hosts`: the CPU host of each rank. Reads GPU hosts and cost properties from the loaded
+  /// platform; the platform file is named in errors.
+  GpuSystem(const sg4::Engine& engine, const std::vector<sg4::Host*>& rank_hosts, const GpuOptions& options,
+            const std::filesystem::path& platform_file);
+
+  /// The device rank `rank` drives; nullptr when its node has no GPU.
+  GpuDevice* device_of(int rank) { return rank_device_[rank]; }
+  /// GPU `index` of the node of rank `rank`'s host; nullptr when absent.
+  GpuDevice* node_device(int rank, int index);
+  sg4::Host* cpu_host(int rank) const { return rank_hosts_[rank]; }
+
+  const GpuCosts& costs() const { return costs_; }
+  const std::map<std::string, std::string>& cost_sources() const { return cost_sources_; }
+  /// Every cost as (cfg key, seconds, source: "default", "platform" or "cfg"), for prediction.json.
+  std::map<std::string, std::pair<double, std::string>> cost_report() const;
+  GpuMpiMode mpi_mode() const { return options_.mpi; }
+  const std::string& nccl_algorithm() const { return options_.nccl_algorithm; }
+
+private:
+  std::vector<sg4::Host*> rank_hosts_;
+  std::vector<GpuDevice*> rank_device_;
+  std::map<int, std::vector<GpuDevice*>> node_devices_;  ///< node -> devices by index
+  std::deque<GpuDevice> devices_;
+  GpuOptions options_;
+  GpuCosts costs_;
+  std::map<std::string, std::string> cost_sources_;
+};
+
+/// The GPU side of one rank: its streams, events and allocations.
+class RankGpu {
+public:
+  RankGpu(GpuSystem& system, int rank);
+  ~RankGpu();
+  RankGpu(const RankGpu&) = delete;
+  RankGpu& operator=(const RankGpu&) = delete;
+
+  /// Performs a gpu_* call named `function` (the application's function: a name ending in `Async` makes a
+  /// copy asynchronous; `cudaEventRecord` records an event). Bad input calls `fail`, which must throw.
+  void perform(const models::CallRecord& c, const std::string& function, const GpuFail& fail);
+
+  // --- MPI with device buffers (records with memory: device) ---
+  /// Before the data of a device-buffer send leaves: HostCopy stages it to the host, GPUDirect pins.
+  void before_device_send(std::uint64_t bytes, const GpuFail& fail);
+  /// Before a device-buffer receive is posted: GPUDirect pins (HostCopy has nothing to do yet).
+  void before_device_recv(const GpuFail& fail);
+  /// After a device-buffer receive completed: HostCopy stages the data back to the device.
+  void after_device_recv(std::uint64_t bytes);
+  /// The host the NIC reads or writes for a device buffer: the GPU host under GPUDirect, else nullptr
+  /// (the rank's CPU host).
+  sg4::Host* mpi_endpoint(const GpuFail& fail);
+  /// Remembers a nonblocking device-buffer receive, to stage it back when it completes.
+  void note_device_irecv(std::int64_t request, std::uint64_t bytes) { device_irecvs_[request] = bytes; }
+  /// A request completed: stages it back when it was a device-buffer receive.
+  void request_completed(std::int64_t request);
+  GpuMpiMode mpi_mode() const { return system_.mpi_mode(); }
+  GpuSystem& system() { return system_; }
+
+  /// Seconds this rank spent in GPU calls and staging (blocked or paying runtime costs).
+  double gpu_s() const { return gpu_s_; }
+
+private:
+  struct Stream;
+  Stream& stream(int id, const GpuFail& fail);
+  GpuDevice& device(const GpuFail& fail);
+  void sleep(double seconds);
+  void wait_stream(Stream& s, std::uint64_t target);
+  void memcpy(const models::CallRecord& c, const GpuFail& fail);
+  void sync(const models::CallRecord& c, const GpuFail& fail);
+  void malloc(const models::CallRecord& c, const GpuFail& fail);
+  void free(const models::CallRecord& c, const GpuFail& fail);
+
+  GpuSystem& system_;
+  int rank_;
+  std::map<int, std::unique_ptr<Stream>> streams_;
+  struct EventMark {
+    Stream* stream = nullptr;
+    std::uint64_t target = 0;
+  };
+  std::map<std::int64_t, EventMark> events_;
+  std::map<std::int64_t, std::uint64_t> device_irecvs_;
+  std::uint64_t allocated_bytes_ = 0;  ///< device memory this rank holds
+  std::string function_;      ///< the call in progress (for errors)
+  bool async_ = false;        ///< the call in progress is an ...Async one
+  bool event_record_ = false; ///< the call in progress is cudaEventRecord
+  double gpu_s_ = 0;
+};
+
+}  // namespace gridcast::emulator

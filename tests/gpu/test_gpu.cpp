@@ -1,0 +1,464 @@
+// GPU emulation end to end on tiny hand-written platforms, against hand-computed times (issue 5).
+// CM02 without cross traffic is used so that one lone flow takes exactly latency + bytes / bandwidth.
+#include "gridcast/emulator/replay.hpp"
+#include "gridcast/models/errors.hpp"
+#include "gridcast/models/profile.hpp"
+
+#include "../support.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace gridcast;
+using namespace gridcast::emulator;
+using gridcast::test::TempDir;
+
+namespace {
+
+// Figures of the test platform.
+constexpr double kRootBw = 10e9;      // the shared PCIe root link of a node: 10 GB/s
+constexpr double kRootLat = 1e-6;
+constexpr double kDeviceBw = 100e9;   // each GPU's own up/down link: never the bottleneck
+constexpr double kNetBw = 5e9;        // the network between the nodes' NICs
+constexpr double kNetLat = 2e-6;
+constexpr double kNvBw = 50e9;        // NVLink between the two GPUs of a node
+constexpr double kNvLat = 0.5e-6;
+constexpr double kGpuSpeed = 1e12;
+constexpr double kQueue = 10e-6;      // default transfer-queue cost (seed 002 Table 2)
+
+std::string gpu_host(int node, int gpu, int cores, std::uint64_t memory)
+{
+  std::string id = "node-" + std::to_string(node) + ".gpu-" + std::to_string(gpu);
+  return "<host id=\"" + id + "\" speed=\"1Tf\" core=\"" + std::to_string(cores) +
+         "\"><prop id=\"gridcast:kind\" value=\"gpu\"/><prop id=\"gridcast:node\" value=\"" + std::to_string(node) +
+         "\"/><prop id=\"gridcast:gpu\" value=\"" + std::to_string(gpu) +
+         "\"/><prop id=\"gridcast:memory-bytes\" value=\"" + std::to_string(memory) + "\"/></host>\n";
+}
+
+std::string route(const std::string& src, const std::string& dst, const std::vector<std::string>& links)
+{
+  std::string r = "<route src=\"" + src + "\" dst=\"" + dst + "\" symmetrical=\"NO\">";
+  for (const auto& l : links) {
+    auto slash = l.find('/');
+    if (slash == std::string::npos)
+      r += "<link_ctn id=\"" + l + "\"/>";
+    else
+      r += "<link_ctn id=\"" + l.substr(0, slash) + "\" direction=\"" + l.substr(slash + 1) + "\"/>";
+  }
+  return r + "</route>\n";
+}
+
+/// `nodes` nodes, each a CPU host node-i with two GPUs node-i.gpu-0/1 behind a shared root link
+/// (seed 002 Fig. 2(b)), NVLink between the two GPUs, and one network link between the CPU hosts.
+std::string platform_xml(int nodes, int gpu_cores = 1, std::uint64_t gpu_memory = 1000000000, const std::string& extra_root_props = "")
+{
+  std::string x = "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+                  "<platform version=\"4.1\">\n<zone id=\"z\" routing=\"Full\">\n" + extra_root_props;
+  for (int n = 0; n < nodes; ++n) {
+    std::string N = "node-" + std::to_string(n);
+    x += "<host id=\"" + N + "\" speed=\"1Gf\" core=\"8\"><prop id=\"gridcast:kind\" value=\"cpu\"/>"
+         "<prop id=\"gridcast:node\" value=\"" + std::to_string(n) + "\"/></host>\n";
+    for (int g = 0; g < 2; ++g)
+      x += gpu_host(n, g, gpu_cores, gpu_memory);
+  }
+  for (int n = 0; n < nodes; ++n) {
+    std::string N = "node-" + std::to_string(n);
+    x += "<link id=\"" + N + ".root\" bandwidth=\"10GBps\" latency=\"1us\" sharing_policy=\"SHARED\"/>\n";
+    x += "<link id=\"" + N + ".loop\" bandwidth=\"100GBps\" latency=\"0us\" sharing_policy=\"FATPIPE\"/>\n";
+    x += "<link id=\"" + N + ".nv\" bandwidth=\"50GBps\" latency=\"0.5us\" sharing_policy=\"SPLITDUPLEX\"/>\n";
+    for (int g = 0; g < 2; ++g) {
+      std::string G = N + ".gpu-" + std::to_string(g);
+      x += "<link id=\"" + G + ".up\" bandwidth=\"100GBps\" latency=\"0us\"/>\n";
+      x += "<link id=\"" + G + ".down\" bandwidth=\"100GBps\" latency=\"0us\"/>\n";
+      x += "<link id=\"" + G + ".copy\" bandwidth=\"100GBps\" latency=\"0us\"/>\n";
+    }
+  }
+  x += "<link id=\"net\" bandwidth=\"5GBps\" latency=\"2us\" sharing_policy=\"SPLITDUPLEX\"/>\n";
+  for (int n = 0; n < nodes; ++n) {
+    std::string N = "node-" + std::to_string(n);
+    x += route(N, N, {N + ".loop"});
+    for (int g = 0; g < 2; ++g) {
+      std::string G = N + ".gpu-" + std::to_string(g);
+      x += route(N, G, {N + ".root", G + ".down"});
+      x += route(G, N, {G + ".up", N + ".root"});
+      x += route(G, G, {G + ".copy"});
+    }
+    x += route(N + ".gpu-0", N + ".gpu-1", {N + ".nv/UP"});
+    x += route(N + ".gpu-1", N + ".gpu-0", {N + ".nv/DOWN"});
+  }
+  if (nodes == 2) {
+    x += route("node-0", "node-1", {"net/UP"});
+    x += route("node-1", "node-0", {"net/DOWN"});
+    for (int g = 0; g < 2; ++g)
+      for (int h = 0; h < 2; ++h) {
+        std::string a = "node-0.gpu-" + std::to_string(g), b = "node-1.gpu-" + std::to_string(h);
+        // GPUDirect: the NIC reads GPU memory through the root complex.
+        x += route(a, b, {a + ".up", "node-0.root", "net/UP", "node-1.root", b + ".down"});
+        x += route(b, a, {b + ".up", "node-1.root", "net/DOWN", "node-0.root", a + ".down"});
+      }
+  }
+  return x + "</zone>\n</platform>\n";
+}
+
+struct Setup {
+  int nodes = 1;
+  int ranks_per_node = 1;
+  int gpu_cores = 1;
+  std::uint64_t gpu_memory = 1000000000;
+  std::string root_props;
+  std::vector<std::string> cfg;
+  GpuMpiMode mode = GpuMpiMode::HostCopy;
+};
+
+/// `nodes` nodes with `ranks_per_node` ranks each, other settings at their defaults.
+Setup setup(int nodes, int ranks_per_node)
+{
+  Setup s;
+  s.nodes = nodes;
+  s.ranks_per_node = ranks_per_node;
+  return s;
+}
+
+ReplayResult run(const TempDir& dir, const std::vector<std::string>& ranks, const Setup& s = {})
+{
+  test::write_jsonl_profile(dir / "trace", ranks, 1e9);
+  test::write_file(dir / "platform.xml", platform_xml(s.nodes, s.gpu_cores, s.gpu_memory, s.root_props));
+  ReplayOptions opts;
+  opts.platform = dir / "platform.xml";
+  opts.placement.ranks_per_host = s.ranks_per_node;
+  opts.gpu.mpi = s.mode;
+  apply_cfg(opts, "network/model:CM02");
+  apply_cfg(opts, "network/crosstraffic:0");
+  for (const auto& c : s.cfg)
+    apply_cfg(opts, c);
+  models::ProfileDir trace(dir / "trace");
+  opts.recorded_host_speed_flops = trace.info().host.speed_flops;
+  return replay(trace, opts);
+}
+
+std::string h2d(std::uint64_t bytes, const std::string& fn = "cudaMemcpy", int stream = 0)
+{
+  return "{\"op\":\"gpu_memcpy\",\"fn\":\"" + fn + "\",\"tag\":1,\"bytes\":" + std::to_string(bytes) +
+         ",\"stream\":" + std::to_string(stream) + ",\"memory\":\"device\"}\n";
+}
+
+std::string kernel(double seconds_on_gpu, int stream)
+{
+  return "{\"op\":\"gpu_kernel\",\"fn\":\"cudaLaunchKernel\",\"flops\":" + std::to_string(seconds_on_gpu * kGpuSpeed) +
+         ",\"stream\":" + std::to_string(stream) + "}\n";
+}
+
+const std::string kDeviceSync = "{\"op\":\"gpu_sync\",\"fn\":\"cudaDeviceSynchronize\"}\n";
+
+}  // namespace
+
+TEST_CASE("gpu: one copy takes queue + latency + bytes / bandwidth", "[gpu]")
+{
+  TempDir dir;
+  auto r = run(dir, {h2d(100000000)});
+  // Route node-0 -> node-0.gpu-0: root (10 GB/s, 1 us) then the GPU's down link (100 GB/s, 0 us).
+  REQUIRE(r.makespan_s == Approx(kQueue + kRootLat + 1e8 / kRootBw).epsilon(1e-9));
+}
+
+// Each TEST_CASE replays once: a SimGrid engine lives once per process (ctest runs each case alone).
+TEST_CASE("gpu: a device-to-host copy takes the up link and the same root link", "[gpu]")
+{
+  TempDir dir2;
+  auto back = run(dir2, {"{\"op\":\"gpu_memcpy\",\"fn\":\"cudaMemcpy\",\"tag\":2,\"bytes\":50000000}\n"});
+  REQUIRE(back.makespan_s == Approx(kQueue + kRootLat + 5e7 / kRootBw).epsilon(1e-9));
+}
+
+TEST_CASE("gpu: two concurrent copies through the shared root link take twice as long", "[gpu]")
+{
+  TempDir dir;
+  // Two ranks on node-0 drive GPU 0 and GPU 1; both copy 1e8 bytes host to device at once.
+  auto r = run(dir, {h2d(100000000), h2d(100000000)}, setup(1, 2));
+  REQUIRE(r.ranks[0].host == "node-0");
+  REQUIRE(r.ranks[1].host == "node-0");
+  REQUIRE(r.makespan_s == Approx(kQueue + kRootLat + 2 * 1e8 / kRootBw).epsilon(1e-9));
+  REQUIRE(r.ranks[0].finish_s == Approx(r.ranks[1].finish_s).epsilon(1e-12));
+}
+
+TEST_CASE("gpu: a copy overlapping a longer kernel adds nothing", "[gpu]")
+{
+  TempDir dir;
+  // Kernel of 50 ms on stream 1, async copy of 10 ms on stream 2: the copy hides under the kernel.
+  auto overlap = run(dir, {kernel(0.05, 1) + h2d(100000000, "cudaMemcpyAsync", 2) + kDeviceSync});
+  REQUIRE(overlap.makespan_s == Approx(0.05).epsilon(1e-9));
+}
+
+TEST_CASE("gpu: a copy on the kernel's stream waits for the kernel", "[gpu]")
+{
+  TempDir dir2;
+  auto serial = run(dir2, {kernel(0.05, 1) + h2d(100000000, "cudaMemcpyAsync", 1) + kDeviceSync});
+  REQUIRE(serial.makespan_s == Approx(0.05 + kRootLat + 1e8 / kRootBw).epsilon(1e-9));
+}
+
+TEST_CASE("gpu: a synchronous copy blocks the rank", "[gpu]")
+{
+  TempDir dir3;
+  auto sync = run(dir3, {h2d(100000000) + "{\"op\":\"compute\",\"flops\":1000000}\n"});
+  REQUIRE(sync.makespan_s == Approx(kQueue + kRootLat + 1e8 / kRootBw + 1e-3).epsilon(1e-9));
+}
+
+TEST_CASE("gpu: an async copy lets the rank compute while it travels", "[gpu]")
+{
+  TempDir dir4;
+  auto async = run(dir4, {h2d(100000000, "cudaMemcpyAsync") + "{\"op\":\"compute\",\"flops\":1000000}\n"});
+  REQUIRE(async.makespan_s == Approx(kQueue + 1e-3).epsilon(1e-9));
+}
+
+TEST_CASE("gpu: a kernel given by its duration runs that long, after the host's launch cost", "[gpu]")
+{
+  TempDir dir;
+  auto r = run(dir, {"{\"op\":\"gpu_kernel\",\"fn\":\"cudaLaunchKernel\",\"seconds\":5e-06,\"device_seconds\":0.02}\n" +
+                     kDeviceSync});
+  REQUIRE(r.makespan_s == Approx(5e-6 + 0.02).epsilon(1e-9));
+}
+
+namespace {
+const std::string kThreeKernels = kernel(0.05, 1) + kernel(0.05, 2) + kernel(0.05, 3) + kDeviceSync;
+}
+
+TEST_CASE("gpu: kernels of different streams share a GPU of concurrency 1", "[gpu]")
+{
+  TempDir dir;
+  auto shared = run(dir, {kThreeKernels});
+  REQUIRE(shared.makespan_s == Approx(0.15).epsilon(1e-9));  // one core: the three share the GPU
+}
+
+TEST_CASE("gpu: kernels of different streams overlap up to the GPU's concurrency (its host's cores)", "[gpu]")
+{
+  const std::string& trace = kThreeKernels;
+  TempDir dir2;
+  Setup two;
+  two.gpu_cores = 2;
+  auto partly = run(dir2, {trace}, two);
+  // Two at full speed; the three share two cores (2/3 each) until all end at 0.075 s.
+  REQUIRE(partly.makespan_s == Approx(0.075).epsilon(1e-9));
+}
+
+TEST_CASE("gpu: kernels of different streams overlap fully below the GPU's concurrency", "[gpu]")
+{
+  const std::string& trace = kThreeKernels;
+  TempDir dir3;
+  Setup four;
+  four.gpu_cores = 4;
+  REQUIRE(run(dir3, {trace}, four).makespan_s == Approx(0.05).epsilon(1e-9));
+}
+
+TEST_CASE("gpu: stream and device synchronisation", "[gpu]")
+{
+  TempDir dir;
+  // Stream 1 runs 50 ms, stream 2 runs 20 ms (the GPU runs two kernels at once). Waiting for stream 2
+  // alone, then computing 1 ms, ends at 21 ms; the device synchronisation afterwards waits for stream 1.
+  Setup two;
+  two.gpu_cores = 2;
+  auto r = run(dir, {kernel(0.05, 1) + kernel(0.02, 2) +
+                     "{\"op\":\"gpu_sync\",\"fn\":\"cudaStreamSynchronize\",\"stream\":2}\n"
+                     "{\"op\":\"compute\",\"flops\":1000000}\n" +
+                     kDeviceSync},
+               two);
+  REQUIRE(r.functions.at("cudaStreamSynchronize").seconds == Approx(0.02).epsilon(1e-9));
+  REQUIRE(r.functions.at("cudaDeviceSynchronize").seconds == Approx(0.029).epsilon(1e-9));
+  REQUIRE(r.makespan_s == Approx(0.05).epsilon(1e-9));
+}
+
+TEST_CASE("gpu: event synchronisation", "[gpu]")
+{
+  // An event recorded on stream 1 after its first kernel: synchronising on it waits for that kernel only.
+  TempDir dir2;
+  auto e = run(dir2, {kernel(0.03, 1) + "{\"op\":\"gpu_sync\",\"fn\":\"cudaEventRecord\",\"stream\":1,\"request\":7}\n" +
+                      kernel(0.04, 1) + "{\"op\":\"gpu_sync\",\"fn\":\"cudaEventSynchronize\",\"request\":7}\n" +
+                      "{\"op\":\"sleep\",\"seconds\":0.001}\n"});
+  // The rank ends at 31 ms; the makespan is the rank's end (stream work nobody waits for is not counted).
+  REQUIRE(e.ranks[0].finish_s == Approx(0.031).epsilon(1e-9));
+}
+
+TEST_CASE("gpu: malloc and free costs", "[gpu]")
+{
+  TempDir dir;
+  auto ok = run(dir, {"{\"op\":\"gpu_malloc\",\"fn\":\"cudaMalloc\",\"bytes\":600000000,\"memory\":\"device\"}\n"
+                      "{\"op\":\"gpu_free\",\"fn\":\"cudaFree\",\"bytes\":600000000,\"memory\":\"device\"}\n"
+                      "{\"op\":\"gpu_malloc\",\"fn\":\"cudaMalloc\",\"bytes\":600000000,\"memory\":\"device\"}\n"
+                      "{\"op\":\"gpu_malloc\",\"fn\":\"cudaHostAlloc\",\"bytes\":2000000}\n"});
+  REQUIRE(ok.makespan_s == Approx(175e-6 + 125e-6 + 175e-6 + 2 * 650e-6).epsilon(1e-9));
+}
+
+TEST_CASE("gpu: device memory overflow is an error naming rank, call and sizes", "[gpu]")
+{
+
+  // Three ranks on node-0 and its two GPUs: ranks 0 and 1 drive GPUs 0 and 1, rank 2 wraps around to GPU 0
+  // and finds 600 MB of its 1 GB taken by rank 0.
+  TempDir dir2;
+  const std::string alloc = "{\"op\":\"gpu_malloc\",\"fn\":\"cudaMalloc\",\"bytes\":600000000,\"memory\":\"device\"}\n";
+  try {
+    run(dir2, {alloc, "{\"op\":\"sleep\",\"seconds\":1}\n", "{\"op\":\"sleep\",\"seconds\":0.5}\n" + alloc},
+        setup(1, 3));
+    FAIL("no error");
+  } catch (const InputError& e) {
+    std::string what = e.what();
+    INFO(what);
+    REQUIRE(what.find("rank-00002.jsonl:2") != std::string::npos);
+    REQUIRE(what.find("rank 2") != std::string::npos);
+    REQUIRE(what.find("cudaMalloc of 600000000 bytes on node-0.gpu-0") != std::string::npos);
+    REQUIRE(what.find("600000000 of 1000000000 bytes") != std::string::npos);
+  }
+}
+
+TEST_CASE("gpu: platform calibration properties replace the default runtime costs", "[gpu]")
+{
+  TempDir dir;
+  Setup s;
+  s.root_props = "<prop id=\"gridcast:gpu-malloc-s\" value=\"0.001\"/><prop id=\"gridcast:gpu-queue-s\" value=\"0\"/>\n";
+  auto r = run(dir, {"{\"op\":\"gpu_malloc\",\"fn\":\"cudaMalloc\",\"bytes\":1,\"memory\":\"device\"}\n" + h2d(1000000)}, s);
+  REQUIRE(r.makespan_s == Approx(0.001 + kRootLat + 1e6 / kRootBw).epsilon(1e-9));
+}
+
+TEST_CASE("gpu: --cfg wins over the platform's runtime costs", "[gpu]")
+{
+  Setup s;
+  s.root_props = "<prop id=\"gridcast:gpu-malloc-s\" value=\"0.001\"/>\n";
+  TempDir dir2;
+  s.cfg = {"gridcast/gpu/malloc-cost:0.002"};
+  auto c = run(dir2, {"{\"op\":\"gpu_malloc\",\"fn\":\"cudaMalloc\",\"bytes\":1,\"memory\":\"device\"}\n"}, s);
+  REQUIRE(c.makespan_s == Approx(0.002).epsilon(1e-9));
+}
+
+namespace {
+const std::uint64_t kMsg = 1000000;  // rendezvous (above the 64 KiB eager threshold)
+std::vector<std::string> device_pingpong()
+{
+  return {"{\"op\":\"send\",\"fn\":\"MPI_Send\",\"peer\":1,\"tag\":0,\"bytes\":1000000,\"memory\":\"device\"}\n",
+          "{\"op\":\"recv\",\"fn\":\"MPI_Recv\",\"peer\":0,\"tag\":0,\"bytes\":1000000,\"memory\":\"device\"}\n"};
+}
+double staging_copy(double bytes) { return 2000e-9 + 0.07e-9 * bytes; }
+}  // namespace
+
+TEST_CASE("gpu: HostCopy costs the two staging copies plus the network transfer", "[gpu]")
+{
+  TempDir dir;
+  auto r = run(dir, device_pingpong(), setup(2, 1));
+  REQUIRE(r.ranks[1].host == "node-1");
+  REQUIRE(r.makespan_s == Approx(2 * staging_copy(kMsg) + kNetLat + kMsg / kNetBw).epsilon(1e-9));
+}
+
+TEST_CASE("gpu: host buffers take the bare network transfer", "[gpu]")
+{
+  TempDir dir2;
+  auto host = run(dir2, {"{\"op\":\"send\",\"fn\":\"MPI_Send\",\"peer\":1,\"tag\":0,\"bytes\":1000000}\n",
+                         "{\"op\":\"recv\",\"fn\":\"MPI_Recv\",\"peer\":0,\"tag\":0,\"bytes\":1000000}\n"},
+                  setup(2, 1));
+  REQUIRE(host.makespan_s == Approx(kNetLat + kMsg / kNetBw).epsilon(1e-9));
+}
+
+TEST_CASE("gpu: GPUDirect skips the copies: pinning, then GPU to GPU along the route", "[gpu]")
+{
+  TempDir dir;
+  Setup s = setup(2, 1);
+  s.mode = GpuMpiMode::GpuDirect;
+  auto r = run(dir, device_pingpong(), s);
+  // Route node-0.gpu-0 -> node-1.gpu-0: up (0 us), root (1 us), net (2 us), root (1 us), down (0 us);
+  // the narrowest link is the network.
+  REQUIRE(r.makespan_s == Approx(4000e-9 + 2 * kRootLat + kNetLat + kMsg / kNetBw).epsilon(1e-9));
+}
+
+TEST_CASE("gpu: GPUDirect sends small messages by rendezvous too", "[gpu]")
+{
+  Setup s = setup(2, 1);
+  s.mode = GpuMpiMode::GpuDirect;
+  // The sender waits for the receive, posted 5 ms late.
+  TempDir dir2;
+  auto small = run(dir2, {"{\"op\":\"send\",\"fn\":\"MPI_Send\",\"peer\":1,\"tag\":0,\"bytes\":8,\"memory\":\"device\"}\n",
+                          "{\"op\":\"sleep\",\"seconds\":0.005}\n"
+                          "{\"op\":\"recv\",\"fn\":\"MPI_Recv\",\"peer\":0,\"tag\":0,\"bytes\":8,\"memory\":\"device\"}\n"},
+                   s);
+  REQUIRE(small.ranks[0].finish_s > 0.005);
+}
+
+TEST_CASE("gpu: device-buffer allreduce under HostCopy stages before and after", "[gpu]")
+{
+  const std::uint64_t n = 10000000;
+  const std::string mpi = "{\"op\":\"allreduce\",\"fn\":\"MPI_Allreduce\",\"bytes\":10000000,\"memory\":\"device\"}\n";
+  TempDir dir;
+  Setup s = setup(2, 1);
+  s.cfg = {"gridcast/coll/allreduce:ring"};
+  auto hc = run(dir, {mpi, mpi}, s);
+  // Ring of 2 on the network (full duplex): 2 steps of n/2 bytes each way.
+  double ring = 2 * (kNetLat + (n / 2.0) / kNetBw);
+  REQUIRE(hc.makespan_s == Approx(2 * staging_copy(n) + ring).epsilon(1e-9));
+}
+
+TEST_CASE("gpu: NCCL allreduce runs GPU to GPU", "[gpu]")
+{
+  const std::uint64_t n = 10000000;
+  // NCCL on the two GPUs of one node: the ring crosses NVLink, no staging, no pinning.
+  TempDir dir2;
+  const std::string nccl = "{\"op\":\"allreduce\",\"fn\":\"ncclAllReduce\",\"bytes\":10000000,\"stream\":0,\"memory\":\"device\"}\n";
+  auto nc = run(dir2, {nccl, nccl}, setup(1, 2));
+  REQUIRE(nc.collectives.at("allreduce").count("ring") == 1);
+  REQUIRE(nc.makespan_s == Approx(2 * (kNvLat + (n / 2.0) / kNvBw)).epsilon(1e-9));
+}
+
+TEST_CASE("gpu: bad GPU records are errors naming the call", "[gpu]")
+{
+  TempDir dir;
+  REQUIRE_THROWS_WITH(run(dir, {"{\"op\":\"gpu_memcpy\",\"fn\":\"cudaMemcpy\",\"tag\":9,\"bytes\":8}\n"}),
+                      Catch::Contains("rank-00000.jsonl:1") && Catch::Contains("copy kind"));
+}
+
+TEST_CASE("gpu: synchronising an event never recorded is an error", "[gpu]")
+{
+  TempDir dir2;
+  REQUIRE_THROWS_WITH(run(dir2, {"{\"op\":\"gpu_sync\",\"fn\":\"cudaEventSynchronize\",\"request\":3}\n"}),
+                      Catch::Contains("event 3 was never recorded"));
+}
+
+TEST_CASE("gpu: freeing more than was allocated is an error", "[gpu]")
+{
+  TempDir dir3;
+  REQUIRE_THROWS_WITH(run(dir3, {"{\"op\":\"gpu_free\",\"fn\":\"cudaFree\",\"bytes\":8,\"memory\":\"device\"}\n"}),
+                      Catch::Contains("cudaFree of 8 bytes, but the rank holds 0"));
+}
+
+TEST_CASE("gpu: --gpu-mpi and gridcast/gpu settings are checked", "[gpu]")
+{
+  REQUIRE(parse_gpu_mpi_mode("gpudirect", "--gpu-mpi") == GpuMpiMode::GpuDirect);
+  REQUIRE(parse_gpu_mpi_mode("hostcopy", "--gpu-mpi") == GpuMpiMode::HostCopy);
+  REQUIRE_THROWS_WITH(parse_gpu_mpi_mode("direct", "--gpu-mpi"), Catch::Contains("hostcopy or gpudirect"));
+  ReplayOptions o;
+  REQUIRE_THROWS_WITH(apply_cfg(o, "gridcast/gpu/pin-cost:-1"), Catch::Contains("gridcast/gpu/pin-cost"));
+  REQUIRE_THROWS_WITH(apply_cfg(o, "gridcast/gpu/nccl-algorithm:star"), Catch::Contains("ring or tree"));
+  apply_cfg(o, "gridcast/gpu/pin-cost:1e-5");
+  REQUIRE(o.gpu.costs.pin_s == 1e-5);
+}
+
+TEST_CASE("gpu: the CLI replays GPU traces deterministically with --gpu-mpi and --ranks-per-node", "[gpu][cli]")
+{
+  TempDir dir;
+  std::vector<std::string> ranks;
+  for (int r = 0; r < 4; ++r) {
+    int peer = r ^ 1;
+    ranks.push_back(kernel(0.01, 1) + h2d(1000000, "cudaMemcpyAsync", 2) + kDeviceSync +
+                    "{\"op\":\"sendrecv\",\"fn\":\"MPI_Sendrecv\",\"peer\":" + std::to_string(peer) +
+                    ",\"bytes\":200000,\"src\":" + std::to_string(peer) + ",\"recv_bytes\":200000,\"memory\":\"device\"}\n"
+                    "{\"op\":\"allreduce\",\"fn\":\"ncclAllReduce\",\"bytes\":4000000,\"memory\":\"device\"}\n");
+  }
+  test::write_jsonl_profile(dir / "trace", ranks, 1e9);
+  test::write_file(dir / "platform.xml", platform_xml(2));
+  const std::string base = (dir / "trace").string() + " --platform " + (dir / "platform.xml").string() +
+                           " --ranks-per-node 2 --gpu-mpi gpudirect --out ";
+  auto a = test::run_gridcast("replay " + base + (dir / "a").string());
+  auto b = test::run_gridcast("replay " + base + (dir / "b").string());
+  INFO(a.output);
+  REQUIRE(a.exit_code == 0);
+  REQUIRE(b.exit_code == 0);
+  const std::string pa = test::read_file(dir / "a" / "prediction.json");
+  REQUIRE(pa.find("\"gpu_mpi\": \"gpudirect\"") != std::string::npos);
+  REQUIRE(pa.find("\"node-1\"") != std::string::npos);  // ranks 2 and 3 on the second node
+  REQUIRE(pa == test::read_file(dir / "b" / "prediction.json"));
+  REQUIRE(test::read_file(dir / "a" / "timeline.json") == test::read_file(dir / "b" / "timeline.json"));
+  auto bad = test::run_gridcast("replay " + (dir / "trace").string() + " --platform " +
+                                (dir / "platform.xml").string() + " --gpu-mpi direct");
+  REQUIRE(bad.exit_code == 1);
+  REQUIRE(bad.output.find("hostcopy or gpudirect") != std::string::npos);
+}
