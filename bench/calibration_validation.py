@@ -19,8 +19,13 @@ then emulates the same programs with `gridcast replay` on it (both ranks on the 
 - allreduce / alltoall / bcast at np 2: what one call adds to a loop of barriers, exactly as
   gridcast-mpi-bench measures it (calibrate/mpi/mpi_bench.cpp): (makespan of barrier + K x (barrier,
   op)) - (makespan of barrier + K x barrier), divided by K. Target: within 15%.
-  The allreduce's reduction work (a sum of doubles) is one flop per element, SMPI's convention (its
-  tracer writes an allreduce's computation as its element count), run at the platform's core speed.
+  The allreduce's reduction work is written, as SMPI's tracer does, as one operation per element
+  (the emulator executes a reducing collective's `flops` once, after its communication). A sum of
+  doubles out of cache is memory bound, not a dgemm-class flop: each element reads two doubles and
+  writes one, 24 bytes, exactly the STREAM triad's traffic, so one element takes 24 / triad seconds
+  (compute.stream_triad_Bps, measured by `gridcast calibrate`). The trace carries work in flops at the
+  recording core speed (compute.core_speed_flops, the platform's core speed), so an element is written
+  as 24 * core_speed / triad flops: the time the platform charges is the memory-bound time.
 
 When this gridcast has no `platform` command (the generator is another branch), --fallback-xml writes a
 single-node XML from the calibration instead (clearly reported in the output): one host with the
@@ -198,6 +203,15 @@ def main() -> int:
           f"eager below {net['eager_threshold_bytes']} B, {len(net['lat_factor'])} factor segments\n")
 
     speed = float(cal["compute"]["core_speed_flops"])
+    triad_Bps = float(cal["compute"]["stream_triad_Bps"]["median"])
+    flops_per_element = 24.0 * speed / triad_Bps
+    print(f"reduction: 24 B an element at the triad rate {triad_Bps / 1e9:.2f} GB/s "
+          f"= {flops_per_element:.2f} flops an element at {speed / 1e9:.2f} Gflop/s")
+    if net.get("shared_bandwidth_Bps"):
+        print(f"shared-memory capacity of concurrent transfers: {net['shared_bandwidth_Bps'] / 1e9:.2f} GB/s "
+              f"(fitted from {len(net.get('exchange', []))} exchange sizes)")
+    else:
+        print("no shared-memory capacity in the calibration: the loopback is one FATPIPE link")
     emu = Emulator(args.gridcast, platform, work, speed, args.cfg)
     if args.cfg:
         print(f"replay settings: {' '.join(args.cfg)}\n")
@@ -219,7 +233,8 @@ def main() -> int:
         print(f"  {'op':>10} {'size':>9}  {'measured':>14}  {'emulated':>14}  {'error':>9}  gridcast algorithm")
         coll_errors = []
         for c in net["collectives"]:
-            reduce_flops = float(c["bytes"] // 8) if c["op"] == "allreduce" else 0.0  # MPI_DOUBLE elements
+            # MPI_DOUBLE elements, each 24 bytes of memory traffic at the triad rate (see the docstring)
+            reduce_flops = float(c["bytes"] // 8) * flops_per_element if c["op"] == "allreduce" else 0.0
             measured = c["time_s"]["median"]
             emulated, algorithm = collective_time(emu, c["op"], c["bytes"], c["np"], reduce_flops)
             err = (emulated - measured) / measured if measured > 0 else float("inf")

@@ -268,7 +268,7 @@ Calibration calibration_from_json(const json& j, const std::string& file)
   if (top.find("network") != nullptr) {
     Obj n = top.child("network");
     n.only({"launcher", "latency_s", "bandwidth_Bps", "eager_threshold_bytes", "lat_factor", "bw_factor", "pingpong",
-            "collectives"});
+            "collectives", "exchange", "shared_bandwidth_Bps"});
     NetworkCalibration net;
     net.launcher              = n.string("launcher");
     net.latency_s             = n.number("latency_s");
@@ -294,6 +294,19 @@ Calibration calibration_from_json(const json& j, const std::string& file)
         p.fail("op", "expected a collective name");
       net.collectives.push_back(t);
     }
+    if (n.find("exchange") != nullptr) {  // optional (calibrations before the exchange curve lack it)
+      const json& ex = n.array("exchange");
+      for (std::size_t i = 0; i < ex.size(); ++i) {
+        Obj p = n.element("exchange", i);
+        p.only({"bytes", "time_s"});
+        PingPongPoint point{p.uint("bytes"), stat_from(p, "time_s")};
+        if (i > 0 && point.bytes <= net.exchange.back().bytes)
+          p.fail("bytes", "exchange sizes must ascend strictly");
+        net.exchange.push_back(point);
+      }
+    }
+    if (n.find("shared_bandwidth_Bps") != nullptr)
+      net.shared_bandwidth_Bps = n.number("shared_bandwidth_Bps", true);
     c.network = std::move(net);
   }
   if (top.find("gpu") != nullptr)
@@ -358,7 +371,15 @@ ojson to_json(const Calibration& c)
     for (const auto& t : n.collectives)
       coll.push_back(ojson{{"op", t.op}, {"np", t.np}, {"bytes", t.bytes}, {"time_s", stat_to(t.time_s)}});
     net["collectives"] = coll;
-    o["network"]       = net;
+    if (not n.exchange.empty()) {
+      ojson ex = ojson::array();
+      for (const auto& p : n.exchange)
+        ex.push_back(ojson{{"bytes", p.bytes}, {"time_s", stat_to(p.one_way_s)}});
+      net["exchange"] = ex;
+    }
+    if (n.shared_bandwidth_Bps > 0)
+      net["shared_bandwidth_Bps"] = n.shared_bandwidth_Bps;
+    o["network"] = net;
   }
   if (c.gpu)
     o["gpu"] = to_json(*c.gpu);

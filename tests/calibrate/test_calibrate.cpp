@@ -240,3 +240,54 @@ TEST_CASE("calibrate: a launcher that fails is reported with the command", "[cal
   CHECK(r.output.find("launcher not found") != std::string::npos);
   CHECK(r.output.find("gridcast-no-such-launcher") != std::string::npos);
 }
+
+TEST_CASE("calibrate: exchange lines of gridcast-mpi-bench are parsed", "[calibrate]")
+{
+  MpiBenchOutput out;
+  int planned = 0;
+  CHECK(parse_mpi_bench_line("plan 3 1 3", out, planned));
+  CHECK(planned == 7);
+  CHECK(parse_mpi_bench_line("exchange 4096 100 3.0e-6 2.0e-6 4.0e-6", out, planned));
+  REQUIRE(out.exchange.size() == 1);
+  CHECK(out.exchange[0].bytes == 4096);
+  CHECK(out.exchange[0].one_way_s.median == 3.0e-6);
+  CHECK(out.exchange[0].one_way_s.min == 2.0e-6);
+  CHECK(out.pingpong.empty());
+  CHECK_THROWS_AS(parse_mpi_bench_line("exchange 8 10", out, planned), InputError);
+  CHECK_THROWS_AS(parse_mpi_bench_line("exchange big", out, planned), InputError);
+}
+
+TEST_CASE("calibrate: the shared capacity is fitted from the transfer-dominated exchanges", "[calibrate]")
+{
+  auto curve     = synthetic_curve(4096);  // rendezvous at 12 GB/s
+  NetworkFit fit = fit_network(curve, 0.02);
+  // Exchanges where both flows share 18 GB/s: each moves n bytes at 9 GB/s after the latency part;
+  // small sizes cost 1.5x the ping-pong (CPU contention the fit must not read as bandwidth).
+  const double C = 18e9;
+  std::vector<platform::PingPongPoint> exchange;
+  for (const auto& p : curve) {
+    double n       = static_cast<double>(p.bytes);
+    double latency = fit.latency_s * platform::factor_for(fit.lat_factor, n);
+    double single  = n / (fit.bandwidth_Bps * platform::factor_for(fit.bw_factor, n));
+    double bf      = platform::factor_for(fit.bw_factor, n);
+    exchange.push_back(point(p.bytes, n < 65536 ? 1.5 * (latency + single) : latency + n / (bf * C / 2)));
+  }
+  double fitted = fit_shared_bandwidth(fit, exchange);
+  CHECK(fitted == Approx(C).epsilon(1e-6));
+
+  // Exchanges no slower than the ping-pong: the capacity never binds a lone flow, nor a pair.
+  std::vector<platform::PingPongPoint> free_exchange;
+  for (const auto& p : curve)
+    free_exchange.push_back(point(p.bytes, model_time_s(fit, static_cast<double>(p.bytes))));
+  double wide = fit_shared_bandwidth(fit, free_exchange);
+  CHECK(wide >= 2 * 12e9 * 0.99);
+  // Exchanges suggesting less than one flow's rate: the capacity stays at the base bandwidth, so that
+  // a lone flow (bf*min(B, C)) keeps its ping-pong time.
+  std::vector<platform::PingPongPoint> slow;
+  for (const auto& p : curve)
+    slow.push_back(point(p.bytes, 10 * model_time_s(fit, static_cast<double>(p.bytes))));
+  CHECK(fit_shared_bandwidth(fit, slow) == fit.bandwidth_Bps);
+  // No transfer-dominated size: nothing to fit.
+  std::vector<platform::PingPongPoint> tiny(exchange.begin(), exchange.begin() + 5);
+  CHECK(fit_shared_bandwidth(fit, tiny) == 0);
+}

@@ -60,6 +60,13 @@ struct NetworkCalibration {
   std::vector<FactorSegment> lat_factor, bw_factor;   ///< SMPI-style piecewise factors
   std::vector<PingPongPoint> pingpong;
   std::vector<CollectiveTiming> collectives;
+  /// Optional (absent in older files: empty / 0). Both ranks MPI_Sendrecv the same size at once: time of
+  /// one exchange, per size. Shared memory makes both ranks copy against one memory system, so two
+  /// opposite transfers cost more than one (the ping-pong alone cannot tell how much).
+  std::vector<PingPongPoint> exchange;
+  /// Capacity that concurrent shared-memory transfers share, fitted from the large exchanges; 0 = not
+  /// measured. The platform generator puts it on the loopback route as a SHARED link.
+  double shared_bandwidth_Bps = 0;
 };
 
 /// A one-way transfer path: time(bytes) = latency_s + bytes / bandwidth_Bps. Zeros mean "not measured"
