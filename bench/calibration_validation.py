@@ -19,13 +19,14 @@ then emulates the same programs with `gridcast replay` on it (both ranks on the 
 - allreduce / alltoall / bcast at np 2: what one call adds to a loop of barriers, exactly as
   gridcast-mpi-bench measures it (calibrate/mpi/mpi_bench.cpp): (makespan of barrier + K x (barrier,
   op)) - (makespan of barrier + K x barrier), divided by K. Target: within 15%.
-  The allreduce's reduction work is written, as SMPI's tracer does, as one operation per element
+  The allreduce's reduction work is written, as SMPI's tracer does, as the whole buffer's elements
   (the emulator executes a reducing collective's `flops` once, after its communication). A sum of
-  doubles out of cache is memory bound, not a dgemm-class flop: each element reads two doubles and
-  writes one, 24 bytes, exactly the STREAM triad's traffic, so one element takes 24 / triad seconds
-  (compute.stream_triad_Bps, measured by `gridcast calibrate`). The trace carries work in flops at the
-  recording core speed (compute.core_speed_flops, the platform's core speed), so an element is written
-  as 24 * core_speed / triad flops: the time the platform charges is the memory-bound time.
+  doubles is memory bound, not a dgemm-class flop: `gridcast calibrate` measures the seconds to sum a
+  buffer of each size (compute.reduction: a[i] += b[i], at cache speed while the buffers fit a cache,
+  memory speed beyond), interpolated here in log(size); the trace carries work in flops at the
+  recording core speed (compute.core_speed_flops, the platform's core speed), so the reduction is
+  written as those seconds times that speed. A calibration without compute.reduction falls back to
+  24 bytes an element at the STREAM triad rate (out-of-cache speed, said in the output).
 
 When this gridcast has no `platform` command (the generator is another branch), --fallback-xml writes a
 single-node XML from the calibration instead (clearly reported in the output): one host with the
@@ -39,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import shutil
 import subprocess
 import sys
@@ -97,6 +99,21 @@ def pingpong_ranks(nbytes: int) -> list[list[dict]]:
     def send(peer): return {"op": "send", "fn": "MPI_Send", "peer": peer, "tag": 7, "bytes": nbytes}
     def recv(peer): return {"op": "recv", "fn": "MPI_Recv", "peer": peer, "tag": 7, "bytes": nbytes}
     return [[send(1), recv(1)], [recv(0), send(0)]]
+
+
+def reduction_s(cal: dict, nbytes: int) -> float:
+    """Seconds to sum a buffer of `nbytes` doubles into another, from the calibration."""
+    points = cal["compute"].get("reduction") or []
+    if not points:
+        return 24.0 * (nbytes / 8) / float(cal["compute"]["stream_triad_Bps"]["median"])
+    per_byte = [(math.log2(p["bytes"]), p["time_s"]["median"] / p["bytes"]) for p in points]
+    x = math.log2(max(nbytes, 1))
+    if x <= per_byte[0][0]:
+        return nbytes * per_byte[0][1]
+    for (x0, y0), (x1, y1) in zip(per_byte, per_byte[1:]):
+        if x <= x1:
+            return nbytes * (y0 + (y1 - y0) * (x - x0) / (x1 - x0))
+    return nbytes * per_byte[-1][1]
 
 
 def collective_record(op: str, nbytes: int, np: int, reduce_flops: float) -> dict:
@@ -203,10 +220,13 @@ def main() -> int:
           f"eager below {net['eager_threshold_bytes']} B, {len(net['lat_factor'])} factor segments\n")
 
     speed = float(cal["compute"]["core_speed_flops"])
-    triad_Bps = float(cal["compute"]["stream_triad_Bps"]["median"])
-    flops_per_element = 24.0 * speed / triad_Bps
-    print(f"reduction: 24 B an element at the triad rate {triad_Bps / 1e9:.2f} GB/s "
-          f"= {flops_per_element:.2f} flops an element at {speed / 1e9:.2f} Gflop/s")
+    if cal["compute"].get("reduction"):
+        print("reduction: the measured sum times of compute.reduction ("
+              + ", ".join(f"{human(p['bytes'])} {p['bytes'] / p['time_s']['median'] / 1e9:.1f} GB/s"
+                          for p in cal["compute"]["reduction"]) + ")")
+    else:
+        print(f"reduction: no compute.reduction in the calibration: 24 B an element at the triad rate "
+              f"{cal['compute']['stream_triad_Bps']['median'] / 1e9:.2f} GB/s")
     if net.get("shared_bandwidth_Bps"):
         print(f"shared-memory capacity of concurrent transfers: {net['shared_bandwidth_Bps'] / 1e9:.2f} GB/s "
               f"(fitted from {len(net.get('exchange', []))} exchange sizes)")
@@ -233,8 +253,8 @@ def main() -> int:
         print(f"  {'op':>10} {'size':>9}  {'measured':>14}  {'emulated':>14}  {'error':>9}  gridcast algorithm")
         coll_errors = []
         for c in net["collectives"]:
-            # MPI_DOUBLE elements, each 24 bytes of memory traffic at the triad rate (see the docstring)
-            reduce_flops = float(c["bytes"] // 8) * flops_per_element if c["op"] == "allreduce" else 0.0
+            # the measured time to sum the buffer, as flops at the core speed (see the docstring)
+            reduce_flops = reduction_s(cal, c["bytes"]) * speed if c["op"] == "allreduce" else 0.0
             measured = c["time_s"]["median"]
             emulated, algorithm = collective_time(emu, c["op"], c["bytes"], c["np"], reduce_flops)
             err = (emulated - measured) / measured if measured > 0 else float("inf")

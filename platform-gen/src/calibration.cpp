@@ -259,11 +259,26 @@ Calibration calibration_from_json(const json& j, const std::string& file)
   c.host.load_average     = host.number("load_average");
 
   Obj compute = top.child("compute");
-  compute.only({"dgemm_flops", "stream_triad_Bps", "scalar_flops", "core_speed_flops"});
+  compute.only({"dgemm_flops", "stream_triad_Bps", "scalar_flops", "core_speed_flops", "reduction"});
   c.compute.dgemm_flops      = stat_from(compute, "dgemm_flops");
   c.compute.stream_triad_Bps = stat_from(compute, "stream_triad_Bps");
   c.compute.scalar_flops     = stat_from(compute, "scalar_flops");
   c.compute.core_speed_flops = compute.number("core_speed_flops", true);
+  if (compute.find("reduction") != nullptr) {  // optional (calibrations before it lack it)
+    const json& red = compute.array("reduction");
+    for (std::size_t i = 0; i < red.size(); ++i) {
+      Obj p = compute.element("reduction", i);
+      p.only({"bytes", "time_s"});
+      PingPongPoint point{p.uint("bytes"), stat_from(p, "time_s")};
+      if (point.bytes == 0)
+        p.fail("bytes", "expected a size > 0");
+      if (not(point.one_way_s.median > 0))
+        p.fail("time_s", "expected a median > 0");
+      if (i > 0 && point.bytes <= c.compute.reduction.back().bytes)
+        p.fail("bytes", "reduction sizes must ascend strictly");
+      c.compute.reduction.push_back(point);
+    }
+  }
 
   if (top.find("network") != nullptr) {
     Obj n = top.child("network");
@@ -353,6 +368,12 @@ ojson to_json(const Calibration& c)
   compute["stream_triad_Bps"] = stat_to(c.compute.stream_triad_Bps);
   compute["scalar_flops"]     = stat_to(c.compute.scalar_flops);
   compute["core_speed_flops"] = c.compute.core_speed_flops;
+  if (not c.compute.reduction.empty()) {
+    ojson red = ojson::array();
+    for (const auto& p : c.compute.reduction)
+      red.push_back(ojson{{"bytes", p.bytes}, {"time_s", stat_to(p.one_way_s)}});
+    compute["reduction"] = red;
+  }
   o["compute"]                = compute;
   if (c.network) {
     const NetworkCalibration& n = *c.network;

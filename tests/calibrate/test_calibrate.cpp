@@ -160,6 +160,12 @@ TEST_CASE("calibrate: quick run with a GPU data sheet writes a valid calibration
   CHECK(c.compute.core_speed_flops > 0);
   CHECK(c.compute.core_speed_flops == c.compute.dgemm_flops.median);
   CHECK(c.compute.dgemm_flops.repetitions == ComputeSizes::quick().dgemm_repetitions);
+  // The reduction curve: 1 KiB x 4^k up to the quick maximum (1 MiB), a positive time each.
+  REQUIRE(c.compute.reduction.size() == 6);
+  CHECK(c.compute.reduction.front().bytes == 1024);
+  CHECK(c.compute.reduction.back().bytes == (1u << 20));
+  for (const auto& p : c.compute.reduction)
+    CHECK(p.one_way_s.median > 0);
   CHECK_FALSE(c.network.has_value());
   REQUIRE(c.gpu.has_value());
   CHECK(c.gpu->source == "datasheet");
@@ -220,6 +226,10 @@ TEST_CASE("calibrate: quick MPI run through the real launcher", "[calibrate][mpi
   CHECK(n.latency_s > 0);
   CHECK(n.bandwidth_Bps > 0);
   CHECK(n.collectives.size() == 12);  // 3 ops x 4 sizes up to 1 MiB
+  REQUIRE(n.exchange.size() == n.pingpong.size());  // the exchange curve, same sizes
+  CHECK(n.exchange.back().bytes == (1u << 20));
+  // The shared capacity, when a size was transfer-dominated, never slows a lone flow.
+  CHECK((n.shared_bandwidth_Bps == 0 || n.shared_bandwidth_Bps >= n.bandwidth_Bps));
   CHECK(n.launcher.find("mpirun") != std::string::npos);
   // The factors reproduce the measured medians.
   NetworkFit fit{n.latency_s, n.bandwidth_Bps, n.eager_threshold_bytes, n.lat_factor, n.bw_factor};

@@ -268,3 +268,38 @@ TEST_CASE("calibration.json: the exchange curve and the shared capacity round-tr
   j["network"]["exchange"] = 5;
   CHECK(key_of(j) == "network.exchange");
 }
+
+TEST_CASE("calibration.json: the reduction curve round-trips and is checked", "[calibrate]")
+{
+  TempDir dir;
+  Calibration c       = sample(false, false);
+  c.compute.reduction = {{1024, stat(2e-8)}, {16777216, stat(1.1e-3)}};
+  write_calibration(dir / "c.json", c);
+  Calibration back = read_calibration(dir / "c.json");
+  REQUIRE(back.compute.reduction.size() == 2);
+  CHECK(back.compute.reduction[1].bytes == 16777216);
+  CHECK(back.compute.reduction[1].one_way_s.median == 1.1e-3);
+  write_calibration(dir / "again.json", back);
+  CHECK(read_file(dir / "c.json") == read_file(dir / "again.json"));
+  CHECK(read_calibration([&] {
+          write_calibration(dir / "old.json", sample(false, false));
+          return dir / "old.json";
+        }())
+            .compute.reduction.empty());
+
+  auto key_of = [](const nlohmann::json& j) {
+    return expect_input_error([&] { calibration_from_json(j, "cal.json"); }).context().key;
+  };
+  nlohmann::json j                       = nlohmann::json::parse(to_json(c).dump());
+  j["compute"]["reduction"][0]["bytes"]  = 0;
+  CHECK(key_of(j) == "compute.reduction[0].bytes");
+  j                                      = nlohmann::json::parse(to_json(c).dump());
+  j["compute"]["reduction"][1]["bytes"]  = 1024;
+  CHECK(key_of(j) == "compute.reduction[1].bytes");
+  j = nlohmann::json::parse(to_json(c).dump());
+  j["compute"]["reduction"][0]["time_s"] = {{"median", 0}, {"min", 0}, {"max", 0}, {"repetitions", 3}};
+  CHECK(key_of(j) == "compute.reduction[0].time_s");
+  j                                      = nlohmann::json::parse(to_json(c).dump());
+  j["compute"]["reduction"][0]["flops"]  = 1;
+  CHECK(key_of(j) == "compute.reduction[0].flops");
+}

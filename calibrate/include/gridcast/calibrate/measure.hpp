@@ -27,6 +27,8 @@ struct ComputeSizes {
   int triad_repetitions    = 9;
   std::uint64_t scalar_iterations = 50'000'000;  ///< 2 flops each
   int scalar_repetitions   = 7;
+  std::uint64_t reduction_max_bytes = 64u << 20;  ///< largest summed buffer (sizes 1 KiB x 4^k up to it)
+  int reduction_repetitions         = 9;
   static ComputeSizes quick();
 };
 platform::ComputeCalibration measure_compute(const ComputeSizes& sizes, Progress& progress);

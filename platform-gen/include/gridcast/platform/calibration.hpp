@@ -50,6 +50,9 @@ struct HostInfo {
 struct ComputeCalibration {
   Stat dgemm_flops, stream_triad_Bps, scalar_flops;
   double core_speed_flops = 0;  ///< what a platform's core speed becomes; see docs/formats.md for the choice
+  /// Optional (absent in older files): seconds to sum `bytes` of doubles into another buffer (a[i] +=
+  /// b[i], MPI_SUM's work), per size: memory bound, at cache speed while the buffers fit a cache.
+  std::vector<PingPongPoint> reduction;
 };
 
 /// MPI between two ranks of one node (shared memory), Open MPI.
