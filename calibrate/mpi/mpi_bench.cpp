@@ -96,14 +96,18 @@ double pingpong(int rank, char* buf, std::uint64_t bytes, int rounds)
 }
 
 /// `rounds` exchanges: both ranks send `bytes` to each other at once (MPI_Sendrecv), as the steps of an
-/// allreduce or alltoall do; returns the elapsed seconds on rank 0.
-double exchange(int rank, const char* send, char* recv, std::uint64_t bytes, int rounds)
+/// allreduce or alltoall do; returns the elapsed seconds on rank 0. Each round sends what the previous
+/// one received (the two buffers swap), as the ping-pong sends back what it has just received: the
+/// data leaves from the sender's cache in both curves, so they differ only by the concurrency.
+double exchange(int rank, char* x, char* y, std::uint64_t bytes, int rounds)
 {
   const int count = static_cast<int>(bytes);
   const int peer  = 1 - rank;
   double t0       = MPI_Wtime();
-  for (int i = 0; i < rounds; ++i)
-    MPI_Sendrecv(send, count, MPI_BYTE, peer, 8, recv, count, MPI_BYTE, peer, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  for (int i = 0; i < rounds; ++i) {
+    MPI_Sendrecv(x, count, MPI_BYTE, peer, 8, y, count, MPI_BYTE, peer, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    std::swap(x, y);
+  }
   return MPI_Wtime() - t0;
 }
 
@@ -187,8 +191,8 @@ int main(int argc, char** argv)
   }
 
   // The exchange curve, same sizes: what two opposite transfers at once cost (fits the capacity that
-  // concurrent shared-memory transfers share). Separate send and receive buffers, neither rewritten,
-  // as in the ping-pong, so the two curves differ only by the concurrency.
+  // concurrent shared-memory transfers share). Each round sends what the last one received, like the
+  // ping-pong, so the two curves differ only by the concurrency.
   for (std::uint64_t bytes : sizes) {
     exchange(rank, a.data(), b.data(), bytes, 3);
     int rounds = calls_for(rank, o.target_s, 10000, [&](int n) { exchange(rank, a.data(), b.data(), bytes, n); });
