@@ -229,7 +229,7 @@ def main() -> int:
               f"{cal['compute']['stream_triad_Bps']['median'] / 1e9:.2f} GB/s")
     if net.get("shared_bandwidth_Bps"):
         print(f"shared-memory capacity of concurrent transfers: {net['shared_bandwidth_Bps'] / 1e9:.2f} GB/s "
-              f"(fitted from {len(net.get('exchange', []))} exchange sizes)")
+              f"(fitted from the transfer-dominated sizes of {len(net.get('exchange', []))} exchange sizes)")
     else:
         print("no shared-memory capacity in the calibration: the loopback is one FATPIPE link")
     emu = Emulator(args.gridcast, platform, work, speed, args.cfg)
