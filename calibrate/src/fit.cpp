@@ -147,7 +147,7 @@ double model_time_s(const NetworkFit& fit, double bytes)
          bytes / (fit.bandwidth_Bps * platform::factor_for(fit.bw_factor, bytes));
 }
 
-double fit_shared_bandwidth(const NetworkFit& fit, const std::vector<platform::PingPongPoint>& exchange)
+double fit_shared_bandwidth(const NetworkFit& fit, const std::vector<platform::SizedTiming>& exchange)
 {
   // SimGrid 3.32 applies a flow's bandwidth factor to every link it crosses: a flow of n bytes runs at
   // bf(n) times its share of each link. On the loopback route -- the FATPIPE loopback (B, every flow
@@ -160,9 +160,9 @@ double fit_shared_bandwidth(const NetworkFit& fit, const std::vector<platform::P
     double bf       = platform::factor_for(fit.bw_factor, n);
     double latency  = fit.latency_s * platform::factor_for(fit.lat_factor, n);
     double transfer = n / (fit.bandwidth_Bps * bf);
-    if (transfer < 0.9 * (latency + transfer) || not(p.one_way_s.median > latency))
+    if (transfer < 0.9 * (latency + transfer) || not(p.time_s.median > latency))
       continue;
-    capacities.push_back(2.0 * n / ((p.one_way_s.median - latency) * bf));
+    capacities.push_back(2.0 * n / ((p.time_s.median - latency) * bf));
   }
   if (capacities.empty())
     return 0;

@@ -68,13 +68,13 @@ bool parse_mpi_bench_line(const std::string& line, MpiBenchOutput& out, int& pla
     return true;
   }
   if (kind == "exchange") {
-    platform::PingPongPoint p;
+    platform::SizedTiming p;
     int rounds = 0;
     if (not(in >> p.bytes >> rounds))
       throw bad("bad exchange line");
     std::vector<double> v;
     read_samples(v);
-    p.one_way_s = summarize(std::move(v));
+    p.time_s = summarize(std::move(v));
     out.exchange.push_back(p);
     return true;
   }

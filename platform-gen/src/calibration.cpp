@@ -269,10 +269,10 @@ Calibration calibration_from_json(const json& j, const std::string& file)
     for (std::size_t i = 0; i < red.size(); ++i) {
       Obj p = compute.element("reduction", i);
       p.only({"bytes", "time_s"});
-      PingPongPoint point{p.uint("bytes"), stat_from(p, "time_s")};
+      SizedTiming point{p.uint("bytes"), stat_from(p, "time_s")};
       if (point.bytes == 0)
         p.fail("bytes", "expected a size > 0");
-      if (not(point.one_way_s.median > 0))
+      if (not(point.time_s.median > 0))
         p.fail("time_s", "expected a median > 0");
       if (i > 0 && point.bytes <= c.compute.reduction.back().bytes)
         p.fail("bytes", "reduction sizes must ascend strictly");
@@ -314,7 +314,7 @@ Calibration calibration_from_json(const json& j, const std::string& file)
       for (std::size_t i = 0; i < ex.size(); ++i) {
         Obj p = n.element("exchange", i);
         p.only({"bytes", "time_s"});
-        PingPongPoint point{p.uint("bytes"), stat_from(p, "time_s")};
+        SizedTiming point{p.uint("bytes"), stat_from(p, "time_s")};
         if (i > 0 && point.bytes <= net.exchange.back().bytes)
           p.fail("bytes", "exchange sizes must ascend strictly");
         net.exchange.push_back(point);
@@ -371,7 +371,7 @@ ojson to_json(const Calibration& c)
   if (not c.compute.reduction.empty()) {
     ojson red = ojson::array();
     for (const auto& p : c.compute.reduction)
-      red.push_back(ojson{{"bytes", p.bytes}, {"time_s", stat_to(p.one_way_s)}});
+      red.push_back(ojson{{"bytes", p.bytes}, {"time_s", stat_to(p.time_s)}});
     compute["reduction"] = red;
   }
   o["compute"]                = compute;
@@ -395,7 +395,7 @@ ojson to_json(const Calibration& c)
     if (not n.exchange.empty()) {
       ojson ex = ojson::array();
       for (const auto& p : n.exchange)
-        ex.push_back(ojson{{"bytes", p.bytes}, {"time_s", stat_to(p.one_way_s)}});
+        ex.push_back(ojson{{"bytes", p.bytes}, {"time_s", stat_to(p.time_s)}});
       net["exchange"] = ex;
     }
     if (n.shared_bandwidth_Bps > 0)

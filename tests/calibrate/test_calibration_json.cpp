@@ -232,7 +232,7 @@ TEST_CASE("calibration.json: the exchange curve and the shared capacity round-tr
   Calibration back = read_calibration(dir / "c.json");
   REQUIRE(back.network->exchange.size() == 2);
   CHECK(back.network->exchange[1].bytes == 4194304);
-  CHECK(back.network->exchange[1].one_way_s.median == 1.2e-3);
+  CHECK(back.network->exchange[1].time_s.median == 1.2e-3);
   CHECK(back.network->shared_bandwidth_Bps == 7.5e9);
   write_calibration(dir / "again.json", back);
   CHECK(read_file(dir / "c.json") == read_file(dir / "again.json"));
@@ -278,7 +278,7 @@ TEST_CASE("calibration.json: the reduction curve round-trips and is checked", "[
   Calibration back = read_calibration(dir / "c.json");
   REQUIRE(back.compute.reduction.size() == 2);
   CHECK(back.compute.reduction[1].bytes == 16777216);
-  CHECK(back.compute.reduction[1].one_way_s.median == 1.1e-3);
+  CHECK(back.compute.reduction[1].time_s.median == 1.1e-3);
   write_calibration(dir / "again.json", back);
   CHECK(read_file(dir / "c.json") == read_file(dir / "again.json"));
   CHECK(read_calibration([&] {

@@ -38,7 +38,7 @@ platform::ComputeCalibration measure_compute(const ComputeSizes& sizes, Progress
 struct MpiBenchOutput {
   std::vector<platform::PingPongPoint> pingpong;
   std::vector<platform::CollectiveTiming> collectives;
-  std::vector<platform::PingPongPoint> exchange;  ///< time of one exchange per size
+  std::vector<platform::SizedTiming> exchange;  ///< time of one exchange per size
   bool done = false;
 };
 /// Parses one line into `out` (a `plan` line sets `planned_steps`); returns false for a line that is not
@@ -63,7 +63,7 @@ double model_time_s(const NetworkFit& fit, double bytes);
 /// times half the capacity (SimGrid applies the bandwidth factor to every link of the route); the
 /// median over those sizes, never below the base bandwidth so that a lone transfer -- the ping-pong --
 /// keeps its time. 0 when no exchange size is transfer-dominated.
-double fit_shared_bandwidth(const NetworkFit& fit, const std::vector<platform::PingPongPoint>& exchange);
+double fit_shared_bandwidth(const NetworkFit& fit, const std::vector<platform::SizedTiming>& exchange);
 /// The size at which the curve jumps most beyond its trend (the first rendezvous size); 0 when the curve
 /// has no clear jump (no point more than 15% above the trend).
 std::uint64_t detect_eager_threshold(const std::vector<platform::PingPongPoint>& points);
