@@ -19,8 +19,14 @@ then emulates the same programs with `gridcast replay` on it (both ranks on the 
 - allreduce / alltoall / bcast at np 2: what one call adds to a loop of barriers, exactly as
   gridcast-mpi-bench measures it (calibrate/mpi/mpi_bench.cpp): (makespan of barrier + K x (barrier,
   op)) - (makespan of barrier + K x barrier), divided by K. Target: within 15%.
-  The allreduce's reduction work (a sum of doubles) is one flop per element, SMPI's convention (its
-  tracer writes an allreduce's computation as its element count), run at the platform's core speed.
+  The allreduce's reduction work is written, as SMPI's tracer does, as the whole buffer's elements
+  (the emulator executes a reducing collective's `flops` once, after its communication). A sum of
+  doubles is memory bound, not a dgemm-class flop: `gridcast calibrate` measures the seconds to sum a
+  buffer of each size (compute.reduction: a[i] += b[i], at cache speed while the buffers fit a cache,
+  memory speed beyond), interpolated here in log(size); the trace carries work in flops at the
+  recording core speed (compute.core_speed_flops, the platform's core speed), so the reduction is
+  written as those seconds times that speed. A calibration without compute.reduction falls back to
+  24 bytes an element at the STREAM triad rate (out-of-cache speed, said in the output).
 
 When this gridcast has no `platform` command (the generator is another branch), --fallback-xml writes a
 single-node XML from the calibration instead (clearly reported in the output): one host with the
@@ -34,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import shutil
 import subprocess
 import sys
@@ -92,6 +99,21 @@ def pingpong_ranks(nbytes: int) -> list[list[dict]]:
     def send(peer): return {"op": "send", "fn": "MPI_Send", "peer": peer, "tag": 7, "bytes": nbytes}
     def recv(peer): return {"op": "recv", "fn": "MPI_Recv", "peer": peer, "tag": 7, "bytes": nbytes}
     return [[send(1), recv(1)], [recv(0), send(0)]]
+
+
+def reduction_s(cal: dict, nbytes: int) -> float:
+    """Seconds to sum a buffer of `nbytes` doubles into another, from the calibration."""
+    points = cal["compute"].get("reduction") or []
+    if not points:
+        return 24.0 * (nbytes / 8) / float(cal["compute"]["stream_triad_Bps"]["median"])
+    per_byte = [(math.log2(p["bytes"]), p["time_s"]["median"] / p["bytes"]) for p in points]
+    x = math.log2(max(nbytes, 1))
+    if x <= per_byte[0][0]:
+        return nbytes * per_byte[0][1]
+    for (x0, y0), (x1, y1) in zip(per_byte, per_byte[1:]):
+        if x <= x1:
+            return nbytes * (y0 + (y1 - y0) * (x - x0) / (x1 - x0))
+    return nbytes * per_byte[-1][1]
 
 
 def collective_record(op: str, nbytes: int, np: int, reduce_flops: float) -> dict:
@@ -198,6 +220,18 @@ def main() -> int:
           f"eager below {net['eager_threshold_bytes']} B, {len(net['lat_factor'])} factor segments\n")
 
     speed = float(cal["compute"]["core_speed_flops"])
+    if cal["compute"].get("reduction"):
+        print("reduction: the measured sum times of compute.reduction ("
+              + ", ".join(f"{human(p['bytes'])} {p['bytes'] / p['time_s']['median'] / 1e9:.1f} GB/s"
+                          for p in cal["compute"]["reduction"]) + ")")
+    else:
+        print(f"reduction: no compute.reduction in the calibration: 24 B an element at the triad rate "
+              f"{cal['compute']['stream_triad_Bps']['median'] / 1e9:.2f} GB/s")
+    if net.get("shared_bandwidth_Bps"):
+        print(f"shared-memory capacity of concurrent transfers: {net['shared_bandwidth_Bps'] / 1e9:.2f} GB/s "
+              f"(fitted from the transfer-dominated sizes of {len(net.get('exchange', []))} exchange sizes)")
+    else:
+        print("no shared-memory capacity in the calibration: the loopback is one FATPIPE link")
     emu = Emulator(args.gridcast, platform, work, speed, args.cfg)
     if args.cfg:
         print(f"replay settings: {' '.join(args.cfg)}\n")
@@ -219,7 +253,8 @@ def main() -> int:
         print(f"  {'op':>10} {'size':>9}  {'measured':>14}  {'emulated':>14}  {'error':>9}  gridcast algorithm")
         coll_errors = []
         for c in net["collectives"]:
-            reduce_flops = float(c["bytes"] // 8) if c["op"] == "allreduce" else 0.0  # MPI_DOUBLE elements
+            # the measured time to sum the buffer, as flops at the core speed (see the docstring)
+            reduce_flops = reduction_s(cal, c["bytes"]) * speed if c["op"] == "allreduce" else 0.0
             measured = c["time_s"]["median"]
             emulated, algorithm = collective_time(emu, c["op"], c["bytes"], c["np"], reduce_flops)
             err = (emulated - measured) / measured if measured > 0 else float("inf")

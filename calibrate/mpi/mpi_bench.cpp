@@ -1,8 +1,10 @@
 // gridcast-mpi-bench: the MPI half of `gridcast calibrate`. Run with 2 ranks under a real MPI launcher
 // (mpirun -np 2 gridcast-mpi-bench ...). Rank 0 prints raw timings, one line per size, on stdout:
 //
-//   plan <pingpong sizes> <collective timings>
+//   plan <pingpong sizes> <collective timings> <exchange sizes>
 //   pingpong <bytes> <round trips per repetition> <one-way s of repetition 1> ... <of repetition R>
+//   exchange <bytes> <exchanges per repetition> <s per exchange, repetition 1> ... <repetition R>
+//              (both ranks MPI_Sendrecv <bytes> to each other at once)
 //   collective <op> <np> <bytes> <calls per repetition> <s per call, repetition 1> ... <repetition R>
 //              (time a call adds to a loop of barriers; see below)
 //   done
@@ -93,6 +95,22 @@ double pingpong(int rank, char* buf, std::uint64_t bytes, int rounds)
   return MPI_Wtime() - t0;
 }
 
+/// `rounds` exchanges: both ranks send `bytes` to each other at once (MPI_Sendrecv), as the steps of an
+/// allreduce or alltoall do; returns the elapsed seconds on rank 0. Each round sends what the previous
+/// one received (the two buffers swap), as the ping-pong sends back what it has just received: the
+/// data leaves from the sender's cache in both curves, so they differ only by the concurrency.
+double exchange(int rank, char* x, char* y, std::uint64_t bytes, int rounds)
+{
+  const int count = static_cast<int>(bytes);
+  const int peer  = 1 - rank;
+  double t0       = MPI_Wtime();
+  for (int i = 0; i < rounds; ++i) {
+    MPI_Sendrecv(x, count, MPI_BYTE, peer, 8, y, count, MPI_BYTE, peer, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    std::swap(x, y);
+  }
+  return MPI_Wtime() - t0;
+}
+
 /// How many calls of `f` fill target_s, decided by rank 0 from two trial calls and shared with all.
 template <class F> int calls_for(int rank, double target_s, int max_calls, F&& f)
 {
@@ -153,7 +171,7 @@ int main(int argc, char** argv)
   std::uint64_t buf_bytes = std::max<std::uint64_t>(o.max_bytes, 16);
   std::vector<char> a(buf_bytes, 1), b(buf_bytes, 2);
   if (rank == 0) {
-    std::printf("plan %zu %zu\n", sizes.size(), cases.size());
+    std::printf("plan %zu %zu %zu\n", sizes.size(), cases.size(), sizes.size());
     std::fflush(stdout);
   }
 
@@ -165,6 +183,25 @@ int main(int argc, char** argv)
       reps[r] = pingpong(rank, a.data(), bytes, rounds) / (2.0 * rounds);
     if (rank == 0) {
       std::printf("pingpong %llu %d", static_cast<unsigned long long>(bytes), rounds);
+      for (double t : reps)
+        std::printf(" %.9e", t);
+      std::printf("\n");
+      std::fflush(stdout);
+    }
+  }
+
+  // The exchange curve, same sizes: what two opposite transfers at once cost (fits the capacity that
+  // concurrent shared-memory transfers share). Each round sends what the last one received, like the
+  // ping-pong, so the two curves differ only by the concurrency.
+  for (std::uint64_t bytes : sizes) {
+    exchange(rank, a.data(), b.data(), bytes, 3);
+    int rounds = calls_for(rank, o.target_s, 10000, [&](int n) { exchange(rank, a.data(), b.data(), bytes, n); });
+    for (int r = 0; r < o.repetitions; ++r) {
+      MPI_Barrier(MPI_COMM_WORLD);
+      reps[r] = exchange(rank, a.data(), b.data(), bytes, rounds) / rounds;
+    }
+    if (rank == 0) {
+      std::printf("exchange %llu %d", static_cast<unsigned long long>(bytes), rounds);
       for (double t : reps)
         std::printf(" %.9e", t);
       std::printf("\n");

@@ -4,6 +4,7 @@
 
 #include <cblas.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <vector>
@@ -33,13 +34,19 @@ ComputeSizes ComputeSizes::quick()
   s.triad_repetitions  = 3;
   s.scalar_iterations  = 2'000'000;
   s.scalar_repetitions = 3;
+  s.reduction_max_bytes   = 1u << 20;
+  s.reduction_repetitions = 3;
   return s;
 }
 
 platform::ComputeCalibration measure_compute(const ComputeSizes& sizes, Progress& progress)
 {
   platform::ComputeCalibration c;
-  const int total = sizes.dgemm_repetitions + sizes.triad_repetitions + sizes.scalar_repetitions;
+  std::vector<std::uint64_t> reduction_sizes;
+  for (std::uint64_t b = 1024; b <= sizes.reduction_max_bytes; b *= 4)
+    reduction_sizes.push_back(b);
+  const int total = sizes.dgemm_repetitions + sizes.triad_repetitions + sizes.scalar_repetitions +
+                    static_cast<int>(reduction_sizes.size()) * sizes.reduction_repetitions;
   int done        = 0;
 
   {  // dgemm: C = A*B + C on n x n matrices, 2n^3 flops.
@@ -89,6 +96,34 @@ platform::ComputeCalibration measure_compute(const ComputeSizes& sizes, Progress
       progress.step("compute", ++done, total, "scalar loop");
     }
     c.scalar_flops = summarize_rate(t, 2.0 * static_cast<double>(sizes.scalar_iterations));
+  }
+  {  // Reduction: a[i] += b[i] over `bytes` of doubles, what MPI_SUM does to a received buffer (24 bytes
+     // of traffic an element, like the triad). Both buffers are written just before, as a collective's
+     // data has just been computed or received: a buffer that fits a cache is summed at cache speed,
+     // a large one at memory speed. A repetition sums as many times as fill about 1 ms.
+    std::vector<double> a(sizes.reduction_max_bytes / 8, 1.0), b(a.size(), 2.0);
+    for (std::uint64_t bytes : reduction_sizes) {
+      const std::size_t n = bytes / 8;
+      auto sum_once       = [&] {
+        for (std::size_t i = 0; i < n; ++i)
+          a[i] += b[i];
+      };
+      auto t0 = Clock::now();
+      sum_once();
+      int passes = std::max(1, static_cast<int>(1e-3 / std::max(seconds_since(t0), 1e-9)));
+      std::vector<double> t;
+      for (int r = 0; r < sizes.reduction_repetitions; ++r) {
+        for (std::size_t i = 0; i < n; ++i)  // fresh data, as a collective gets
+          b[i] = static_cast<double>(i & 7);
+        t0 = Clock::now();
+        for (int k = 0; k < passes; ++k)
+          sum_once();
+        t.push_back(seconds_since(t0) / passes);
+        g_sink = a[n / 2];
+        progress.step("compute", ++done, total, "reduction " + std::to_string(bytes >> 10) + " KiB");
+      }
+      c.reduction.push_back({bytes, summarize(std::move(t))});
+    }
   }
   // The platform's core speed: the dgemm rate (docs/formats.md says why).
   c.core_speed_flops = c.dgemm_flops.median;

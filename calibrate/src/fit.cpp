@@ -147,4 +147,30 @@ double model_time_s(const NetworkFit& fit, double bytes)
          bytes / (fit.bandwidth_Bps * platform::factor_for(fit.bw_factor, bytes));
 }
 
+double fit_shared_bandwidth(const NetworkFit& fit, const std::vector<platform::SizedTiming>& exchange)
+{
+  // SimGrid 3.32 applies a flow's bandwidth factor to every link it crosses: a flow of n bytes runs at
+  // bf(n) times its share of each link. On the loopback route -- the FATPIPE loopback (B, every flow
+  // alone) and the SHARED bus (C, divided) -- a lone flow runs at bf(n)*min(B, C) and each of two
+  // opposite flows at bf(n)*min(B, C/2), after the latency L*lf(n). Where an exchange is
+  // transfer-dominated its measured time gives C/2 = n / ((t - L*lf(n)) * bf(n)).
+  std::vector<double> capacities;
+  for (const auto& p : exchange) {
+    double n        = static_cast<double>(p.bytes);
+    double bf       = platform::factor_for(fit.bw_factor, n);
+    double latency  = fit.latency_s * platform::factor_for(fit.lat_factor, n);
+    double transfer = n / (fit.bandwidth_Bps * bf);
+    if (transfer < 0.9 * (latency + transfer) || not(p.time_s.median > latency))
+      continue;
+    capacities.push_back(2.0 * n / ((p.time_s.median - latency) * bf));
+  }
+  if (capacities.empty())
+    return 0;
+  std::sort(capacities.begin(), capacities.end());
+  std::size_t k = capacities.size();
+  double median = k % 2 == 1 ? capacities[k / 2] : 0.5 * (capacities[k / 2 - 1] + capacities[k / 2]);
+  // Never below B: a lone flow -- the ping-pong -- must keep its calibrated time.
+  return std::max(median, fit.bandwidth_Bps);
+}
+
 }  // namespace gridcast::calibrate

@@ -48,10 +48,12 @@ bool parse_mpi_bench_line(const std::string& line, MpiBenchOutput& out, int& pla
       throw bad("expected timings");
   };
   if (kind == "plan") {
-    int a = 0, b = 0;
+    int a = 0, b = 0, x = 0;
     if (not(in >> a >> b))
       throw bad("bad plan line");
-    planned_steps = a + b;
+    if (not(in >> x))
+      x = 0;  // a bench without the exchange curve
+    planned_steps = a + b + x;
     return true;
   }
   if (kind == "pingpong") {
@@ -63,6 +65,17 @@ bool parse_mpi_bench_line(const std::string& line, MpiBenchOutput& out, int& pla
     read_samples(v);
     p.one_way_s = summarize(std::move(v));
     out.pingpong.push_back(p);
+    return true;
+  }
+  if (kind == "exchange") {
+    platform::SizedTiming p;
+    int rounds = 0;
+    if (not(in >> p.bytes >> rounds))
+      throw bad("bad exchange line");
+    std::vector<double> v;
+    read_samples(v);
+    p.time_s = summarize(std::move(v));
+    out.exchange.push_back(p);
     return true;
   }
   if (kind == "collective") {
@@ -108,14 +121,15 @@ platform::NetworkCalibration measure_mpi(const MpiRunOptions& o, Progress& progr
     line.pop_back();
     try {
       if (parse_mpi_bench_line(line, out, planned)) {
-        if (not out.pingpong.empty() || not out.collectives.empty()) {
-          ++seen;
-          std::string what = out.collectives.empty()
-                                 ? "ping-pong " + human_bytes(out.pingpong.back().bytes)
-                                 : out.collectives.back().op + " " + human_bytes(out.collectives.back().bytes);
-          if (line.rfind("pingpong", 0) == 0 || line.rfind("collective", 0) == 0)
-            progress.step("mpi", seen, std::max(planned, seen), what);
-        }
+        std::string what;
+        if (line.rfind("pingpong", 0) == 0)
+          what = "ping-pong " + human_bytes(out.pingpong.back().bytes);
+        else if (line.rfind("exchange", 0) == 0)
+          what = "exchange " + human_bytes(out.exchange.back().bytes);
+        else if (line.rfind("collective", 0) == 0)
+          what = out.collectives.back().op + " " + human_bytes(out.collectives.back().bytes);
+        if (not what.empty())
+          progress.step("mpi", ++seen, std::max(planned, seen), what);
       } else {
         other.push_back(line);
         if (other.size() > 30)
@@ -160,6 +174,9 @@ platform::NetworkCalibration measure_mpi(const MpiRunOptions& o, Progress& progr
   n.bw_factor             = fit.bw_factor;
   n.pingpong              = out.pingpong;
   n.collectives           = out.collectives;
+  n.exchange              = out.exchange;
+  if (not out.exchange.empty())
+    n.shared_bandwidth_Bps = fit_shared_bandwidth(fit, out.exchange);
   return n;
 }
 

@@ -259,16 +259,31 @@ Calibration calibration_from_json(const json& j, const std::string& file)
   c.host.load_average     = host.number("load_average");
 
   Obj compute = top.child("compute");
-  compute.only({"dgemm_flops", "stream_triad_Bps", "scalar_flops", "core_speed_flops"});
+  compute.only({"dgemm_flops", "stream_triad_Bps", "scalar_flops", "core_speed_flops", "reduction"});
   c.compute.dgemm_flops      = stat_from(compute, "dgemm_flops");
   c.compute.stream_triad_Bps = stat_from(compute, "stream_triad_Bps");
   c.compute.scalar_flops     = stat_from(compute, "scalar_flops");
   c.compute.core_speed_flops = compute.number("core_speed_flops", true);
+  if (compute.find("reduction") != nullptr) {  // optional (calibrations before it lack it)
+    const json& red = compute.array("reduction");
+    for (std::size_t i = 0; i < red.size(); ++i) {
+      Obj p = compute.element("reduction", i);
+      p.only({"bytes", "time_s"});
+      SizedTiming point{p.uint("bytes"), stat_from(p, "time_s")};
+      if (point.bytes == 0)
+        p.fail("bytes", "expected a size > 0");
+      if (not(point.time_s.median > 0))
+        p.fail("time_s", "expected a median > 0");
+      if (i > 0 && point.bytes <= c.compute.reduction.back().bytes)
+        p.fail("bytes", "reduction sizes must ascend strictly");
+      c.compute.reduction.push_back(point);
+    }
+  }
 
   if (top.find("network") != nullptr) {
     Obj n = top.child("network");
     n.only({"launcher", "latency_s", "bandwidth_Bps", "eager_threshold_bytes", "lat_factor", "bw_factor", "pingpong",
-            "collectives"});
+            "collectives", "exchange", "shared_bandwidth_Bps"});
     NetworkCalibration net;
     net.launcher              = n.string("launcher");
     net.latency_s             = n.number("latency_s");
@@ -294,6 +309,19 @@ Calibration calibration_from_json(const json& j, const std::string& file)
         p.fail("op", "expected a collective name");
       net.collectives.push_back(t);
     }
+    if (n.find("exchange") != nullptr) {  // optional (calibrations before the exchange curve lack it)
+      const json& ex = n.array("exchange");
+      for (std::size_t i = 0; i < ex.size(); ++i) {
+        Obj p = n.element("exchange", i);
+        p.only({"bytes", "time_s"});
+        SizedTiming point{p.uint("bytes"), stat_from(p, "time_s")};
+        if (i > 0 && point.bytes <= net.exchange.back().bytes)
+          p.fail("bytes", "exchange sizes must ascend strictly");
+        net.exchange.push_back(point);
+      }
+    }
+    if (n.find("shared_bandwidth_Bps") != nullptr)
+      net.shared_bandwidth_Bps = n.number("shared_bandwidth_Bps", true);
     c.network = std::move(net);
   }
   if (top.find("gpu") != nullptr)
@@ -340,6 +368,12 @@ ojson to_json(const Calibration& c)
   compute["stream_triad_Bps"] = stat_to(c.compute.stream_triad_Bps);
   compute["scalar_flops"]     = stat_to(c.compute.scalar_flops);
   compute["core_speed_flops"] = c.compute.core_speed_flops;
+  if (not c.compute.reduction.empty()) {
+    ojson red = ojson::array();
+    for (const auto& p : c.compute.reduction)
+      red.push_back(ojson{{"bytes", p.bytes}, {"time_s", stat_to(p.time_s)}});
+    compute["reduction"] = red;
+  }
   o["compute"]                = compute;
   if (c.network) {
     const NetworkCalibration& n = *c.network;
@@ -358,7 +392,15 @@ ojson to_json(const Calibration& c)
     for (const auto& t : n.collectives)
       coll.push_back(ojson{{"op", t.op}, {"np", t.np}, {"bytes", t.bytes}, {"time_s", stat_to(t.time_s)}});
     net["collectives"] = coll;
-    o["network"]       = net;
+    if (not n.exchange.empty()) {
+      ojson ex = ojson::array();
+      for (const auto& p : n.exchange)
+        ex.push_back(ojson{{"bytes", p.bytes}, {"time_s", stat_to(p.time_s)}});
+      net["exchange"] = ex;
+    }
+    if (n.shared_bandwidth_Bps > 0)
+      net["shared_bandwidth_Bps"] = n.shared_bandwidth_Bps;
+    o["network"] = net;
   }
   if (c.gpu)
     o["gpu"] = to_json(*c.gpu);

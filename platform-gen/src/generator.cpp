@@ -114,9 +114,15 @@ void Builder::node(int i, const ResolvedKind& rk)
   m_.hosts.push_back(cpu);
   ++m_.cpu_hosts;
   // Two ranks on one CPU host talk through shared memory: SimGrid's loopback model (every flow at the
-  // full rate), with the calibrated figures.
+  // full rate), with the calibrated figures; plus, where calibrated, a SHARED memory-bus link whose
+  // capacity concurrent transfers divide (both ranks copy against one memory system).
   std::size_t lo = link(P + ".loopback", rk.loopback, Sharing::Fatpipe);
-  edge(P, P, {plain(lo)}, false);
+  if (rk.memory_bus) {
+    std::size_t bus = link(P + ".memory-bus", *rk.memory_bus, Sharing::Shared);
+    edge(P, P, {plain(lo), plain(bus)}, false);
+  } else {
+    edge(P, P, {plain(lo)}, false);
+  }
 
   auto gpu_name   = [&](int j) { return P + ".gpu-" + str(j); };
   auto gpu_socket = [&](int j) { return j * k.sockets / gpus; };

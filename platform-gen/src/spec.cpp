@@ -210,8 +210,8 @@ NicSpec nics_from(const Obj& o)
 
 NodeKindSpec kind_from(const Obj& o, const std::string& name)
 {
-  o.only({"sockets", "cores_per_socket", "core_speed", "memory", "memory_link", "loopback", "inter_socket", "gpus",
-          "pcie", "nvlink", "nics"});
+  o.only({"sockets", "cores_per_socket", "core_speed", "memory", "memory_link", "loopback", "memory_bus",
+          "inter_socket", "gpus", "pcie", "nvlink", "nics"});
   NodeKindSpec k;
   k.name = name;
   k.key  = o.path();
@@ -222,6 +222,7 @@ NodeKindSpec kind_from(const Obj& o, const std::string& name)
   k.memory_bytes     = o.opt_quantity("memory", parse_size_bytes);
   k.memory_link      = link_from(o, "memory_link");
   k.loopback         = link_from(o, "loopback");
+  k.memory_bus       = link_from(o, "memory_bus");
   k.inter_socket     = link_from(o, "inter_socket");
   if (o.has("gpus"))
     k.gpus = gpus_from(o.child("gpus"));
@@ -405,6 +406,20 @@ public:
     if (cal_ && cal_->network)
       net_cal = GpuLinkFigures{cal_->network->latency_s, cal_->network->bandwidth_Bps};
     r.loopback = link(k.loopback, net_cal ? &*net_cal : nullptr, hint("network.latency_s/bandwidth_Bps"));
+    // The memory bus is optional: a latency of its own is rarely known (0: the loopback carries it).
+    double cal_bus_Bps = (cal_ && cal_->network) ? cal_->network->shared_bandwidth_Bps : 0;
+    if (k.memory_bus.given || cal_bus_Bps > 0) {
+      GpuLinkFigures bus_cal{0, cal_bus_Bps};
+      LinkSpec bus = k.memory_bus;
+      if (not bus.latency_s)
+        bus.latency_s = 0.0;
+      r.memory_bus = link(bus, cal_bus_Bps > 0 ? &bus_cal : nullptr, hint("network.shared_bandwidth_Bps"));
+      // SimGrid's cross-traffic (on by default) charges every flow 5% of its rate on the links of its
+      // reverse route too, for TCP acknowledgements; a loopback's reverse route is itself, so each flow
+      // weighs 1.05 on the bus. Shared memory has no acknowledgements: the link is written 5% wider so
+      // that the flows share the measured capacity (docs/platforms.md, "Inside a node").
+      r.memory_bus->bandwidth_Bps *= kCrossTrafficWeight;
+    }
 
     const GpuCalibration* gcal = (cal_ && cal_->gpu) ? &*cal_->gpu : nullptr;
     auto gpu_hint = [&](const std::string& field) { return hint("gpu." + field); };

@@ -4,4 +4,5 @@ set(GRIDCAST_CALIBRATE_TEST_SOURCES
   calibrate/test_calibration_json.cpp
   calibrate/test_factors.cpp
   calibrate/test_calibrate.cpp
+  calibrate/test_shared_memory.cpp
 )

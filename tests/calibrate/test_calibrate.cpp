@@ -25,6 +25,11 @@ platform::PingPongPoint point(std::uint64_t bytes, double t)
   return {bytes, platform::Stat{t, t, t, 1}};
 }
 
+platform::SizedTiming timing(std::uint64_t bytes, double t)
+{
+  return {bytes, platform::Stat{t, t, t, 1}};
+}
+
 /// A synthetic Open-MPI-like curve: 0.4 us + n / 8 GB/s eagerly, then a rendezvous costing 1.5 us more
 /// and running at `rendezvous_Bps` from `threshold` bytes.
 std::vector<platform::PingPongPoint> synthetic_curve(std::uint64_t threshold, double rendezvous_Bps = 12e9)
@@ -160,6 +165,12 @@ TEST_CASE("calibrate: quick run with a GPU data sheet writes a valid calibration
   CHECK(c.compute.core_speed_flops > 0);
   CHECK(c.compute.core_speed_flops == c.compute.dgemm_flops.median);
   CHECK(c.compute.dgemm_flops.repetitions == ComputeSizes::quick().dgemm_repetitions);
+  // The reduction curve: 1 KiB x 4^k up to the quick maximum (1 MiB), a positive time each.
+  REQUIRE(c.compute.reduction.size() == 6);
+  CHECK(c.compute.reduction.front().bytes == 1024);
+  CHECK(c.compute.reduction.back().bytes == (1u << 20));
+  for (const auto& p : c.compute.reduction)
+    CHECK(p.time_s.median > 0);
   CHECK_FALSE(c.network.has_value());
   REQUIRE(c.gpu.has_value());
   CHECK(c.gpu->source == "datasheet");
@@ -220,6 +231,10 @@ TEST_CASE("calibrate: quick MPI run through the real launcher", "[calibrate][mpi
   CHECK(n.latency_s > 0);
   CHECK(n.bandwidth_Bps > 0);
   CHECK(n.collectives.size() == 12);  // 3 ops x 4 sizes up to 1 MiB
+  REQUIRE(n.exchange.size() == n.pingpong.size());  // the exchange curve, same sizes
+  CHECK(n.exchange.back().bytes == (1u << 20));
+  // The shared capacity, when a size was transfer-dominated, never slows a lone flow.
+  CHECK((n.shared_bandwidth_Bps == 0 || n.shared_bandwidth_Bps >= n.bandwidth_Bps));
   CHECK(n.launcher.find("mpirun") != std::string::npos);
   // The factors reproduce the measured medians.
   NetworkFit fit{n.latency_s, n.bandwidth_Bps, n.eager_threshold_bytes, n.lat_factor, n.bw_factor};
@@ -239,4 +254,55 @@ TEST_CASE("calibrate: a launcher that fails is reported with the command", "[cal
   CHECK(r.exit_code == 1);
   CHECK(r.output.find("launcher not found") != std::string::npos);
   CHECK(r.output.find("gridcast-no-such-launcher") != std::string::npos);
+}
+
+TEST_CASE("calibrate: exchange lines of gridcast-mpi-bench are parsed", "[calibrate]")
+{
+  MpiBenchOutput out;
+  int planned = 0;
+  CHECK(parse_mpi_bench_line("plan 3 1 3", out, planned));
+  CHECK(planned == 7);
+  CHECK(parse_mpi_bench_line("exchange 4096 100 3.0e-6 2.0e-6 4.0e-6", out, planned));
+  REQUIRE(out.exchange.size() == 1);
+  CHECK(out.exchange[0].bytes == 4096);
+  CHECK(out.exchange[0].time_s.median == 3.0e-6);
+  CHECK(out.exchange[0].time_s.min == 2.0e-6);
+  CHECK(out.pingpong.empty());
+  CHECK_THROWS_AS(parse_mpi_bench_line("exchange 8 10", out, planned), InputError);
+  CHECK_THROWS_AS(parse_mpi_bench_line("exchange big", out, planned), InputError);
+}
+
+TEST_CASE("calibrate: the shared capacity is fitted from the transfer-dominated exchanges", "[calibrate]")
+{
+  auto curve     = synthetic_curve(4096);  // rendezvous at 12 GB/s
+  NetworkFit fit = fit_network(curve, 0.02);
+  // Exchanges where both flows share 18 GB/s: each moves n bytes at 9 GB/s after the latency part;
+  // small sizes cost 1.5x the ping-pong (CPU contention the fit must not read as bandwidth).
+  const double C = 18e9;
+  std::vector<platform::SizedTiming> exchange;
+  for (const auto& p : curve) {
+    double n       = static_cast<double>(p.bytes);
+    double latency = fit.latency_s * platform::factor_for(fit.lat_factor, n);
+    double single  = n / (fit.bandwidth_Bps * platform::factor_for(fit.bw_factor, n));
+    double bf      = platform::factor_for(fit.bw_factor, n);
+    exchange.push_back(timing(p.bytes, n < 65536 ? 1.5 * (latency + single) : latency + n / (bf * C / 2)));
+  }
+  double fitted = fit_shared_bandwidth(fit, exchange);
+  CHECK(fitted == Approx(C).epsilon(1e-6));
+
+  // Exchanges no slower than the ping-pong: the capacity never binds a lone flow, nor a pair.
+  std::vector<platform::SizedTiming> free_exchange;
+  for (const auto& p : curve)
+    free_exchange.push_back(timing(p.bytes, model_time_s(fit, static_cast<double>(p.bytes))));
+  double wide = fit_shared_bandwidth(fit, free_exchange);
+  CHECK(wide >= 2 * 12e9 * 0.99);
+  // Exchanges suggesting less than one flow's rate: the capacity stays at the base bandwidth, so that
+  // a lone flow (bf*min(B, C)) keeps its ping-pong time.
+  std::vector<platform::SizedTiming> slow;
+  for (const auto& p : curve)
+    slow.push_back(timing(p.bytes, 10 * model_time_s(fit, static_cast<double>(p.bytes))));
+  CHECK(fit_shared_bandwidth(fit, slow) == fit.bandwidth_Bps);
+  // No transfer-dominated size: nothing to fit.
+  std::vector<platform::SizedTiming> tiny(exchange.begin(), exchange.begin() + 5);
+  CHECK(fit_shared_bandwidth(fit, tiny) == 0);
 }

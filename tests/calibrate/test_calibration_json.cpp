@@ -220,3 +220,86 @@ TEST_CASE("SMPI factor strings format and parse", "[calibrate]")
     CHECK(e.context().key == "gridcast:lat-factor");
   }
 }
+
+TEST_CASE("calibration.json: the exchange curve and the shared capacity round-trip and are checked",
+          "[calibrate]")
+{
+  TempDir dir;
+  Calibration c                  = sample(true, false);
+  c.network->exchange            = {{1, stat(7e-7)}, {4194304, stat(1.2e-3)}};
+  c.network->shared_bandwidth_Bps = 7.5e9;
+  write_calibration(dir / "c.json", c);
+  Calibration back = read_calibration(dir / "c.json");
+  REQUIRE(back.network->exchange.size() == 2);
+  CHECK(back.network->exchange[1].bytes == 4194304);
+  CHECK(back.network->exchange[1].time_s.median == 1.2e-3);
+  CHECK(back.network->shared_bandwidth_Bps == 7.5e9);
+  write_calibration(dir / "again.json", back);
+  CHECK(read_file(dir / "c.json") == read_file(dir / "again.json"));
+  // Both are optional: a calibration without them (older files) reads with none, and writes none.
+  Calibration old = read_calibration([&] {
+    write_calibration(dir / "old.json", sample(true, false));
+    return dir / "old.json";
+  }());
+  CHECK(old.network->exchange.empty());
+  CHECK(old.network->shared_bandwidth_Bps == 0);
+  CHECK(read_file(dir / "old.json").find("shared_bandwidth_Bps") == std::string::npos);
+
+  auto key_of = [](const nlohmann::json& j) {
+    return expect_input_error([&] { calibration_from_json(j, "cal.json"); }).context().key;
+  };
+  nlohmann::json j = nlohmann::json::parse(to_json(c).dump());
+  j["network"]["shared_bandwidth_Bps"] = 0;
+  CHECK(key_of(j) == "network.shared_bandwidth_Bps");
+  j["network"]["shared_bandwidth_Bps"] = -3e9;
+  CHECK(key_of(j) == "network.shared_bandwidth_Bps");
+  j["network"]["shared_bandwidth_Bps"] = "fast";
+  CHECK(key_of(j) == "network.shared_bandwidth_Bps");
+  j                                     = nlohmann::json::parse(to_json(c).dump());
+  j["network"]["exchange"][1]["bytes"]  = 1;  // not ascending
+  CHECK(key_of(j) == "network.exchange[1].bytes");
+  j                                     = nlohmann::json::parse(to_json(c).dump());
+  j["network"]["exchange"][0]["one_way_s"] = j["network"]["exchange"][0]["time_s"];  // wrong name
+  CHECK(key_of(j) == "network.exchange[0].one_way_s");
+  j                                     = nlohmann::json::parse(to_json(c).dump());
+  j["network"]["exchange"][0]["time_s"]["min"] = 1.0;  // above the median
+  CHECK(key_of(j) == "network.exchange[0].time_s");
+  j                        = nlohmann::json::parse(to_json(c).dump());
+  j["network"]["exchange"] = 5;
+  CHECK(key_of(j) == "network.exchange");
+}
+
+TEST_CASE("calibration.json: the reduction curve round-trips and is checked", "[calibrate]")
+{
+  TempDir dir;
+  Calibration c       = sample(false, false);
+  c.compute.reduction = {{1024, stat(2e-8)}, {16777216, stat(1.1e-3)}};
+  write_calibration(dir / "c.json", c);
+  Calibration back = read_calibration(dir / "c.json");
+  REQUIRE(back.compute.reduction.size() == 2);
+  CHECK(back.compute.reduction[1].bytes == 16777216);
+  CHECK(back.compute.reduction[1].time_s.median == 1.1e-3);
+  write_calibration(dir / "again.json", back);
+  CHECK(read_file(dir / "c.json") == read_file(dir / "again.json"));
+  CHECK(read_calibration([&] {
+          write_calibration(dir / "old.json", sample(false, false));
+          return dir / "old.json";
+        }())
+            .compute.reduction.empty());
+
+  auto key_of = [](const nlohmann::json& j) {
+    return expect_input_error([&] { calibration_from_json(j, "cal.json"); }).context().key;
+  };
+  nlohmann::json j                       = nlohmann::json::parse(to_json(c).dump());
+  j["compute"]["reduction"][0]["bytes"]  = 0;
+  CHECK(key_of(j) == "compute.reduction[0].bytes");
+  j                                      = nlohmann::json::parse(to_json(c).dump());
+  j["compute"]["reduction"][1]["bytes"]  = 1024;
+  CHECK(key_of(j) == "compute.reduction[1].bytes");
+  j = nlohmann::json::parse(to_json(c).dump());
+  j["compute"]["reduction"][0]["time_s"] = {{"median", 0}, {"min", 0}, {"max", 0}, {"repetitions", 3}};
+  CHECK(key_of(j) == "compute.reduction[0].time_s");
+  j                                      = nlohmann::json::parse(to_json(c).dump());
+  j["compute"]["reduction"][0]["flops"]  = 1;
+  CHECK(key_of(j) == "compute.reduction[0].flops");
+}

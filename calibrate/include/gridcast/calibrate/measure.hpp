@@ -27,6 +27,8 @@ struct ComputeSizes {
   int triad_repetitions    = 9;
   std::uint64_t scalar_iterations = 50'000'000;  ///< 2 flops each
   int scalar_repetitions   = 7;
+  std::uint64_t reduction_max_bytes = 64u << 20;  ///< largest summed buffer (sizes 1 KiB x 4^k up to it)
+  int reduction_repetitions         = 9;
   static ComputeSizes quick();
 };
 platform::ComputeCalibration measure_compute(const ComputeSizes& sizes, Progress& progress);
@@ -36,6 +38,7 @@ platform::ComputeCalibration measure_compute(const ComputeSizes& sizes, Progress
 struct MpiBenchOutput {
   std::vector<platform::PingPongPoint> pingpong;
   std::vector<platform::CollectiveTiming> collectives;
+  std::vector<platform::SizedTiming> exchange;  ///< time of one exchange per size
   bool done = false;
 };
 /// Parses one line into `out` (a `plan` line sets `planned_steps`); returns false for a line that is not
@@ -54,6 +57,13 @@ struct NetworkFit {
 NetworkFit fit_network(const std::vector<platform::PingPongPoint>& points, double tolerance = 0.02);
 /// The model's one-way time for `bytes`.
 double model_time_s(const NetworkFit& fit, double bytes);
+/// The capacity two concurrent transfers share on the loopback (a SHARED link beside the per-flow
+/// FATPIPE one), fitted from the exchange curve: on the sizes where the ping-pong model's time is at
+/// least 90% transfer, each of the two flows moves n bytes in (exchange time - latency part) at bf(n)
+/// times half the capacity (SimGrid applies the bandwidth factor to every link of the route); the
+/// median over those sizes, never below the base bandwidth so that a lone transfer -- the ping-pong --
+/// keeps its time. 0 when no exchange size is transfer-dominated.
+double fit_shared_bandwidth(const NetworkFit& fit, const std::vector<platform::SizedTiming>& exchange);
 /// The size at which the curve jumps most beyond its trend (the first rendezvous size); 0 when the curve
 /// has no clear jump (no point more than 15% above the trend).
 std::uint64_t detect_eager_threshold(const std::vector<platform::PingPongPoint>& points);

@@ -34,6 +34,11 @@ struct PingPongPoint {
   Stat one_way_s;  ///< half the round-trip time of a ping-pong
 };
 
+/// A time measured per size (exchange curve, reduction curve).
+struct SizedTiming {
+  std::uint64_t bytes = 0;
+  Stat time_s;
+};
 struct CollectiveTiming {
   std::string op;  ///< "allreduce", "alltoall", "bcast", ...
   int np              = 0;
@@ -50,6 +55,9 @@ struct HostInfo {
 struct ComputeCalibration {
   Stat dgemm_flops, stream_triad_Bps, scalar_flops;
   double core_speed_flops = 0;  ///< what a platform's core speed becomes; see docs/formats.md for the choice
+  /// Optional (absent in older files): seconds to sum `bytes` of doubles into another buffer (a[i] +=
+  /// b[i], MPI_SUM's work), per size: memory bound, at cache speed while the buffers fit a cache.
+  std::vector<SizedTiming> reduction;
 };
 
 /// MPI between two ranks of one node (shared memory), Open MPI.
@@ -60,6 +68,13 @@ struct NetworkCalibration {
   std::vector<FactorSegment> lat_factor, bw_factor;   ///< SMPI-style piecewise factors
   std::vector<PingPongPoint> pingpong;
   std::vector<CollectiveTiming> collectives;
+  /// Optional (absent in older files: empty / 0). Both ranks MPI_Sendrecv the same size at once: time of
+  /// one exchange, per size. Shared memory makes both ranks copy against one memory system, so two
+  /// opposite transfers cost more than one (the ping-pong alone cannot tell how much).
+  std::vector<SizedTiming> exchange;
+  /// Capacity that concurrent shared-memory transfers share, fitted from the large exchanges; 0 = not
+  /// measured. The platform generator puts it on the loopback route as a SHARED link.
+  double shared_bandwidth_Bps = 0;
 };
 
 /// A one-way transfer path: time(bytes) = latency_s + bytes / bandwidth_Bps. Zeros mean "not measured"

@@ -79,6 +79,7 @@ struct NodeKindSpec {
   std::optional<double> memory_bytes;
   LinkSpec memory_link;   ///< CPU memory to a socket's root complex (DMA), full duplex
   LinkSpec loopback;      ///< two ranks on the CPU host (shared memory)
+  LinkSpec memory_bus;    ///< optional: capacity concurrent loopback transfers share (latency default 0)
   LinkSpec inter_socket;  ///< socket to socket (UPI, X-Bus), full duplex
   std::optional<GpuSpec> gpus;
   std::optional<PcieSpec> pcie;
@@ -143,10 +144,16 @@ struct ResolvedGpu {
   LinkFigures copy;
 };
 
+/// SimGrid's network/crosstraffic weight: a flow also uses 5% of its rate on its reverse route's links.
+inline constexpr double kCrossTrafficWeight = 1.05;
+
 struct ResolvedKind {
   const NodeKindSpec* spec = nullptr;
   double core_speed_flops  = 0;
   LinkFigures loopback;
+  /// SHARED link on the loopback route beside the per-flow loopback: absent when neither the spec
+  /// (`memory_bus`) nor the calibration (`network.shared_bandwidth_Bps`) gives it.
+  std::optional<LinkFigures> memory_bus;
   std::optional<ResolvedGpu> gpus;
   // Used only where the structure needs them (PCIe present, several sockets, ...):
   LinkFigures memory_link, inter_socket, device_up, device_down, root, switch_link, nvlink, nvlink_host, nic;
