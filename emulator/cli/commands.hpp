@@ -13,6 +13,7 @@ int run_import(const std::vector<std::string>& args);
 int run_algorithms(const std::vector<std::string>& args);
 int run_fit(const std::vector<std::string>& args);    // cmd_fit.cpp
 int run_synth(const std::vector<std::string>& args);  // cmd_synth.cpp
+int run_predict(const std::vector<std::string>& args);  // cmd_predict.cpp
 
 /// Thrown for a bad command line; main() prints the message and the usage hint (exit 1).
 struct UsageError {

@@ -22,6 +22,7 @@ commands:
   algorithms  list the collective algorithms and the default selection rules
   fit         fit a trace-scaling model (model.json) to profiles at several (Nw, Np) points
   synth       synthesize every rank's calls at a new (Nw, Np) from a model
+  predict     predict a run at a new (Nw, Np) from a model: synthesize and emulate in one pass
   version     print the gridcast and SimGrid versions
 
 `gridcast <command> --help` explains every option of a command.
@@ -52,6 +53,8 @@ int main(int argc, char** argv)
       return gridcast::cli::run_fit(args);
     if (command == "synth")
       return gridcast::cli::run_synth(args);
+    if (command == "predict")
+      return gridcast::cli::run_predict(args);
     if (command == "version" || command == "--version") {
       std::cout << "gridcast " << gridcast::kVersion << " (SimGrid " << SIMGRID_VERSION_MAJOR << '.'
                 << SIMGRID_VERSION_MINOR << '.' << SIMGRID_VERSION_PATCH << ")\n";

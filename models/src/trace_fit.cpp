@@ -1,10 +1,12 @@
 // Fitting the representative trace model to profile directories: tokenize, fold, group, infer the rule,
 // then fit every template position's counts, sizes, peers and compute amounts across profiles.
 #include "gridcast/models/errors.hpp"
+#include "gridcast/models/latency_model.hpp"
 #include "gridcast/models/profile.hpp"
 #include "gridcast/models/trace_model.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 #include <sstream>
@@ -200,7 +202,26 @@ struct SlotObs {
   /// Integer quantities that took several values in one profile: (field, profile) -> (min, max).
   std::map<std::pair<std::string, std::size_t>, std::pair<double, double>> spread;
   std::string where;  ///< first member's profile and rank, for messages
+
+  // Latency model (compute calls): the call's context and its work per (profile, progress buckets).
+  int loop_ordinal = -1;  ///< Loop: pre-order number among the group's loops
+  CallContext context;    ///< Compute: group, inter- and intra-loop index (the buckets vary per call)
+  std::map<std::tuple<std::size_t, int, int>, std::pair<double, std::uint64_t>> cells;  ///< -> (sum, calls)
+  /// A bounded, deterministic sample of single calls (profile, buckets, work) for the variability histogram.
+  std::vector<std::tuple<std::size_t, int, int, double>> reservoir;
+  std::uint64_t reservoir_seen = 0;
+  std::optional<Formula> fitted_flops;  ///< the site mean formula, once fitted
 };
+
+/// splitmix64: the fit's own deterministic generator (reservoir sampling).
+std::uint64_t mix64(std::uint64_t x)
+{
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+constexpr std::size_t kReservoir = 1024;  ///< single calls kept per call site for the histogram
 
 class Fitter {
 public:
@@ -332,8 +353,10 @@ public:
       std::vector<std::pair<std::string, RankExpr>> used;
       for (int id : data[g].top)
         data[g].group.body.push_back(make_node(id, model, g, used));
+      data[g].slots = std::move(slots_);
       model.groups.push_back(std::move(data[g].group));
     }
+    fit_latency(model, data);
     return model;
   }
 
@@ -473,6 +496,7 @@ private:
       slots_[static_cast<std::size_t>(id)].kind  = n.kind;
       slots_[static_cast<std::size_t>(id)].token = n.token;
       if (n.kind == RolledNode::Kind::Loop) {
+        slots_[static_cast<std::size_t>(id)].loop_ordinal = loop_counter_++;
         std::vector<int> children = build_slots(n.body);
         slots_[static_cast<std::size_t>(id)].children = std::move(children);
       }
@@ -562,6 +586,8 @@ private:
     const std::vector<std::uint64_t>* decisions;
     std::size_t next_decision = 0;
     std::vector<std::uint64_t> loop;
+    std::size_t group = 0;
+    std::vector<std::pair<int, std::uint64_t>> loops;  ///< enclosing loops: (pre-order number, count)
   };
 
   [[noreturn]] void changed(const WalkState& w) const
@@ -579,10 +605,43 @@ private:
     }
   }
 
-  void observe_call(SlotObs& s, WalkState& w, const CallParams& c)
+  /// A compute call: its work in flops (measured seconds through the recording host's speed), for the
+  /// site mean and, with its context, for the ratio and the variability of the latency model.
+  void observe_compute(SlotObs& s, WalkState& w, const CallParams& c, std::size_t position)
+  {
+    const double speed = profiles_[w.profile].info.host.speed_flops;
+    double work = c.flops > 0 ? c.flops : (c.seconds > 0 ? c.seconds * speed : 0.0);
+    s.flops.add(w.nw, static_cast<double>(w.np), work);
+    s.any_flops = s.any_flops || work != 0;
+    s.context.group      = static_cast<int>(w.group);
+    s.context.inter_loop = w.loops.empty() ? 0 : w.loops.back().first + 1;
+    s.context.intra_loop = static_cast<int>(position);
+    int inner = w.loops.empty() ? 0 : progress_bucket(w.loop.back(), w.loops.back().second);
+    int outer = w.loops.empty() ? 0 : progress_bucket(w.loop.front(), w.loops.front().second);
+    auto& cell = s.cells[{w.profile, inner, outer}];
+    cell.first += work;
+    ++cell.second;
+    // Reservoir sampling (Algorithm R) with a generator seeded by what the call is: deterministic.
+    ++s.reservoir_seen;
+    if (s.reservoir.size() < kReservoir) {
+      s.reservoir.emplace_back(w.profile, inner, outer, work);
+    } else {
+      std::uint64_t j = mix64(s.reservoir_seen ^ (static_cast<std::uint64_t>(w.profile) << 40)) % s.reservoir_seen;
+      if (j < kReservoir)
+        s.reservoir[j] = {w.profile, inner, outer, work};
+    }
+  }
+
+  void observe_call(SlotObs& s, WalkState& w, const CallParams& c, std::size_t position)
   {
     const CallToken& tok = tokens_[s.token];
     const auto np = static_cast<double>(w.np);
+    if (tok.op == Op::Compute) {
+      observe_compute(s, w, c, position);
+      s.request_back.insert(c.request_back);
+      s.requests_back.insert(c.requests_back);
+      return;
+    }
     if (c.peer != kNoRank)
       s.peer.add(w.rank, w.np, w.loop, c.peer);
     if (c.src != kNoRank)
@@ -646,12 +705,12 @@ private:
         case RolledNode::Kind::Call:
           if (w.cursor->at_end() || w.cursor->token() != n.token)
             changed(w);
-          observe_call(s, w, w.cursor->take());
+          observe_call(s, w, w.cursor->take(), k);
           break;
         case RolledNode::Kind::Poll: {
           std::uint64_t len = 0;
           while (not w.cursor->at_end() && w.cursor->token() == n.token) {
-            observe_call(s, w, w.cursor->take());
+            observe_call(s, w, w.cursor->take(), k);
             ++len;
           }
           if (len == 0)
@@ -667,11 +726,13 @@ private:
           note_spread(s, "count", w.profile, static_cast<double>(count));
           s.count_by_np_rank_nw[{w.np, w.rank}][w.nw] = count;
           w.loop.push_back(0);
+          w.loops.emplace_back(s.loop_ordinal, count);
           for (std::uint64_t i = 0; i < count; ++i) {
             w.loop.back() = i;
             walk(n.body, s.children, w);
           }
           w.loop.pop_back();
+          w.loops.pop_back();
           break;
         }
       }
@@ -787,9 +848,12 @@ private:
       t.bytes = fit_quantity(s.bytes, true, s, "bytes", model, group);
     if (s.any_recv_bytes)
       t.recv_bytes = fit_quantity(s.recv_bytes, true, s, "recv_bytes", model, group);
-    // Compute amounts: the mean per position at each training point, then regressed like sizes.
-    if (s.any_flops)
+    // Compute: the site's mean work at each training point, regressed on (Nw, Np) (the first step of the
+    // latency model; the ratio is fitted per function once every group is done). Reduction flops alike.
+    if (s.any_flops) {
       t.flops = fit_formula(s.flops.points(), false);
+      s.fitted_flops = t.flops;
+    }
     if (s.any_seconds)
       t.seconds = fit_formula(s.seconds.points(), false);
     // A communicator of one rank has no "other" entry: then the counts are the rank's own.
@@ -816,6 +880,122 @@ private:
     std::vector<SlotObs> slots;
     std::vector<int> top;
   };
+
+  /// The latency model's second step, per function: the ratio of each call's work to its site's mean,
+  /// from the call's context, by a random forest over every site of the function; the errors of the two
+  /// steps together; the histogram of the calls around their predicted work.
+  void fit_latency(TraceModel& model, const std::vector<GroupData>& data)
+  {
+    struct Site {
+      const SlotObs* slot;
+    };
+    std::map<std::string, std::vector<Site>> by_function;
+    for (const GroupData& d : data)
+      for (const SlotObs& s : d.slots)
+        if (s.kind == RolledNode::Kind::Call && model.tokens[s.token].op == Op::Compute && not s.cells.empty())
+          by_function[model.tokens[s.token].function].push_back({&s});
+    // Errors with 6 significant digits, and rounding noise (below 1e-12) as 0: model.json must not depend
+    // on the last bits of a floating-point sum.
+    auto round_sig = [](double v) {
+      if (std::abs(v) < 1e-12)
+        return 0.0;
+      if (not std::isfinite(v))
+        return v;
+      double scale = std::pow(10.0, 5 - std::floor(std::log10(std::abs(v))));
+      return std::round(v * scale) / scale;
+    };
+    for (const auto& [function, sites] : by_function) {
+      FunctionLatency fl;
+      fl.function = function;
+      fl.sites    = static_cast<int>(sites.size());
+      std::vector<RatioSample> samples;
+      struct Obs {
+        double mean_pred, mean_loo, observed;
+        bool has_loo;
+      };
+      std::vector<Obs> obs;  // parallel to samples
+      std::vector<double> multipliers;
+      for (const Site& site : sites) {
+        const SlotObs& s = *site.slot;
+        std::map<std::pair<double, double>, double> site_mean;
+        std::vector<FitPoint> pts = s.flops.points();
+        for (const FitPoint& p : pts)
+          site_mean[{p.nw, p.np}] = p.value;
+        std::map<std::pair<double, double>, std::optional<double>> loo;
+        if (s.fitted_flops) {
+          std::vector<std::optional<double>> l = loo_predictions(*s.fitted_flops, pts);
+          for (std::size_t i = 0; i < pts.size(); ++i)
+            loo[{pts[i].nw, pts[i].np}] = l[i];
+        }
+        std::map<std::tuple<std::size_t, int, int>, double> cell_mean;
+        for (const auto& [key, sum_calls] : s.cells) {
+          const auto& [profile, inner, outer] = key;
+          const RunInfo& info = profiles_[profile].info;
+          const std::pair<double, double> point{info.nw, static_cast<double>(info.np)};
+          const double mean = sum_calls.first / static_cast<double>(sum_calls.second);
+          cell_mean[key] = mean;
+          fl.calls += sum_calls.second;
+          const double smean = site_mean[point];
+          if (not(smean > 0) || not(mean > 0))
+            continue;
+          RatioSample rs;
+          rs.context              = s.context;
+          rs.context.inner_bucket = inner;
+          rs.context.outer_bucket = outer;
+          rs.ratio                = mean / smean;
+          rs.calls                = sum_calls.second;
+          samples.push_back(rs);
+          const double pred = s.fitted_flops ? s.fitted_flops->eval(point.first, point.second) : 0.0;
+          const std::optional<double> l = loo[point];
+          obs.push_back({pred, l.value_or(pred), mean, l.has_value()});
+        }
+        for (const auto& [profile, inner, outer, work] : s.reservoir) {
+          double m = cell_mean[{profile, inner, outer}];
+          if (m > 0)
+            multipliers.push_back(work / m);
+        }
+      }
+      if (samples.empty()) {  // calls without work (zero flops, no duration)
+        model.latency.push_back(std::move(fl));
+        continue;
+      }
+      const bool constant = std::all_of(samples.begin(), samples.end(),
+                                        [](const RatioSample& r) { return std::abs(r.ratio - 1.0) <= 1e-9; });
+      std::vector<double> ratio_pred(samples.size(), 1.0), ratio_oob(samples.size(), 1.0);
+      if (not constant) {
+        fl.ratio         = train_ratio_forest(samples, opt_.forest, ratio_oob);
+        fl.ratio_samples = std::min(samples.size(), opt_.forest.max_samples);
+        double tr = 0, ob = 0, w = 0;
+        for (std::size_t i = 0; i < samples.size(); ++i) {
+          ratio_pred[i] = fl.ratio->eval(samples[i].context.features());
+          const auto c  = static_cast<double>(samples[i].calls);
+          tr += c * std::abs(ratio_pred[i] - samples[i].ratio) / samples[i].ratio;
+          ob += c * std::abs(ratio_oob[i] - samples[i].ratio) / samples[i].ratio;
+          w += c;
+        }
+        fl.ratio_train_error = round_sig(tr / w);
+        fl.ratio_oob_error   = round_sig(ob / w);
+      }
+      double tr = 0, cv = 0, w = 0;
+      bool all_loo = true;
+      for (std::size_t i = 0; i < samples.size(); ++i) {
+        const auto c = static_cast<double>(samples[i].calls);
+        tr += c * std::abs(obs[i].mean_pred * ratio_pred[i] - obs[i].observed) / obs[i].observed;
+        cv += c * std::abs(obs[i].mean_loo * ratio_oob[i] - obs[i].observed) / obs[i].observed;
+        w += c;
+        all_loo = all_loo && obs[i].has_loo;
+      }
+      fl.train_error = round_sig(tr / w);
+      if (all_loo)
+        fl.cv_error = round_sig(cv / w);
+      fl.variability = Histogram::from_values(std::move(multipliers), opt_.variability_bins);
+      // Noise below a part per million is rounding in the recording, not variability.
+      if (not fl.variability.empty() && fl.variability.edges.back() - fl.variability.edges.front() < 1e-6)
+        fl.variability = Histogram{};
+      model.latency.push_back(std::move(fl));
+    }
+  }
+
 
   static std::string expr_key(const RankExpr& e)
   {
@@ -850,6 +1030,7 @@ private:
   {
     tokens_ = model.tokens;
     slots_.clear();
+    loop_counter_ = 0;
     TraceGroup group;
     std::vector<int> top = build_slots(templ);
     for (std::size_t p = 0; p < profiles_.size(); ++p) {
@@ -864,7 +1045,7 @@ private:
         }
         exact.push_back(r);
         CallCursor cursor(*this, profiles_[p], r);
-        WalkState w{p, r, profiles_[p].info.np, profiles_[p].info.nw, &cursor, &rt.decisions, 0, {}};
+        WalkState w{p, r, profiles_[p].info.np, profiles_[p].info.nw, &cursor, &rt.decisions, 0, {}, g, {}};
         walk(templ, top, w);
         if (not cursor.at_end())
           changed(w);
@@ -883,11 +1064,20 @@ private:
   std::vector<std::uint32_t> remap_;  // provisional id -> model id
   std::vector<CallToken> tokens_;  // the model's (sorted) tokens while fitting groups
   std::vector<SlotObs> slots_;
+  int loop_counter_ = 0;
   std::set<std::string> varying_tag_functions_;
   std::map<std::string, std::map<std::string, int>> support_;
 };
 
 }  // namespace
+
+const FunctionLatency* TraceModel::latency_of(const std::string& function) const
+{
+  for (const FunctionLatency& f : latency)
+    if (f.function == function)
+      return &f;
+  return nullptr;
+}
 
 TraceModel fit_trace_model(const std::vector<std::filesystem::path>& profiles, const FitOptions& options)
 {
