@@ -65,6 +65,10 @@ RatioForest train_ratio_forest(const std::vector<RatioSample>& all, const Forest
   dlib::random_forest_regression_trainer<dlib::dense_feature_extractor> trainer;
   trainer.set_num_trees(static_cast<std::size_t>(options.trees));
   trainer.set_min_samples_per_leaf(options.min_samples_per_leaf);
+  // Every feature at every split: with five features of which some are constant for a function (one
+  // loop, one group), dlib's default third (two features) often draws only constant ones and stops a
+  // branch early. The bootstrap samples still make the trees differ.
+  trainer.set_feature_subsampling_fraction(1.0);
   trainer.set_seed("gridcast");  // each tree's generator is seeded from this and its index: deterministic
   std::vector<double> used_oob;
   auto fn = trainer.train(x, y, used_oob);

@@ -28,12 +28,12 @@ struct Leaf {
   std::optional<std::uint64_t> counts_self, recv_counts_self;  ///< the rank's own v-collective entry
   const TemplateNode* node = nullptr;
   bool creates = false;
-  // Compute calls: the latency model's ratio for this site, tabulated by progress buckets (filled on first
-  // use: the forest is walked once per site and bucket, not once per call).
+  // Compute calls: the latency model's ratio for this site, tabulated by progress buckets when the model is
+  // compiled for the target (the forest is walked once per site and bucket, not once per call).
   const FunctionLatency* latency = nullptr;
   CallContext context;
   int depth = 0;  ///< enclosing loops
-  mutable std::vector<float> ratio_table;
+  std::vector<float> ratio_table;
   std::int64_t request_back = 0;
   std::vector<std::int64_t> requests_back;
 };
@@ -59,6 +59,7 @@ std::uint64_t eval_count(const Formula& f, const SynthTarget& t, const std::stri
 struct SynthSource::Program {
   int loop_counter = 0;  ///< pre-order numbering of loops while compiling (as the fit numbers them)
   std::vector<int> enclosing;  ///< while compiling: pre-order numbers of the enclosing loops
+  std::vector<std::uint64_t> enclosing_counts;  ///< while compiling: their iteration counts at the target
   std::vector<Instr> code;
   std::vector<Leaf> leaves;
   FunctionTable functions;
@@ -67,6 +68,49 @@ struct SynthSource::Program {
 };
 
 namespace {
+
+/// Iterations i of a loop of `n` whose progress bucket is b, for every b.
+std::vector<std::uint64_t> bucket_counts(std::uint64_t n)
+{
+  std::vector<std::uint64_t> out(kProgressBuckets);
+  // ceil(b n / B) without overflow: n = q B + r.
+  const std::uint64_t q = n / kProgressBuckets, r = n % kProgressBuckets;
+  auto ceil_part = [&](std::uint64_t b) { return b * q + (b * r + kProgressBuckets - 1) / kProgressBuckets; };
+  for (std::uint64_t b = 0; b < kProgressBuckets; ++b)
+    out[b] = ceil_part(b + 1) - ceil_part(b);
+  return out;
+}
+
+/// The forest's ratio for every bucket the site's calls fall in at the target, divided by their mean
+/// over the site's calls: the ratio redistributes the site's work over its iterations, the mean (the
+/// regression on (Nw, Np)) says how much there is. A forest cannot extrapolate (the first iterations of
+/// a loop that runs longer than in training get the largest ratio seen, not a larger one); normalizing
+/// keeps the regression's total, which can.
+void tabulate_ratios(Leaf& leaf, const std::vector<std::uint64_t>& counts)
+{
+  const int depth = leaf.depth;
+  const std::size_t ni = depth >= 1 ? kProgressBuckets : 1, no = depth >= 2 ? kProgressBuckets : 1;
+  leaf.ratio_table.assign(ni * no, -1.0f);
+  std::vector<std::uint64_t> wi = depth >= 1 ? bucket_counts(counts.back()) : std::vector<std::uint64_t>{1};
+  std::vector<std::uint64_t> wo = depth >= 2 ? bucket_counts(counts.front()) : std::vector<std::uint64_t>{1};
+  std::vector<double> raw(ni * no, 0.0);
+  long double sum = 0, weight = 0;
+  for (std::size_t o = 0; o < no; ++o)
+    for (std::size_t i = 0; i < ni; ++i) {
+      long double w = static_cast<long double>(wo[o]) * static_cast<long double>(wi[i]);
+      if (w == 0)
+        continue;
+      CallContext c  = leaf.context;
+      c.inner_bucket = static_cast<int>(i);
+      c.outer_bucket = depth >= 2 ? static_cast<int>(o) : static_cast<int>(i);  // one loop: also the outermost
+      raw[o * ni + i] = std::max(0.0, leaf.latency->ratio->eval(c.features()));
+      sum += w * raw[o * ni + i];
+      weight += w;
+    }
+  const double mean = weight > 0 ? static_cast<double>(sum / weight) : 0.0;
+  for (std::size_t k = 0; k < raw.size(); ++k)
+    leaf.ratio_table[k] = static_cast<float>(mean > 0 ? raw[k] / mean : raw[k]);
+}
 
 void compile(const std::vector<TemplateNode>& nodes, const TraceModel& m, const SynthTarget& t,
              SynthSource::Program& p, int depth, const std::string& where)
@@ -79,8 +123,10 @@ void compile(const std::vector<TemplateNode>& nodes, const TraceModel& m, const 
       auto begin = static_cast<std::uint32_t>(p.code.size());
       p.code.push_back({Instr::LoopBegin, 0, eval_count(n.count, t, "loop count at " + here), 0});
       p.enclosing.push_back(p.loop_counter++);
+      p.enclosing_counts.push_back(p.code[begin].count);
       compile(n.body, m, t, p, depth + 1, here + ".body");
       p.enclosing.pop_back();
+      p.enclosing_counts.pop_back();
       auto end = static_cast<std::uint32_t>(p.code.size());
       p.code.push_back({Instr::LoopEnd, 0, 0, begin});
       p.code[begin].jump = end;
@@ -110,10 +156,8 @@ void compile(const std::vector<TemplateNode>& nodes, const TraceModel& m, const 
       leaf.context.inter_loop = p.enclosing.empty() ? 0 : p.enclosing.back() + 1;
       leaf.context.intra_loop = static_cast<int>(i);
       leaf.depth              = static_cast<int>(p.enclosing.size());
-      if (leaf.latency != nullptr && leaf.latency->ratio) {
-        const std::size_t inner = leaf.depth >= 1 ? kProgressBuckets : 1, outer = leaf.depth >= 2 ? kProgressBuckets : 1;
-        leaf.ratio_table.assign(inner * outer, -1.0f);
-      }
+      if (leaf.latency != nullptr && leaf.latency->ratio)
+        tabulate_ratios(leaf, p.enclosing_counts);
     }
     if (n.seconds)
       r.seconds = std::max(0.0, n.seconds->eval(t.nw, t.np));
@@ -258,14 +302,7 @@ private:
     int inner = leaf.depth >= 1 ? progress_bucket(loop_index_.back(), loop_count_.back()) : 0;
     int outer = leaf.depth >= 2 ? progress_bucket(loop_index_.front(), loop_count_.front()) : 0;
     auto slot = static_cast<std::size_t>(outer) * (leaf.depth >= 1 ? kProgressBuckets : 1) + static_cast<std::size_t>(inner);
-    float& v  = leaf.ratio_table[slot];
-    if (v < 0) {
-      CallContext c   = leaf.context;
-      c.inner_bucket  = inner;
-      c.outer_bucket  = leaf.depth >= 2 ? outer : inner;  // one loop: it is the outermost as well
-      v = static_cast<float>(std::max(0.0, leaf.latency->ratio->eval(c.features())));
-    }
-    return v;
+    return leaf.ratio_table[slot];  // every bucket a call can fall in was tabulated at compile time
   }
 
   double uniform() { return static_cast<double>((rng_ = mix64(rng_)) >> 11) * 0x1.0p-53; }
