@@ -11,6 +11,7 @@ packages=(
   openmpi-bin libopenmpi-dev  # real MPI runs (calibration, profiling)
   libeigen3-dev libdtl-dev  # trace model: least squares (Eigen), Myers diffs (dtl, header-only)
   libdlib-dev             # latency model: random forest regression of call latency ratios
+  libblas-dev hpcc lammps     # profiler: BLAS of its test program; HPCC and LAMMPS for examples/ and bench/
 )
 
 missing=()

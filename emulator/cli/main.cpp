@@ -23,6 +23,9 @@ commands:
   fit         fit a trace-scaling model (model.json) to profiles at several (Nw, Np) points
   synth       synthesize every rank's calls at a new (Nw, Np) from a model
   predict     predict a run at a new (Nw, Np) from a model: synthesize and emulate in one pass
+  platform    generate a SimGrid platform from a JSON spec (+ calibration): docs/platforms.md
+  calibrate   measure this machine (compute, MPI, GPU) into calibration.json
+  profile     run an MPI application with the profiling hook and write its profile directory
   version     print the gridcast and SimGrid versions
 
 `gridcast <command> --help` explains every option of a command.
@@ -55,6 +58,12 @@ int main(int argc, char** argv)
       return gridcast::cli::run_synth(args);
     if (command == "predict")
       return gridcast::cli::run_predict(args);
+    if (command == "calibrate")
+      return gridcast::cli::run_calibrate(args);
+    if (command == "platform")
+      return gridcast::cli::run_platform(args);
+    if (command == "profile")
+      return gridcast::cli::run_profile(args);
     if (command == "version" || command == "--version") {
       std::cout << "gridcast " << gridcast::kVersion << " (SimGrid " << SIMGRID_VERSION_MAJOR << '.'
                 << SIMGRID_VERSION_MINOR << '.' << SIMGRID_VERSION_PATCH << ")\n";

@@ -72,6 +72,7 @@ void apply_cfg(ReplayOptions& options, const std::string& name_value)
   std::string value = name_value.substr(colon + 1);
   if (name == "gridcast/eager-threshold" || name == "smpi/send-is-detached-thresh") {
     options.eager_threshold_bytes = parse_bytes(value, name);
+    options.eager_threshold_set   = true;
     return;
   }
   if (name == "gridcast/test-cost") {

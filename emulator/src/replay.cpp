@@ -1,5 +1,7 @@
 #include "gridcast/emulator/replay.hpp"
 
+#include "gridcast/emulator/calibration_factors.hpp"
+
 #include "gridcast/emulator/p2p.hpp"
 #include "gridcast/emulator/timeline.hpp"
 #include "gridcast/models/errors.hpp"
@@ -530,6 +532,16 @@ ReplayResult replay(const models::TraceSource& trace, const ReplayOptions& optio
   sg4::Engine& engine = *engine_ptr;
   platform::load_platform(engine, options.platform);
 
+  // A platform generated from a calibration carries its network factors and eager threshold.
+  const PlatformCalibration calibration = read_platform_calibration(engine, options.platform);
+  install_factor_callbacks(engine, calibration, options.platform);
+  ReplayOptions effective = options;
+  std::string threshold_source = options.eager_threshold_set ? "cfg" : "default";
+  if (calibration.eager_threshold_bytes && not options.eager_threshold_set) {
+    effective.eager_threshold_bytes = *calibration.eager_threshold_bytes;
+    threshold_source                = "platform";
+  }
+
   int np = trace.rank_count();
   if (np < 1)
     throw InputError({}, "the trace has no rank");
@@ -539,7 +551,7 @@ ReplayResult replay(const models::TraceSource& trace, const ReplayOptions& optio
   if (not timeline_path.empty())
     timeline = std::make_unique<TimelineWriter>(timeline_path, hosts);
 
-  World world(hosts, options, timeline.get());
+  World world(hosts, effective, timeline.get());
   world.board.set_link_accounting(options.link_stats);
   std::vector<std::unique_ptr<RankRunner>> runners;
   runners.reserve(np);
@@ -582,6 +594,11 @@ ReplayResult replay(const models::TraceSource& trace, const ReplayOptions& optio
     runner->merge_functions(result.functions);
   }
   result.collectives = world.collective_choices;
+  result.eager_threshold_bytes  = effective.eager_threshold_bytes;
+  result.eager_threshold_source = threshold_source;
+  result.lat_factor             = platform::format_factor_segments(calibration.lat_factor);
+  result.bw_factor              = platform::format_factor_segments(calibration.bw_factor);
+  result.calibration            = calibration.calibration;
   for (const auto& [link, bytes] : world.board.link_bytes()) {
     LinkStats s;
     s.name = link->get_name();

@@ -101,7 +101,7 @@ void write_prediction(const std::filesystem::path& file, const ReplayResult& res
   ordered config = ordered::object();
   if (run.options != nullptr) {
     config["seed"] = run.options->seed;
-    config["eager_threshold_bytes"] = run.options->eager_threshold_bytes;
+    config["eager_threshold_bytes"] = result.eager_threshold_bytes;
     config["test_cost_s"] = run.options->test_cost_s;
     ordered forced = ordered::object();
     for (const auto& [kind, name] : run.options->forced_algorithms)
@@ -113,6 +113,14 @@ void write_prediction(const std::filesystem::path& file, const ReplayResult& res
     config["simgrid_cfg"] = std::move(sg);
   }
   j["config"] = std::move(config);
+  // Whether the platform's calibration reached the network model (docs/formats.md).
+  ordered cal = ordered::object();
+  cal["factors_used"] = not result.lat_factor.empty() || not result.bw_factor.empty();
+  cal["lat_factor"] = result.lat_factor;
+  cal["bw_factor"] = result.bw_factor;
+  cal["eager_threshold_from"] = result.eager_threshold_source;
+  cal["calibration"] = result.calibration;
+  j["calibration"] = std::move(cal);
 
   j["versions"] = {{"gridcast", kVersion},
                    {"simgrid", std::to_string(SIMGRID_VERSION_MAJOR) + "." + std::to_string(SIMGRID_VERSION_MINOR) +

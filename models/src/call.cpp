@@ -16,11 +16,13 @@ constexpr std::array<std::string_view, kOpCount> kOpNames = {
     "bcast",      "reduce",     "allreduce",  "alltoall",      "alltoallv",  "gather",   "gatherv",   "allgather",
     "allgatherv", "scatter",    "scatterv",   "reducescatter", "scan",       "exscan",   "comm_size", "comm_split",
     "comm_dup",   "gpu_kernel", "gpu_memcpy", "gpu_sync",      "gpu_malloc", "gpu_free",
+    "probe",
 };
 static_assert(kOpNames[static_cast<int>(Op::Sendrecv)] == "sendrecv");
 static_assert(kOpNames[static_cast<int>(Op::ReduceScatter)] == "reducescatter");
 static_assert(kOpNames[static_cast<int>(Op::CommDup)] == "comm_dup");
 static_assert(kOpNames[static_cast<int>(Op::GpuFree)] == "gpu_free");
+static_assert(kOpNames[static_cast<int>(Op::Probe)] == "probe");
 }  // namespace
 
 std::string_view op_name(Op op)
@@ -54,6 +56,7 @@ bool is_point_to_point(Op op)
     case Op::Waitall:
     case Op::Waitany:
     case Op::Test:
+    case Op::Probe:
       return true;
     default:
       return false;

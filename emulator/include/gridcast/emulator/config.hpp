@@ -19,6 +19,7 @@ struct ReplayOptions {
   platform::PlacementPolicy placement;
   std::uint64_t seed = 0;                 ///< reported; every random choice derives from it
   std::uint64_t eager_threshold_bytes = 65536;
+  bool eager_threshold_set = false;       ///< set by --cfg: wins over the platform's gridcast:eager-threshold
   double test_cost_s = 1e-4;              ///< simulated cost of one MPI_Test that fails, like SMPI's smpi/test
   std::map<CollectiveKind, std::string> forced_algorithms;   ///< gridcast/coll/<op>:<algorithm>
   std::vector<std::pair<std::string, std::string>> simgrid_cfg;  ///< passed to SimGrid in order

@@ -54,6 +54,12 @@ struct ReplayResult {
   std::uint64_t events = 0;    ///< calls replayed
   std::uint64_t messages = 0;  ///< point-to-point messages, including those inside collectives
   std::vector<BlockedRank> blocked;  ///< non-empty: the run could not finish
+  /// The eager/rendezvous switch the run used, and where it came from: "cfg" (--cfg), "platform"
+  /// (gridcast:eager-threshold of a calibrated platform) or "default".
+  std::uint64_t eager_threshold_bytes = 0;
+  std::string eager_threshold_source = "default";
+  /// Calibration factors installed from the platform (SMPI syntax; empty when absent).
+  std::string lat_factor, bw_factor, calibration;
 };
 
 /// A run that cannot finish: ranks blocked forever. Exit code 1, with the report.

@@ -57,9 +57,11 @@ enum class Op : std::uint8_t {
   GpuSync,
   GpuMalloc,
   GpuFree,
+  // Added by the profiler (issue 4), at the end so that earlier binary type numbers stay valid.
+  Probe,  ///< MPI_Probe/Iprobe: `peer`, `tag`, `comm` asked; `src`, `recv_tag`, `recv_bytes` found (src -2: none)
 };
 
-inline constexpr int kOpCount = static_cast<int>(Op::GpuFree) + 1;
+inline constexpr int kOpCount = static_cast<int>(Op::Probe) + 1;
 
 /// Stable lower-case name used in the JSON-lines format and in outputs.
 std::string_view op_name(Op op);

@@ -1,0 +1,249 @@
+#!/usr/bin/env python3
+"""Does a platform made from a calibration reproduce what was measured on the machine?
+
+    python3 bench/calibration_validation.py                 # platforms/this-machine
+    python3 bench/calibration_validation.py --calibration C.json --spec S.json
+
+The calibration (written by `gridcast calibrate`) holds the MPI ping-pong curve and a few collectives
+measured with real Open MPI between two ranks of this machine. This script builds the platform XML from
+the spec and the calibration with
+
+    gridcast platform SPEC --calibration CALIBRATION -o platform.xml
+
+then emulates the same programs with `gridcast replay` on it (both ranks on the one host,
+--ranks-per-host 2) and prints, for every size, measured median, emulated time and the relative error
+(emulated - measured) / measured:
+
+- ping-pong: one round trip of BYTES each way; emulated one-way time = makespan / 2. Target: within 10%
+  at every size from 1 B to 64 MiB.
+- allreduce / alltoall / bcast at np 2: what one call adds to a loop of barriers, exactly as
+  gridcast-mpi-bench measures it (calibrate/mpi/mpi_bench.cpp): (makespan of barrier + K x (barrier,
+  op)) - (makespan of barrier + K x barrier), divided by K. Target: within 15%.
+  The allreduce's reduction work (a sum of doubles) is one flop per element, SMPI's convention (its
+  tracer writes an allreduce's computation as its element count), run at the platform's core speed.
+
+When this gridcast has no `platform` command (the generator is another branch), --fallback-xml writes a
+single-node XML from the calibration instead (clearly reported in the output): one host with the
+calibration's cores and core speed, its loopback link (FATPIPE) with the calibration's base latency and
+bandwidth, and the gridcast:lat-factor / bw-factor / eager-threshold properties on the root zone.
+
+Exit status: 0 when every target is met, 1 when one is missed, 2 when a run fails, 77 when gridcast is
+not built.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+EXIT_SKIPPED = 77
+K_CALLS = 10  # collective calls per emulated loop (the emulation is deterministic: any K gives the same)
+
+
+def human(b: int) -> str:
+    for unit, size in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if b >= size and b % size == 0:
+            return f"{b // size} {unit}"
+    return f"{b} B"
+
+
+def write_profile(directory: Path, ranks: list[list[dict]], speed_flops: float) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    run = {"format": "gridcast-profile", "format_version": 1, "np": len(ranks), "nw": 1,
+           "command": "calibration_validation", "host": {"name": "this-machine", "speed_flops": speed_flops},
+           "date": "", "encoding": "jsonl", "complete": True, "origin": "bench/calibration_validation.py"}
+    (directory / "run.json").write_text(json.dumps(run) + "\n")
+    for r, records in enumerate(ranks):
+        (directory / f"rank-{r:05d}.jsonl").write_text("".join(json.dumps(x) + "\n" for x in records))
+
+
+class Emulator:
+    def __init__(self, gridcast: Path, platform: Path, work: Path, speed_flops: float, cfg: list[str]):
+        self.gridcast, self.platform, self.work, self.speed = gridcast, platform, work, speed_flops
+        self.cfg = [x for c in cfg for x in ("--cfg", c)]
+        self.count = 0
+        self.algorithms: dict = {}  # op -> algorithm of the last run
+
+    def makespan(self, ranks: list[list[dict]]) -> float:
+        self.count += 1
+        trace = self.work / f"trace-{self.count}"
+        out = self.work / f"out-{self.count}"
+        write_profile(trace, ranks, self.speed)
+        cmd = [str(self.gridcast), "replay", str(trace), "--platform", str(self.platform), "--ranks-per-host", "2",
+               "--out", str(out), "--no-timeline"] + self.cfg
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        if p.returncode != 0:
+            raise RuntimeError(f"{' '.join(cmd)} failed ({p.returncode}):\n{p.stdout}{p.stderr}")
+        pred = json.loads((out / "prediction.json").read_text())
+        if not pred["calibration"]["factors_used"]:
+            raise RuntimeError(f"{self.platform}: the emulator installed no calibration factors")
+        self.algorithms = {op: ",".join(sorted(a)) for op, a in pred["collectives"].items()}
+        shutil.rmtree(trace)
+        shutil.rmtree(out)
+        return float(pred["makespan_s"])
+
+
+def pingpong_ranks(nbytes: int) -> list[list[dict]]:
+    def send(peer): return {"op": "send", "fn": "MPI_Send", "peer": peer, "tag": 7, "bytes": nbytes}
+    def recv(peer): return {"op": "recv", "fn": "MPI_Recv", "peer": peer, "tag": 7, "bytes": nbytes}
+    return [[send(1), recv(1)], [recv(0), send(0)]]
+
+
+def collective_record(op: str, nbytes: int, np: int, reduce_flops: float) -> dict:
+    if op == "allreduce":
+        return {"op": "allreduce", "fn": "MPI_Allreduce", "bytes": nbytes, "flops": reduce_flops}
+    if op == "alltoall":
+        block = nbytes // np  # the calibration's bytes are one rank's whole send buffer
+        return {"op": "alltoall", "fn": "MPI_Alltoall", "bytes": block, "recv_bytes": block}
+    if op == "bcast":
+        return {"op": "bcast", "fn": "MPI_Bcast", "bytes": nbytes, "root": 0}
+    raise ValueError(f"no emulation for collective '{op}'")
+
+
+def collective_time(emu: Emulator, op: str, nbytes: int, np: int, reduce_flops: float) -> float:
+    barrier = {"op": "barrier", "fn": "MPI_Barrier"}
+    call = collective_record(op, nbytes, np, reduce_flops)
+    with_op = [[barrier] + [barrier, call] * K_CALLS for _ in range(np)]
+    barriers = [[barrier] + [barrier] * K_CALLS for _ in range(np)]
+    t_op = emu.makespan(with_op)
+    algorithm = emu.algorithms.get(op, "?")
+    return (t_op - emu.makespan(barriers)) / K_CALLS, algorithm
+
+
+def fallback_xml(cal: dict, path: Path) -> None:
+    net = cal["network"]
+    props = {
+        "gridcast:lat-factor": ";".join(f"{s['min_bytes']}:{s['factor']!r}" for s in net["lat_factor"]),
+        "gridcast:bw-factor": ";".join(f"{s['min_bytes']}:{s['factor']!r}" for s in net["bw_factor"]),
+        "gridcast:eager-threshold": str(net["eager_threshold_bytes"]),
+        "gridcast:calibration": f"{cal['host']['name']} {cal['host']['date']}",
+    }
+    prop_lines = "".join(f'    <prop id="{k}" value="{v}"/>\n' for k, v in props.items())
+    path.write_text(
+        "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+        "<!-- FALLBACK written by bench/calibration_validation.py, not by `gridcast platform` -->\n"
+        '<platform version="4.1">\n  <zone id="this-machine" routing="Full">\n' + prop_lines +
+        f'    <host id="node-0" speed="{cal["compute"]["core_speed_flops"]!r}f" core="{cal["host"]["cores"]}">\n'
+        '      <prop id="gridcast:kind" value="cpu"/>\n      <prop id="gridcast:node" value="0"/>\n    </host>\n'
+        f'    <link id="node-0-loopback" bandwidth="{net["bandwidth_Bps"]!r}Bps" latency="{net["latency_s"]!r}s"'
+        ' sharing_policy="FATPIPE"/>\n'
+        '    <route src="node-0" dst="node-0"><link_ctn id="node-0-loopback"/></route>\n'
+        "  </zone>\n</platform>\n")
+
+
+def has_platform_command(gridcast: Path) -> bool:
+    p = subprocess.run([str(gridcast), "platform", "--help"], capture_output=True, text=True)
+    return p.returncode == 0
+
+
+def row(name: str, measured: float, emulated: float) -> tuple[str, float]:
+    err = (emulated - measured) / measured
+    print(f"  {name:>10}  {measured * 1e6:14.3f}  {emulated * 1e6:14.3f}  {err * 100:+8.2f}%")
+    return name, err
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--gridcast", type=Path, default=ROOT / "build" / "bin" / "gridcast")
+    ap.add_argument("--spec", type=Path, default=ROOT / "platforms" / "this-machine" / "spec.json")
+    ap.add_argument("--calibration", type=Path, default=ROOT / "platforms" / "this-machine" / "calibration.json")
+    ap.add_argument("--work", type=Path, default=None, help="keep the generated files here")
+    ap.add_argument("--platform-xml", type=Path, default=None,
+                    help="use this platform instead of generating one (it must carry the calibration's factors)")
+    ap.add_argument("--fallback-xml", action="store_true",
+                    help="write the single-node XML from the calibration instead of `gridcast platform`")
+    ap.add_argument("--cfg", action="append", default=[], metavar="NAME:VALUE",
+                    help="passed to every gridcast replay (e.g. gridcast/coll/allreduce:recursive_doubling)")
+    ap.add_argument("--p2p-target", type=float, default=0.10)
+    ap.add_argument("--coll-target", type=float, default=0.15)
+    args = ap.parse_args()
+
+    if not args.gridcast.exists():
+        print(f"calibration_validation: {args.gridcast} not built", file=sys.stderr)
+        return EXIT_SKIPPED
+    cal = json.loads(args.calibration.read_text())
+    if "network" not in cal:
+        print(f"calibration_validation: {args.calibration} has no MPI measurements", file=sys.stderr)
+        return 2
+    net = cal["network"]
+    work = args.work or Path(tempfile.mkdtemp(prefix="gridcast-calval-"))
+    work.mkdir(parents=True, exist_ok=True)
+    platform = work / "platform.xml"
+
+    if args.platform_xml is not None:
+        shutil.copyfile(args.platform_xml, platform)
+        print(f"platform: {args.platform_xml} (given)")
+    elif args.fallback_xml or not has_platform_command(args.gridcast):
+        fallback_xml(cal, platform)
+        print("platform: FALLBACK single-node XML written by this script from the calibration "
+              "(`gridcast platform` not available or --fallback-xml)")
+    else:
+        cmd = [str(args.gridcast), "platform", str(args.spec), "--calibration", str(args.calibration), "-o",
+               str(platform)]
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        if p.returncode != 0:
+            print(f"{' '.join(cmd)} failed ({p.returncode}):\n{p.stdout}{p.stderr}", file=sys.stderr)
+            return 2
+        print(f"platform: {' '.join(cmd[1:])}")
+
+    host = cal["host"]
+    print(f"calibration: {args.calibration} ({host['name']}, {host['date']}, load {host['load_average']:.2f}); "
+          f"launcher: {net['launcher']}")
+    print(f"model: latency {net['latency_s'] * 1e6:.3f} us, bandwidth {net['bandwidth_Bps'] / 1e9:.2f} GB/s, "
+          f"eager below {net['eager_threshold_bytes']} B, {len(net['lat_factor'])} factor segments\n")
+
+    speed = float(cal["compute"]["core_speed_flops"])
+    emu = Emulator(args.gridcast, platform, work, speed, args.cfg)
+    if args.cfg:
+        print(f"replay settings: {' '.join(args.cfg)}\n")
+    ok = True
+    try:
+        print("ping-pong, one-way time (us)")
+        print(f"  {'size':>10}  {'measured':>14}  {'emulated':>14}  {'error':>9}")
+        p2p_errors = []
+        for point in net["pingpong"]:
+            measured = point["one_way_s"]["median"]
+            emulated = emu.makespan(pingpong_ranks(point["bytes"])) / 2
+            p2p_errors.append(row(human(point["bytes"]), measured, emulated))
+        worst = max(p2p_errors, key=lambda e: abs(e[1]))
+        p2p_ok = abs(worst[1]) <= args.p2p_target
+        print(f"  worst: {worst[0]} at {worst[1] * 100:+.2f}% (target {args.p2p_target * 100:.0f}%): "
+              f"{'PASS' if p2p_ok else 'FAIL'}\n")
+
+        print("collectives at np 2, time a call adds to a loop of barriers (us)")
+        print(f"  {'op':>10} {'size':>9}  {'measured':>14}  {'emulated':>14}  {'error':>9}  gridcast algorithm")
+        coll_errors = []
+        for c in net["collectives"]:
+            reduce_flops = float(c["bytes"] // 8) if c["op"] == "allreduce" else 0.0  # MPI_DOUBLE elements
+            measured = c["time_s"]["median"]
+            emulated, algorithm = collective_time(emu, c["op"], c["bytes"], c["np"], reduce_flops)
+            err = (emulated - measured) / measured if measured > 0 else float("inf")
+            print(f"  {c['op']:>10} {human(c['bytes']):>9}  {measured * 1e6:14.3f}  {emulated * 1e6:14.3f}  "
+                  f"{err * 100:+8.2f}%  {algorithm}")
+            coll_errors.append((f"{c['op']} {human(c['bytes'])}", err))
+        if coll_errors:
+            worst = max(coll_errors, key=lambda e: abs(e[1]))
+            coll_ok = abs(worst[1]) <= args.coll_target
+            print(f"  worst: {worst[0]} at {worst[1] * 100:+.2f}% (target {args.coll_target * 100:.0f}%): "
+                  f"{'PASS' if coll_ok else 'FAIL'}")
+            within = sum(1 for _, e in coll_errors if abs(e) <= args.coll_target)
+            print(f"  {within}/{len(coll_errors)} collective timings within target")
+        else:
+            coll_ok = True
+        ok = p2p_ok and coll_ok
+    except RuntimeError as e:
+        print(f"calibration_validation: {e}", file=sys.stderr)
+        return 2
+    finally:
+        if args.work is None:
+            shutil.rmtree(work, ignore_errors=True)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1302 @@
+// MPI wrappers: every MPI_X calls PMPI_X and records one raw record (raw_format.hpp). Peers are
+// translated to world ranks, communicators and requests to small per-rank ids.
+#include "core.hpp"
+
+#include <mpi.h>
+
+#include <atomic>
+#include <cstdio>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+using namespace gridcast::hook;
+
+namespace {
+
+// ------------------------------------------------------------------ communicators
+
+/// One communicator seen by this rank: its id in the trace and the world rank of each of its ranks.
+struct CommEntry {
+  std::atomic<MPI_Comm> handle;
+  std::int32_t id = 0;
+  std::vector<std::int32_t> world;   ///< comm rank (remote rank for an inter-communicator) -> world rank
+};
+
+constexpr int kMaxComms = 8192;
+CommEntry* g_comms[kMaxComms] = {};
+std::atomic<int> g_ncomms{0};
+std::atomic<std::int32_t> g_next_comm_id{0};
+std::mutex g_comm_mutex;
+
+/// Registers `comm` under a new id (replacing an older entry with the same handle, which MPI may reuse).
+CommEntry* register_comm(MPI_Comm comm)
+{
+  std::lock_guard<std::mutex> lock(g_comm_mutex);
+  int n = g_ncomms.load();
+  for (int i = 0; i < n; ++i)
+    if (g_comms[i]->handle.load() == comm)
+      g_comms[i]->handle.store(MPI_COMM_NULL);
+  if (n >= kMaxComms)
+    return nullptr;
+  auto* e = new CommEntry;
+  e->handle.store(comm);
+  e->id = g_next_comm_id.fetch_add(1);
+  int inter = 0;
+  PMPI_Comm_test_inter(comm, &inter);
+  MPI_Group group, world_group;
+  if (inter)
+    PMPI_Comm_remote_group(comm, &group);
+  else
+    PMPI_Comm_group(comm, &group);
+  PMPI_Comm_group(MPI_COMM_WORLD, &world_group);
+  int size = 0;
+  PMPI_Group_size(group, &size);
+  std::vector<int> ranks(static_cast<std::size_t>(size));
+  for (int i = 0; i < size; ++i)
+    ranks[static_cast<std::size_t>(i)] = i;
+  e->world.resize(static_cast<std::size_t>(size));
+  PMPI_Group_translate_ranks(group, size, ranks.data(), world_group, e->world.data());
+  PMPI_Group_free(&group);
+  PMPI_Group_free(&world_group);
+  g_comms[n] = e;
+  g_ncomms.store(n + 1, std::memory_order_release);
+  return e;
+}
+
+thread_local CommEntry* t_last_comm = nullptr;
+
+CommEntry* comm_entry(MPI_Comm comm)
+{
+  if (t_last_comm != nullptr && t_last_comm->handle.load(std::memory_order_relaxed) == comm)
+    return t_last_comm;
+  int n = g_ncomms.load(std::memory_order_acquire);
+  for (int i = n - 1; i >= 0; --i)
+    if (g_comms[i]->handle.load(std::memory_order_relaxed) == comm)
+      return t_last_comm = g_comms[i];
+  if (comm == MPI_COMM_NULL)
+    return nullptr;
+  return t_last_comm = register_comm(comm);  // created before we could see it (MPI_COMM_SELF...)
+}
+
+std::int32_t comm_id(MPI_Comm comm)
+{
+  CommEntry* e = comm_entry(comm);
+  return e != nullptr ? e->id : -1;
+}
+
+/// World rank of `rank` in `comm`; -1 any source, -3 MPI_PROC_NULL, -2 unknown.
+std::int32_t world_of(MPI_Comm comm, int rank)
+{
+  if (rank == MPI_ANY_SOURCE)
+    return -1;
+  if (rank == MPI_PROC_NULL)
+    return -3;
+  CommEntry* e = comm_entry(comm);
+  if (e == nullptr || rank < 0 || static_cast<std::size_t>(rank) >= e->world.size())
+    return -2;
+  return e->world[static_cast<std::size_t>(rank)];
+}
+
+int comm_rank(MPI_Comm comm)
+{
+  int r = 0;
+  PMPI_Comm_rank(comm, &r);
+  return r;
+}
+int comm_size(MPI_Comm comm)
+{
+  int n = 0, inter = 0;
+  PMPI_Comm_test_inter(comm, &inter);
+  if (inter)
+    PMPI_Comm_remote_size(comm, &n);
+  else
+    PMPI_Comm_size(comm, &n);
+  return n;
+}
+
+/// Fills a communicator-creation record: the new communicator as a split of `parent` -- color = world
+/// rank of the new communicator's rank 0 (the same on every member), key = rank in it; -1 = no new one.
+void fill_creation(RawRecord& r, MPI_Comm parent, MPI_Comm created, int color = -4, int key = -4)
+{
+  r.comm = comm_id(parent);
+  if (created == MPI_COMM_NULL) {
+    r.color = -1;
+    r.new_comm = g_next_comm_id.fetch_add(1);  // a fresh id: the null result must not alias a real one
+    return;
+  }
+  CommEntry* e = register_comm(created);
+  r.new_comm = e != nullptr ? e->id : -1;
+  r.color = color != -4 ? color : (e != nullptr && not e->world.empty() ? e->world[0] : 0);
+  r.key = key != -4 ? key : comm_rank(created);
+  r.root = comm_rank(created);
+}
+
+// ------------------------------------------------------------------ requests
+
+std::mutex g_request_mutex;
+std::unordered_map<MPI_Request, std::int64_t> g_requests;
+std::int64_t g_next_request = 0;
+/// Bumped whenever the table changes: a thread's cached lookups are valid while it stays the same.
+std::atomic<std::uint64_t> g_request_generation{1};
+
+/// Polling loops test the same few requests millions of times (HPCC's MPI_Testany): a small per-thread
+/// cache spares them the lock and the hash lookup.
+struct CachedRequest {
+  // nullptr, not MPI_REQUEST_NULL (the address of an Open MPI global): a constant initializer keeps
+  // the thread_local free of a per-access initialization guard. Generation 0 never matches anyway.
+  MPI_Request handle = nullptr;
+  std::int64_t id = -1;
+  std::uint64_t generation = 0;
+};
+constexpr std::size_t kRequestCache = 64;
+thread_local CachedRequest t_request_cache[kRequestCache];
+
+std::size_t cache_slot(MPI_Request r)
+{
+  return (reinterpret_cast<std::uintptr_t>(r) >> 4) & (kRequestCache - 1);
+}
+
+std::int64_t new_request(MPI_Request r)
+{
+  std::lock_guard<std::mutex> lock(g_request_mutex);
+  std::int64_t id = g_next_request++;
+  g_requests[r] = id;
+  g_request_generation.fetch_add(1, std::memory_order_release);
+  return id;
+}
+
+std::int64_t request_id(MPI_Request r)
+{
+  if (r == MPI_REQUEST_NULL)
+    return -1;
+  std::uint64_t generation = g_request_generation.load(std::memory_order_acquire);
+  CachedRequest& slot = t_request_cache[cache_slot(r)];
+  if (slot.handle == r && slot.generation == generation)
+    return slot.id;
+  std::int64_t id = -1;
+  {
+    std::lock_guard<std::mutex> lock(g_request_mutex);
+    auto it = g_requests.find(r);
+    if (it != g_requests.end())
+      id = it->second;
+    generation = g_request_generation.load(std::memory_order_relaxed);
+  }
+  slot = {r, id, generation};
+  return id;
+}
+
+void forget_request(MPI_Request r)
+{
+  std::lock_guard<std::mutex> lock(g_request_mutex);
+  g_requests.erase(r);
+  g_request_generation.fetch_add(1, std::memory_order_release);
+}
+
+/// The requests of a wait/test-family call, on the stack for the common small case: the handles are
+/// copied before the call (MPI nulls completed ones), their ids looked up after it (resolve()), before
+/// forget_completed() drops the completed ones -- and not at all for a folded poll.
+struct RequestIds {
+  explicit RequestIds(int n, const MPI_Request* reqs) : count(n < 0 ? 0 : static_cast<std::size_t>(n))
+  {
+    ids = count <= kStack ? stack : (heap.resize(count), heap.data());
+    handles = count <= kStack ? hstack : (hheap.resize(count), hheap.data());
+    for (std::size_t i = 0; i < count; ++i)
+      handles[i] = reqs[i];
+  }
+  void resolve()
+  {
+    for (std::size_t i = 0; i < count; ++i)
+      ids[i] = request_id(handles[i]);
+  }
+  /// Identity of the request array, for folding identical failed polls.
+  std::uint64_t key(Fn fn) const
+  {
+    std::uint64_t h = mix(static_cast<std::uint64_t>(fn), count);
+    for (std::size_t i = 0; i < count; ++i)
+      h = mix(h, reinterpret_cast<std::uintptr_t>(handles[i]));
+    return h;
+  }
+  /// Forgets the requests MPI freed (completed, not persistent).
+  void forget_completed(const MPI_Request* after)
+  {
+    for (std::size_t i = 0; i < count; ++i)
+      if (handles[i] != MPI_REQUEST_NULL && after[i] == MPI_REQUEST_NULL)
+        forget_request(handles[i]);
+  }
+  static constexpr std::size_t kStack = 32;
+  std::size_t count;
+  std::int64_t stack[kStack];
+  MPI_Request hstack[kStack];
+  std::vector<std::int64_t> heap;
+  std::vector<MPI_Request> hheap;
+  std::int64_t* ids;
+  MPI_Request* handles;
+};
+
+// ------------------------------------------------------------------ sizes
+
+std::uint64_t type_bytes(int count, MPI_Datatype dt)
+{
+  if (count <= 0 || dt == MPI_DATATYPE_NULL)
+    return 0;
+  int size = 0;
+  PMPI_Type_size(dt, &size);
+  return static_cast<std::uint64_t>(count) * static_cast<std::uint64_t>(size < 0 ? 0 : size);
+}
+
+/// counts[i] * size(dt) for i < n, into `out`.
+void scaled_counts(const int* counts, int n, MPI_Datatype dt, std::vector<std::int64_t>& out)
+{
+  out.resize(static_cast<std::size_t>(n));
+  int size = 0;
+  if (dt != MPI_DATATYPE_NULL)
+    PMPI_Type_size(dt, &size);
+  for (int i = 0; i < n; ++i)
+    out[static_cast<std::size_t>(i)] = static_cast<std::int64_t>(counts[i]) * size;
+}
+
+void mark_device(RawRecord& r, const void* buffer)
+{
+  if (buffer != MPI_IN_PLACE && buffer != nullptr && is_device_memory(buffer))
+    r.flags |= kFlagDeviceMemory;
+}
+
+void fill_p2p(RawRecord& r, const void* buf, int count, MPI_Datatype dt, int peer, int tag, MPI_Comm comm)
+{
+  r.peer = world_of(comm, peer);
+  r.tag = tag;
+  r.bytes = type_bytes(count, dt);
+  r.comm = comm_id(comm);
+  mark_device(r, buf);
+}
+
+int send_like(Fn fn, int (*pmpi)(const void*, int, MPI_Datatype, int, int, MPI_Comm), const void* buf, int count,
+              MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
+{
+  Call c(fn);
+  int rc = pmpi(buf, count, dt, dest, tag, comm);
+  if (c) {
+    fill_p2p(c.r, buf, count, dt, dest, tag, comm);
+    c.finish();
+  }
+  return rc;
+}
+
+int isend_like(Fn fn, int (*pmpi)(const void*, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request*), const void* buf,
+               int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* request)
+{
+  Call c(fn);
+  int rc = pmpi(buf, count, dt, dest, tag, comm, request);
+  if (c) {
+    fill_p2p(c.r, buf, count, dt, dest, tag, comm);
+    c.r.request = new_request(*request);
+    c.finish();
+  }
+  return rc;
+}
+
+/// Records a nonblocking collective's request (blocking ones leave `request` null).
+void nonblocking(Call& c, MPI_Request* request)
+{
+  if (request != nullptr) {
+    c.r.flags |= kFlagNonblocking;
+    c.r.request = new_request(*request);
+  }
+}
+
+void fill_probe(RawRecord& r, int source, int tag, MPI_Comm comm, const MPI_Status* status, bool found)
+{
+  r.peer = world_of(comm, source);
+  r.tag = tag;
+  r.comm = comm_id(comm);
+  if (found) {
+    r.flags |= kFlagOutcome;
+    r.src = world_of(comm, status->MPI_SOURCE);
+    r.recv_tag = status->MPI_TAG;
+    int n = 0;
+    PMPI_Get_count(status, MPI_BYTE, &n);
+    r.recv_bytes = n < 0 ? 0 : static_cast<std::uint64_t>(n);
+  }
+}
+
+// Shared bodies of the blocking and nonblocking collectives (request == nullptr: blocking).
+void rec_bcast(Call& c, void* buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, MPI_Request* req)
+{
+  c.r.bytes = type_bytes(count, dt);
+  c.r.root = root;
+  c.r.comm = comm_id(comm);
+  mark_device(c.r, buf);
+  nonblocking(c, req);
+  c.finish();
+}
+
+void rec_sized(Call& c, const void* sendbuf, const void* recvbuf, int count, MPI_Datatype dt, MPI_Comm comm,
+               MPI_Request* req, int root = 0)
+{
+  c.r.bytes = type_bytes(count, dt);
+  c.r.comm = comm_id(comm);
+  c.r.root = root;
+  mark_device(c.r, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf);
+  nonblocking(c, req);
+  c.finish();
+}
+
+void rec_alltoall(Call& c, const void* sendbuf, int scount, MPI_Datatype stype, int rcount, MPI_Datatype rtype,
+                  MPI_Comm comm, MPI_Request* req)
+{
+  c.r.bytes = sendbuf == MPI_IN_PLACE ? type_bytes(rcount, rtype) : type_bytes(scount, stype);
+  c.r.recv_bytes = type_bytes(rcount, rtype);
+  c.r.comm = comm_id(comm);
+  mark_device(c.r, sendbuf);
+  nonblocking(c, req);
+  c.finish();
+}
+
+void rec_alltoallv(Call& c, const void* sendbuf, const int* scounts, MPI_Datatype stype, const int* rcounts,
+                   MPI_Datatype rtype, MPI_Comm comm, MPI_Request* req)
+{
+  int n = comm_size(comm);
+  std::vector<std::int64_t> s, r;
+  scaled_counts(rcounts, n, rtype, r);
+  if (sendbuf == MPI_IN_PLACE)
+    s = r;
+  else
+    scaled_counts(scounts, n, stype, s);
+  c.r.comm = comm_id(comm);
+  mark_device(c.r, sendbuf);
+  nonblocking(c, req);
+  c.finish(ExtraKind::CountsBoth, s.data(), s.size(), r.data(), r.size());
+}
+
+void rec_gather(Call& c, const void* sendbuf, int scount, MPI_Datatype stype, int rcount, MPI_Datatype rtype, int root,
+                MPI_Comm comm, MPI_Request* req)
+{
+  bool at_root = comm_rank(comm) == root;  // receive arguments are only meaningful at the root
+  c.r.bytes = (at_root && sendbuf == MPI_IN_PLACE) ? type_bytes(rcount, rtype) : type_bytes(scount, stype);
+  c.r.recv_bytes = at_root ? type_bytes(rcount, rtype) : 0;
+  c.r.root = root;
+  c.r.comm = comm_id(comm);
+  mark_device(c.r, sendbuf);
+  nonblocking(c, req);
+  c.finish();
+}
+
+void rec_gatherv(Call& c, const void* sendbuf, int scount, MPI_Datatype stype, const int* rcounts,
+                 MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request* req)
+{
+  int me = comm_rank(comm);
+  bool at_root = me == root;
+  std::vector<std::int64_t> r;
+  if (at_root)
+    scaled_counts(rcounts, comm_size(comm), rtype, r);
+  c.r.bytes = (at_root && sendbuf == MPI_IN_PLACE) ? static_cast<std::uint64_t>(r[static_cast<std::size_t>(me)])
+                                                   : type_bytes(scount, stype);
+  c.r.root = root;
+  c.r.comm = comm_id(comm);
+  mark_device(c.r, sendbuf);
+  nonblocking(c, req);
+  c.finish(ExtraKind::RecvCounts, r.data(), r.size());
+}
+
+void rec_allgatherv(Call& c, const void* sendbuf, int scount, MPI_Datatype stype, const int* rcounts,
+                    MPI_Datatype rtype, MPI_Comm comm, MPI_Request* req)
+{
+  std::vector<std::int64_t> r;
+  scaled_counts(rcounts, comm_size(comm), rtype, r);
+  c.r.bytes = sendbuf == MPI_IN_PLACE ? static_cast<std::uint64_t>(r[static_cast<std::size_t>(comm_rank(comm))])
+                                      : type_bytes(scount, stype);
+  c.r.comm = comm_id(comm);
+  mark_device(c.r, sendbuf);
+  nonblocking(c, req);
+  c.finish(ExtraKind::RecvCounts, r.data(), r.size());
+}
+
+void rec_scatter(Call& c, const void* sendbuf, int scount, MPI_Datatype stype, void* recvbuf, int rcount,
+                 MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request* req)
+{
+  bool at_root = comm_rank(comm) == root;  // send arguments are only meaningful at the root
+  c.r.recv_bytes = (at_root && recvbuf == MPI_IN_PLACE) ? type_bytes(scount, stype) : type_bytes(rcount, rtype);
+  c.r.bytes = at_root ? type_bytes(scount, stype) : c.r.recv_bytes;
+  c.r.root = root;
+  c.r.comm = comm_id(comm);
+  mark_device(c.r, at_root ? sendbuf : recvbuf);
+  nonblocking(c, req);
+  c.finish();
+}
+
+void rec_scatterv(Call& c, const void* sendbuf, const int* scounts, MPI_Datatype stype, void* recvbuf, int rcount,
+                  MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request* req)
+{
+  int me = comm_rank(comm);
+  bool at_root = me == root;
+  std::vector<std::int64_t> s;
+  if (at_root)
+    scaled_counts(scounts, comm_size(comm), stype, s);
+  c.r.recv_bytes = (at_root && recvbuf == MPI_IN_PLACE) ? static_cast<std::uint64_t>(s[static_cast<std::size_t>(me)])
+                                                        : type_bytes(rcount, rtype);
+  c.r.root = root;
+  c.r.comm = comm_id(comm);
+  mark_device(c.r, at_root ? sendbuf : recvbuf);
+  nonblocking(c, req);
+  c.finish(ExtraKind::Counts, s.data(), s.size());
+}
+
+void rec_reduce_scatter(Call& c, const void* sendbuf, const int* rcounts, int block_count, MPI_Datatype dt,
+                        MPI_Comm comm, MPI_Request* req)
+{
+  int n = comm_size(comm);
+  std::vector<std::int64_t> r;
+  if (rcounts != nullptr) {
+    scaled_counts(rcounts, n, dt, r);
+  } else {
+    r.assign(static_cast<std::size_t>(n), static_cast<std::int64_t>(type_bytes(block_count, dt)));
+  }
+  c.r.comm = comm_id(comm);
+  mark_device(c.r, sendbuf);
+  nonblocking(c, req);
+  c.finish(ExtraKind::RecvCounts, r.data(), r.size());
+}
+
+/// A local call (no communication): records the function and its communicator.
+template <typename F>
+int local_call(Fn fn, MPI_Comm comm, F&& body)
+{
+  Call c(fn);
+  // The id is looked up before the call: MPI_Comm_free invalidates the handle.
+  std::int32_t id = c && comm != MPI_COMM_NULL ? comm_id(comm) : -1;
+  int rc = body();
+  if (c) {
+    c.r.comm = id;
+    c.finish();
+  }
+  return rc;
+}
+
+/// MPI_ERRORS_ARE_FATAL ends the process inside MPI, past atexit: this handler, installed on
+/// MPI_COMM_WORLD in its place (communicators created from it inherit it), keeps the records first and
+/// then aborts exactly as the default would. An application that sets its own handler replaces it.
+void fatal_error_handler(MPI_Comm* comm, int* code, ...)
+{
+  char text[MPI_MAX_ERROR_STRING] = {0};
+  int len = 0;
+  PMPI_Error_string(*code, text, &len);
+  std::fprintf(stderr, "gridcast-hook: MPI error (%s): records kept, aborting as MPI_ERRORS_ARE_FATAL would\n", text);
+  on_abort(*code);
+  PMPI_Abort(*comm, *code);
+}
+
+void after_init()
+{
+  register_comm(MPI_COMM_WORLD);  // id 0
+  MPI_Errhandler current;
+  PMPI_Comm_get_errhandler(MPI_COMM_WORLD, &current);
+  if (current == MPI_ERRORS_ARE_FATAL) {
+    MPI_Errhandler mine;
+    PMPI_Comm_create_errhandler(fatal_error_handler, &mine);
+    PMPI_Comm_set_errhandler(MPI_COMM_WORLD, mine);
+  }
+}
+
+}  // namespace
+
+extern "C" {
+
+// ------------------------------------------------------------------ init and finalize
+
+int MPI_Init(int* argc, char*** argv)
+{
+  std::int64_t t0 = now_ticks();
+  int rc = PMPI_Init(argc, argv);
+  if (rc == MPI_SUCCESS && config().enabled) {
+    after_init();
+    int rank = 0, size = 0;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    PMPI_Comm_size(MPI_COMM_WORLD, &size);
+    on_init(rank, size, t0);
+    RawRecord r;
+    r.fn = static_cast<std::uint16_t>(Fn::MPI_Init);
+    r.start_ticks = t0;
+    r.duration_ticks = now_ticks() - t0;
+    append(r);
+  }
+  return rc;
+}
+
+int MPI_Init_thread(int* argc, char*** argv, int required, int* provided)
+{
+  std::int64_t t0 = now_ticks();
+  int rc = PMPI_Init_thread(argc, argv, required, provided);
+  if (rc == MPI_SUCCESS && config().enabled) {
+    after_init();
+    int rank = 0, size = 0;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    PMPI_Comm_size(MPI_COMM_WORLD, &size);
+    on_init(rank, size, t0);
+    RawRecord r;
+    r.fn = static_cast<std::uint16_t>(Fn::MPI_Init_thread);
+    r.start_ticks = t0;
+    r.duration_ticks = now_ticks() - t0;
+    r.tag = required;
+    r.root = *provided;
+    append(r);
+  }
+  return rc;
+}
+
+int MPI_Finalize(void)
+{
+  if (recording()) {
+    // The trace ends where MPI_Finalize begins: record it, then flush before MPI tears down.
+    RawRecord r;
+    r.fn = static_cast<std::uint16_t>(Fn::MPI_Finalize);
+    r.start_ticks = now_ticks();
+    append(r);
+    on_finalize(r.start_ticks);
+  }
+  return PMPI_Finalize();
+}
+
+int MPI_Abort(MPI_Comm comm, int errorcode)
+{
+  if (recording()) {
+    RawRecord r;
+    r.fn = static_cast<std::uint16_t>(Fn::MPI_Abort);
+    r.start_ticks = now_ticks();
+    r.comm = comm_id(comm);
+    r.tag = errorcode;
+    append(r);
+  }
+  on_abort(errorcode);
+  return PMPI_Abort(comm, errorcode);
+}
+
+// ------------------------------------------------------------------ point to point
+
+int MPI_Send(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
+{
+  return send_like(Fn::MPI_Send, PMPI_Send, buf, count, dt, dest, tag, comm);
+}
+int MPI_Bsend(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
+{
+  return send_like(Fn::MPI_Bsend, PMPI_Bsend, buf, count, dt, dest, tag, comm);
+}
+int MPI_Rsend(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
+{
+  return send_like(Fn::MPI_Rsend, PMPI_Rsend, buf, count, dt, dest, tag, comm);
+}
+int MPI_Ssend(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
+{
+  return send_like(Fn::MPI_Ssend, PMPI_Ssend, buf, count, dt, dest, tag, comm);
+}
+int MPI_Isend(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* req)
+{
+  return isend_like(Fn::MPI_Isend, PMPI_Isend, buf, count, dt, dest, tag, comm, req);
+}
+int MPI_Ibsend(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* req)
+{
+  return isend_like(Fn::MPI_Ibsend, PMPI_Ibsend, buf, count, dt, dest, tag, comm, req);
+}
+int MPI_Irsend(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* req)
+{
+  return isend_like(Fn::MPI_Irsend, PMPI_Irsend, buf, count, dt, dest, tag, comm, req);
+}
+int MPI_Issend(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* req)
+{
+  return isend_like(Fn::MPI_Issend, PMPI_Issend, buf, count, dt, dest, tag, comm, req);
+}
+
+int MPI_Recv(void* buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, MPI_Status* status)
+{
+  Call c(Fn::MPI_Recv);
+  MPI_Status local;
+  MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
+  int rc = PMPI_Recv(buf, count, dt, source, tag, comm, st);
+  if (c) {
+    fill_p2p(c.r, buf, count, dt, source, tag, comm);
+    if (source != MPI_PROC_NULL)
+      c.r.src = world_of(comm, st->MPI_SOURCE);  // who actually sent it (differs with MPI_ANY_SOURCE)
+    c.finish();
+  }
+  return rc;
+}
+
+int MPI_Irecv(void* buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, MPI_Request* req)
+{
+  Call c(Fn::MPI_Irecv);
+  int rc = PMPI_Irecv(buf, count, dt, source, tag, comm, req);
+  if (c) {
+    fill_p2p(c.r, buf, count, dt, source, tag, comm);
+    c.r.request = new_request(*req);
+    c.finish();
+  }
+  return rc;
+}
+
+int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void* recvbuf,
+                 int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status* status)
+{
+  Call c(Fn::MPI_Sendrecv);
+  int rc = PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag,
+                         comm, status);
+  if (c) {
+    fill_p2p(c.r, sendbuf, sendcount, sendtype, dest, sendtag, comm);
+    c.r.src = world_of(comm, source);
+    c.r.recv_tag = recvtag;
+    c.r.recv_bytes = type_bytes(recvcount, recvtype);
+    c.finish();
+  }
+  return rc;
+}
+
+int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype dt, int dest, int sendtag, int source, int recvtag,
+                         MPI_Comm comm, MPI_Status* status)
+{
+  Call c(Fn::MPI_Sendrecv_replace);
+  int rc = PMPI_Sendrecv_replace(buf, count, dt, dest, sendtag, source, recvtag, comm, status);
+  if (c) {
+    fill_p2p(c.r, buf, count, dt, dest, sendtag, comm);
+    c.r.src = world_of(comm, source);
+    c.r.recv_tag = recvtag;
+    c.r.recv_bytes = c.r.bytes;
+    c.finish();
+  }
+  return rc;
+}
+
+int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status)
+{
+  Call c(Fn::MPI_Probe);
+  MPI_Status local;
+  MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
+  int rc = PMPI_Probe(source, tag, comm, st);
+  if (c) {
+    fill_probe(c.r, source, tag, comm, st, rc == MPI_SUCCESS);
+    c.finish();
+  }
+  return rc;
+}
+
+int MPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status)
+{
+  Call c(Fn::MPI_Iprobe);
+  MPI_Status local;
+  MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
+  int rc = PMPI_Iprobe(source, tag, comm, flag, st);
+  if (c) {
+    bool found = rc == MPI_SUCCESS && *flag;
+    fill_probe(c.r, source, tag, comm, st, found);
+    std::uint64_t key = mix(mix(mix(static_cast<std::uint64_t>(Fn::MPI_Iprobe), reinterpret_cast<std::uintptr_t>(comm)),
+                                static_cast<std::uint32_t>(source)),
+                            static_cast<std::uint32_t>(tag));
+    c.finish_poll(not found, key);
+  }
+  return rc;
+}
+
+// ------------------------------------------------------------------ wait and test
+
+int MPI_Wait(MPI_Request* request, MPI_Status* status)
+{
+  Call c(Fn::MPI_Wait);
+  MPI_Request before = *request;
+  std::int64_t id = c ? request_id(before) : -1;
+  int rc = PMPI_Wait(request, status);
+  if (before != MPI_REQUEST_NULL && *request == MPI_REQUEST_NULL)
+    forget_request(before);
+  if (c) {
+    c.r.request = id;
+    c.finish();
+  }
+  return rc;
+}
+
+int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status)
+{
+  Call c(Fn::MPI_Test);
+  MPI_Request before = *request;
+  std::int64_t id = c ? request_id(before) : -1;
+  int rc = PMPI_Test(request, flag, status);
+  if (before != MPI_REQUEST_NULL && *request == MPI_REQUEST_NULL)
+    forget_request(before);
+  if (c) {
+    c.r.request = id;
+    if (*flag)
+      c.r.flags |= kFlagOutcome;
+    c.finish_poll(not *flag, mix(static_cast<std::uint64_t>(Fn::MPI_Test), reinterpret_cast<std::uintptr_t>(before)));
+  }
+  return rc;
+}
+
+int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
+{
+  Call c(Fn::MPI_Waitall);
+  RequestIds ids(count, requests);
+  int rc = PMPI_Waitall(count, requests, statuses);
+  if (c)
+    ids.resolve();
+  ids.forget_completed(requests);
+  if (c)
+    c.finish(ExtraKind::Requests, ids.ids, ids.count);
+  return rc;
+}
+
+int MPI_Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[])
+{
+  Call c(Fn::MPI_Testall);
+  RequestIds ids(count, requests);
+  int rc = PMPI_Testall(count, requests, flag, statuses);
+  if (c && c.fold_if_repeated(not *flag, ids.key(Fn::MPI_Testall)))
+    return rc;  // nothing completed: nothing to forget
+  if (c)
+    ids.resolve();
+  ids.forget_completed(requests);
+  if (c) {
+    if (*flag)
+      c.r.flags |= kFlagOutcome;
+    c.finish_poll(not *flag, ids.key(Fn::MPI_Testall), ExtraKind::Requests, ids.ids, ids.count);
+  }
+  return rc;
+}
+
+int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* status)
+{
+  Call c(Fn::MPI_Waitany);
+  RequestIds ids(count, requests);
+  int rc = PMPI_Waitany(count, requests, index, status);
+  if (c)
+    ids.resolve();
+  ids.forget_completed(requests);
+  if (c) {
+    if (*index != MPI_UNDEFINED && *index >= 0 && static_cast<std::size_t>(*index) < ids.count) {
+      c.r.flags |= kFlagOutcome;
+      c.r.request = ids.ids[*index];
+    }
+    c.finish(ExtraKind::Requests, ids.ids, ids.count);
+  }
+  return rc;
+}
+
+int MPI_Testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status)
+{
+  Call c(Fn::MPI_Testany);
+  RequestIds ids(count, requests);
+  int rc = PMPI_Testany(count, requests, index, flag, status);
+  const bool done = *flag && *index != MPI_UNDEFINED && *index >= 0 && static_cast<std::size_t>(*index) < ids.count;
+  if (c && c.fold_if_repeated(not done, ids.key(Fn::MPI_Testany)))
+    return rc;  // nothing completed: nothing to forget
+  if (c)
+    ids.resolve();
+  ids.forget_completed(requests);
+  if (c) {
+    if (done) {
+      c.r.flags |= kFlagOutcome;
+      c.r.request = ids.ids[*index];
+    }
+    // flag set with MPI_UNDEFINED (no active request) is a poll that found nothing too
+    c.finish_poll(not done, ids.key(Fn::MPI_Testany), ExtraKind::Requests, ids.ids, ids.count);
+  }
+  return rc;
+}
+
+/// Waitsome/Testsome: the continuation values are every request id, then the ids that completed;
+/// `root` holds how many requests there were.
+static void finish_some(Call& c, const RequestIds& ids, int outcount, const int* indices, bool poll)
+{
+  std::vector<std::int64_t> done;
+  if (outcount != MPI_UNDEFINED)
+    for (int i = 0; i < outcount; ++i)
+      if (indices[i] >= 0 && static_cast<std::size_t>(indices[i]) < ids.count)
+        done.push_back(ids.ids[indices[i]]);
+  if (not done.empty())
+    c.r.flags |= kFlagOutcome;
+  c.r.root = static_cast<std::int32_t>(ids.count);
+  if (poll)
+    c.finish_poll(done.empty(), ids.key(Fn::MPI_Testsome), ExtraKind::Requests, ids.ids, ids.count, done.data(),
+                  done.size());
+  else
+    c.finish(ExtraKind::Requests, ids.ids, ids.count, done.data(), done.size());
+}
+
+int MPI_Waitsome(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[])
+{
+  Call c(Fn::MPI_Waitsome);
+  RequestIds ids(incount, requests);
+  int rc = PMPI_Waitsome(incount, requests, outcount, indices, statuses);
+  if (c)
+    ids.resolve();
+  ids.forget_completed(requests);
+  if (c)
+    finish_some(c, ids, *outcount, indices, false);
+  return rc;
+}
+
+int MPI_Testsome(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[])
+{
+  Call c(Fn::MPI_Testsome);
+  RequestIds ids(incount, requests);
+  int rc = PMPI_Testsome(incount, requests, outcount, indices, statuses);
+  bool none = *outcount == MPI_UNDEFINED || *outcount == 0;
+  if (c && c.fold_if_repeated(none, ids.key(Fn::MPI_Testsome)))
+    return rc;  // nothing completed: nothing to forget
+  if (c)
+    ids.resolve();
+  ids.forget_completed(requests);
+  if (c)
+    finish_some(c, ids, *outcount, indices, true);
+  return rc;
+}
+
+/// MPI_Cancel and MPI_Request_free complete no communication but matter to a replay (a cancelled
+/// receive's wait returns at once): recorded with the request they name.
+int MPI_Cancel(MPI_Request* request)
+{
+  Call c(Fn::MPI_Cancel);
+  std::int64_t id = c ? request_id(*request) : -1;
+  int rc = PMPI_Cancel(request);
+  if (c) {
+    c.r.request = id;
+    c.finish();
+  }
+  return rc;
+}
+
+int MPI_Request_free(MPI_Request* request)
+{
+  Call c(Fn::MPI_Request_free);
+  MPI_Request before = *request;
+  std::int64_t id = c ? request_id(before) : -1;
+  int rc = PMPI_Request_free(request);
+  if (before != MPI_REQUEST_NULL)
+    forget_request(before);
+  if (c) {
+    c.r.request = id;
+    c.finish();
+  }
+  return rc;
+}
+
+// ------------------------------------------------------------------ collectives
+
+int MPI_Barrier(MPI_Comm comm)
+{
+  Call c(Fn::MPI_Barrier);
+  int rc = PMPI_Barrier(comm);
+  if (c) {
+    c.r.comm = comm_id(comm);
+    c.finish();
+  }
+  return rc;
+}
+int MPI_Ibarrier(MPI_Comm comm, MPI_Request* req)
+{
+  Call c(Fn::MPI_Ibarrier);
+  int rc = PMPI_Ibarrier(comm, req);
+  if (c) {
+    c.r.comm = comm_id(comm);
+    nonblocking(c, req);
+    c.finish();
+  }
+  return rc;
+}
+
+int MPI_Bcast(void* buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
+{
+  Call c(Fn::MPI_Bcast);
+  int rc = PMPI_Bcast(buf, count, dt, root, comm);
+  if (c)
+    rec_bcast(c, buf, count, dt, root, comm, nullptr);
+  return rc;
+}
+int MPI_Ibcast(void* buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, MPI_Request* req)
+{
+  Call c(Fn::MPI_Ibcast);
+  int rc = PMPI_Ibcast(buf, count, dt, root, comm, req);
+  if (c)
+    rec_bcast(c, buf, count, dt, root, comm, req);
+  return rc;
+}
+
+int MPI_Reduce(const void* sb, void* rb, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm)
+{
+  Call c(Fn::MPI_Reduce);
+  int rc = PMPI_Reduce(sb, rb, count, dt, op, root, comm);
+  if (c)
+    rec_sized(c, sb, rb, count, dt, comm, nullptr, root);
+  return rc;
+}
+int MPI_Ireduce(const void* sb, void* rb, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm,
+                MPI_Request* req)
+{
+  Call c(Fn::MPI_Ireduce);
+  int rc = PMPI_Ireduce(sb, rb, count, dt, op, root, comm, req);
+  if (c)
+    rec_sized(c, sb, rb, count, dt, comm, req, root);
+  return rc;
+}
+int MPI_Allreduce(const void* sb, void* rb, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
+{
+  Call c(Fn::MPI_Allreduce);
+  int rc = PMPI_Allreduce(sb, rb, count, dt, op, comm);
+  if (c)
+    rec_sized(c, sb, rb, count, dt, comm, nullptr);
+  return rc;
+}
+int MPI_Iallreduce(const void* sb, void* rb, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Request* req)
+{
+  Call c(Fn::MPI_Iallreduce);
+  int rc = PMPI_Iallreduce(sb, rb, count, dt, op, comm, req);
+  if (c)
+    rec_sized(c, sb, rb, count, dt, comm, req);
+  return rc;
+}
+int MPI_Scan(const void* sb, void* rb, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
+{
+  Call c(Fn::MPI_Scan);
+  int rc = PMPI_Scan(sb, rb, count, dt, op, comm);
+  if (c)
+    rec_sized(c, sb, rb, count, dt, comm, nullptr);
+  return rc;
+}
+int MPI_Iscan(const void* sb, void* rb, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Request* req)
+{
+  Call c(Fn::MPI_Iscan);
+  int rc = PMPI_Iscan(sb, rb, count, dt, op, comm, req);
+  if (c)
+    rec_sized(c, sb, rb, count, dt, comm, req);
+  return rc;
+}
+int MPI_Exscan(const void* sb, void* rb, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
+{
+  Call c(Fn::MPI_Exscan);
+  int rc = PMPI_Exscan(sb, rb, count, dt, op, comm);
+  if (c)
+    rec_sized(c, sb, rb, count, dt, comm, nullptr);
+  return rc;
+}
+int MPI_Iexscan(const void* sb, void* rb, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Request* req)
+{
+  Call c(Fn::MPI_Iexscan);
+  int rc = PMPI_Iexscan(sb, rb, count, dt, op, comm, req);
+  if (c)
+    rec_sized(c, sb, rb, count, dt, comm, req);
+  return rc;
+}
+
+int MPI_Alltoall(const void* sb, int sc, MPI_Datatype st, void* rb, int rc_, MPI_Datatype rt, MPI_Comm comm)
+{
+  Call c(Fn::MPI_Alltoall);
+  int rc = PMPI_Alltoall(sb, sc, st, rb, rc_, rt, comm);
+  if (c)
+    rec_alltoall(c, sb, sc, st, rc_, rt, comm, nullptr);
+  return rc;
+}
+int MPI_Ialltoall(const void* sb, int sc, MPI_Datatype st, void* rb, int rc_, MPI_Datatype rt, MPI_Comm comm,
+                  MPI_Request* req)
+{
+  Call c(Fn::MPI_Ialltoall);
+  int rc = PMPI_Ialltoall(sb, sc, st, rb, rc_, rt, comm, req);
+  if (c)
+    rec_alltoall(c, sb, sc, st, rc_, rt, comm, req);
+  return rc;
+}
+int MPI_Allgather(const void* sb, int sc, MPI_Datatype st, void* rb, int rc_, MPI_Datatype rt, MPI_Comm comm)
+{
+  Call c(Fn::MPI_Allgather);
+  int rc = PMPI_Allgather(sb, sc, st, rb, rc_, rt, comm);
+  if (c)
+    rec_alltoall(c, sb, sc, st, rc_, rt, comm, nullptr);
+  return rc;
+}
+int MPI_Iallgather(const void* sb, int sc, MPI_Datatype st, void* rb, int rc_, MPI_Datatype rt, MPI_Comm comm,
+                   MPI_Request* req)
+{
+  Call c(Fn::MPI_Iallgather);
+  int rc = PMPI_Iallgather(sb, sc, st, rb, rc_, rt, comm, req);
+  if (c)
+    rec_alltoall(c, sb, sc, st, rc_, rt, comm, req);
+  return rc;
+}
+
+int MPI_Alltoallv(const void* sb, const int scounts[], const int sdispls[], MPI_Datatype st, void* rb,
+                  const int rcounts[], const int rdispls[], MPI_Datatype rt, MPI_Comm comm)
+{
+  Call c(Fn::MPI_Alltoallv);
+  int rc = PMPI_Alltoallv(sb, scounts, sdispls, st, rb, rcounts, rdispls, rt, comm);
+  if (c)
+    rec_alltoallv(c, sb, scounts, st, rcounts, rt, comm, nullptr);
+  return rc;
+}
+int MPI_Ialltoallv(const void* sb, const int scounts[], const int sdispls[], MPI_Datatype st, void* rb,
+                   const int rcounts[], const int rdispls[], MPI_Datatype rt, MPI_Comm comm, MPI_Request* req)
+{
+  Call c(Fn::MPI_Ialltoallv);
+  int rc = PMPI_Ialltoallv(sb, scounts, sdispls, st, rb, rcounts, rdispls, rt, comm, req);
+  if (c)
+    rec_alltoallv(c, sb, scounts, st, rcounts, rt, comm, req);
+  return rc;
+}
+
+int MPI_Gather(const void* sb, int sc, MPI_Datatype st, void* rb, int rc_, MPI_Datatype rt, int root, MPI_Comm comm)
+{
+  Call c(Fn::MPI_Gather);
+  int rc = PMPI_Gather(sb, sc, st, rb, rc_, rt, root, comm);
+  if (c)
+    rec_gather(c, sb, sc, st, rc_, rt, root, comm, nullptr);
+  return rc;
+}
+int MPI_Igather(const void* sb, int sc, MPI_Datatype st, void* rb, int rc_, MPI_Datatype rt, int root, MPI_Comm comm,
+                MPI_Request* req)
+{
+  Call c(Fn::MPI_Igather);
+  int rc = PMPI_Igather(sb, sc, st, rb, rc_, rt, root, comm, req);
+  if (c)
+    rec_gather(c, sb, sc, st, rc_, rt, root, comm, req);
+  return rc;
+}
+int MPI_Gatherv(const void* sb, int sc, MPI_Datatype st, void* rb, const int rcounts[], const int displs[],
+                MPI_Datatype rt, int root, MPI_Comm comm)
+{
+  Call c(Fn::MPI_Gatherv);
+  int rc = PMPI_Gatherv(sb, sc, st, rb, rcounts, displs, rt, root, comm);
+  if (c)
+    rec_gatherv(c, sb, sc, st, rcounts, rt, root, comm, nullptr);
+  return rc;
+}
+int MPI_Igatherv(const void* sb, int sc, MPI_Datatype st, void* rb, const int rcounts[], const int displs[],
+                 MPI_Datatype rt, int root, MPI_Comm comm, MPI_Request* req)
+{
+  Call c(Fn::MPI_Igatherv);
+  int rc = PMPI_Igatherv(sb, sc, st, rb, rcounts, displs, rt, root, comm, req);
+  if (c)
+    rec_gatherv(c, sb, sc, st, rcounts, rt, root, comm, req);
+  return rc;
+}
+int MPI_Allgatherv(const void* sb, int sc, MPI_Datatype st, void* rb, const int rcounts[], const int displs[],
+                   MPI_Datatype rt, MPI_Comm comm)
+{
+  Call c(Fn::MPI_Allgatherv);
+  int rc = PMPI_Allgatherv(sb, sc, st, rb, rcounts, displs, rt, comm);
+  if (c)
+    rec_allgatherv(c, sb, sc, st, rcounts, rt, comm, nullptr);
+  return rc;
+}
+int MPI_Iallgatherv(const void* sb, int sc, MPI_Datatype st, void* rb, const int rcounts[], const int displs[],
+                    MPI_Datatype rt, MPI_Comm comm, MPI_Request* req)
+{
+  Call c(Fn::MPI_Iallgatherv);
+  int rc = PMPI_Iallgatherv(sb, sc, st, rb, rcounts, displs, rt, comm, req);
+  if (c)
+    rec_allgatherv(c, sb, sc, st, rcounts, rt, comm, req);
+  return rc;
+}
+int MPI_Scatter(const void* sb, int sc, MPI_Datatype st, void* rb, int rc_, MPI_Datatype rt, int root, MPI_Comm comm)
+{
+  Call c(Fn::MPI_Scatter);
+  int rc = PMPI_Scatter(sb, sc, st, rb, rc_, rt, root, comm);
+  if (c)
+    rec_scatter(c, sb, sc, st, rb, rc_, rt, root, comm, nullptr);
+  return rc;
+}
+int MPI_Iscatter(const void* sb, int sc, MPI_Datatype st, void* rb, int rc_, MPI_Datatype rt, int root,
+                 MPI_Comm comm, MPI_Request* req)
+{
+  Call c(Fn::MPI_Iscatter);
+  int rc = PMPI_Iscatter(sb, sc, st, rb, rc_, rt, root, comm, req);
+  if (c)
+    rec_scatter(c, sb, sc, st, rb, rc_, rt, root, comm, req);
+  return rc;
+}
+int MPI_Scatterv(const void* sb, const int scounts[], const int displs[], MPI_Datatype st, void* rb, int rc_,
+                 MPI_Datatype rt, int root, MPI_Comm comm)
+{
+  Call c(Fn::MPI_Scatterv);
+  int rc = PMPI_Scatterv(sb, scounts, displs, st, rb, rc_, rt, root, comm);
+  if (c)
+    rec_scatterv(c, sb, scounts, st, rb, rc_, rt, root, comm, nullptr);
+  return rc;
+}
+int MPI_Iscatterv(const void* sb, const int scounts[], const int displs[], MPI_Datatype st, void* rb, int rc_,
+                  MPI_Datatype rt, int root, MPI_Comm comm, MPI_Request* req)
+{
+  Call c(Fn::MPI_Iscatterv);
+  int rc = PMPI_Iscatterv(sb, scounts, displs, st, rb, rc_, rt, root, comm, req);
+  if (c)
+    rec_scatterv(c, sb, scounts, st, rb, rc_, rt, root, comm, req);
+  return rc;
+}
+int MPI_Reduce_scatter(const void* sb, void* rb, const int rcounts[], MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
+{
+  Call c(Fn::MPI_Reduce_scatter);
+  int rc = PMPI_Reduce_scatter(sb, rb, rcounts, dt, op, comm);
+  if (c)
+    rec_reduce_scatter(c, sb, rcounts, 0, dt, comm, nullptr);
+  return rc;
+}
+int MPI_Ireduce_scatter(const void* sb, void* rb, const int rcounts[], MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+                        MPI_Request* req)
+{
+  Call c(Fn::MPI_Ireduce_scatter);
+  int rc = PMPI_Ireduce_scatter(sb, rb, rcounts, dt, op, comm, req);
+  if (c)
+    rec_reduce_scatter(c, sb, rcounts, 0, dt, comm, req);
+  return rc;
+}
+int MPI_Reduce_scatter_block(const void* sb, void* rb, int rcount, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
+{
+  Call c(Fn::MPI_Reduce_scatter_block);
+  int rc = PMPI_Reduce_scatter_block(sb, rb, rcount, dt, op, comm);
+  if (c)
+    rec_reduce_scatter(c, sb, nullptr, rcount, dt, comm, nullptr);
+  return rc;
+}
+int MPI_Ireduce_scatter_block(const void* sb, void* rb, int rcount, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+                              MPI_Request* req)
+{
+  Call c(Fn::MPI_Ireduce_scatter_block);
+  int rc = PMPI_Ireduce_scatter_block(sb, rb, rcount, dt, op, comm, req);
+  if (c)
+    rec_reduce_scatter(c, sb, nullptr, rcount, dt, comm, req);
+  return rc;
+}
+
+// ------------------------------------------------------------------ communicators and groups
+
+int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm)
+{
+  Call c(Fn::MPI_Comm_split);
+  int rc = PMPI_Comm_split(comm, color, key, newcomm);
+  if (c) {
+    fill_creation(c.r, comm, *newcomm, color == MPI_UNDEFINED ? -1 : color, key);
+    c.finish();
+  }
+  return rc;
+}
+int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm* newcomm)
+{
+  Call c(Fn::MPI_Comm_split_type);
+  int rc = PMPI_Comm_split_type(comm, split_type, key, info, newcomm);
+  if (c) {
+    fill_creation(c.r, comm, *newcomm);
+    c.finish();
+  }
+  return rc;
+}
+int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm)
+{
+  Call c(Fn::MPI_Comm_dup);
+  int rc = PMPI_Comm_dup(comm, newcomm);
+  if (c) {
+    fill_creation(c.r, comm, *newcomm);
+    c.finish();
+  }
+  return rc;
+}
+int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm)
+{
+  Call c(Fn::MPI_Comm_create);
+  int rc = PMPI_Comm_create(comm, group, newcomm);
+  if (c) {
+    fill_creation(c.r, comm, *newcomm);
+    c.finish();
+  }
+  return rc;
+}
+int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm)
+{
+  Call c(Fn::MPI_Comm_create_group);
+  int rc = PMPI_Comm_create_group(comm, group, tag, newcomm);
+  if (c) {
+    fill_creation(c.r, comm, *newcomm);
+    c.r.tag = tag;
+    c.finish();
+  }
+  return rc;
+}
+int MPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int periods[], int reorder, MPI_Comm* newcomm)
+{
+  Call c(Fn::MPI_Cart_create);
+  int rc = PMPI_Cart_create(comm, ndims, dims, periods, reorder, newcomm);
+  if (c) {
+    fill_creation(c.r, comm, *newcomm);
+    std::vector<std::int64_t> d(dims, dims + (ndims < 0 ? 0 : ndims));
+    c.finish(ExtraKind::Counts, d.data(), d.size());
+  }
+  return rc;
+}
+int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm* newcomm)
+{
+  Call c(Fn::MPI_Cart_sub);
+  int rc = PMPI_Cart_sub(comm, remain_dims, newcomm);
+  if (c) {
+    fill_creation(c.r, comm, *newcomm);
+    c.finish();
+  }
+  return rc;
+}
+
+int MPI_Comm_free(MPI_Comm* comm)
+{
+  MPI_Comm before = *comm;
+  return local_call(Fn::MPI_Comm_free, before, [&] { return PMPI_Comm_free(comm); });
+}
+int MPI_Comm_rank(MPI_Comm comm, int* rank)
+{
+  return local_call(Fn::MPI_Comm_rank, comm, [&] { return PMPI_Comm_rank(comm, rank); });
+}
+int MPI_Comm_size(MPI_Comm comm, int* size)
+{
+  return local_call(Fn::MPI_Comm_size, comm, [&] { return PMPI_Comm_size(comm, size); });
+}
+int MPI_Comm_group(MPI_Comm comm, MPI_Group* group)
+{
+  return local_call(Fn::MPI_Comm_group, comm, [&] { return PMPI_Comm_group(comm, group); });
+}
+int MPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group* newgroup)
+{
+  return local_call(Fn::MPI_Group_incl, MPI_COMM_NULL, [&] { return PMPI_Group_incl(group, n, ranks, newgroup); });
+}
+int MPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group* newgroup)
+{
+  return local_call(Fn::MPI_Group_excl, MPI_COMM_NULL, [&] { return PMPI_Group_excl(group, n, ranks, newgroup); });
+}
+int MPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group* newgroup)
+{
+  return local_call(Fn::MPI_Group_range_incl, MPI_COMM_NULL,
+                    [&] { return PMPI_Group_range_incl(group, n, ranges, newgroup); });
+}
+int MPI_Group_translate_ranks(MPI_Group g1, int n, const int r1[], MPI_Group g2, int r2[])
+{
+  return local_call(Fn::MPI_Group_translate_ranks, MPI_COMM_NULL,
+                    [&] { return PMPI_Group_translate_ranks(g1, n, r1, g2, r2); });
+}
+int MPI_Group_free(MPI_Group* group)
+{
+  return local_call(Fn::MPI_Group_free, MPI_COMM_NULL, [&] { return PMPI_Group_free(group); });
+}
+int MPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[])
+{
+  return local_call(Fn::MPI_Cart_coords, comm, [&] { return PMPI_Cart_coords(comm, rank, maxdims, coords); });
+}
+int MPI_Cart_rank(MPI_Comm comm, const int coords[], int* rank)
+{
+  return local_call(Fn::MPI_Cart_rank, comm, [&] { return PMPI_Cart_rank(comm, coords, rank); });
+}
+int MPI_Cart_shift(MPI_Comm comm, int direction, int disp, int* source, int* dest)
+{
+  return local_call(Fn::MPI_Cart_shift, comm, [&] { return PMPI_Cart_shift(comm, direction, disp, source, dest); });
+}
+int MPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[])
+{
+  return local_call(Fn::MPI_Cart_get, comm, [&] { return PMPI_Cart_get(comm, maxdims, dims, periods, coords); });
+}
+int MPI_Cartdim_get(MPI_Comm comm, int* ndims)
+{
+  return local_call(Fn::MPI_Cartdim_get, comm, [&] { return PMPI_Cartdim_get(comm, ndims); });
+}
+int MPI_Dims_create(int nnodes, int ndims, int dims[])
+{
+  return local_call(Fn::MPI_Dims_create, MPI_COMM_NULL, [&] { return PMPI_Dims_create(nnodes, ndims, dims); });
+}
+
+}  // extern "C"

@@ -1,0 +1,79 @@
+// The measuring parts of `gridcast calibrate`, and the pure functions (statistics, parsing, fitting)
+// they share, which the tests exercise without running any benchmark.
+#pragma once
+
+#include "gridcast/calibrate/progress.hpp"
+#include "gridcast/platform/calibration.hpp"
+
+#include <cstdint>
+#include <istream>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gridcast::calibrate {
+
+/// Median (mean of the two middle values for an even count), min, max of `samples`. InternalError when
+/// empty.
+platform::Stat summarize(std::vector<double> samples);
+/// The same Stat of rates: each sample becomes work / sample (work per second).
+platform::Stat summarize_rate(const std::vector<double>& seconds, double work);
+
+// ---- compute ----
+struct ComputeSizes {
+  int dgemm_n              = 384;       ///< square matrices; 2n^3 flops a call
+  int dgemm_repetitions    = 9;
+  std::size_t triad_elements = 8u << 20;  ///< doubles per array (3 arrays: 192 MiB, far beyond caches)
+  int triad_repetitions    = 9;
+  std::uint64_t scalar_iterations = 50'000'000;  ///< 2 flops each
+  int scalar_repetitions   = 7;
+  static ComputeSizes quick();
+};
+platform::ComputeCalibration measure_compute(const ComputeSizes& sizes, Progress& progress);
+
+// ---- MPI ----
+/// Raw output of gridcast-mpi-bench, parsed (format in calibrate/mpi/mpi_bench.cpp).
+struct MpiBenchOutput {
+  std::vector<platform::PingPongPoint> pingpong;
+  std::vector<platform::CollectiveTiming> collectives;
+  bool done = false;
+};
+/// Parses one line into `out` (a `plan` line sets `planned_steps`); returns false for a line that is not
+/// bench output (the launcher's own messages). A malformed bench line is an InputError quoting it.
+bool parse_mpi_bench_line(const std::string& line, MpiBenchOutput& out, int& planned_steps);
+
+/// The fitted model of the ping-pong curve: t(n) = latency_s*lf(n) + n/(bandwidth_Bps*bf(n)).
+struct NetworkFit {
+  double latency_s = 0, bandwidth_Bps = 0;
+  std::uint64_t eager_threshold_bytes = 0;
+  std::vector<platform::FactorSegment> lat_factor, bw_factor;
+};
+/// Fits `points` (ascending sizes, median one-way times): detects the eager/rendezvous switch, then cuts
+/// the curve greedily into segments, each a line a + b*n fitted within `tolerance` relative error where
+/// possible, and expresses every segment as factors of the base latency and bandwidth.
+NetworkFit fit_network(const std::vector<platform::PingPongPoint>& points, double tolerance = 0.02);
+/// The model's one-way time for `bytes`.
+double model_time_s(const NetworkFit& fit, double bytes);
+/// The size at which the curve jumps most beyond its trend (the first rendezvous size); 0 when the curve
+/// has no clear jump (no point more than 15% above the trend).
+std::uint64_t detect_eager_threshold(const std::vector<platform::PingPongPoint>& points);
+
+struct MpiRunOptions {
+  std::string mpirun;
+  std::string bench;
+  bool quick = false;
+};
+/// Runs the bench under the launcher with 2 ranks and fits it. InputError when the launcher fails
+/// (its message says how to fix the --mpirun line).
+platform::NetworkCalibration measure_mpi(const MpiRunOptions& options, Progress& progress);
+
+// ---- GPU ----
+struct GpuProbe {
+  std::optional<platform::GpuCalibration> gpu;  ///< empty when skipped
+  std::string skipped_because;                  ///< why, when skipped ("no CUDA driver (libcuda.so.1)")
+};
+/// Measures GPU 0 (and GPU 0 <-> 1 when there are two) through the CUDA driver loaded with dlopen.
+/// No driver: skipped. A driver that fails mid-way: InputError naming the CUDA call and its error.
+GpuProbe measure_gpu(bool quick, Progress& progress);
+
+}  // namespace gridcast::calibrate

@@ -1,0 +1,614 @@
+// Raw hook files -> native profile directory. The per-thread files of a rank are merged by start time;
+// the time between recorded calls becomes compute bursts named after the innermost application function
+// that was running (or "compute").
+#include "gridcast/profiler/profiler.hpp"
+
+#include "raw_format.hpp"
+
+#include "gridcast/models/errors.hpp"
+#include "gridcast/models/native.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <queue>
+#include <sstream>
+#include <unordered_map>
+
+namespace fs = std::filesystem;
+
+namespace gridcast::profiler {
+
+using hook::Kind;
+using hook::RawRecord;
+using models::CallRecord;
+using models::Op;
+
+// ------------------------------------------------------------------ meta
+
+RawMeta read_raw_meta(const fs::path& file)
+{
+  std::ifstream in(file);
+  if (not in)
+    throw InputError({file.string(), 0, {}, -1}, "cannot read the hook's meta file");
+  RawMeta m;
+  std::string line;
+  std::uint64_t line_no = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    auto space = line.find(' ');
+    std::string key = line.substr(0, space);
+    std::string value = space == std::string::npos ? "" : line.substr(space + 1);
+    auto number = [&](auto& out) {
+      auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), out);
+      if (ec != std::errc() || p != value.data() + value.size())
+        throw InputError({file.string(), line_no, key, m.rank}, "not an integer: '" + value + "'");
+    };
+    if (key == "rank") number(m.rank);
+    else if (key == "size") number(m.size);
+    else if (key == "pid") number(m.pid);
+    else if (key == "host") m.host = value;
+    else if (key == "init_ticks") number(m.init_ticks);
+    else if (key == "end_ticks") number(m.end_ticks);
+    else if (key == "threads") number(m.threads);
+    else if (key == "ticks_per_s") number(m.ticks_per_s);
+    else if (key == "status") m.status = value;
+    else if (key == "code") number(m.code);
+    else if (not key.empty())
+      throw InputError({file.string(), line_no, key, m.rank}, "unknown key in the hook's meta file");
+  }
+  if (m.rank < 0 || m.size <= 0 || m.rank >= m.size)
+    throw InputError({file.string(), 0, {}, m.rank}, "meta file without a valid rank and size");
+  if (m.ticks_per_s <= 0)
+    throw InputError({file.string(), 0, "ticks_per_s", m.rank}, "meta file without a clock rate");
+  return m;
+}
+
+namespace {
+
+// ------------------------------------------------------------------ one thread's raw file
+
+struct Event {
+  RawRecord rec;
+  std::vector<std::int64_t> values;  ///< continuation values (counts, request ids)
+  std::string name;                  ///< application function name (Enter/Exit)
+};
+
+class RawFile {
+public:
+  RawFile(const fs::path& file, int rank) : path_(file), rank_(rank), in_(file, std::ios::binary)
+  {
+    if (not in_)
+      throw InputError({file.string(), 0, {}, rank}, "cannot open raw hook file");
+    hook::RawHeader h;
+    if (not in_.read(reinterpret_cast<char*>(&h), sizeof h) || std::memcmp(h.magic, hook::RawHeader{}.magic, 8) != 0 ||
+        h.record_bytes != static_cast<std::int32_t>(sizeof(RawRecord)))
+      throw InputError({file.string(), 0, {}, rank}, "not a gridcast raw file (bad header)");
+    thread_ = h.thread;
+  }
+  int thread() const { return thread_; }
+  std::uint64_t records_read() const { return count_; }
+
+  /// Next Call/Enter/Exit; definitions are absorbed. A record cut by the end of the run ends the file.
+  bool next(Event& e)
+  {
+    for (;;) {
+      if (not read(e.rec))
+        return false;
+      if (e.rec.kind == Kind::Def) {
+        std::vector<std::int64_t> packed;
+        if (not read_values(e.rec.n_extra, packed))
+          return false;
+        std::string name(reinterpret_cast<const char*>(packed.data()),
+                         std::min<std::size_t>(e.rec.bytes, packed.size() * 8));
+        names_[e.rec.fn] = std::move(name);
+        continue;
+      }
+      if (e.rec.kind == Kind::Enter || e.rec.kind == Kind::Exit) {
+        auto it = names_.find(e.rec.fn);
+        if (it == names_.end())
+          throw InputError({path_.string(), count_, {}, rank_}, "application function id " + std::to_string(e.rec.fn) +
+                                                                    " used before its definition");
+        e.name = it->second;
+        e.values.clear();
+        return true;
+      }
+      if (e.rec.kind != Kind::Call)
+        throw InputError({path_.string(), count_, {}, rank_}, "unexpected raw record kind " +
+                                                                  std::to_string(static_cast<int>(e.rec.kind)));
+      if (e.rec.fn >= static_cast<std::uint16_t>(hook::Fn::Count))
+        throw InputError({path_.string(), count_, {}, rank_}, "unknown function id " + std::to_string(e.rec.fn));
+      if (not read_values(e.rec.n_extra, e.values))
+        return false;
+      auto n_values = static_cast<std::size_t>(static_cast<std::uint32_t>(e.rec.extra_kind) >> 8);
+      if (n_values > e.values.size())
+        throw InputError({path_.string(), count_, {}, rank_}, "call record announces " + std::to_string(n_values) +
+                                                                  " values but carries fewer");
+      e.values.resize(n_values);  // drop the zero padding of the last continuation record
+      e.rec.extra_kind &= 0xff;
+      return true;
+    }
+  }
+
+private:
+  bool read(RawRecord& r)
+  {
+    if (not in_.read(reinterpret_cast<char*>(&r), sizeof r))
+      return false;  // end, or a record cut by a kill: everything before it is kept
+    ++count_;
+    return true;
+  }
+  bool read_values(std::uint32_t n_extra, std::vector<std::int64_t>& out)
+  {
+    out.resize(static_cast<std::size_t>(n_extra) * hook::kValuesPerExtra);
+    for (std::uint32_t i = 0; i < n_extra; ++i) {
+      RawRecord r;
+      if (not read(r))
+        return false;
+      std::memcpy(out.data() + static_cast<std::size_t>(i) * hook::kValuesPerExtra, &r, sizeof r);
+    }
+    return true;
+  }
+
+  fs::path path_;
+  int rank_;
+  std::ifstream in_;
+  int thread_ = 0;
+  std::uint64_t count_ = 0;
+  std::unordered_map<std::uint16_t, std::string> names_;
+};
+
+// ------------------------------------------------------------------ raw record -> CallRecord
+
+std::int32_t peer_of(std::int32_t raw) { return raw == -1 ? models::kAnySource : raw; }
+std::int32_t comm_of(std::int32_t raw) { return raw < 0 ? models::kWorldComm : raw; }
+
+std::optional<Op> collective_op(std::string_view family)
+{
+  static const std::map<std::string_view, Op> kOps = {
+      {"barrier", Op::Barrier},     {"bcast", Op::Bcast},         {"reduce", Op::Reduce},
+      {"allreduce", Op::Allreduce}, {"alltoall", Op::Alltoall},   {"alltoallv", Op::Alltoallv},
+      {"gather", Op::Gather},       {"gatherv", Op::Gatherv},     {"allgather", Op::Allgather},
+      {"allgatherv", Op::Allgatherv}, {"scatter", Op::Scatter},   {"scatterv", Op::Scatterv},
+      {"reducescatter", Op::ReduceScatter}, {"scan", Op::Scan},   {"exscan", Op::Exscan}};
+  auto it = kOps.find(family);
+  if (it == kOps.end())
+    return std::nullopt;
+  return it->second;
+}
+
+void positive_ids(const std::vector<std::int64_t>& values, std::size_t from, std::size_t to,
+                  std::vector<std::int64_t>& out)
+{
+  out.clear();
+  for (std::size_t i = from; i < to && i < values.size(); ++i)
+    if (values[i] >= 0)
+      out.push_back(values[i]);
+}
+
+/// Fills `c` for the hooked call `e` (c.function set by the caller).
+void to_call_record(const Event& e, double ticks_per_s, CallRecord& c)
+{
+  const RawRecord& r = e.rec;
+  std::string_view family = hook::kFnFamilies[r.fn];
+  std::string_view name = hook::kFnNames[r.fn];
+  bool gpu = name.substr(0, 4) == "cuda" || name.substr(0, 4) == "nccl";
+  c.seconds = static_cast<double>(r.duration_ticks) / ticks_per_s;
+  c.comm = comm_of(r.comm);
+  if (r.flags & hook::kFlagDeviceMemory)
+    c.memory = models::Memory::Device;
+  if (gpu) {
+    c.stream = r.color;
+    c.device = r.key;
+  }
+  auto vals = [&](std::size_t from, std::size_t to, std::vector<std::uint64_t>& out) {
+    out.clear();
+    for (std::size_t i = from; i < to && i < e.values.size(); ++i)
+      out.push_back(static_cast<std::uint64_t>(std::max<std::int64_t>(0, e.values[i])));
+  };
+
+  auto local = [&] { c.op = Op::CommSize; };  // a call with no simulated effect, kept by name
+
+  if (family == "init") { c.op = Op::Init; return; }
+  if (family == "finalize") { c.op = Op::Finalize; return; }
+  if (family == "local") {
+    local();
+    c.request = r.request;  // MPI_Cancel, MPI_Request_free name one
+    return;
+  }
+  if (family == "blas") { c.op = Op::Compute; c.comm = 0; return; }
+  if (family == "send" || family == "ssend" || family == "isend" || family == "issend" || family == "recv" ||
+      family == "irecv") {
+    if (r.peer == -3) {  // MPI_PROC_NULL: returns at once
+      local();
+      return;
+    }
+    c.op = family == "send" ? Op::Send : family == "ssend" ? Op::Ssend : family == "isend" ? Op::Isend
+         : family == "issend" ? Op::Issend : family == "recv" ? Op::Recv : Op::Irecv;
+    c.peer = peer_of(r.peer);
+    c.tag = r.tag == -1 ? models::kAnyTag : r.tag;
+    c.bytes = r.bytes;
+    if (family[0] == 'i')
+      c.request = r.request;
+    return;
+  }
+  if (family == "sendrecv") {
+    bool no_dest = r.peer == -3, no_src = r.src == -3;
+    if (no_dest && no_src) { local(); return; }
+    if (no_dest) {
+      c.op = Op::Recv;
+      c.peer = peer_of(r.src);
+      c.tag = r.recv_tag;
+      c.bytes = r.recv_bytes;
+      return;
+    }
+    c.op = no_src ? Op::Send : Op::Sendrecv;
+    c.peer = peer_of(r.peer);
+    c.tag = r.tag;
+    c.bytes = r.bytes;
+    if (not no_src) {
+      c.src = peer_of(r.src);
+      c.recv_tag = r.recv_tag;
+      c.recv_bytes = r.recv_bytes;
+    }
+    return;
+  }
+  if (family == "probe") {
+    c.op = Op::Probe;
+    c.peer = r.peer == -3 ? models::kNoRank : peer_of(r.peer);
+    c.tag = r.tag;
+    if (r.flags & hook::kFlagOutcome) {
+      c.src = r.src;
+      c.recv_tag = r.recv_tag;
+      c.recv_bytes = r.recv_bytes;
+    }
+    return;
+  }
+  if (family == "wait" || family == "test") {
+    if (r.request < 0) { local(); return; }  // a null request: returns at once
+    c.op = family == "wait" ? Op::Wait : Op::Test;
+    c.request = r.request;
+    c.comm = 0;
+    return;
+  }
+  if (family == "waitall" || family == "waitany" || family == "testall" || family == "testany") {
+    positive_ids(e.values, 0, e.values.size(), c.requests);
+    c.comm = 0;
+    if (c.requests.empty()) { local(); return; }
+    if (family == "waitall") c.op = Op::Waitall;
+    else if (family == "waitany") c.op = Op::Waitany;
+    else {
+      c.op = Op::Test;
+      if (family == "testany" && (r.flags & hook::kFlagOutcome))
+        c.request = r.request;  // the one that completed: that is what the test did
+      else if (c.requests.size() == 1)
+        c.request = c.requests.front();  // a test of one request is MPI_Test
+      if (c.request >= 0)
+        c.requests.clear();
+    }
+    return;
+  }
+  if (family == "waitsome" || family == "testsome") {
+    auto n_all = static_cast<std::size_t>(std::max(0, r.root));
+    std::vector<std::int64_t> all;
+    positive_ids(e.values, 0, n_all, all);
+    positive_ids(e.values, n_all, e.values.size(), c.requests);
+    c.comm = 0;
+    if (family == "waitsome") {
+      c.op = Op::Waitall;  // it waited until these completed
+      if (c.requests.empty()) local();
+    } else {
+      c.op = Op::Test;
+      if (c.requests.empty())
+        c.requests = all;
+      if (c.requests.size() == 1) {
+        c.request = c.requests.front();
+        c.requests.clear();
+      } else if (c.requests.empty()) {
+        local();
+      }
+    }
+    return;
+  }
+  if (family == "comm_split") {
+    c.op = Op::CommSplit;
+    c.color = r.color;
+    c.key = r.key;
+    c.new_comm = r.new_comm;
+    return;
+  }
+  if (family == "comm_dup") {
+    c.op = Op::CommDup;
+    c.new_comm = r.new_comm;
+    if (gpu)  // ncclCommInitRank: a new NCCL communicator, this rank's place in it in `root`
+      c.root = r.root;
+    return;
+  }
+  if (family == "gpu_malloc") { c.op = Op::GpuMalloc; c.bytes = r.bytes; c.comm = 0; return; }
+  if (family == "gpu_free") { c.op = Op::GpuFree; c.comm = 0; return; }
+  if (family == "gpu_memcpy") { c.op = Op::GpuMemcpy; c.bytes = r.bytes; c.tag = r.peer; c.comm = 0; return; }
+  if (family == "gpu_kernel") { c.op = Op::GpuKernel; c.bytes = r.bytes; c.recv_bytes = r.recv_bytes; c.comm = 0; return; }
+  if (family == "gpu_sync") { c.op = Op::GpuSync; c.comm = 0; return; }
+  if (auto op = collective_op(family)) {
+    c.op = *op;
+    c.bytes = r.bytes;
+    c.recv_bytes = r.recv_bytes;
+    c.root = r.root;
+    if (r.flags & hook::kFlagNonblocking)
+      c.request = r.request;
+    std::size_t n = e.values.size();
+    switch (static_cast<hook::ExtraKind>(r.extra_kind)) {
+      case hook::ExtraKind::CountsBoth:  // send counts, then as many receive counts
+        vals(0, n / 2, c.counts);
+        vals(n / 2, n, c.recv_counts);
+        break;
+      case hook::ExtraKind::Counts:
+        vals(0, n, c.counts);
+        break;
+      case hook::ExtraKind::RecvCounts:
+        vals(0, n, c.recv_counts);
+        break;
+      default:
+        break;
+    }
+    return;
+  }
+  throw InternalError("raw family '" + std::string(family) + "' has no conversion");
+}
+
+}  // namespace
+}  // namespace gridcast::profiler
+
+namespace gridcast::profiler {
+namespace {
+
+/// One rank's conversion: merges its thread files by time and writes (or only counts) its records.
+class RankConverter {
+public:
+  RankConverter(int rank, std::vector<fs::path> files, std::int64_t init_ticks, std::int64_t end_ticks,
+                std::int64_t ticks_per_s)
+      : rank_(rank), init_ticks_(init_ticks), end_ticks_(end_ticks), ticks_per_s_(static_cast<double>(ticks_per_s))
+  {
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files)
+      files_.push_back(std::make_unique<RawFile>(f, rank));
+  }
+
+  RankSummary run(models::TraceWriter* writer, std::map<std::string, FunctionTotal>& totals)
+  {
+    writer_ = writer;
+    totals_ = &totals;
+    cursor_ticks_ = init_ticks_;
+    // Heap of the next event of every thread file, earliest first; ties by thread (file order): stable.
+    struct Head {
+      Event e;
+      std::size_t file;
+      std::uint64_t seq;
+    };
+    auto later = [](const Head* a, const Head* b) {
+      if (a->e.rec.start_ticks != b->e.rec.start_ticks)
+        return a->e.rec.start_ticks > b->e.rec.start_ticks;
+      if (a->file != b->file)
+        return a->file > b->file;
+      return a->seq > b->seq;
+    };
+    std::vector<Head> heads(files_.size());
+    std::priority_queue<Head*, std::vector<Head*>, decltype(later)> queue(later);
+    std::vector<std::uint64_t> seq(files_.size(), 0);
+    stacks_.assign(files_.size(), {});
+    for (std::size_t i = 0; i < files_.size(); ++i) {
+      heads[i].file = i;
+      if (files_[i]->next(heads[i].e)) {
+        heads[i].seq = seq[i]++;
+        queue.push(&heads[i]);
+      }
+    }
+    std::int64_t last_end = init_ticks_;
+    while (not queue.empty()) {
+      Head* h = queue.top();
+      queue.pop();
+      const Event& e = h->e;
+      last_end = std::max(last_end, e.rec.start_ticks + std::max<std::int64_t>(0, e.rec.duration_ticks));
+      handle(e, h->file);
+      if (files_[h->file]->next(h->e)) {
+        h->seq = seq[h->file]++;
+        queue.push(h);
+      }
+    }
+    // Without MPI_Finalize (killed, aborted) the trace ends with its last record.
+    std::int64_t end = end_ticks_ > 0 ? end_ticks_ : last_end;
+    gap_until(end, stacks_.empty() ? nullptr : &stacks_[0]);
+    summary_.rank = rank_;
+    summary_.wall_s = static_cast<double>(end - init_ticks_) / ticks_per_s_;
+    for (const auto& f : files_)
+      summary_.raw_records += f->records_read();
+    return summary_;
+  }
+
+private:
+  void handle(const Event& e, std::size_t file)
+  {
+    auto& stack = stacks_[file];
+    if (e.rec.kind == Kind::Enter) {
+      gap_until(e.rec.start_ticks, &stack);
+      stack.push_back(e.name);
+      return;
+    }
+    if (e.rec.kind == Kind::Exit) {
+      gap_until(e.rec.start_ticks, &stack);
+      if (not stack.empty() && stack.back() == e.name)
+        stack.pop_back();
+      return;
+    }
+    gap_until(e.rec.start_ticks, &stack);
+    record_.clear();
+    to_call_record(e, ticks_per_s_, record_);
+    std::string_view name = hook::kFnNames[e.rec.fn];
+    record_.function = functions_.intern(name);
+    std::int64_t end = e.rec.start_ticks + std::max<std::int64_t>(0, e.rec.duration_ticks);
+    covered(e.rec.start_ticks, end);
+    if (e.rec.repeat <= 0) {
+      summary_.hooked_s += static_cast<double>(e.rec.duration_ticks) / ticks_per_s_;
+      emit(record_, name, record_.seconds);
+      return;
+    }
+    // A run of identical failed polls folded by the hook: every call is written again, each with the
+    // mean duration, separated by the mean gap (computation) -- the count and the total time are exact.
+    auto calls = static_cast<std::uint64_t>(e.rec.repeat) + 1;
+    double busy_s = static_cast<double>(std::max<std::int64_t>(0, e.rec.busy_ticks)) / ticks_per_s_;
+    double span_s = static_cast<double>(std::max<std::int64_t>(0, e.rec.duration_ticks)) / ticks_per_s_;
+    double gap_s = std::max(0.0, span_s - busy_s) / static_cast<double>(calls - 1);
+    record_.seconds = busy_s / static_cast<double>(calls);
+    std::string gap_name = stack.empty() ? std::string("compute") : stack.back();
+    gap_record_.clear();
+    gap_record_.op = Op::Compute;
+    gap_record_.seconds = gap_s;
+    gap_record_.function = functions_.intern(gap_name);
+    summary_.hooked_s += busy_s + (gap_name != "compute" ? span_s - busy_s : 0.0);
+    for (std::uint64_t i = 0; i < calls; ++i) {
+      if (i > 0 && gap_s > 0)
+        emit(gap_record_, gap_name, gap_s);
+      emit(record_, name, record_.seconds);
+    }
+  }
+
+  /// The time from the cursor to `t` is computation: a compute record named after the innermost
+  /// application function running on that thread.
+  void gap_until(std::int64_t t, const std::vector<std::string>* stack)
+  {
+    if (t <= cursor_ticks_)
+      return;
+    std::string name = stack != nullptr && not stack->empty() ? stack->back() : std::string("compute");
+    double seconds = static_cast<double>(t - cursor_ticks_) / ticks_per_s_;
+    record_.clear();
+    record_.op = Op::Compute;
+    record_.seconds = seconds;
+    record_.function = functions_.intern(name);
+    if (name != "compute")
+      summary_.hooked_s += seconds;
+    covered(cursor_ticks_, t);
+    emit(record_, name, seconds);
+  }
+
+  void covered(std::int64_t start, std::int64_t end)
+  {
+    std::int64_t from = std::max(start, cursor_ticks_);
+    if (end > from)
+      summary_.covered_s += static_cast<double>(end - from) / ticks_per_s_;
+    cursor_ticks_ = std::max(cursor_ticks_, end);
+  }
+
+  void emit(const CallRecord& record, std::string_view name, double seconds)
+  {
+    if (writer_ != nullptr)
+      writer_->write(record, functions_);
+    ++summary_.records;
+    auto& t = (*totals_)[std::string(name)];
+    t.name = name;
+    t.seconds += std::max(0.0, seconds);
+    ++t.calls;
+  }
+
+  int rank_;
+  std::int64_t init_ticks_, end_ticks_;
+  double ticks_per_s_;
+  std::vector<std::unique_ptr<RawFile>> files_;
+  std::vector<std::vector<std::string>> stacks_;  ///< per thread file: application functions running
+  std::int64_t cursor_ticks_ = 0;
+  models::TraceWriter* writer_ = nullptr;
+  std::map<std::string, FunctionTotal>* totals_ = nullptr;
+  models::FunctionTable functions_;
+  CallRecord record_;
+  CallRecord gap_record_;
+  RankSummary summary_;
+};
+
+/// Raw files of rank r: rank-R.thread-T.gcraw.
+std::map<int, std::vector<fs::path>> thread_files(const fs::path& raw_dir)
+{
+  std::map<int, std::vector<fs::path>> out;
+  for (const auto& entry : fs::directory_iterator(raw_dir)) {
+    std::string name = entry.path().filename().string();
+    if (name.rfind("rank-", 0) != 0 || entry.path().extension() != ".gcraw")
+      continue;
+    int rank = -1;
+    auto [p, ec] = std::from_chars(name.data() + 5, name.data() + name.size(), rank);
+    if (ec != std::errc() || rank < 0)
+      throw InputError({entry.path().string(), 0, {}, -1}, "raw file name without a rank");
+    out[rank].push_back(entry.path());
+  }
+  return out;
+}
+
+}  // namespace
+
+ConvertResult convert_raw(const fs::path& raw_dir, models::RunInfo info, const fs::path& out)
+{
+  if (not fs::is_directory(raw_dir))
+    throw InputError({raw_dir.string(), 0, {}, -1}, "no raw hook directory");
+  // Every rank that reached MPI_Init wrote its meta file; the world size comes from any of them.
+  std::map<int, RawMeta> metas;
+  for (const auto& entry : fs::directory_iterator(raw_dir))
+    if (entry.path().extension() == ".meta") {
+      RawMeta m = read_raw_meta(entry.path());
+      metas[m.rank] = m;
+    }
+  if (metas.empty())
+    throw InputError({raw_dir.string(), 0, {}, -1},
+                     "the hook recorded nothing: the application never called MPI_Init with libgridcast-hook.so "
+                     "preloaded (is it an MPI program? did the launcher pass LD_PRELOAD on?)");
+  int np = metas.begin()->second.size;
+  for (const auto& [rank, m] : metas)
+    if (m.size != np)
+      throw InputError({(raw_dir / ("rank-" + std::to_string(rank) + ".meta")).string(), 0, "size", rank},
+                       "world size " + std::to_string(m.size) + " differs from rank " +
+                           std::to_string(metas.begin()->first) + "'s " + std::to_string(np));
+  auto files = thread_files(raw_dir);
+
+  ConvertResult result;
+  result.all_finalized = static_cast<int>(metas.size()) == np;
+  info.np = np;
+  if (info.host.name.empty())
+    info.host.name = metas.begin()->second.host;
+  std::map<std::string, FunctionTotal> totals;
+  if (not out.empty())
+    fs::create_directories(out);
+  for (int r = 0; r < np; ++r) {
+    std::unique_ptr<models::TraceWriter> writer;
+    if (not out.empty())
+      writer = models::make_trace_writer(out / models::rank_file_name(r, info.encoding), info.encoding);
+    auto meta = metas.find(r);
+    if (meta == metas.end()) {
+      // The rank never reached MPI_Init (or its files were lost): an empty trace, an incomplete profile.
+      RankSummary s;
+      s.rank = r;
+      s.status = "missing";
+      result.ranks.push_back(s);
+      result.all_finalized = false;
+    } else {
+      RankConverter conv(r, files[r], meta->second.init_ticks, meta->second.end_ticks, meta->second.ticks_per_s);
+      RankSummary s = conv.run(writer.get(), totals);
+      s.status = meta->second.status;
+      if (s.status != "finalized")
+        result.all_finalized = false;
+      result.ranks.push_back(s);
+    }
+    if (writer)
+      writer->close();
+  }
+  info.complete = info.complete && result.all_finalized;
+  if (info.origin.empty())
+    info.origin = "profile";
+  if (not out.empty())
+    models::write_run_info(out / "run.json", info);
+  for (auto& [name, t] : totals)
+    result.functions.push_back(t);
+  std::sort(result.functions.begin(), result.functions.end(), [](const FunctionTotal& a, const FunctionTotal& b) {
+    return a.seconds != b.seconds ? a.seconds > b.seconds : a.name < b.name;
+  });
+  return result;
+}
+
+}  // namespace gridcast::profiler

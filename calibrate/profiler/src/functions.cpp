@@ -1,0 +1,162 @@
+// Function lists (--discover writes them, --functions reads them) and the host speed.
+#include "gridcast/profiler/profiler.hpp"
+
+#include "raw_format.hpp"
+
+#include "gridcast/models/errors.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iomanip>
+#include <sstream>
+#include <vector>
+
+namespace fs = std::filesystem;
+
+namespace gridcast::profiler {
+
+std::vector<FunctionTotal> select_functions(const std::vector<FunctionTotal>& totals, double share)
+{
+  double total = 0;
+  for (const auto& t : totals)
+    total += t.seconds;
+  std::vector<FunctionTotal> sorted = totals;
+  std::sort(sorted.begin(), sorted.end(), [](const FunctionTotal& a, const FunctionTotal& b) {
+    return a.seconds != b.seconds ? a.seconds > b.seconds : a.name < b.name;
+  });
+  std::vector<FunctionTotal> out;
+  double kept = 0;
+  for (const auto& t : sorted) {
+    if (total > 0 && kept >= share * total)
+      break;
+    kept += t.seconds;  // "compute" counts towards the share but is not a function one can list
+    if (t.name != "compute")
+      out.push_back(t);
+  }
+  return out;
+}
+
+void write_function_list(const fs::path& file, const std::vector<FunctionTotal>& selected, double total_s,
+                         const std::string& command)
+{
+  std::ofstream out(file, std::ios::binary);
+  if (not out)
+    throw InputError({file.string(), 0, {}, -1}, "cannot write the function list");
+  out << "# gridcast function list: written by `gridcast profile --discover`\n";
+  out << "# command: " << command << "\n";
+  out << "# name\tseconds (all ranks)\tshare of the total\n";
+  for (const auto& f : selected) {
+    char line[64];
+    std::snprintf(line, sizeof line, "\t%.6f\t%.4f\n", f.seconds, total_s > 0 ? f.seconds / total_s : 0.0);
+    out << f.name << line;
+  }
+  if (not out.flush())
+    throw InputError({file.string(), 0, {}, -1}, "cannot write the function list");
+}
+
+namespace {
+bool symbol_char(char c, bool first)
+{
+  bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == '.' || c == '$';
+  return alpha || (not first && ((c >= '0' && c <= '9') || c == '@'));
+}
+}  // namespace
+
+std::vector<std::string> read_function_list(const fs::path& file)
+{
+  std::ifstream in(file);
+  if (not in)
+    throw InputError({file.string(), 0, {}, -1}, "cannot read the function list");
+  std::vector<std::string> names;
+  std::string line;
+  std::uint64_t line_no = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (not line.empty() && line.back() == '\r')
+      line.pop_back();
+    auto first = line.find_first_not_of(" \t");
+    if (first == std::string::npos || line[first] == '#')
+      continue;
+    std::istringstream fields(line.substr(first));
+    std::string name;
+    fields >> name;
+    for (std::size_t i = 0; i < name.size(); ++i)
+      if (not symbol_char(name[i], i == 0))
+        throw InputError({file.string(), line_no, {}, -1},
+                         "'" + name + "' is not a symbol name (letters, digits, _ . $ @; not starting with a digit)");
+    // Optional numbers after the name (a --discover list): seconds and share.
+    std::string rest;
+    int numbers = 0;
+    while (fields >> rest) {
+      char* end = nullptr;
+      std::strtod(rest.c_str(), &end);
+      if (end == rest.c_str() || *end != 0 || ++numbers > 2)
+        throw InputError({file.string(), line_no, {}, -1},
+                         "expected 'name [seconds [share]]', got '" + line.substr(first) + "'");
+    }
+    names.push_back(name);
+  }
+  return names;
+}
+
+bool is_builtin_function(const std::string& name)
+{
+  for (const char* n : hook::kFnNames)
+    if (name == n)
+      return true;
+  return false;
+}
+
+double measure_core_speed_flops()
+{
+  // A plain 256x256 matrix product (i-k-j order, vectorisable): about 34 Mflop, a few tens of ms; the
+  // best of three runs. It stands for "the speed of this core on dense loops", no more: pass a
+  // calibration file (gridcast calibrate) for the real figure.
+  constexpr int n = 256;
+  std::vector<double> a(n * n, 1.0001), b(n * n, 0.9999), c(n * n, 0.0);
+  double best = 0;
+  for (int rep = 0; rep < 3; ++rep) {
+    std::fill(c.begin(), c.end(), 0.0);
+    auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < n; ++i)
+      for (int k = 0; k < n; ++k) {
+        double aik = a[i * n + k];
+        for (int j = 0; j < n; ++j)
+          c[i * n + j] += aik * b[k * n + j];
+      }
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    volatile double sink = c[n + 1];  // keep the product from being optimised away
+    (void)sink;
+    if (s > 0)
+      best = std::max(best, 2.0 * n * n * n / s);
+  }
+  return best;
+}
+
+double read_calibration_speed(const fs::path& file)
+{
+  std::ifstream in(file);
+  if (not in)
+    throw InputError({file.string(), 0, {}, -1}, "cannot read the calibration file");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError({file.string(), 0, {}, -1}, std::string("invalid JSON: ") + e.what());
+  }
+  if (not j.is_object() || not j.contains("compute") || not j["compute"].is_object())
+    throw InputError({file.string(), 0, "compute", -1}, "missing object (expected compute.core_speed_flops)");
+  const auto& c = j["compute"];
+  if (not c.contains("core_speed_flops"))
+    throw InputError({file.string(), 0, "compute.core_speed_flops", -1}, "missing key");
+  const auto& v = c["core_speed_flops"];
+  if (not v.is_number() || not std::isfinite(v.get<double>()) || v.get<double>() <= 0)
+    throw InputError({file.string(), 0, "compute.core_speed_flops", -1}, "must be a number > 0");
+  return v.get<double>();
+}
+
+}  // namespace gridcast::profiler

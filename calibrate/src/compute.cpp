@@ -1,0 +1,98 @@
+// Compute microbenchmarks, one core each: dgemm through the system BLAS, a STREAM triad, a dependent
+// scalar loop. Each repetition is timed with steady_clock; rates are work / seconds.
+#include "gridcast/calibrate/measure.hpp"
+
+#include <cblas.h>
+
+#include <chrono>
+#include <cstdint>
+#include <vector>
+
+namespace gridcast::calibrate {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0)
+{
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// Keeps a result alive so that the optimiser cannot drop the loop that computed it.
+volatile double g_sink = 0;
+
+}  // namespace
+
+ComputeSizes ComputeSizes::quick()
+{
+  ComputeSizes s;
+  s.dgemm_n            = 128;
+  s.dgemm_repetitions  = 3;
+  s.triad_elements     = 1u << 20;
+  s.triad_repetitions  = 3;
+  s.scalar_iterations  = 2'000'000;
+  s.scalar_repetitions = 3;
+  return s;
+}
+
+platform::ComputeCalibration measure_compute(const ComputeSizes& sizes, Progress& progress)
+{
+  platform::ComputeCalibration c;
+  const int total = sizes.dgemm_repetitions + sizes.triad_repetitions + sizes.scalar_repetitions;
+  int done        = 0;
+
+  {  // dgemm: C = A*B + C on n x n matrices, 2n^3 flops.
+    const int n = sizes.dgemm_n;
+    std::vector<double> a(static_cast<std::size_t>(n) * n, 0.5), b(a.size(), 0.25), cm(a.size(), 0.0);
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, a.data(), n, b.data(), n, 0.0, cm.data(),
+                n);  // warm-up: page faults, caches
+    std::vector<double> t;
+    for (int r = 0; r < sizes.dgemm_repetitions; ++r) {
+      auto t0 = Clock::now();
+      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, a.data(), n, b.data(), n, 1.0,
+                  cm.data(), n);
+      t.push_back(seconds_since(t0));
+      progress.step("compute", ++done, total, "dgemm n=" + std::to_string(n));
+    }
+    g_sink                = cm[0];
+    c.dgemm_flops         = summarize_rate(t, 2.0 * n * static_cast<double>(n) * n);
+  }
+  {  // STREAM triad: a = b + s*c, 24 bytes an element (two loads, one store), as STREAM counts them.
+    const std::size_t n = sizes.triad_elements;
+    std::vector<double> a(n, 0.0), b(n, 1.0), cv(n, 2.0);
+    const double s = 3.0;
+    for (std::size_t i = 0; i < n; ++i)
+      a[i] = b[i] + s * cv[i];  // warm-up
+    std::vector<double> t;
+    for (int r = 0; r < sizes.triad_repetitions; ++r) {
+      auto t0 = Clock::now();
+      for (std::size_t i = 0; i < n; ++i)
+        a[i] = b[i] + s * cv[i];
+      t.push_back(seconds_since(t0));
+      g_sink = a[n / 2];
+      progress.step("compute", ++done, total, "triad " + std::to_string(n * 24 >> 20) + " MiB");
+    }
+    c.stream_triad_Bps = summarize_rate(t, 24.0 * static_cast<double>(n));
+  }
+  {  // Scalar: x = x*m + k, each iteration depends on the previous one, so nothing overlaps or vectorizes.
+    volatile double m0 = 0.999999, k0 = 1e-7, x0 = 1.0;
+    const double m = m0, k = k0;
+    std::vector<double> t;
+    for (int r = 0; r < sizes.scalar_repetitions; ++r) {
+      double x = x0;
+      auto t0  = Clock::now();
+      for (std::uint64_t i = 0; i < sizes.scalar_iterations; ++i)
+        x = x * m + k;
+      t.push_back(seconds_since(t0));
+      g_sink = x;
+      progress.step("compute", ++done, total, "scalar loop");
+    }
+    c.scalar_flops = summarize_rate(t, 2.0 * static_cast<double>(sizes.scalar_iterations));
+  }
+  // The platform's core speed: the dgemm rate (docs/formats.md says why).
+  c.core_speed_flops = c.dgemm_flops.median;
+  return c;
+}
+
+}  // namespace gridcast::calibrate

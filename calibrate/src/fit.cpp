@@ -1,0 +1,150 @@
+// Fitting the ping-pong curve into SMPI-style piecewise factors.
+//
+// SimGrid times one message of n bytes on a route of latency L and bandwidth B as
+//   t(n) = L*lf(n) + n / (B*bf(n))
+// where lf and bf are the latency and bandwidth factors (SMPI's smpi/lat-factor and smpi/bw-factor).
+// With factors constant on a size segment, t is a line a + b*n there; so the curve is cut into
+// segments that each fit a line, and every line becomes lf = a/L, bf = 1/(B*b).
+#include "gridcast/calibrate/measure.hpp"
+
+#include "gridcast/models/errors.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace gridcast::calibrate {
+
+namespace {
+
+struct Line {
+  double a = 0, b = 0;       ///< t = a + b*n
+  double max_rel_error = 0;  ///< over the points it was fitted to
+};
+
+double time_of(const platform::PingPongPoint& p)
+{
+  return p.one_way_s.median;
+}
+
+/// Line through points [s, e], least squares on relative error (weights 1/t^2), with a > 0 and b > 0 so
+/// that both factors exist. `a_floor`/`b_floor`: the smallest intercept and slope allowed.
+Line fit_line(const std::vector<platform::PingPongPoint>& p, std::size_t s, std::size_t e, double base_bw_Bps,
+              double a_floor, double b_floor)
+{
+  Line l;
+  if (s == e) {
+    // One point: keep the base bandwidth and put the rest into the latency.
+    double n = static_cast<double>(p[s].bytes), t = time_of(p[s]);
+    l.b      = 1.0 / base_bw_Bps;
+    l.a      = t - n * l.b;
+    if (l.a < a_floor) {
+      l.a = std::min(a_floor, t / 2);
+      l.b = std::max((t - l.a) / std::max(n, 1.0), b_floor);
+    }
+  } else {
+    double sw = 0, swn = 0, swnn = 0, swt = 0, swnt = 0;
+    for (std::size_t i = s; i <= e; ++i) {
+      double n = static_cast<double>(p[i].bytes), t = time_of(p[i]), w = 1.0 / (t * t);
+      sw += w;
+      swn += w * n;
+      swnn += w * n * n;
+      swt += w * t;
+      swnt += w * n * t;
+    }
+    double det = sw * swnn - swn * swn;
+    l.b        = det > 0 ? (sw * swnt - swn * swt) / det : b_floor;
+    l.a        = (swt - l.b * swn) / sw;
+    if (l.a < a_floor) {  // refit the slope with the intercept held at its floor
+      l.a = a_floor;
+      l.b = (swnt - l.a * swn) / swnn;
+    }
+    if (l.b < b_floor) {  // a flat stretch (small sizes): the smallest slope, intercept refitted
+      l.b = b_floor;
+      l.a = std::max((swt - l.b * swn) / sw, a_floor);
+    }
+  }
+  for (std::size_t i = s; i <= e; ++i) {
+    double t = time_of(p[i]), m = l.a + l.b * static_cast<double>(p[i].bytes);
+    l.max_rel_error = std::max(l.max_rel_error, std::abs(m - t) / t);
+  }
+  return l;
+}
+
+}  // namespace
+
+std::uint64_t detect_eager_threshold(const std::vector<platform::PingPongPoint>& p)
+{
+  // The switch to rendezvous adds a handshake: the time jumps above the trend of the smaller sizes.
+  // The trend is the smaller of the two slopes before the candidate (a jump just before would inflate
+  // one of them). Candidates: rendezvous sizes from 256 B to 1 MiB, where MPI libraries put the switch.
+  double best_jump       = 0.15;
+  std::uint64_t best     = 0;
+  for (std::size_t i = 2; i + 1 < p.size(); ++i) {
+    std::uint64_t next = p[i + 1].bytes;
+    if (next < 256 || next > (1u << 20))
+      continue;
+    auto slope = [&](std::size_t j) {
+      double dn = static_cast<double>(p[j].bytes) - static_cast<double>(p[j - 1].bytes);
+      return std::max(0.0, (time_of(p[j]) - time_of(p[j - 1])) / dn);
+    };
+    double trend = std::min(slope(i), slope(i - 1));
+    double pred  = time_of(p[i]) + trend * (static_cast<double>(next) - static_cast<double>(p[i].bytes));
+    double jump  = (time_of(p[i + 1]) - pred) / pred;
+    if (jump > best_jump) {
+      best_jump = jump;
+      best      = next;
+    }
+  }
+  return best;
+}
+
+NetworkFit fit_network(const std::vector<platform::PingPongPoint>& p, double tolerance)
+{
+  if (p.size() < 2)
+    throw InputError({}, "the ping-pong curve needs at least 2 sizes to fit (got " + std::to_string(p.size()) + ")");
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    if (not(time_of(p[i]) > 0))
+      throw InputError({}, "ping-pong time of " + std::to_string(p[i].bytes) + " bytes is not positive");
+    if (i > 0 && p[i].bytes <= p[i - 1].bytes)
+      throw InternalError("fit_network: sizes must ascend");
+  }
+  NetworkFit fit;
+  // Base bandwidth: the best effective rate seen (large messages); base latency: the smallest message's
+  // time less its transfer. Factors then stay near 1 where the curve follows these figures.
+  for (const auto& q : p)
+    fit.bandwidth_Bps = std::max(fit.bandwidth_Bps, static_cast<double>(q.bytes) / time_of(q));
+  fit.latency_s = time_of(p[0]) - static_cast<double>(p[0].bytes) / fit.bandwidth_Bps;
+  if (not(fit.latency_s > 0))
+    fit.latency_s = time_of(p[0]) / 2;
+  fit.eager_threshold_bytes = detect_eager_threshold(p);
+
+  const double a_floor = fit.latency_s * 1e-3;          // lf >= 0.001
+  const double b_floor = 1.0 / (fit.bandwidth_Bps * 1e3);  // bf <= 1000
+  std::size_t s        = 0;
+  while (s < p.size()) {
+    std::size_t e = s;
+    Line best     = fit_line(p, s, s, fit.bandwidth_Bps, a_floor, b_floor);
+    // Grow the segment while its line still fits every point; never across the protocol switch.
+    while (e + 1 < p.size() && p[e + 1].bytes != fit.eager_threshold_bytes) {
+      Line l = fit_line(p, s, e + 1, fit.bandwidth_Bps, a_floor, b_floor);
+      if (l.max_rel_error > tolerance)
+        break;
+      best = l;
+      ++e;
+    }
+    std::uint64_t from = s == 0 ? 0 : p[s].bytes;
+    fit.lat_factor.push_back({from, best.a / fit.latency_s});
+    fit.bw_factor.push_back({from, 1.0 / (fit.bandwidth_Bps * best.b)});
+    s = e + 1;
+  }
+  return fit;
+}
+
+double model_time_s(const NetworkFit& fit, double bytes)
+{
+  return fit.latency_s * platform::factor_for(fit.lat_factor, bytes) +
+         bytes / (fit.bandwidth_Bps * platform::factor_for(fit.bw_factor, bytes));
+}
+
+}  // namespace gridcast::calibrate

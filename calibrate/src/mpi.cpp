@@ -1,0 +1,166 @@
+// The MPI part: runs gridcast-mpi-bench under the user's launcher with 2 ranks, reads its raw timings
+// line by line (showing progress), computes the statistics and fits the factors.
+#include "gridcast/calibrate/measure.hpp"
+
+#include "gridcast/models/errors.hpp"
+
+#include <cstdio>
+#include <deque>
+#include <sstream>
+#include <sys/wait.h>
+
+namespace gridcast::calibrate {
+
+namespace {
+
+std::string shell_quote(const std::string& s)
+{
+  std::string out = "'";
+  for (char c : s)
+    out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string human_bytes(std::uint64_t b)
+{
+  if (b >= (1u << 20) && b % (1u << 20) == 0)
+    return std::to_string(b >> 20) + " MiB";
+  if (b >= 1024 && b % 1024 == 0)
+    return std::to_string(b >> 10) + " KiB";
+  return std::to_string(b) + " B";
+}
+
+}  // namespace
+
+bool parse_mpi_bench_line(const std::string& line, MpiBenchOutput& out, int& planned_steps)
+{
+  std::istringstream in(line);
+  std::string kind;
+  in >> kind;
+  auto bad = [&](const std::string& why) {
+    return InputError({"gridcast-mpi-bench output", 0, "", -1}, why + ": \"" + line + "\"");
+  };
+  auto read_samples = [&](std::vector<double>& v) {
+    double t = 0;
+    while (in >> t)
+      v.push_back(t);
+    if (not in.eof() || v.empty())
+      throw bad("expected timings");
+  };
+  if (kind == "plan") {
+    int a = 0, b = 0;
+    if (not(in >> a >> b))
+      throw bad("bad plan line");
+    planned_steps = a + b;
+    return true;
+  }
+  if (kind == "pingpong") {
+    platform::PingPongPoint p;
+    int rounds = 0;
+    if (not(in >> p.bytes >> rounds))
+      throw bad("bad pingpong line");
+    std::vector<double> v;
+    read_samples(v);
+    p.one_way_s = summarize(std::move(v));
+    out.pingpong.push_back(p);
+    return true;
+  }
+  if (kind == "collective") {
+    platform::CollectiveTiming c;
+    int calls = 0;
+    if (not(in >> c.op >> c.np >> c.bytes >> calls))
+      throw bad("bad collective line");
+    std::vector<double> v;
+    read_samples(v);
+    for (double& t : v)
+      t = std::max(t, 0.0);  // a difference of two timings: noise can make a tiny one negative
+    c.time_s = summarize(std::move(v));
+    out.collectives.push_back(c);
+    return true;
+  }
+  if (kind == "done") {
+    out.done = true;
+    return true;
+  }
+  return false;
+}
+
+platform::NetworkCalibration measure_mpi(const MpiRunOptions& o, Progress& progress)
+{
+  std::string args = o.quick ? " --max-bytes 1048576 --repetitions 3 --target-s 5e-4"
+                             : " --max-bytes 67108864 --repetitions 31 --target-s 2e-3";
+  std::string command = o.mpirun + " -np 2 " + shell_quote(o.bench) + args + " 2>&1";
+  progress.note("[mpi] " + o.mpirun + " -np 2 gridcast-mpi-bench" + args);
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr)
+    throw InputError({"--mpirun", 0, "", -1}, "cannot start the launcher: " + command);
+
+  MpiBenchOutput out;
+  int planned = 0, seen = 0;
+  std::deque<std::string> other;  // the launcher's own messages, shown when it fails
+  std::string line;
+  char buf[4096];
+  std::exception_ptr failure;
+  while (std::fgets(buf, sizeof buf, pipe) != nullptr) {
+    line += buf;
+    if (line.empty() || line.back() != '\n')
+      continue;
+    line.pop_back();
+    try {
+      if (parse_mpi_bench_line(line, out, planned)) {
+        if (not out.pingpong.empty() || not out.collectives.empty()) {
+          ++seen;
+          std::string what = out.collectives.empty()
+                                 ? "ping-pong " + human_bytes(out.pingpong.back().bytes)
+                                 : out.collectives.back().op + " " + human_bytes(out.collectives.back().bytes);
+          if (line.rfind("pingpong", 0) == 0 || line.rfind("collective", 0) == 0)
+            progress.step("mpi", seen, std::max(planned, seen), what);
+        }
+      } else {
+        other.push_back(line);
+        if (other.size() > 30)
+          other.pop_front();
+      }
+    } catch (...) {
+      if (not failure)
+        failure = std::current_exception();
+    }
+    line.clear();
+  }
+  int status = pclose(pipe);
+  if (failure)
+    std::rethrow_exception(failure);
+  int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  if (code != 0 || not out.done) {
+    std::string text;
+    for (const auto& l : other)
+      text += "\n  " + l;
+    std::string hint = code == 127 ? " (launcher not found: give the right one with --mpirun)"
+                                   : " (check --mpirun: as root Open MPI needs --allow-run-as-root; on a machine "
+                                     "with fewer cores than ranks, --oversubscribe)";
+    throw InputError({"--mpirun", 0, "", -1}, "the MPI benchmark failed with exit code " + std::to_string(code) +
+                                                  hint + "; command: " + command + text);
+  }
+  // A median far above the best repetition means other work kept taking the cores (each preemption
+  // costs a scheduler time slice, milliseconds): say so, the fit follows whatever was measured.
+  int disturbed = 0;
+  for (const auto& p : out.pingpong)
+    disturbed += p.one_way_s.median > 1.5 * p.one_way_s.min ? 1 : 0;
+  if (disturbed > 0)
+    progress.warn("[mpi] warning: " + std::to_string(disturbed) + " of " + std::to_string(out.pingpong.size()) +
+                  " ping-pong sizes have a median above 1.5x their best repetition: the machine was busy, "
+                  "calibrate again when it is idle");
+  platform::NetworkCalibration n;
+  n.launcher              = o.mpirun;
+  NetworkFit fit          = fit_network(out.pingpong);
+  n.latency_s             = fit.latency_s;
+  n.bandwidth_Bps         = fit.bandwidth_Bps;
+  n.eager_threshold_bytes = fit.eager_threshold_bytes;
+  n.lat_factor            = fit.lat_factor;
+  n.bw_factor             = fit.bw_factor;
+  n.pingpong              = out.pingpong;
+  n.collectives           = out.collectives;
+  return n;
+}
+
+}  // namespace gridcast::calibrate

@@ -1,0 +1,87 @@
+// `gridcast calibrate`: measure this machine and write calibration.json (docs/calibration.md).
+#include "commands.hpp"
+
+#include "gridcast/calibrate/calibrate.hpp"
+#include "gridcast/calibrate/measure.hpp"
+#include "gridcast/models/errors.hpp"
+#include "gridcast/platform/calibration.hpp"
+
+#include <boost/program_options.hpp>
+
+#include <iostream>
+
+namespace po = boost::program_options;
+
+namespace gridcast::cli {
+
+int run_calibrate(const std::vector<std::string>& args)
+{
+  const std::string synopsis =
+      "calibrate -o calibration.json [--mpirun \"CMD\"] [--quick] [--gpu-json FILE] [--gpu-only] [--no-mpi] "
+      "[--no-gpu] [--quiet]";
+  po::options_description options("Measures this machine: compute kernels on one core, MPI between two ranks "
+                                  "through the real MPI launcher, and the GPU when a CUDA driver is present.\n"
+                                  "Progress goes to stderr; the file follows docs/formats.md (calibration.json).\n"
+                                  "options");
+  std::string output, mpirun, gpu_json, mpi_bench;
+  options.add_options()
+    ("output,o", po::value(&output), "file to write (required): calibration.json, or with --gpu-only the GPU data "
+                                     "sheet")
+    ("mpirun", po::value(&mpirun), "MPI launcher command line; gridcast appends `-np 2 gridcast-mpi-bench ...`. "
+                                   "Default: `mpirun --oversubscribe --bind-to none`, plus --allow-run-as-root "
+                                   "when run as root (Open MPI refuses root without it)")
+    ("quick", "fewer repetitions, ping-pong up to 1 MiB, small kernels: a few seconds instead of half a minute "
+              "(for tests; figures are noisier)")
+    ("gpu-json", po::value(&gpu_json), "take the GPU figures from this data sheet (docs/formats.md, GPU data "
+                                       "sheet) instead of measuring")
+    ("gpu-only", "measure only the GPU and write its data sheet to -o (for a GPU machine; the same as the "
+                 "gridcast-calibrate-gpu program, which needs no SimGrid). Fails when no GPU is found")
+    ("no-mpi", "skip the MPI benchmarks")
+    ("no-gpu", "skip the GPU benchmarks")
+    ("mpi-bench", po::value(&mpi_bench), "the gridcast-mpi-bench program to launch (default: the one beside "
+                                         "this gridcast)")
+    ("quiet", "no progress display (warnings and skipped parts are still reported)");
+  options.add_options()("help,h", "show this help");
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(options).run(), vm);
+    if (vm.count("help") > 0) {
+      std::cout << "usage: gridcast " << synopsis << "\n\n" << options << '\n';
+      return 0;
+    }
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw UsageError{e.what(), "calibrate"};
+  }
+  if (output.empty())
+    throw UsageError{"-o/--output is required", "calibrate"};
+  const bool gpu_only = vm.count("gpu-only") > 0;
+  if (gpu_only && (vm.count("gpu-json") > 0 || vm.count("no-gpu") > 0))
+    throw UsageError{"--gpu-only measures the GPU: it cannot go with --gpu-json or --no-gpu", "calibrate"};
+
+  calibrate::Progress progress(std::cerr, calibrate::Progress::detect(vm.count("quiet") > 0));
+  if (gpu_only) {
+    auto probe = calibrate::measure_gpu(vm.count("quick") > 0, progress);
+    if (not probe.gpu)
+      throw InputError({}, "--gpu-only: " + probe.skipped_because + "; nothing written");
+    platform::write_gpu_datasheet(output, *probe.gpu);
+    std::cerr << "gridcast calibrate: wrote " << output << " (GPU data sheet of " << probe.gpu->device_name << ")\n";
+    return 0;
+  }
+
+  calibrate::CalibrateOptions o;
+  o.quick     = vm.count("quick") > 0;
+  o.mpi       = vm.count("no-mpi") == 0;
+  o.gpu       = vm.count("no-gpu") == 0;
+  o.mpirun    = mpirun;
+  o.mpi_bench = mpi_bench;
+  o.gpu_json  = gpu_json;
+  std::vector<std::string> notes;
+  platform::Calibration c = calibrate::run_calibration(o, progress, notes);
+  platform::write_calibration(output, c);
+  std::cerr << "gridcast calibrate: wrote " << output << " (compute" << (c.network ? ", MPI" : "")
+            << (c.gpu ? ", GPU" : "") << ")\n";
+  return 0;
+}
+
+}  // namespace gridcast::cli

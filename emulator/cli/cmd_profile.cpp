@@ -1,0 +1,380 @@
+// `gridcast profile`: run an MPI application with libgridcast-hook.so preloaded and turn what it
+// recorded into a profile directory (or, with --discover, into a list of the functions worth recording).
+#include "commands.hpp"
+
+#include "gridcast/models/errors.hpp"
+#include "gridcast/models/profile.hpp"
+#include "gridcast/profiler/profiler.hpp"
+
+#include <boost/program_options.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <iostream>
+#include <set>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace po = boost::program_options;
+namespace fs = std::filesystem;
+
+namespace gridcast::cli {
+
+namespace {
+
+const char* const kSynopsis =
+    "profile [--nw VALUE] --out DIR [--functions FILE] [--calibration FILE] [options] -- COMMAND...\n"
+    "       gridcast profile --discover [--out LIST] [--share 0.85] -- COMMAND...\n\n"
+    "Runs COMMAND (an MPI application, usually `mpirun -np N APP ARGS...`) with libgridcast-hook.so preloaded\n"
+    "and writes a profile directory: run.json and one trace per rank (docs/profiler.md). With --discover it\n"
+    "records every function it can, ranks them by total time and writes the list of those covering --share\n"
+    "of the time, for later runs' --functions.";
+
+std::string join(const std::vector<std::string>& v)
+{
+  std::string s;
+  for (const auto& a : v) {
+    if (not s.empty())
+      s += ' ';
+    bool quote = a.empty() || a.find_first_of(" \t\"'$\\") != std::string::npos;
+    s += quote ? "'" + a + "'" : a;
+  }
+  return s;
+}
+
+std::string utc_now()
+{
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+fs::path hook_library()
+{
+  if (const char* env = std::getenv("GRIDCAST_HOOK"); env != nullptr && *env != 0)
+    return env;
+#ifdef GRIDCAST_HOOK_PATH
+  if (fs::exists(GRIDCAST_HOOK_PATH))
+    return GRIDCAST_HOOK_PATH;
+#endif
+  std::error_code ec;
+  fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  fs::path beside = self.parent_path().parent_path() / "lib" / "libgridcast-hook.so";
+  if (not ec && fs::exists(beside))
+    return beside;
+#ifdef GRIDCAST_HOOK_PATH
+  throw InputError({GRIDCAST_HOOK_PATH, 0, {}, -1}, "libgridcast-hook.so is missing: build the gridcast_hook target");
+#else
+  throw InputError({}, "this gridcast was built without MPI, so without libgridcast-hook.so: install an MPI "
+                       "development package (libopenmpi-dev) and rebuild");
+#endif
+}
+
+bool is_launcher(const std::string& argv0)
+{
+  std::string n = fs::path(argv0).filename().string();
+  return n == "mpirun" || n == "mpiexec" || n == "orterun" || n == "mpirun.openmpi" || n == "mpiexec.openmpi";
+}
+
+/// Open MPI's launcher does not pass its environment on: it needs `-x VAR=value`. Other launchers (MPICH's
+/// hydra) forward the environment, so they get the variables there. Asked once, with `--version`.
+bool is_open_mpi_launcher(const std::string& argv0)
+{
+  if (not is_launcher(argv0))
+    return false;
+  std::string cmd = "'" + argv0 + "' --version 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr)
+    return true;  // cannot tell: -x is what the Debian default (Open MPI) needs
+  std::string text;
+  char buf[256];
+  while (std::fgets(buf, sizeof buf, p) != nullptr)
+    text += buf;
+  pclose(p);
+  return text.find("Open MPI") != std::string::npos || text.find("OpenRTE") != std::string::npos;
+}
+
+pid_t g_child = -1;
+extern "C" void forward_signal(int sig)
+{
+  if (g_child > 0)
+    kill(g_child, sig);
+}
+
+struct RunOutcome {
+  int exit_code = 0;
+  int signal = 0;
+  bool ok() const { return exit_code == 0 && signal == 0; }
+  std::string describe() const
+  {
+    return signal != 0 ? "killed by signal " + std::to_string(signal) + " (" + strsignal(signal) + ")"
+                       : "exit status " + std::to_string(exit_code);
+  }
+};
+
+/// Runs `command` with the hook's environment. Open MPI's launcher gets `-x VAR=value` for each, so that
+/// only the application processes load the hook (mpirun itself and its daemons stay clean).
+RunOutcome run_with_hook(std::vector<std::string> command, const std::vector<std::pair<std::string, std::string>>& env)
+{
+  const bool pass_with_x = is_open_mpi_launcher(command[0]);
+  if (pass_with_x) {
+    std::vector<std::string> extra;
+    for (const auto& [k, v] : env) {
+      extra.push_back("-x");
+      extra.push_back(k + "=" + v);
+    }
+    command.insert(command.begin() + 1, extra.begin(), extra.end());
+  }
+  std::vector<char*> argv;
+  for (auto& a : command)
+    argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::cout.flush();
+  pid_t pid = fork();
+  if (pid < 0)
+    throw InternalError(std::string("fork failed: ") + std::strerror(errno));
+  if (pid == 0) {
+    if (not pass_with_x)
+      for (const auto& [k, v] : env)
+        setenv(k.c_str(), v.c_str(), 1);
+    execvp(argv[0], argv.data());
+    std::fprintf(stderr, "gridcast profile: cannot run '%s': %s\n", argv[0], std::strerror(errno));
+    _exit(127);
+  }
+  // Ctrl-C or a kill of gridcast reaches the application; gridcast stays to convert what was recorded.
+  g_child = pid;
+  struct sigaction sa{}, old_int{}, old_term{};
+  sa.sa_handler = forward_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGTERM, &sa, &old_term);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
+  g_child = -1;
+  RunOutcome out;
+  if (WIFEXITED(status))
+    out.exit_code = WEXITSTATUS(status);
+  else if (WIFSIGNALED(status))
+    out.signal = WTERMSIG(status);
+  if (out.exit_code == 127)
+    throw InputError({command[0], 0, {}, -1}, "the command could not be started");
+  return out;
+}
+
+void check_writable_dir(const fs::path& dir)
+{
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || not fs::is_directory(dir))
+    throw InputError({dir.string(), 0, {}, -1}, "cannot create the output directory" +
+                                                    (ec ? ": " + ec.message() : std::string()));
+  if (access(dir.c_str(), W_OK) != 0)
+    throw InputError({dir.string(), 0, {}, -1}, "the output directory is not writable");
+}
+
+void print_summary(const profiler::ConvertResult& r)
+{
+  std::printf("%-5s %-22s %10s %9s %9s %10s\n", "rank", "status", "wall_s", "coverage", "hooked", "records");
+  for (const auto& s : r.ranks)
+    std::printf("%-5d %-22s %10.4f %8.2f%% %8.2f%% %10llu\n", s.rank, s.status.c_str(), s.wall_s,
+                100.0 * s.coverage(), s.wall_s > 0 ? 100.0 * s.hooked_s / s.wall_s : 0.0,
+                static_cast<unsigned long long>(s.records));
+}
+
+}  // namespace
+
+int run_profile(const std::vector<std::string>& all_args)
+{
+  auto dashdash = std::find(all_args.begin(), all_args.end(), "--");
+  std::vector<std::string> args(all_args.begin(), dashdash);
+  std::vector<std::string> command;
+  if (dashdash != all_args.end())
+    command.assign(dashdash + 1, all_args.end());
+
+  po::options_description options("options");
+  double nw = 0;
+  std::string out, functions, calibration, encoding = "binary";
+  double share = 0.85;
+  options.add_options()
+    ("nw", po::value<double>(&nw), "workload size (problem size) of this run, written to run.json; required "
+                                   "unless --discover")
+    ("out", po::value<std::string>(&out), "profile directory to write (created); with --discover the function "
+                                          "list file (default gridcast-functions.txt)")
+    ("functions", po::value<std::string>(&functions), "function list (one symbol per line, # comments; the "
+                  "output of --discover): library and application functions to record besides MPI")
+    ("calibration", po::value<std::string>(&calibration), "calibration.json whose compute.core_speed_flops is "
+                    "the host speed written to run.json (default: measured now with a 256x256 matrix product)")
+    ("encoding", po::value<std::string>(&encoding), "rank file encoding: binary (default) or jsonl")
+    ("keep-raw", "keep the hook's raw files (DIR/raw) after the conversion")
+    ("discover", "record every function the hook can see and write the list of those covering --share")
+    ("share", po::value<double>(&share), "--discover: share of the total time the listed functions must cover "
+                                         "(default 0.85)")
+    ("help,h", "show this help");
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(options).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw UsageError{e.what(), "profile"};
+  }
+  if (vm.count("help") > 0) {
+    std::cout << "usage: gridcast " << kSynopsis << "\n\n" << options
+              << "\nThe command comes after `--`. Exit status 1 when the command is missing, the application is\n"
+                 "not dynamically linked to MPI, the output cannot be written, a function list is malformed,\n"
+                 "or the run failed (its profile is then written anyway, marked complete=false).\n";
+    return 0;
+  }
+  const bool discover = vm.count("discover") > 0;
+  if (command.empty())
+    throw UsageError{"no command after `--` (e.g. gridcast profile --nw 100 --out prof -- mpirun -np 2 ./app)",
+                     "profile"};
+  if (not discover && vm.count("nw") == 0)
+    throw UsageError{"--nw VALUE is required: the workload size of this run", "profile"};
+  if (not discover && out.empty())
+    throw UsageError{"--out DIR is required", "profile"};
+  if (discover && vm.count("functions") > 0)
+    throw UsageError{"--discover records every function: it takes no --functions list", "profile"};
+  if (share <= 0 || share > 1)
+    throw UsageError{"--share must be in (0, 1]", "profile"};
+  if (nw < 0)
+    throw UsageError{"--nw must be >= 0", "profile"};
+  models::TraceEncoding enc;
+  if (encoding == "binary")
+    enc = models::TraceEncoding::Binary;
+  else if (encoding == "jsonl")
+    enc = models::TraceEncoding::JsonLines;
+  else
+    throw UsageError{"--encoding must be binary or jsonl, not '" + encoding + "'", "profile"};
+
+  // The application must be an ELF program linked to MPI: the hook works through MPI's profiling interface.
+  auto app = profiler::find_application(command);
+  if (not app)
+    throw UsageError{"no application in the command '" + join(command) + "'", "profile"};
+  if (not profiler::links_mpi_dynamically(*app))
+    throw InputError({app->string(), 0, {}, -1},
+                     "not dynamically linked to an MPI library (no libmpi among the libraries it needs): the "
+                     "hook intercepts MPI through the dynamic linker and cannot see its calls");
+  fs::path hook = hook_library();
+
+  std::vector<std::pair<std::string, std::string>> env;
+  env.emplace_back("LD_PRELOAD", hook.string() + (std::getenv("LD_PRELOAD") ? std::string(":") + std::getenv("LD_PRELOAD") : ""));
+  if (not functions.empty()) {
+    auto names = profiler::read_function_list(functions);  // a malformed list is an error before any run
+    auto defined = profiler::elf_function_names(*app);
+    std::set<std::string> known(defined.begin(), defined.end());
+    bool instrumented = profiler::elf_imports(*app, "__cyg_profile_func_enter");
+    bool warned_instrumentation = false;
+    for (const auto& n : names) {
+      if (profiler::is_builtin_function(n))
+        continue;
+      if (known.count(n) == 0)
+        std::cerr << "gridcast profile: warning: " << functions << ": '" << n
+                  << "' is neither a function the hook wraps (MPI, BLAS/LAPACK, CUDA, NCCL) nor a function of "
+                  << app->string() << ": it will not be recorded\n";
+      else if (not instrumented && not warned_instrumentation) {
+        warned_instrumentation = true;
+        std::cerr << "gridcast profile: warning: " << app->string() << " is not built with "
+                  << "-finstrument-functions: its own functions in " << functions << " ('" << n
+                  << "'...) will not be recorded\n";
+      }
+    }
+    env.emplace_back("GRIDCAST_HOOK_FUNCTIONS", fs::absolute(functions).string());
+  }
+
+  fs::path out_dir = discover ? fs::path() : fs::path(out);
+  fs::path raw_dir;
+  if (discover) {
+    fs::path list = out.empty() ? fs::path("gridcast-functions.txt") : fs::path(out);
+    check_writable_dir(fs::absolute(list).parent_path());
+    raw_dir = fs::temp_directory_path() / ("gridcast-discover-" + std::to_string(getpid()));
+  } else {
+    check_writable_dir(out_dir);
+    raw_dir = out_dir / "raw";
+  }
+  fs::remove_all(raw_dir);
+  fs::create_directories(raw_dir);
+  env.emplace_back("GRIDCAST_HOOK_DIR", fs::absolute(raw_dir).string());
+  if (discover)
+    env.emplace_back("GRIDCAST_HOOK_DISCOVER", "1");
+
+  models::RunInfo info;
+  info.nw = nw;
+  info.command = join(command);
+  info.date = utc_now();
+  info.encoding = enc;
+  info.origin = "profile";
+  if (not calibration.empty()) {
+    info.host.speed_flops = profiler::read_calibration_speed(calibration);
+    std::cout << "host speed: " << info.host.speed_flops << " flop/s (compute.core_speed_flops of " << calibration
+              << ")\n";
+  } else if (not discover) {
+    info.host.speed_flops = profiler::measure_core_speed_flops();
+    std::cout << "host speed: " << info.host.speed_flops
+              << " flop/s, measured now with a 256x256 matrix product (no --calibration given)\n";
+  }
+
+  RunOutcome run = run_with_hook(command, env);
+  info.complete = run.ok();
+  bool any_meta = false;
+  for (const auto& entry : fs::directory_iterator(raw_dir))
+    any_meta = any_meta || entry.path().extension() == ".meta";
+  if (not any_meta) {
+    fs::remove_all(raw_dir);
+    throw InputError({app->string(), 0, {}, -1},
+                     run.ok() ? "the run recorded nothing: no rank called MPI_Init with the hook loaded"
+                              : "the run failed (" + run.describe() + ") before any rank reached MPI_Init: "
+                                "nothing was recorded");
+  }
+  profiler::ConvertResult result = profiler::convert_raw(raw_dir, info, out_dir);
+
+  if (discover) {
+    double total = 0;
+    for (const auto& f : result.functions)
+      total += f.seconds;
+    auto selected = profiler::select_functions(result.functions, share);
+    double kept = 0;
+    for (const auto& f : selected)
+      kept += f.seconds;
+    fs::path list = out.empty() ? fs::path("gridcast-functions.txt") : fs::path(out);
+    profiler::write_function_list(list, selected, total, info.command);
+    fs::remove_all(raw_dir);
+    std::printf("%-40s %12s %8s %10s\n", "function", "seconds", "share", "calls");
+    for (const auto& f : selected)
+      std::printf("%-40s %12.6f %7.2f%% %10llu\n", f.name.c_str(), f.seconds, total > 0 ? 100 * f.seconds / total : 0,
+                  static_cast<unsigned long long>(f.calls));
+    double compute = 0;
+    for (const auto& f : result.functions)
+      if (f.name == "compute")
+        compute = f.seconds;
+    std::printf("listed: %zu functions, %.2f%% of %.6f s (all ranks); time in no hooked function: %.2f%%\n",
+                selected.size(), total > 0 ? 100 * kept / total : 0, total, total > 0 ? 100 * compute / total : 0);
+    std::printf("function list written to %s\n", list.string().c_str());
+  } else {
+    if (vm.count("keep-raw") == 0)
+      fs::remove_all(raw_dir);
+    print_summary(result);
+    std::printf("profile written to %s (%s)\n", out_dir.string().c_str(),
+                info.complete && result.all_finalized ? "complete" : "INCOMPLETE");
+  }
+  if (not run.ok()) {
+    std::cerr << "gridcast profile: the run failed (" << run.describe() << "); "
+              << (discover ? "the list covers what was recorded" : "the profile keeps what was recorded and is "
+                                                                  "marked complete=false")
+              << '\n';
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace gridcast::cli

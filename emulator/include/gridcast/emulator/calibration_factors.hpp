@@ -1,0 +1,37 @@
+// Calibration carried by a platform XML (docs/formats.md, "Calibration in a platform XML"): the root
+// zone's gridcast:lat-factor / gridcast:bw-factor become SimGrid network-model factor callbacks, and
+// gridcast:eager-threshold the eager/rendezvous switch unless --cfg sets one.
+#pragma once
+
+#include "gridcast/platform/calibration.hpp"
+
+#include <simgrid/s4u/Engine.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gridcast::emulator {
+
+struct PlatformCalibration {
+  std::vector<platform::FactorSegment> lat_factor, bw_factor;  ///< empty: the property is absent
+  std::optional<std::uint64_t> eager_threshold_bytes;
+  std::string calibration;  ///< gridcast:calibration, informative
+  bool any() const { return not lat_factor.empty() || not bw_factor.empty() || eager_threshold_bytes.has_value(); }
+};
+
+/// Reads the properties of the loaded platform's root zone. Bad values: InputError naming `platform_file`
+/// and the property.
+PlatformCalibration read_platform_calibration(const simgrid::s4u::Engine& engine,
+                                              const std::filesystem::path& platform_file);
+
+/// Installs the factors on the network model as callbacks: every communication of `size` bytes gets
+/// latency * lf(size) and bandwidth * bf(size) (a segment applies from its min_bytes up). Does nothing
+/// for an absent list. InputError when SimGrid refuses (factors also set with --cfg network/latency-factor
+/// or network/bandwidth-factor).
+void install_factor_callbacks(simgrid::s4u::Engine& engine, const PlatformCalibration& calibration,
+                              const std::filesystem::path& platform_file);
+
+}  // namespace gridcast::emulator

@@ -1,0 +1,117 @@
+// calibration.json: what `gridcast calibrate` measured on a machine, read by `gridcast platform` to fill
+// in the figures a platform spec leaves out. Versioned schema, documented in docs/formats.md
+// ("calibration.json"). Every figure carries its unit in its name; a Stat's unit is its field's name.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gridcast::platform {
+
+inline constexpr const char* kCalibrationFormat = "gridcast-calibration";
+inline constexpr int kCalibrationVersion        = 1;
+
+/// A repeated measurement: median, extremes and how many repetitions. Unit = the field's name.
+struct Stat {
+  double median = 0, min = 0, max = 0;
+  int repetitions = 0;
+};
+
+/// One segment of an SMPI-style piecewise factor: applies to messages of min_bytes and more (up to the
+/// next segment's min_bytes).
+struct FactorSegment {
+  std::uint64_t min_bytes = 0;
+  double factor           = 1;
+};
+
+struct PingPongPoint {
+  std::uint64_t bytes = 0;
+  Stat one_way_s;  ///< half the round-trip time of a ping-pong
+};
+
+struct CollectiveTiming {
+  std::string op;  ///< "allreduce", "alltoall", "bcast", ...
+  int np              = 0;
+  std::uint64_t bytes = 0;  ///< MPI count x datatype size per rank (the send buffer of one rank)
+  Stat time_s;              ///< completion time of the slowest rank
+};
+
+struct HostInfo {
+  std::string name, cpu_model, date, gridcast_version;
+  int cores           = 0;
+  double load_average = 0;  ///< 1-minute load average when the calibration started (how busy the machine was)
+};
+
+struct ComputeCalibration {
+  Stat dgemm_flops, stream_triad_Bps, scalar_flops;
+  double core_speed_flops = 0;  ///< what a platform's core speed becomes; see docs/formats.md for the choice
+};
+
+/// MPI between two ranks of one node (shared memory), Open MPI.
+struct NetworkCalibration {
+  std::string launcher;                               ///< the mpirun command line used
+  double latency_s = 0, bandwidth_Bps = 0;            ///< base link figures fitted from the curve
+  std::uint64_t eager_threshold_bytes = 0;            ///< detected eager/rendezvous switch
+  std::vector<FactorSegment> lat_factor, bw_factor;   ///< SMPI-style piecewise factors
+  std::vector<PingPongPoint> pingpong;
+  std::vector<CollectiveTiming> collectives;
+};
+
+/// A one-way transfer path: time(bytes) = latency_s + bytes / bandwidth_Bps. Zeros mean "not measured"
+/// (for instance p2p on a machine with one GPU).
+struct GpuLinkFigures {
+  double latency_s = 0, bandwidth_Bps = 0;
+};
+
+struct GpuCalibration {
+  std::string source;  ///< "measured" or "datasheet"
+  std::string device_name;
+  int device_count    = 0;
+  double memory_bytes = 0;
+  double speed_flops  = 0;  ///< 0 when not known (measurement does not run a FLOP benchmark)
+  GpuLinkFigures h2d_pageable, d2h_pageable, h2d_pinned, d2h_pinned, d2d, p2p;
+  double kernel_launch_s = 0, malloc_s = 0, free_s = 0, host_alloc_s_per_byte = 0;
+};
+
+struct Calibration {
+  int version = kCalibrationVersion;
+  HostInfo host;
+  ComputeCalibration compute;
+  std::optional<NetworkCalibration> network;  ///< absent when MPI was not measured
+  std::optional<GpuCalibration> gpu;          ///< absent when no GPU figures exist
+};
+
+/// Parses and validates a calibration document. `file` names the source in errors (InputError with the
+/// file and the key path, e.g. "network.lat_factor[2].factor"). Unknown keys are rejected.
+Calibration calibration_from_json(const nlohmann::json& j, const std::string& file);
+/// The document written by write_calibration: keys in a fixed order, so output is deterministic.
+nlohmann::ordered_json to_json(const Calibration& c);
+
+/// A GPU section alone (the `gpu` object of calibration.json): the data-sheet file of
+/// `gridcast calibrate --gpu-json`. A missing `source` means "datasheet".
+GpuCalibration gpu_calibration_from_json(const nlohmann::json& j, const std::string& file,
+                                         const std::string& key_prefix);
+nlohmann::ordered_json to_json(const GpuCalibration& g);
+GpuCalibration read_gpu_datasheet(const std::filesystem::path& file);
+/// Writes a GPU section alone in the data-sheet schema (what `gridcast calibrate --gpu-only` measures).
+void write_gpu_datasheet(const std::filesystem::path& file, const GpuCalibration& g);
+
+Calibration read_calibration(const std::filesystem::path& file);                  // InputError naming file + key path
+void write_calibration(const std::filesystem::path& file, const Calibration& c);  // deterministic
+
+/// SMPI factor syntax "min_bytes:factor;min_bytes:factor;..." (as smpi/lat-factor), used for the
+/// gridcast:lat-factor / gridcast:bw-factor platform properties. Doubles printed to round-trip.
+std::string format_factor_segments(const std::vector<FactorSegment>& segments);
+/// Parses that syntax; segments must ascend strictly from min_bytes 0 with factors > 0. `where` names the
+/// source in the InputError (a file and a property, say).
+std::vector<FactorSegment> parse_factor_segments(const std::string& text, const std::string& file,
+                                                 const std::string& key);
+/// The factor of the segment that covers `bytes` (1 when `segments` is empty).
+double factor_for(const std::vector<FactorSegment>& segments, double bytes);
+
+}  // namespace gridcast::platform

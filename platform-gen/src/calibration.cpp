@@ -1,0 +1,480 @@
+// calibration.json: strict reading (every key checked, unknown keys rejected with their path) and
+// deterministic writing. Schema: docs/formats.md, section "calibration.json".
+#include "gridcast/platform/calibration.hpp"
+
+#include "gridcast/models/errors.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+namespace gridcast::platform {
+
+namespace fs = std::filesystem;
+using json   = nlohmann::json;
+using ojson  = nlohmann::ordered_json;
+
+namespace {
+
+/// One JSON object under validation: `path` is its key path ("network.pingpong[3]"), used in errors.
+class Obj {
+public:
+  Obj(const std::string& file, const json& j, std::string path) : file_(file), j_(j), path_(std::move(path))
+  {
+    if (not j_.is_object())
+      throw InputError({file_, 0, path_, -1}, std::string("expected an object, got ") + j_.type_name());
+  }
+
+  std::string key_path(std::string_view key) const
+  {
+    return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
+  }
+  [[noreturn]] void fail(std::string_view key, const std::string& reason) const
+  {
+    throw InputError({file_, 0, key_path(key), -1}, reason);
+  }
+
+  void only(std::initializer_list<std::string_view> allowed) const
+  {
+    for (const auto& item : j_.items())
+      if (std::find(allowed.begin(), allowed.end(), item.key()) == allowed.end())
+        fail(item.key(), "unknown key");
+  }
+
+  const json* find(std::string_view key) const
+  {
+    auto it = j_.find(key);
+    return it == j_.end() ? nullptr : &*it;
+  }
+  const json& need(std::string_view key) const
+  {
+    const json* v = find(key);
+    if (v == nullptr)
+      fail(key, "missing required key");
+    return *v;
+  }
+
+  std::string string(std::string_view key) const
+  {
+    const json& v = need(key);
+    if (not v.is_string())
+      fail(key, std::string("expected a string, got ") + v.type_name());
+    return v.get<std::string>();
+  }
+
+  /// A finite number >= `min` (or > 0 when `strictly_positive`).
+  double number(std::string_view key, bool strictly_positive = false) const
+  {
+    const json& v = need(key);
+    if (not v.is_number())
+      fail(key, std::string("expected a number, got ") + v.type_name());
+    double d = v.get<double>();
+    if (not std::isfinite(d))
+      fail(key, "expected a finite number");
+    if (strictly_positive ? not(d > 0) : d < 0)
+      fail(key, std::string("expected a number ") + (strictly_positive ? "> 0" : ">= 0") + ", got " + v.dump());
+    return d;
+  }
+
+  std::uint64_t uint(std::string_view key) const
+  {
+    const json& v = need(key);
+    // nlohmann parses every non-negative integer literal as unsigned: a signed one is negative.
+    if (not v.is_number_unsigned())
+      fail(key, "expected an integer >= 0, got " + v.dump());
+    return v.get<std::uint64_t>();
+  }
+
+  int integer(std::string_view key, int min) const
+  {
+    const json& v = need(key);
+    if (not v.is_number_integer())
+      fail(key, "expected an integer, got " + v.dump());
+    std::int64_t i = v.get<std::int64_t>();
+    if (i < min || i > std::numeric_limits<int>::max())
+      fail(key, "expected an integer >= " + std::to_string(min) + ", got " + v.dump());
+    return static_cast<int>(i);
+  }
+
+  Obj child(std::string_view key) const { return Obj(file_, need(key), key_path(key)); }
+
+  const json& array(std::string_view key) const
+  {
+    const json& v = need(key);
+    if (not v.is_array())
+      fail(key, std::string("expected an array, got ") + v.type_name());
+    return v;
+  }
+  Obj element(std::string_view key, std::size_t i) const
+  {
+    return Obj(file_, array(key)[i], key_path(key) + "[" + std::to_string(i) + "]");
+  }
+
+  const std::string& file() const { return file_; }
+  const std::string& path() const { return path_; }
+
+private:
+  const std::string& file_;
+  const json& j_;
+  std::string path_;
+};
+
+Stat stat_from(const Obj& parent, std::string_view key)
+{
+  Obj o = parent.child(key);
+  o.only({"median", "min", "max", "repetitions"});
+  Stat s;
+  s.median      = o.number("median");
+  s.min         = o.number("min");
+  s.max         = o.number("max");
+  s.repetitions = o.integer("repetitions", 1);
+  if (not(s.min <= s.median && s.median <= s.max))
+    parent.fail(key, "expected min <= median <= max");
+  return s;
+}
+
+ojson stat_to(const Stat& s)
+{
+  ojson o;
+  o["median"]      = s.median;
+  o["min"]         = s.min;
+  o["max"]         = s.max;
+  o["repetitions"] = s.repetitions;
+  return o;
+}
+
+std::vector<FactorSegment> segments_from(const Obj& parent, std::string_view key)
+{
+  const json& a = parent.array(key);
+  if (a.empty())
+    parent.fail(key, "expected at least one segment (the one from min_bytes 0)");
+  std::vector<FactorSegment> out;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    Obj o = parent.element(key, i);
+    o.only({"min_bytes", "factor"});
+    FactorSegment s{o.uint("min_bytes"), o.number("factor", true)};
+    if (i == 0 && s.min_bytes != 0)
+      o.fail("min_bytes", "the first segment must start at 0");
+    if (i > 0 && s.min_bytes <= out.back().min_bytes)
+      o.fail("min_bytes", "segments must ascend strictly by min_bytes");
+    out.push_back(s);
+  }
+  return out;
+}
+
+ojson segments_to(const std::vector<FactorSegment>& v)
+{
+  ojson a = ojson::array();
+  for (const auto& s : v)
+    a.push_back(ojson{{"min_bytes", s.min_bytes}, {"factor", s.factor}});
+  return a;
+}
+
+GpuLinkFigures link_from(const Obj& parent, std::string_view key)
+{
+  Obj o = parent.child(key);
+  o.only({"latency_s", "bandwidth_Bps"});
+  return {o.number("latency_s"), o.number("bandwidth_Bps")};
+}
+
+ojson link_to(const GpuLinkFigures& l)
+{
+  return ojson{{"latency_s", l.latency_s}, {"bandwidth_Bps", l.bandwidth_Bps}};
+}
+
+GpuCalibration gpu_from(const Obj& o, bool source_required)
+{
+  o.only({"source", "device_name", "device_count", "memory_bytes", "speed_flops", "h2d_pageable", "d2h_pageable",
+          "h2d_pinned", "d2h_pinned", "d2d", "p2p", "kernel_launch_s", "malloc_s", "free_s",
+          "host_alloc_s_per_byte"});
+  GpuCalibration g;
+  g.source = (source_required || o.find("source") != nullptr) ? o.string("source") : "datasheet";
+  if (g.source != "measured" && g.source != "datasheet")
+    o.fail("source", "expected \"measured\" or \"datasheet\", got \"" + g.source + "\"");
+  g.device_name  = o.string("device_name");
+  g.device_count = o.integer("device_count", 1);
+  g.memory_bytes = o.number("memory_bytes");
+  g.speed_flops  = o.number("speed_flops");
+  g.h2d_pageable = link_from(o, "h2d_pageable");
+  g.d2h_pageable = link_from(o, "d2h_pageable");
+  g.h2d_pinned   = link_from(o, "h2d_pinned");
+  g.d2h_pinned   = link_from(o, "d2h_pinned");
+  g.d2d          = link_from(o, "d2d");
+  g.p2p          = link_from(o, "p2p");
+  g.kernel_launch_s       = o.number("kernel_launch_s");
+  g.malloc_s              = o.number("malloc_s");
+  g.free_s                = o.number("free_s");
+  g.host_alloc_s_per_byte = o.number("host_alloc_s_per_byte");
+  return g;
+}
+
+json parse_file(const fs::path& file)
+{
+  std::ifstream in(file, std::ios::binary);
+  if (not in)
+    throw InputError({file.string(), 0, "", -1}, std::string("cannot open: ") + std::strerror(errno));
+  try {
+    return json::parse(in);
+  } catch (const json::parse_error& e) {
+    std::string msg = e.what();
+    if (auto p = msg.find("] "); p != std::string::npos)
+      msg.erase(0, p + 2);
+    throw InputError({file.string(), 0, "", -1}, "invalid JSON: " + msg);
+  }
+}
+
+std::string shortest(double d)
+{
+  char buf[64];
+  auto r = std::to_chars(buf, buf + sizeof buf, d);
+  return std::string(buf, r.ptr);
+}
+
+}  // namespace
+
+Calibration calibration_from_json(const json& j, const std::string& file)
+{
+  Obj top(file, j, "");
+  top.only({"format", "version", "host", "compute", "network", "gpu"});
+  if (top.string("format") != kCalibrationFormat)
+    top.fail("format", std::string("expected \"") + kCalibrationFormat + "\"");
+  Calibration c;
+  c.version = top.integer("version", 0);
+  if (c.version != kCalibrationVersion)
+    top.fail("version", "unsupported version " + std::to_string(c.version) + " (this gridcast reads version " +
+                            std::to_string(kCalibrationVersion) + ")");
+
+  Obj host = top.child("host");
+  host.only({"name", "cpu_model", "cores", "date", "gridcast_version", "load_average"});
+  c.host.name             = host.string("name");
+  c.host.cpu_model        = host.string("cpu_model");
+  c.host.cores            = host.integer("cores", 1);
+  c.host.date             = host.string("date");
+  c.host.gridcast_version = host.string("gridcast_version");
+  c.host.load_average     = host.number("load_average");
+
+  Obj compute = top.child("compute");
+  compute.only({"dgemm_flops", "stream_triad_Bps", "scalar_flops", "core_speed_flops"});
+  c.compute.dgemm_flops      = stat_from(compute, "dgemm_flops");
+  c.compute.stream_triad_Bps = stat_from(compute, "stream_triad_Bps");
+  c.compute.scalar_flops     = stat_from(compute, "scalar_flops");
+  c.compute.core_speed_flops = compute.number("core_speed_flops", true);
+
+  if (top.find("network") != nullptr) {
+    Obj n = top.child("network");
+    n.only({"launcher", "latency_s", "bandwidth_Bps", "eager_threshold_bytes", "lat_factor", "bw_factor", "pingpong",
+            "collectives"});
+    NetworkCalibration net;
+    net.launcher              = n.string("launcher");
+    net.latency_s             = n.number("latency_s");
+    net.bandwidth_Bps         = n.number("bandwidth_Bps", true);
+    net.eager_threshold_bytes = n.uint("eager_threshold_bytes");
+    net.lat_factor            = segments_from(n, "lat_factor");
+    net.bw_factor             = segments_from(n, "bw_factor");
+    const json& pp            = n.array("pingpong");
+    for (std::size_t i = 0; i < pp.size(); ++i) {
+      Obj p = n.element("pingpong", i);
+      p.only({"bytes", "one_way_s"});
+      PingPongPoint point{p.uint("bytes"), stat_from(p, "one_way_s")};
+      if (i > 0 && point.bytes <= net.pingpong.back().bytes)
+        p.fail("bytes", "ping-pong sizes must ascend strictly");
+      net.pingpong.push_back(point);
+    }
+    const json& coll = n.array("collectives");
+    for (std::size_t i = 0; i < coll.size(); ++i) {
+      Obj p = n.element("collectives", i);
+      p.only({"op", "np", "bytes", "time_s"});
+      CollectiveTiming t{p.string("op"), p.integer("np", 1), p.uint("bytes"), stat_from(p, "time_s")};
+      if (t.op.empty())
+        p.fail("op", "expected a collective name");
+      net.collectives.push_back(t);
+    }
+    c.network = std::move(net);
+  }
+  if (top.find("gpu") != nullptr)
+    c.gpu = gpu_from(top.child("gpu"), true);
+  return c;
+}
+
+ojson to_json(const GpuCalibration& g)
+{
+  ojson o;
+  o["source"]                = g.source;
+  o["device_name"]           = g.device_name;
+  o["device_count"]          = g.device_count;
+  o["memory_bytes"]          = g.memory_bytes;
+  o["speed_flops"]           = g.speed_flops;
+  o["h2d_pageable"]          = link_to(g.h2d_pageable);
+  o["d2h_pageable"]          = link_to(g.d2h_pageable);
+  o["h2d_pinned"]            = link_to(g.h2d_pinned);
+  o["d2h_pinned"]            = link_to(g.d2h_pinned);
+  o["d2d"]                   = link_to(g.d2d);
+  o["p2p"]                   = link_to(g.p2p);
+  o["kernel_launch_s"]       = g.kernel_launch_s;
+  o["malloc_s"]              = g.malloc_s;
+  o["free_s"]                = g.free_s;
+  o["host_alloc_s_per_byte"] = g.host_alloc_s_per_byte;
+  return o;
+}
+
+ojson to_json(const Calibration& c)
+{
+  ojson o;
+  o["format"]  = kCalibrationFormat;
+  o["version"] = c.version;
+  ojson host;
+  host["name"]             = c.host.name;
+  host["cpu_model"]        = c.host.cpu_model;
+  host["cores"]            = c.host.cores;
+  host["date"]             = c.host.date;
+  host["gridcast_version"] = c.host.gridcast_version;
+  host["load_average"]     = c.host.load_average;
+  o["host"]                = host;
+  ojson compute;
+  compute["dgemm_flops"]      = stat_to(c.compute.dgemm_flops);
+  compute["stream_triad_Bps"] = stat_to(c.compute.stream_triad_Bps);
+  compute["scalar_flops"]     = stat_to(c.compute.scalar_flops);
+  compute["core_speed_flops"] = c.compute.core_speed_flops;
+  o["compute"]                = compute;
+  if (c.network) {
+    const NetworkCalibration& n = *c.network;
+    ojson net;
+    net["launcher"]              = n.launcher;
+    net["latency_s"]             = n.latency_s;
+    net["bandwidth_Bps"]         = n.bandwidth_Bps;
+    net["eager_threshold_bytes"] = n.eager_threshold_bytes;
+    net["lat_factor"]            = segments_to(n.lat_factor);
+    net["bw_factor"]             = segments_to(n.bw_factor);
+    ojson pp                     = ojson::array();
+    for (const auto& p : n.pingpong)
+      pp.push_back(ojson{{"bytes", p.bytes}, {"one_way_s", stat_to(p.one_way_s)}});
+    net["pingpong"] = pp;
+    ojson coll      = ojson::array();
+    for (const auto& t : n.collectives)
+      coll.push_back(ojson{{"op", t.op}, {"np", t.np}, {"bytes", t.bytes}, {"time_s", stat_to(t.time_s)}});
+    net["collectives"] = coll;
+    o["network"]       = net;
+  }
+  if (c.gpu)
+    o["gpu"] = to_json(*c.gpu);
+  return o;
+}
+
+GpuCalibration gpu_calibration_from_json(const json& j, const std::string& file, const std::string& key_prefix)
+{
+  return gpu_from(Obj(file, j, key_prefix), false);
+}
+
+GpuCalibration read_gpu_datasheet(const fs::path& file)
+{
+  const std::string name = file.string();
+  return gpu_calibration_from_json(parse_file(file), name, "");
+}
+
+Calibration read_calibration(const fs::path& file)
+{
+  return calibration_from_json(parse_file(file), file.string());
+}
+
+namespace {
+
+void write_text(const fs::path& file, const std::string& text)
+{
+  std::ofstream out(file, std::ios::binary | std::ios::trunc);
+  if (not out)
+    throw InputError({file.string(), 0, "", -1}, std::string("cannot open for writing: ") + std::strerror(errno));
+  out.write(text.data(), static_cast<std::streamsize>(text.size()));
+  out.close();
+  if (not out)
+    throw InputError({file.string(), 0, "", -1}, std::string("write failed: ") + std::strerror(errno));
+}
+
+}  // namespace
+
+void write_calibration(const fs::path& file, const Calibration& c)
+{
+  // Validate what we write with the reader, so that a file we produce is always one we accept.
+  const ojson doc = to_json(c);
+  calibration_from_json(json::parse(doc.dump()), file.string() + " (being written)");
+  write_text(file, doc.dump(2) + "\n");
+}
+
+void write_gpu_datasheet(const fs::path& file, const GpuCalibration& g)
+{
+  const ojson doc = to_json(g);
+  gpu_calibration_from_json(json::parse(doc.dump()), file.string() + " (being written)", "");
+  write_text(file, doc.dump(2) + "\n");
+}
+
+std::string format_factor_segments(const std::vector<FactorSegment>& segments)
+{
+  std::string out;
+  for (const auto& s : segments) {
+    if (not out.empty())
+      out += ';';
+    out += std::to_string(s.min_bytes) + ":" + shortest(s.factor);
+  }
+  return out;
+}
+
+std::vector<FactorSegment> parse_factor_segments(const std::string& text, const std::string& file,
+                                                 const std::string& key)
+{
+  auto fail = [&](const std::string& why) -> void {
+    throw InputError({file, 0, key, -1}, "bad factor list \"" + text + "\": " + why +
+                                             " (expected \"min_bytes:factor;...\", ascending from 0)");
+  };
+  std::vector<FactorSegment> out;
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    std::size_t end = text.find(';', pos);
+    if (end == std::string::npos)
+      end = text.size();
+    std::string item = text.substr(pos, end - pos);
+    pos              = end + 1;
+    if (item.empty()) {
+      if (end == text.size() && not out.empty())
+        break;  // a trailing ';' is tolerated, as SMPI does
+      fail("empty segment");
+    }
+    std::size_t colon = item.find(':');
+    if (colon == std::string::npos)
+      fail("segment \"" + item + "\" has no ':'");
+    FactorSegment s;
+    const char* b = item.data();
+    auto r1       = std::from_chars(b, b + colon, s.min_bytes);
+    if (r1.ec != std::errc() || r1.ptr != b + colon)
+      fail("bad byte count in \"" + item + "\"");
+    auto r2 = std::from_chars(b + colon + 1, b + item.size(), s.factor);
+    if (r2.ec != std::errc() || r2.ptr != b + item.size() || not std::isfinite(s.factor) || not(s.factor > 0))
+      fail("bad factor in \"" + item + "\" (expected a number > 0)");
+    if (out.empty() && s.min_bytes != 0)
+      fail("the first segment must start at 0");
+    if (not out.empty() && s.min_bytes <= out.back().min_bytes)
+      fail("segments must ascend strictly");
+    out.push_back(s);
+    if (end == text.size())
+      break;
+  }
+  if (out.empty())
+    fail("no segment");
+  return out;
+}
+
+double factor_for(const std::vector<FactorSegment>& segments, double bytes)
+{
+  double f = 1;
+  for (const auto& s : segments) {
+    if (bytes < static_cast<double>(s.min_bytes))
+      break;
+    f = s.factor;
+  }
+  return f;
+}
+
+}  // namespace gridcast::platform

@@ -1,0 +1,7 @@
+# Test sources of the calibration (calibration.json, `gridcast calibrate`, factors in the emulator),
+# included by tests/CMakeLists.txt.
+set(GRIDCAST_CALIBRATE_TEST_SOURCES
+  calibrate/test_calibration_json.cpp
+  calibrate/test_factors.cpp
+  calibrate/test_calibrate.cpp
+)

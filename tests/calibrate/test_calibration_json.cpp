@@ -1,0 +1,222 @@
+// calibration.json: strict reading, deterministic writing, SMPI factor strings.
+#include "../models/models_support.hpp"
+
+#include "gridcast/platform/calibration.hpp"
+
+#include <string>
+
+using namespace gridcast;
+using namespace gridcast::platform;
+using gridcast::test::expect_input_error;
+using gridcast::test::read_file;
+using gridcast::test::TempDir;
+using gridcast::test::write_file;
+
+namespace {
+
+Stat stat(double median, int reps = 5)
+{
+  return Stat{median, median * 0.9, median * 1.2, reps};
+}
+
+Calibration sample(bool with_network, bool with_gpu)
+{
+  Calibration c;
+  c.host                     = HostInfo{"box", "Some CPU @ 2.0GHz", "2026-11-22T10:00:00Z", "0.1.0", 2, 0.25};
+  c.compute.dgemm_flops      = stat(2.5e10);
+  c.compute.stream_triad_Bps = stat(1.2e10);
+  c.compute.scalar_flops     = stat(1.1e9);
+  c.compute.core_speed_flops = 2.5e10;
+  if (with_network) {
+    NetworkCalibration n;
+    n.launcher              = "mpirun --allow-run-as-root";
+    n.latency_s             = 4.5e-7;
+    n.bandwidth_Bps         = 6.0e9;
+    n.eager_threshold_bytes = 4096;
+    n.lat_factor            = {{0, 1.0}, {4096, 3.25}};
+    n.bw_factor             = {{0, 0.5}, {4096, 0.8}, {1048576, 0.9}};
+    n.pingpong              = {{1, stat(5e-7)}, {2, stat(5.1e-7)}, {4194304, stat(9e-4)}};
+    n.collectives           = {{"allreduce", 2, 8, stat(1e-6)}, {"bcast", 2, 1048576, stat(2e-4)}};
+    c.network               = n;
+  }
+  if (with_gpu) {
+    GpuCalibration g;
+    g.source       = "datasheet";
+    g.device_name  = "NVIDIA H100 80GB HBM3";
+    g.device_count = 1;
+    g.memory_bytes = 85e9;
+    g.speed_flops  = 6.7e13;
+    g.h2d_pinned   = {1e-5, 5.5e10};
+    g.d2h_pinned   = {1e-5, 5.5e10};
+    g.h2d_pageable = {2e-5, 2e10};
+    g.d2h_pageable = {2e-5, 2e10};
+    g.d2d          = {5e-6, 2e12};
+    g.kernel_launch_s       = 3e-6;
+    g.malloc_s              = 1e-4;
+    g.free_s                = 5e-5;
+    g.host_alloc_s_per_byte = 2e-10;
+    c.gpu                   = g;
+  }
+  return c;
+}
+
+nlohmann::json sample_json()
+{
+  return nlohmann::json::parse(to_json(sample(true, true)).dump());
+}
+
+}  // namespace
+
+TEST_CASE("calibration.json round-trips through write and read", "[calibrate]")
+{
+  TempDir dir;
+  for (bool net : {false, true})
+    for (bool gpu : {false, true}) {
+      Calibration c = sample(net, gpu);
+      write_calibration(dir / "c.json", c);
+      Calibration back = read_calibration(dir / "c.json");
+      CHECK(back.host.name == "box");
+      CHECK(back.host.cores == 2);
+      CHECK(back.host.load_average == 0.25);
+      CHECK(back.compute.dgemm_flops.median == 2.5e10);
+      CHECK(back.compute.scalar_flops.max == c.compute.scalar_flops.max);
+      CHECK(back.compute.stream_triad_Bps.repetitions == 5);
+      CHECK(back.network.has_value() == net);
+      CHECK(back.gpu.has_value() == gpu);
+      if (net) {
+        CHECK(back.network->eager_threshold_bytes == 4096);
+        REQUIRE(back.network->bw_factor.size() == 3);
+        CHECK(back.network->bw_factor[2].min_bytes == 1048576);
+        CHECK(back.network->bw_factor[2].factor == 0.9);
+        REQUIRE(back.network->pingpong.size() == 3);
+        CHECK(back.network->pingpong[2].one_way_s.median == 9e-4);
+        REQUIRE(back.network->collectives.size() == 2);
+        CHECK(back.network->collectives[1].op == "bcast");
+      }
+      if (gpu) {
+        CHECK(back.gpu->device_name == "NVIDIA H100 80GB HBM3");
+        CHECK(back.gpu->d2d.bandwidth_Bps == 2e12);
+        CHECK(back.gpu->p2p.bandwidth_Bps == 0);
+      }
+      // Writing what was read gives the same bytes: the output is deterministic.
+      write_calibration(dir / "again.json", back);
+      CHECK(read_file(dir / "c.json") == read_file(dir / "again.json"));
+    }
+}
+
+TEST_CASE("calibration.json rejects unknown keys with their path", "[calibrate]")
+{
+  nlohmann::json j = sample_json();
+  j["network"]["pingpong"][1]["colour"] = "red";
+  auto e = expect_input_error([&] { calibration_from_json(j, "cal.json"); });
+  CHECK(e.context().file == "cal.json");
+  CHECK(e.context().key == "network.pingpong[1].colour");
+  CHECK(e.reason() == "unknown key");
+
+  j = sample_json();
+  j["extra"] = 1;
+  CHECK(expect_input_error([&] { calibration_from_json(j, "cal.json"); }).context().key == "extra");
+  j = sample_json();
+  j["gpu"]["d2d"]["speed"] = 1;
+  CHECK(expect_input_error([&] { calibration_from_json(j, "cal.json"); }).context().key == "gpu.d2d.speed");
+}
+
+TEST_CASE("calibration.json checks format and version", "[calibrate]")
+{
+  nlohmann::json j = sample_json();
+  j["version"]     = 2;
+  auto e           = expect_input_error([&] { calibration_from_json(j, "cal.json"); });
+  CHECK(e.context().key == "version");
+  CHECK(e.reason().find("unsupported version 2") != std::string::npos);
+
+  j = sample_json();
+  j.erase("version");
+  CHECK(expect_input_error([&] { calibration_from_json(j, "cal.json"); }).reason() == "missing required key");
+  j           = sample_json();
+  j["format"] = "gridcast-profile";
+  CHECK(expect_input_error([&] { calibration_from_json(j, "cal.json"); }).context().key == "format");
+}
+
+TEST_CASE("calibration.json rejects bad values with their path", "[calibrate]")
+{
+  auto key_of = [](nlohmann::json j) {
+    return expect_input_error([&] { calibration_from_json(j, "cal.json"); }).context().key;
+  };
+  nlohmann::json j                  = sample_json();
+  j["network"]["bandwidth_Bps"]     = 0;
+  CHECK(key_of(j) == "network.bandwidth_Bps");
+  j                                 = sample_json();
+  j["compute"]["dgemm_flops"]["min"] = 1e20;  // min above the median
+  CHECK(key_of(j) == "compute.dgemm_flops");
+  j                                          = sample_json();
+  j["compute"]["scalar_flops"]["repetitions"] = 0;
+  CHECK(key_of(j) == "compute.scalar_flops.repetitions");
+  j                                        = sample_json();
+  j["network"]["lat_factor"][0]["min_bytes"] = 10;
+  CHECK(key_of(j) == "network.lat_factor[0].min_bytes");
+  j                                       = sample_json();
+  j["network"]["bw_factor"][2]["min_bytes"] = 4096;  // not ascending
+  CHECK(key_of(j) == "network.bw_factor[2].min_bytes");
+  j                                    = sample_json();
+  j["network"]["bw_factor"][1]["factor"] = -1;
+  CHECK(key_of(j) == "network.bw_factor[1].factor");
+  j                                          = sample_json();
+  j["network"]["eager_threshold_bytes"] = -5;
+  CHECK(key_of(j) == "network.eager_threshold_bytes");
+  j                  = sample_json();
+  j["gpu"]["source"] = "guess";
+  CHECK(key_of(j) == "gpu.source");
+  j = sample_json();
+  j["host"].erase("cores");
+  CHECK(key_of(j) == "host.cores");
+  j                    = sample_json();
+  j["network"]["pingpong"][2]["bytes"] = 1;
+  CHECK(key_of(j) == "network.pingpong[2].bytes");
+}
+
+TEST_CASE("read_calibration names the file on bad JSON", "[calibrate]")
+{
+  TempDir dir;
+  write_file(dir / "bad.json", "{\"format\": ");
+  auto e = expect_input_error([&] { read_calibration(dir / "bad.json"); });
+  CHECK(e.context().file == (dir / "bad.json").string());
+  CHECK(e.reason().find("invalid JSON") == 0);
+  CHECK(expect_input_error([&] { read_calibration(dir / "missing.json"); }).reason().find("cannot open") == 0);
+}
+
+TEST_CASE("GPU data sheets default their source and are checked", "[calibrate]")
+{
+  nlohmann::json g = sample_json()["gpu"];
+  g.erase("source");
+  GpuCalibration gpu = gpu_calibration_from_json(g, "sheet.json", "");
+  CHECK(gpu.source == "datasheet");
+  CHECK(gpu.kernel_launch_s == 3e-6);
+  g["kernel_launch_s"] = "3us";
+  auto e               = expect_input_error([&] { gpu_calibration_from_json(g, "sheet.json", ""); });
+  CHECK(e.context().key == "kernel_launch_s");
+  CHECK(e.context().file == "sheet.json");
+}
+
+TEST_CASE("SMPI factor strings format and parse", "[calibrate]")
+{
+  std::vector<FactorSegment> s = {{0, 1.5}, {4096, 0.25}, {65536, 0.123456789012345}};
+  std::string text             = format_factor_segments(s);
+  CHECK(text == "0:1.5;4096:0.25;65536:0.123456789012345");
+  auto back = parse_factor_segments(text, "p.xml", "gridcast:bw-factor");
+  REQUIRE(back.size() == 3);
+  CHECK(back[2].factor == s[2].factor);
+  CHECK(back[1].min_bytes == 4096);
+  CHECK(parse_factor_segments("0:2;", "p.xml", "k").size() == 1);
+
+  CHECK(factor_for(s, 0) == 1.5);
+  CHECK(factor_for(s, 4095) == 1.5);
+  CHECK(factor_for(s, 4096) == 0.25);
+  CHECK(factor_for(s, 1e9) == s[2].factor);
+  CHECK(factor_for({}, 10) == 1);
+
+  for (std::string bad : {"", "5:1", "0:1;0:2", "0:1;10:0", "0:x", "0:1;;8:2", "a:1", "0:-2"}) {
+    auto e = expect_input_error([&] { parse_factor_segments(bad, "p.xml", "gridcast:lat-factor"); });
+    CHECK(e.context().file == "p.xml");
+    CHECK(e.context().key == "gridcast:lat-factor");
+  }
+}

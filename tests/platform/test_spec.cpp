@@ -1,0 +1,149 @@
+#include "platform_support.hpp"
+
+#include "gridcast/models/errors.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace gridcast;
+using namespace gridcast::test;
+
+namespace {
+
+/// The InputError message of building `spec` (with `cal`), or "no error".
+std::string error_of(const json& spec, const platform::Calibration* cal = nullptr)
+{
+  try {
+    build(spec, cal);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+platform::Calibration calibration()
+{
+  platform::Calibration c;
+  c.host.name                = "calhost";
+  c.host.date                = "2026-11-22";
+  c.compute.core_speed_flops = 2.5e9;
+  platform::NetworkCalibration n;
+  n.latency_s             = 4e-7;
+  n.bandwidth_Bps         = 7.5e9;
+  n.eager_threshold_bytes = 4096;
+  n.lat_factor            = {{0, 1.5}, {4096, 2.0}};
+  n.bw_factor             = {{0, 0.5}, {65536, 0.9}};
+  c.network               = n;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("spec: unknown keys are rejected with their key path", "[platform][spec]")
+{
+  json s                                     = spec_json(pcie_kind(2), 2, {{"topology", "star"}});
+  s["node_kinds"]["k"]["pcie"]["root"]["bw"] = "1GBps";
+  CHECK_THAT(error_of(s), Catch::Contains("spec.json") && Catch::Contains("node_kinds.k.pcie.root.bw") &&
+                              Catch::Contains("unknown key"));
+  json t         = spec_json(pcie_kind(2), 2, {{"topology", "star"}});
+  t["colour"]    = "blue";
+  CHECK_THAT(error_of(t), Catch::Contains("colour") && Catch::Contains("unknown key"));
+}
+
+TEST_CASE("spec: units that do not parse and zero bandwidths name the key", "[platform][spec]")
+{
+  json s                                 = spec_json(pcie_kind(2), 1, nullptr);
+  s["node_kinds"]["k"].erase("nics");
+  s["node_kinds"]["k"]["gpus"]["speed"] = "10 TFLOPS";
+  CHECK_THAT(error_of(s), Catch::Contains("node_kinds.k.gpus.speed") && Catch::Contains("unknown unit"));
+  s["node_kinds"]["k"]["gpus"]["speed"]                 = "10Tf";
+  s["node_kinds"]["k"]["pcie"]["device_up"]["bandwidth"] = "0GBps";
+  CHECK_THAT(error_of(s), Catch::Contains("node_kinds.k.pcie.device_up.bandwidth") &&
+                              Catch::Contains("must be positive"));
+  s["node_kinds"]["k"]["pcie"]["device_up"]["bandwidth"] = 13e9;  // a bare number: no unit guessed
+  CHECK_THAT(error_of(s), Catch::Contains("node_kinds.k.pcie.device_up.bandwidth") &&
+                              Catch::Contains("expected a string with a unit"));
+}
+
+TEST_CASE("spec: a figure in neither spec nor calibration names the key; the calibration fills it",
+          "[platform][spec]")
+{
+  json k = pcie_kind(0, false);
+  k.erase("core_speed");
+  k.erase("loopback");
+  json s = spec_json(k, 1);
+  CHECK_THAT(error_of(s), Catch::Contains("node_kinds.k.core_speed") && Catch::Contains("--calibration"));
+  platform::Calibration cal = calibration();
+  platform::PlatformModel m = build(s, &cal);
+  REQUIRE(m.hosts.size() == 1);
+  CHECK(m.hosts[0].speed_flops == 2.5e9);
+  CHECK(m.hosts[0].cores == 8);
+  REQUIRE(m.links.size() == 1);  // no GPU, no NIC: the CPU host and its loopback only
+  CHECK(m.links[0].name == "node-0.loopback");
+  CHECK(m.links[0].bandwidth_Bps == 7.5e9);
+  CHECK(m.links[0].latency_s == 4e-7);
+  cal.network.reset();
+  CHECK_THAT(error_of(s, &cal), Catch::Contains("node_kinds.k.loopback.bandwidth") && Catch::Contains("calhost"));
+}
+
+TEST_CASE("spec: a calibration's factors become root-zone properties", "[platform][spec]")
+{
+  platform::Calibration cal = calibration();
+  platform::PlatformModel m = build(spec_json(pcie_kind(0, false), 1), &cal);
+  auto prop                 = [&](const std::string& name) {
+    for (const auto& p : m.zone_properties)
+      if (p.name == name)
+        return p.value;
+    return std::string("(absent)");
+  };
+  CHECK(prop("gridcast:lat-factor") == "0:1.5;4096:2");
+  CHECK(prop("gridcast:bw-factor") == "0:0.5;65536:0.9");
+  CHECK(prop("gridcast:eager-threshold") == "4096");
+  CHECK(prop("gridcast:calibration") == "calhost 2026-11-22");
+  CHECK(prop("gridcast:platform") == "test");
+  platform::PlatformModel plain = build(spec_json(pcie_kind(0, false), 1));
+  for (const auto& p : plain.zone_properties)
+    CHECK(p.name.rfind("gridcast:lat", 0) == std::string::npos);
+}
+
+TEST_CASE("spec: GPU counts that do not match the fabric", "[platform][spec]")
+{
+  json k          = pcie_kind(4);
+  k["nics"]       = {{"count", 2}, {"attach", "gpu"}, {"link", link_json("100Gbps", "1us")}};
+  CHECK_THAT(error_of(spec_json(k, 2, {{"topology", "star"}})),
+             Catch::Contains("node_kinds.k.nics.count") && Catch::Contains("4 GPUs"));
+  json n    = pcie_kind(4, false);
+  n["nvlink"] = {{"topology", "pairwise"}, {"link", link_json("75GBps", "1us")}, {"pairs", {{0, 1}, {2, 4}}}};
+  CHECK_THAT(error_of(spec_json(n, 1)), Catch::Contains("node_kinds.k.nvlink.pairs[1]") && Catch::Contains("4 GPUs"));
+  json w = pcie_kind(0, false);
+  w["nvlink"] = {{"topology", "nvswitch"}, {"link", link_json("450GBps", "1us")}};
+  CHECK_THAT(error_of(spec_json(w, 1)), Catch::Contains("NVLink without GPUs"));
+}
+
+TEST_CASE("spec: topology parameters must multiply out to the endpoints", "[platform][spec]")
+{
+  json ft = {{"topology", "fat_tree"}, {"link", link_json("100Gbps", "0.2us")},
+             {"fat_tree", {{"down", {4, 3}}, {"up", {1, 2}}}}};
+  CHECK_THAT(error_of(spec_json(pcie_kind(1), 10, ft)),
+             Catch::Contains("network.fat_tree.down") && Catch::Contains("12 endpoints") &&
+                 Catch::Contains("has 10"));
+  json torus = {{"topology", "torus"}, {"link", link_json("100Gbps", "0.2us")}, {"torus", {{"dims", {3, 3}}}}};
+  CHECK_THAT(error_of(spec_json(pcie_kind(1), 8, torus)), Catch::Contains("network.torus.dims"));
+  json df = {{"topology", "dragonfly"}, {"link", link_json("100Gbps", "0.2us")},
+             {"dragonfly", {{"groups", 3}, {"routers_per_group", 2}, {"endpoints_per_router", 2}}}};
+  CHECK_THAT(error_of(spec_json(pcie_kind(1), 8, df)), Catch::Contains("network.dragonfly"));
+  CHECK_THAT(error_of(spec_json(pcie_kind(1, false), 3)), Catch::Contains("need a network"));
+  json wrong = {{"topology", "hypercube"}};
+  CHECK_THAT(error_of(spec_json(pcie_kind(1), 2, wrong)), Catch::Contains("network.topology"));
+}
+
+TEST_CASE("spec: read_spec names the file of bad JSON", "[platform][spec]")
+{
+  TempDir dir;
+  write_file(dir / "bad.json", "{ \"name\": ");
+  try {
+    platform::read_spec(dir / "bad.json");
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK_THAT(e.what(), Catch::Contains("bad.json") && Catch::Contains("not valid JSON"));
+  }
+}

@@ -1,0 +1,95 @@
+// A test double of the CUDA runtime and NCCL: the symbols libgridcast-hook.so wraps, with the real
+// signatures (declared here as the hook declares them, without CUDA headers) and trivial behaviour.
+// "Device" memory is host memory remembered in a set, so cudaPointerGetAttributes can tell it apart.
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <set>
+
+namespace {
+std::mutex g_mutex;
+std::set<const void*> g_device;
+int g_current = 0;
+struct dim3 {
+  unsigned x, y, z;
+};
+struct PointerAttributes {
+  int type;
+  int device;
+  void* device_pointer;
+  void* host_pointer;
+};
+}  // namespace
+
+extern "C" {
+int cudaMalloc(void** p, std::size_t n)
+{
+  *p = std::malloc(n == 0 ? 1 : n);
+  std::lock_guard<std::mutex> lock(g_mutex);
+  g_device.insert(*p);
+  return 0;
+}
+int cudaFree(void* p)
+{
+  {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    g_device.erase(p);
+  }
+  std::free(p);
+  return 0;
+}
+int cudaMemcpy(void* dst, const void* src, std::size_t n, int)
+{
+  std::memcpy(dst, src, n);
+  return 0;
+}
+int cudaMemcpyAsync(void* dst, const void* src, std::size_t n, int, void*)
+{
+  std::memcpy(dst, src, n);
+  return 0;
+}
+int cudaLaunchKernel(const void*, dim3, dim3, void**, std::size_t, void*) { return 0; }
+int cudaDeviceSynchronize(void) { return 0; }
+int cudaStreamSynchronize(void*) { return 0; }
+int cudaSetDevice(int d)
+{
+  g_current = d;
+  return 0;
+}
+int cudaGetDevice(int* d)
+{
+  *d = g_current;
+  return 0;
+}
+int cudaPointerGetAttributes(PointerAttributes* a, const void* p)
+{
+  std::lock_guard<std::mutex> lock(g_mutex);
+  std::memset(a, 0, sizeof *a);
+  a->type = g_device.count(p) > 0 ? 2 : 0;
+  a->device = g_current;
+  return 0;
+}
+
+struct ncclUniqueId {
+  char internal[128];
+};
+int ncclCommInitRank(void** comm, int, ncclUniqueId, int rank)
+{
+  *comm = reinterpret_cast<void*>(static_cast<std::uintptr_t>(0x1000 + rank));
+  return 0;
+}
+int ncclAllReduce(const void* s, void* r, std::size_t n, int, int, void*, void*)
+{
+  if (s != r)
+    std::memmove(r, s, n);  // fine for the test's float counts: not a real reduction
+  return 0;
+}
+int ncclBroadcast(const void*, void*, std::size_t, int, int, void*, void*) { return 0; }
+int ncclReduce(const void*, void*, std::size_t, int, int, int, void*, void*) { return 0; }
+int ncclAllGather(const void*, void*, std::size_t, int, void*, void*) { return 0; }
+int ncclReduceScatter(const void*, void*, std::size_t, int, int, void*, void*) { return 0; }
+int ncclSend(const void*, std::size_t, int, int, void*, void*) { return 0; }
+int ncclRecv(void*, std::size_t, int, int, void*, void*) { return 0; }
+int ncclGroupStart(void) { return 0; }
+int ncclGroupEnd(void) { return 0; }
+}

@@ -1,0 +1,237 @@
+// Unit tests of gridcast::profiler that need no MPI run: function lists, the launcher's command line,
+// ELF checks, calibration and meta files.
+#include "gridcast/models/errors.hpp"
+#include "gridcast/profiler/profiler.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+using namespace gridcast;
+
+namespace {
+fs::path scratch(const std::string& name)
+{
+  fs::path d = fs::temp_directory_path() / ("gridcast-profiler-units-" + std::to_string(getpid()));
+  fs::create_directories(d);
+  return d / name;
+}
+void write(const fs::path& p, const std::string& text)
+{
+  std::ofstream(p, std::ios::binary) << text;
+}
+std::string error_of(const std::function<void()>& f)
+{
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+}  // namespace
+
+TEST_CASE("profiler: function lists are read strictly", "[profiler]")
+{
+  auto f = scratch("list.txt");
+  write(f, "# comment\n\ndgemm_\n  app_kernel\t0.5\t0.25\r\n_ZN3foo3barEv\n");
+  CHECK(profiler::read_function_list(f) == std::vector<std::string>{"dgemm_", "app_kernel", "_ZN3foo3barEv"});
+
+  write(f, "dgemm_\n9lives\n");
+  CHECK_THAT(error_of([&] { profiler::read_function_list(f); }),
+             Catch::Contains("list.txt:2") && Catch::Contains("'9lives' is not a symbol name"));
+  write(f, "dgemm_ fast\n");
+  CHECK_THAT(error_of([&] { profiler::read_function_list(f); }), Catch::Contains("list.txt:1"));
+  write(f, "dgemm_ 1 2 3\n");
+  CHECK_THAT(error_of([&] { profiler::read_function_list(f); }), Catch::Contains("expected 'name [seconds [share]]'"));
+  CHECK_THAT(error_of([&] { profiler::read_function_list(scratch("absent.txt")); }),
+             Catch::Contains("cannot read the function list"));
+}
+
+TEST_CASE("profiler: discover keeps the functions covering the share", "[profiler]")
+{
+  std::vector<profiler::FunctionTotal> totals = {
+      {"MPI_Recv", 10, 5}, {"compute", 50, 9}, {"dgemm_", 30, 3}, {"tiny", 1, 1}, {"small", 9, 2}};
+  // total 100: compute 50 + dgemm_ 30 = 80 < 85, + MPI_Recv 10 = 90 >= 85
+  auto kept = profiler::select_functions(totals, 0.85);
+  REQUIRE(kept.size() == 2);
+  CHECK(kept[0].name == "dgemm_");
+  CHECK(kept[1].name == "MPI_Recv");
+  CHECK(profiler::select_functions(totals, 1.0).size() == 4);
+
+  auto f = scratch("discovered.txt");
+  profiler::write_function_list(f, kept, 100, "mpirun -np 2 ./app");
+  CHECK(profiler::read_function_list(f) == std::vector<std::string>{"dgemm_", "MPI_Recv"});
+}
+
+TEST_CASE("profiler: the application is found behind mpirun's options", "[profiler]")
+{
+  using V = std::vector<std::string>;
+  CHECK(profiler::find_application(V{"mpirun", "-np", "2", "--oversubscribe", "-x", "A=1", "--mca", "btl", "self",
+                                     "/opt/app", "-in", "x"}) == fs::path("/opt/app"));
+  CHECK(profiler::find_application(V{"/usr/bin/mpiexec", "--bind-to=none", "-n", "4", "./a.out"}) ==
+        fs::path("./a.out"));
+  CHECK(profiler::find_application(V{"./solo", "arg"}) == fs::path("./solo"));
+  CHECK_FALSE(profiler::find_application(V{"mpirun", "-np", "2"}).has_value());
+  CHECK(profiler::find_application(V{"sh"})->is_absolute());  // through PATH
+}
+
+TEST_CASE("profiler: MPI linkage is read from the ELF dynamic section", "[profiler]")
+{
+  // This test program is dynamically linked, but not to MPI.
+  CHECK_FALSE(profiler::links_mpi_dynamically("/proc/self/exe"));
+  if (fs::exists("/usr/bin/hpcc"))
+    CHECK(profiler::links_mpi_dynamically("/usr/bin/hpcc"));
+  auto script = scratch("script.sh");
+  write(script, "#!/bin/sh\nexec mpirun \"$@\"\n");
+  CHECK_THAT(error_of([&] { profiler::links_mpi_dynamically(script); }), Catch::Contains("not an ELF executable"));
+  CHECK_THAT(error_of([&] { profiler::links_mpi_dynamically(scratch("nothing")); }), Catch::Contains("no such application"));
+  auto names = profiler::elf_function_names("/proc/self/exe");
+  CHECK(std::find(names.begin(), names.end(), "main") != names.end());
+  CHECK(profiler::is_builtin_function("MPI_Iprobe"));
+  CHECK(profiler::is_builtin_function("cblas_dgemm"));
+  CHECK_FALSE(profiler::is_builtin_function("main"));
+}
+
+TEST_CASE("profiler: the host speed comes from a calibration file or is measured", "[profiler]")
+{
+  auto f = scratch("calibration.json");
+  write(f, R"({"compute": {"core_speed_flops": 2.5e9, "other": 1}, "network": {}})");
+  CHECK(profiler::read_calibration_speed(f) == 2.5e9);
+  write(f, R"({"compute": {"speed": 1}})");
+  CHECK_THAT(error_of([&] { profiler::read_calibration_speed(f); }), Catch::Contains("compute.core_speed_flops"));
+  write(f, R"({"compute": {"core_speed_flops": -1}})");
+  CHECK_THAT(error_of([&] { profiler::read_calibration_speed(f); }), Catch::Contains("must be a number > 0"));
+  write(f, "{");
+  CHECK_THAT(error_of([&] { profiler::read_calibration_speed(f); }), Catch::Contains("invalid JSON"));
+  CHECK(profiler::measure_core_speed_flops() > 0);
+}
+
+TEST_CASE("profiler: the hook's meta files are read strictly", "[profiler]")
+{
+  auto f = scratch("rank-1.meta");
+  write(f, "rank 1\nsize 4\npid 77\nhost node\ninit_ticks 100\nend_ticks 300\nticks_per_s 1000\nthreads 1\nstatus finalized\ncode 0\n");
+  auto m = profiler::read_raw_meta(f);
+  CHECK(m.rank == 1);
+  CHECK(m.size == 4);
+  CHECK(m.host == "node");
+  CHECK(m.end_ticks == 300);
+  CHECK(m.status == "finalized");
+  write(f, "rank 1\nsize 4\nspeed 3\n");
+  CHECK_THAT(error_of([&] { profiler::read_raw_meta(f); }), Catch::Contains("rank-1.meta:3") && Catch::Contains("speed"));
+  write(f, "rank x\n");
+  CHECK_THAT(error_of([&] { profiler::read_raw_meta(f); }), Catch::Contains("not an integer"));
+  write(f, "rank 1\nsize 4\n");
+  CHECK_THAT(error_of([&] { profiler::read_raw_meta(f); }), Catch::Contains("ticks_per_s"));
+  write(f, "rank 4\nsize 4\n");
+  CHECK_THAT(error_of([&] { profiler::read_raw_meta(f); }), Catch::Contains("without a valid rank"));
+}
+
+// ---------------------------------------------------------------- conversion of hand-made raw files
+
+#include "../../calibrate/hook/raw_format.hpp"
+
+#include "gridcast/models/native.hpp"
+
+namespace {
+hook::RawRecord raw_call(hook::Fn fn, std::int64_t start, std::int64_t duration)
+{
+  hook::RawRecord r;
+  r.fn = static_cast<std::uint16_t>(fn);
+  r.start_ticks = start;
+  r.duration_ticks = duration;
+  return r;
+}
+
+void write_raw(const fs::path& file, const std::vector<hook::RawRecord>& records, std::size_t cut_bytes = 0)
+{
+  std::ofstream out(file, std::ios::binary);
+  hook::RawHeader h;
+  h.rank = 0;
+  out.write(reinterpret_cast<const char*>(&h), sizeof h);
+  std::string bytes(reinterpret_cast<const char*>(records.data()), records.size() * sizeof(hook::RawRecord));
+  bytes.resize(bytes.size() - cut_bytes);
+  out << bytes;
+}
+}  // namespace
+
+TEST_CASE("profiler: folded polls are written back one by one, gaps become compute", "[profiler]")
+{
+  fs::path raw = scratch("raw-folded");
+  fs::remove_all(raw);
+  fs::create_directories(raw);
+  // 1 tick = 1 ms: MPI_Init 0..10, three failed MPI_Test of request 5 folded (20..50, 6 ms inside the
+  // calls), MPI_Finalize at 100.
+  write(raw / "rank-0.meta",
+        "rank 0\nsize 1\npid 1\nhost h\ninit_ticks 0\nend_ticks 100\nticks_per_s 1000\nthreads 1\n"
+        "status finalized\ncode 0\n");
+  auto test = raw_call(hook::Fn::MPI_Test, 20, 30);
+  test.request = 5;
+  test.repeat = 2;
+  test.busy_ticks = 6;
+  write_raw(raw / "rank-0.thread-0.gcraw",
+            {raw_call(hook::Fn::MPI_Init, 0, 10), test, raw_call(hook::Fn::MPI_Finalize, 100, 0)});
+  models::RunInfo info;
+  info.encoding = models::TraceEncoding::JsonLines;
+  fs::path out = scratch("prof-folded");
+  fs::remove_all(out);
+  auto result = profiler::convert_raw(raw, info, out);
+  REQUIRE(result.ranks.size() == 1);
+  CHECK(result.ranks[0].wall_s == Approx(0.1));
+  CHECK(result.ranks[0].coverage() == Approx(1.0));
+  CHECK(result.all_finalized);
+
+  std::ifstream in(out / "rank-00000.jsonl");
+  std::stringstream text;
+  text << in.rdbuf();
+  CHECK(text.str() ==
+        "{\"op\":\"init\",\"fn\":\"MPI_Init\",\"seconds\":0.01}\n"
+        "{\"op\":\"compute\",\"fn\":\"compute\",\"seconds\":0.01}\n"
+        "{\"op\":\"test\",\"fn\":\"MPI_Test\",\"seconds\":0.002,\"request\":5}\n"
+        "{\"op\":\"compute\",\"fn\":\"compute\",\"seconds\":0.012}\n"
+        "{\"op\":\"test\",\"fn\":\"MPI_Test\",\"seconds\":0.002,\"request\":5}\n"
+        "{\"op\":\"compute\",\"fn\":\"compute\",\"seconds\":0.012}\n"
+        "{\"op\":\"test\",\"fn\":\"MPI_Test\",\"seconds\":0.002,\"request\":5}\n"
+        "{\"op\":\"compute\",\"fn\":\"compute\",\"seconds\":0.05}\n"
+        "{\"op\":\"finalize\",\"fn\":\"MPI_Finalize\",\"seconds\":0}\n");
+}
+
+TEST_CASE("profiler: a raw file cut by a kill keeps its whole records; a missing rank is an empty trace",
+          "[profiler]")
+{
+  fs::path raw = scratch("raw-cut");
+  fs::remove_all(raw);
+  fs::create_directories(raw);
+  write(raw / "rank-0.meta",
+        "rank 0\nsize 2\npid 1\nhost h\ninit_ticks 0\nend_ticks 0\nticks_per_s 1000\nthreads 1\nstatus running\n"
+        "code 0\n");
+  auto send = raw_call(hook::Fn::MPI_Send, 20, 5);
+  send.peer = 1;
+  send.bytes = 8;
+  // The last record (a barrier) is cut in the middle, as a SIGKILL during write(2) would leave it.
+  write_raw(raw / "rank-0.thread-0.gcraw",
+            {raw_call(hook::Fn::MPI_Init, 0, 10), send, raw_call(hook::Fn::MPI_Barrier, 30, 1)}, 50);
+  models::RunInfo info;
+  info.encoding = models::TraceEncoding::JsonLines;
+  fs::path out = scratch("prof-cut");
+  fs::remove_all(out);
+  auto result = profiler::convert_raw(raw, info, out);
+  CHECK_FALSE(result.all_finalized);
+  CHECK(result.ranks[1].status == "missing");
+  CHECK(result.ranks[0].status == "running");
+  CHECK(result.ranks[0].wall_s == Approx(0.025));  // to the end of the last whole record
+  models::ProfileDir prof(out);
+  CHECK_FALSE(prof.info().complete);
+  CHECK(prof.info().np == 2);
+  auto stream = prof.open(0);
+  std::vector<std::string> ops;
+  models::CallRecord r;
+  while (stream->next(r))
+    ops.emplace_back(models::op_name(r.op));
+  CHECK(ops == std::vector<std::string>{"init", "compute", "send"});
+  CHECK(fs::file_size(out / "rank-00001.jsonl") == 0);
+}
