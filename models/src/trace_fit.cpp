@@ -55,7 +55,7 @@ struct RankTrace {
 /// polling construct is one or more of its call. Appends each loop instance's iteration count to
 /// `decisions` (pre-order of execution). Returns false on a mismatch (pos is then meaningless).
 bool match_template(const std::vector<RolledNode>& nodes, const std::vector<std::uint32_t>& t, std::size_t& pos,
-                    std::vector<std::uint64_t>& decisions)
+                    std::vector<std::uint64_t>& decisions, const std::vector<bool>& burst)
 {
   for (const RolledNode& n : nodes) {
     switch (n.kind) {
@@ -67,8 +67,14 @@ bool match_template(const std::vector<RolledNode>& nodes, const std::vector<std:
       case RolledNode::Kind::Poll:
         if (pos >= t.size() || t[pos] != n.token)
           return false;
-        while (pos < t.size() && t[pos] == n.token)
-          ++pos;
+        while (pos < t.size()) {
+          if (t[pos] == n.token)
+            ++pos;
+          else if (pos + 1 < t.size() && t[pos] < burst.size() && burst[t[pos]] && t[pos + 1] == n.token)
+            pos += 2;  // a compute burst between two polls belongs to the construct (as folding has it)
+          else
+            break;
+        }
         break;
       case RolledNode::Kind::Loop: {
         std::size_t slot = decisions.size();
@@ -76,7 +82,7 @@ bool match_template(const std::vector<RolledNode>& nodes, const std::vector<std:
         std::uint64_t k = 0;
         while (true) {
           std::size_t save = pos, dsave = decisions.size();
-          if (match_template(n.body, t, pos, decisions) && pos > save) {
+          if (match_template(n.body, t, pos, decisions, burst) && pos > save) {
             ++k;
           } else {
             pos = save;
@@ -90,6 +96,17 @@ bool match_template(const std::vector<RolledNode>& nodes, const std::vector<std:
     }
   }
   return true;
+}
+
+/// The iteration count of every loop instance of a rolled trace, in the order match_template writes them.
+void fold_decisions(const std::vector<RolledNode>& nodes, std::vector<std::uint64_t>& decisions)
+{
+  for (const RolledNode& n : nodes)
+    if (n.kind == RolledNode::Kind::Loop) {
+      decisions.push_back(n.count);
+      for (std::uint64_t i = 0; i < n.count; ++i)
+        fold_decisions(n.body, decisions);
+    }
 }
 
 struct LoadedProfile {
@@ -109,6 +126,8 @@ bool is_polling(const CallToken& t)
   std::transform(f.begin(), f.end(), f.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return f.find("probe") != std::string::npos;
 }
+/// A compute burst the profiler recorded between hooked calls (not a hooked library function).
+bool is_burst(const CallToken& t) { return t.op == Op::Compute && t.function == "compute"; }
 bool is_rooted(Op op)
 {
   return op == Op::Bcast || op == Op::Reduce || op == Op::Gather || op == Op::Gatherv || op == Op::Scatter ||
@@ -259,6 +278,9 @@ public:
       }
     }
     remap_ = remap;
+    burst_model_.assign(remap.size(), false);
+    for (std::size_t i = 0; i < remap.size(); ++i)
+      burst_model_[remap[i]] = burst_token_[i];
 
     // Fold every rank and collect the distinct shapes.
     std::map<std::vector<std::int64_t>, std::size_t> shape_ids;
@@ -307,7 +329,16 @@ public:
       for (std::size_t g = 0; g < reps.size() && rt.group < 0; ++g) {
         std::size_t pos = 0;
         rt.decisions.clear();
-        if (match_template(rank_trace(reps[g]).rolled, tokens, pos, rt.decisions) && pos == tokens.size()) {
+        if (rank_trace(reps[g]).shape == rt.shape) {
+          // The same rolled structure as the template, node for node: the rank's own loop counts are its
+          // decisions (greedy matching can fail here, a loop taking iterations that belong to what follows).
+          fold_decisions(rt.rolled, rt.decisions);
+          rt.group = static_cast<int>(g);
+          rt.exact = true;
+          break;
+        }
+        if (match_template(rank_trace(reps[g]).rolled, tokens, pos, rt.decisions, burst_model_) &&
+            pos == tokens.size()) {
           rt.group = static_cast<int>(g);
           rt.exact = true;
         }
@@ -318,10 +349,11 @@ public:
       if (rt.group < 0) {
         rt.group = static_cast<int>(reps.size());
         reps.push_back(pr);
-        std::size_t pos = 0;
+        // The founder's loop counts are those folding found: greedy matching can fail on its own
+        // rolled trace (a loop whose body can also match what follows it takes too many iterations:
+        // ((A)x2 B)x2 (A)x3 B), so its decisions are read off the rolled trace instead.
         rt.decisions.clear();
-        if (not match_template(rt.rolled, tokens, pos, rt.decisions) || pos != tokens.size())
-          throw InternalError("trace model: a rolled trace does not match its own calls");
+        fold_decisions(rt.rolled, rt.decisions);
         rt.exact = true;
       }
       if (not rt.exact)
@@ -413,7 +445,9 @@ private:
         tokens.push_back(intern(t));
       }
       RankTrace rt;
-      rt.rolled = fold_tokens(tokens, [&](std::uint32_t t) { return poll_token_[t]; }, opt_.fold);
+      FoldOptions fo  = opt_.fold;
+      fo.burst_token  = burst_token_;
+      rt.rolled = fold_tokens(tokens, [&](std::uint32_t t) { return poll_token_[t]; }, fo);
       rt.calls  = tokens.size();
       p.ranks.push_back(std::move(rt));
     }
@@ -457,6 +491,7 @@ private:
     if (inserted) {
       token_list_.push_back(t);
       poll_token_.push_back(is_polling(t));
+      burst_token_.push_back(is_burst(t));
     }
     return it->second;
   }
@@ -552,19 +587,43 @@ private:
       return c;
     }
 
+    /// The token of the call after the current one (nullopt at the end), read ahead once.
+    std::optional<std::uint32_t> token_after()
+    {
+      if (not have_next_) {
+        read(next_rec_, next_token_, next_end_);
+        have_next_ = true;
+      }
+      return next_end_ ? std::nullopt : std::optional<std::uint32_t>(next_token_);
+    }
+
   private:
     void advance()
     {
-      end_ = not stream_->next(rec_);
-      if (end_)
+      if (have_next_) {
+        std::swap(rec_, next_rec_);
+        token_     = next_token_;
+        end_       = next_end_;
+        have_next_ = false;
         return;
-      CallToken t = fitter_.make_token(stream_->functions().name(rec_.function), rec_);
+      }
+      read(rec_, token_, end_);
+    }
+    void read(CallRecord& rec, std::uint32_t& token, bool& end)
+    {
+      end = not stream_->next(rec);
+      if (end)
+        return;
+      CallToken t = fitter_.make_token(stream_->functions().name(rec.function), rec);
       auto it = fitter_.token_ids_.find(t);
       if (it == fitter_.token_ids_.end())
-        throw InputError({dir_.rank_path(rank_).string(), rec_.line, {}, rank_},
+        throw InputError({dir_.rank_path(rank_).string(), rec.line, {}, rank_},
                          "the trace changed while it was being fitted");
-      token_ = fitter_.remap_[it->second];
+      token = fitter_.remap_[it->second];
     }
+    CallRecord next_rec_;
+    std::uint32_t next_token_ = 0;
+    bool next_end_ = false, have_next_ = false;
 
     const Fitter& fitter_;
     ProfileDir dir_;
@@ -712,6 +771,10 @@ private:
           while (not w.cursor->at_end() && w.cursor->token() == n.token) {
             observe_call(s, w, w.cursor->take(), k);
             ++len;
+            // A compute burst between two polls is the polling loop's own time: the construct absorbs it
+            // (synthesis emits the polls; the emulator's test cost stands for the time between them).
+            if (not w.cursor->at_end() && burst_model_[w.cursor->token()] && w.cursor->token_after() == n.token)
+              w.cursor->take();
           }
           if (len == 0)
             changed(w);
@@ -968,7 +1031,7 @@ private:
         double tr = 0, ob = 0, w = 0;
         for (std::size_t i = 0; i < samples.size(); ++i) {
           ratio_pred[i] = fl.ratio->eval(samples[i].context.features());
-          const auto c  = static_cast<double>(samples[i].calls);
+          const auto c  = static_cast<double>(samples[i].calls) * obs[i].observed;  // work-weighted
           tr += c * std::abs(ratio_pred[i] - samples[i].ratio) / samples[i].ratio;
           ob += c * std::abs(ratio_oob[i] - samples[i].ratio) / samples[i].ratio;
           w += c;
@@ -976,13 +1039,15 @@ private:
         fl.ratio_train_error = round_sig(tr / w);
         fl.ratio_oob_error   = round_sig(ob / w);
       }
+      // Weighted by work: a call of a microsecond mispredicted by 100 % matters less than a long one
+      // by 10 %; this is the relative error of the function's time, summed over its calls.
       double tr = 0, cv = 0, w = 0;
       bool all_loo = true;
       for (std::size_t i = 0; i < samples.size(); ++i) {
         const auto c = static_cast<double>(samples[i].calls);
-        tr += c * std::abs(obs[i].mean_pred * ratio_pred[i] - obs[i].observed) / obs[i].observed;
-        cv += c * std::abs(obs[i].mean_loo * ratio_oob[i] - obs[i].observed) / obs[i].observed;
-        w += c;
+        tr += c * std::abs(obs[i].mean_pred * ratio_pred[i] - obs[i].observed);
+        cv += c * std::abs(obs[i].mean_loo * ratio_oob[i] - obs[i].observed);
+        w += c * obs[i].observed;
         all_loo = all_loo && obs[i].has_loo;
       }
       fl.train_error = round_sig(tr / w);
@@ -1061,6 +1126,8 @@ private:
   std::map<CallToken, std::uint32_t> token_ids_;
   std::vector<CallToken> token_list_;
   std::vector<bool> poll_token_;     // by provisional id
+  std::vector<bool> burst_token_;    // by provisional id: compute bursts a polling construct absorbs
+  std::vector<bool> burst_model_;    // the same by model id
   std::vector<std::uint32_t> remap_;  // provisional id -> model id
   std::vector<CallToken> tokens_;  // the model's (sorted) tokens while fitting groups
   std::vector<SlotObs> slots_;

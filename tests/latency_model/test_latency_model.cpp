@@ -412,3 +412,45 @@ TEST_CASE("predict: variability draws a spread of makespans from the seed", "[la
   for (double v : spread)
     CHECK(v == Approx(off1).epsilon(0.2));
 }
+
+TEST_CASE("trace model: a founder whose loops greedy matching overruns, and polls with bursts between them",
+          "[trace_model]")
+{
+  // ((A)x2 B)x2 (A)x3 B: matched greedily, the outer loop takes a third iteration (A A A B) and leaves
+  // nothing for what follows. The rank founds its group all the same, with its own loop counts.
+  TempDir dir;
+  const std::string a = "{\"op\":\"barrier\",\"fn\":\"MPI_Barrier\"}\n";
+  const std::string b = "{\"op\":\"allreduce\",\"fn\":\"MPI_Allreduce\",\"bytes\":8}\n";
+  // Polls of MPI_Iprobe with the profiler's compute bursts between them, in varying numbers.
+  auto polls = [](int n) {
+    std::string t;
+    for (int k = 0; k < n; ++k)
+      t += std::string(k ? "{\"op\":\"compute\",\"fn\":\"compute\",\"seconds\":1e-6}\n" : "") +
+           "{\"op\":\"probe\",\"fn\":\"MPI_Iprobe\",\"peer\":-1}\n";
+    return t;
+  };
+  const std::string work = "{\"op\":\"compute\",\"fn\":\"compute\",\"seconds\":0.001}\n";
+  std::vector<std::filesystem::path> profiles;
+  for (int np : {1, 2}) {
+    std::vector<std::string> ranks;
+    for (int r = 0; r < np; ++r)
+      ranks.push_back(a + a + b + a + a + b + a + a + a + b + polls(2 + r) + work + a + polls(5 + np) + work);
+    profiles.push_back(dir / ("p" + std::to_string(np)));
+    gridcast::test::write_jsonl_profile(profiles.back(), ranks);
+  }
+  TraceModel model = fit_trace_model(profiles);
+  REQUIRE(model.groups.size() == 1);
+  std::size_t polls_found = 0;
+  auto count = [&](auto& self, const std::vector<TemplateNode>& nodes) -> void {
+    for (const TemplateNode& n : nodes) {
+      polls_found += n.kind == RolledNode::Kind::Poll ? 1 : 0;
+      self(self, n.body);
+    }
+  };
+  count(count, model.groups[0].body);
+  CHECK(polls_found == 2);  // each run of polls and bursts is one construct
+  // The work between the polling runs is what the latency model sees: 1 ms at 1e9 flop/s.
+  const FunctionLatency* c = model.latency_of("compute");
+  REQUIRE(c != nullptr);
+  CHECK(c->calls == 3 * 2);  // 2 work calls per rank, 3 ranks; the bursts inside polling runs are absorbed
+}

@@ -89,9 +89,9 @@ struct FunctionLatency {
   /// Absent when every call of a site has the site's mean at every training point (ratio 1).
   std::optional<RatioForest> ratio;
   std::size_t ratio_samples = 0;
-  std::optional<double> ratio_train_error, ratio_oob_error;  ///< mean relative error of the ratio
-  /// Mean relative error of the two-step prediction (site mean formula x ratio) against the calls, weighted
-  /// by calls: on the training data, and cross-validated (each point's mean from the formula refitted
+  std::optional<double> ratio_train_error, ratio_oob_error;  ///< relative error of the ratio, work-weighted
+  /// Relative error of the two-step prediction (site mean formula x ratio) against the calls, weighted by
+  /// work (sum |predicted - observed| / sum observed over the calls): on the training data, and cross-validated (each point's mean from the formula refitted
   /// without it, each ratio out of bag). Absent where nothing could be left out.
   double train_error = 0;
   std::optional<double> cv_error;

@@ -35,6 +35,10 @@ struct RolledNode {
 
 struct FoldOptions {
   std::size_t max_period = 256;  ///< longest loop body looked for, in (already folded) elements
+  /// Tokens that a polling construct absorbs between two of its polls: the compute bursts a profiler
+  /// records between the calls of a polling loop (P burst P burst P is one construct, as P P P is).
+  /// Indexed by token; empty: none.
+  std::vector<bool> burst_token;
 };
 
 /// Folds a token sequence into a rolled trace. `is_poll(token)` marks polling calls: a run of them is
