@@ -42,9 +42,11 @@ struct FunctionTotals {
 class Progress {
 public:
   explicit Progress(std::uint64_t total) : total_(total), start_(Clock::now()), last_(start_) {}
-  void add(std::uint64_t calls)
+  /// One call pulled by the emulator (all ranks together); the clock is read every 4096 calls.
+  void tick()
   {
-    done_ += calls;
+    if ((++done_ & 4095) != 0)
+      return;
     auto now = Clock::now();
     if (now - last_ < (printed_ ? kEvery : kFirst))
       return;
@@ -66,7 +68,8 @@ private:
   bool printed_ = false;
 };
 
-/// Per-rank stream wrapper: counts what the model emits and reports progress every few thousand calls.
+/// Per-rank stream wrapper: counts what the model emits (per function, merged when the stream ends) and
+/// ticks the progress report.
 class CountingStream final : public models::CallStream {
 public:
   CountingStream(models::CallStreamPtr inner, std::map<std::string, FunctionTotals>& totals, Progress& progress)
@@ -89,17 +92,13 @@ public:
     for (std::uint64_t c : out.counts)
       b += static_cast<double>(c);
     t.bytes += b;
-    if (++pending_ == kBatch) {
-      progress_.add(pending_);
-      pending_ = 0;
-    }
+    progress_.tick();
     return true;
   }
   const models::FunctionTable& functions() const override { return inner_->functions(); }
   const std::string& source() const override { return inner_->source(); }
 
 private:
-  static constexpr std::uint64_t kBatch = 4096;
   void flush()
   {
     for (std::size_t id = 0; id < local_.size(); ++id) {
@@ -111,14 +110,11 @@ private:
       t.bytes += local_[id].bytes;
     }
     local_.clear();
-    progress_.add(pending_);
-    pending_ = 0;
   }
   models::CallStreamPtr inner_;
   std::map<std::string, FunctionTotals>& totals_;
   Progress& progress_;
   std::vector<FunctionTotals> local_;
-  std::uint64_t pending_ = 0;
 };
 
 class CountingSource final : public models::TraceSource {
