@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <cstdlib>
 #include <set>
 
 using namespace gridcast::models;
@@ -453,4 +454,21 @@ TEST_CASE("trace model: a founder whose loops greedy matching overruns, and poll
   const FunctionLatency* c = model.latency_of("compute");
   REQUIRE(c != nullptr);
   CHECK(c->calls == 3 * 2);  // 2 work calls per rank, 3 ranks; the bursts inside polling runs are absorbed
+}
+
+TEST_CASE("predict: the bundled example's model is what fit gives on its profiles", "[latency_model][cli]")
+{
+  // examples/predict-stencil/model.json must not drift from the code: refit from the repository root
+  // (the model names its profiles by the paths given) and compare the bytes.
+  TempDir dir;
+  const std::string profiles = "examples/predict-stencil/profiles/";
+  std::string args;
+  for (int np : {4, 8, 16})
+    for (int nw : {8, 12, 16})
+      args += " " + profiles + "np" + std::to_string(np) + "-nw" + std::to_string(nw);
+  std::string cmd = "cd '" + std::string(GRIDCAST_SOURCE_DIR) + "' && '" + GRIDCAST_BIN + "' fit" + args + " -o '" +
+                    (dir / "model.json").string() + "' > /dev/null";
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  CHECK(gridcast::test::read_file(dir / "model.json") ==
+        gridcast::test::read_file(std::filesystem::path(GRIDCAST_SOURCE_DIR) / "examples/predict-stencil/model.json"));
 }
