@@ -914,7 +914,13 @@ private:
     // Compute: the site's mean work at each training point, regressed on (Nw, Np) (the first step of the
     // latency model; the ratio is fitted per function once every group is done). Reduction flops alike.
     if (s.any_flops) {
-      t.flops = fit_formula(s.flops.points(), false);
+      // Measured work is noisy: the simplest formula within 25 % (+1 point) of the best leave-one-out
+      // error, with at least two points more than terms (three terms on four noisy points, or a cubic
+      // that fits noise best, run away outside the training range). Declared flops are exact anyway.
+      std::vector<FitPoint> pts = s.flops.points();
+      const bool compute   = tokens_[s.token].op == Op::Compute;
+      const int max_terms  = compute ? std::clamp(static_cast<int>(pts.size()) - 2, 1, 3) : 3;
+      t.flops = fit_formula(pts, false, max_terms, compute ? Parsimony{0.25, 0.01} : Parsimony{});
       s.fitted_flops = t.flops;
     }
     if (s.any_seconds)

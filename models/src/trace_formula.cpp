@@ -141,6 +141,11 @@ std::string Formula::text() const
 
 Formula fit_formula(const std::vector<FitPoint>& raw, bool integer, int max_terms)
 {
+  return fit_formula(raw, integer, max_terms, Parsimony{});
+}
+
+Formula fit_formula(const std::vector<FitPoint>& raw, bool integer, int max_terms, Parsimony parsimony)
+{
   if (raw.empty())
     throw InternalError("fit_formula: no points");
   // Average repeated observations of one (Nw, Np) point (ordered map: deterministic).
@@ -187,6 +192,7 @@ Formula fit_formula(const std::vector<FitPoint>& raw, bool integer, int max_term
 
   double best_err = std::numeric_limits<double>::infinity();
   std::vector<int> best_set;
+  std::vector<std::pair<double, std::vector<int>>> tried;  // in order of simplicity, for the parsimony rule
   // Subsets by size, then in lexicographic feature order; size k needs k + 1 points to be checked.
   for (int k = 1; k <= max_terms && k + 1 <= n; ++k) {
     std::vector<int> idx(static_cast<std::size_t>(k));
@@ -222,6 +228,8 @@ Formula fit_formula(const std::vector<FitPoint>& raw, bool integer, int max_term
         best_err = err;
         best_set = idx;
       }
+      if (not degenerate && (parsimony.relative > 0 || parsimony.absolute > 0))
+        tried.emplace_back(err, idx);
       // Next subset.
       int i = k - 1;
       while (i >= 0 && idx[static_cast<std::size_t>(i)] == nf - k + i)
@@ -235,6 +243,12 @@ Formula fit_formula(const std::vector<FitPoint>& raw, bool integer, int max_term
     if (best_err <= 1e-9)
       break;  // exact at this size: a larger model cannot be simpler
   }
+  for (const auto& [err, set] : tried)
+    if (err <= best_err * (1 + parsimony.relative) + parsimony.absolute) {
+      best_err = err;
+      best_set = set;
+      break;
+    }
   if (best_set.empty()) {
     // Too few points for any checked model beyond a constant: the mean.
     double mean = y.mean();
