@@ -10,6 +10,7 @@ packages=(
   catch2                  # v2, the test framework
   openmpi-bin libopenmpi-dev  # real MPI runs (calibration, profiling)
   libeigen3-dev libdtl-dev  # trace model: least squares (Eigen), Myers diffs (dtl, header-only)
+  libdlib-dev             # latency model: random forest regression of call latency ratios
   libblas-dev hpcc lammps     # profiler: BLAS of its test program; HPCC and LAMMPS for examples/ and bench/
 )
 

@@ -9,7 +9,7 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
 cmake --build build -j"$(nproc)"
 
 echo
-echo "== gridcast replay of the bundled example (examples/ring-halo) =="
-build/bin/gridcast replay examples/ring-halo/trace/trace.txt \
-  --platform examples/ring-halo/platform.xml --hostfile examples/ring-halo/hostfile \
-  --out out/ring-halo
+echo "== gridcast predict on the bundled example (examples/predict-stencil) =="
+echo "   a model fitted on runs at 4-16 ranks, predicting 64 ranks at twice the size"
+build/bin/gridcast predict examples/predict-stencil/model.json --nw 32 --np 64 \
+  --platform examples/stencil3d/platform.xml --out out/predict-stencil

@@ -5,7 +5,9 @@
 
 #include <boost/program_options.hpp>
 
+#include <iomanip>
 #include <iostream>
+#include <sstream>
 
 namespace po = boost::program_options;
 
@@ -34,7 +36,9 @@ int run_fit(const std::vector<std::string>& args)
       std::cout << "usage: gridcast fit PROFILE... -o model.json [--group-threshold F]\n\n"
                    "Folds every rank's calls into loops, groups ranks with similar rolled traces, infers the\n"
                    "rank-to-group rule, and fits loop counts, sizes, peers and compute amounts as functions of\n"
-                   "(Nw, Np). See docs/trace-model.md.\n\n"
+                   "(Nw, Np); then the latency model of every compute function (mean work per call site regressed on\n"
+                   "(Nw, Np), times a ratio from the call's context by a random forest). See docs/trace-model.md\n"
+                   "and docs/latency-model.md.\n\n"
                 << options << '\n';
       return 0;
     }
@@ -80,6 +84,20 @@ int run_fit(const std::vector<std::string>& args)
         classes += (classes.empty() ? "" : " | ") + cls;
     std::cout << "  group " << g << " (" << classes << "): " << s.positions << " positions, " << s.loops
               << " loop(s) (" << s.nw_loops << " depending on Nw), " << s.polls << " polling construct(s)\n";
+  }
+  // The latency model: one line per function with compute calls.
+  auto percent = [](double v) {
+    std::ostringstream o;
+    o << std::setprecision(3) << 100 * v << " %";
+    return o.str();
+  };
+  for (const auto& f : model.latency) {
+    std::cout << "  latency " << f.function << ": " << f.calls << " call(s) at " << f.sites << " site(s), "
+              << (f.ratio ? "ratio forest of " + std::to_string(f.ratio->trees.size()) + " trees"
+                          : std::string("ratio 1 (every call at its site's mean)"))
+              << ", training error " << percent(f.train_error) << ", CV error "
+              << (f.cv_error ? percent(*f.cv_error) : std::string("n/a"))
+              << (f.variability.empty() ? "" : ", variability histogram") << '\n';
   }
   for (const std::string& w : model.warnings)
     std::cerr << "gridcast fit: warning: " << w << '\n';

@@ -22,6 +22,7 @@ commands:
   algorithms  list the collective algorithms and the default selection rules
   fit         fit a trace-scaling model (model.json) to profiles at several (Nw, Np) points
   synth       synthesize every rank's calls at a new (Nw, Np) from a model
+  predict     predict a run at a new (Nw, Np) from a model: synthesize and emulate in one pass
   platform    generate a SimGrid platform from a JSON spec (+ calibration): docs/platforms.md
   calibrate   measure this machine (compute, MPI, GPU) into calibration.json
   profile     run an MPI application with the profiling hook and write its profile directory
@@ -55,6 +56,8 @@ int main(int argc, char** argv)
       return gridcast::cli::run_fit(args);
     if (command == "synth")
       return gridcast::cli::run_synth(args);
+    if (command == "predict")
+      return gridcast::cli::run_predict(args);
     if (command == "calibrate")
       return gridcast::cli::run_calibrate(args);
     if (command == "platform")

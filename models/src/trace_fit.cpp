@@ -1,10 +1,12 @@
 // Fitting the representative trace model to profile directories: tokenize, fold, group, infer the rule,
 // then fit every template position's counts, sizes, peers and compute amounts across profiles.
 #include "gridcast/models/errors.hpp"
+#include "gridcast/models/latency_model.hpp"
 #include "gridcast/models/profile.hpp"
 #include "gridcast/models/trace_model.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 #include <sstream>
@@ -53,7 +55,7 @@ struct RankTrace {
 /// polling construct is one or more of its call. Appends each loop instance's iteration count to
 /// `decisions` (pre-order of execution). Returns false on a mismatch (pos is then meaningless).
 bool match_template(const std::vector<RolledNode>& nodes, const std::vector<std::uint32_t>& t, std::size_t& pos,
-                    std::vector<std::uint64_t>& decisions)
+                    std::vector<std::uint64_t>& decisions, const std::vector<bool>& burst)
 {
   for (const RolledNode& n : nodes) {
     switch (n.kind) {
@@ -65,8 +67,14 @@ bool match_template(const std::vector<RolledNode>& nodes, const std::vector<std:
       case RolledNode::Kind::Poll:
         if (pos >= t.size() || t[pos] != n.token)
           return false;
-        while (pos < t.size() && t[pos] == n.token)
-          ++pos;
+        while (pos < t.size()) {
+          if (t[pos] == n.token)
+            ++pos;
+          else if (pos + 1 < t.size() && t[pos] < burst.size() && burst[t[pos]] && t[pos + 1] == n.token)
+            pos += 2;  // a compute burst between two polls belongs to the construct (as folding has it)
+          else
+            break;
+        }
         break;
       case RolledNode::Kind::Loop: {
         std::size_t slot = decisions.size();
@@ -74,7 +82,7 @@ bool match_template(const std::vector<RolledNode>& nodes, const std::vector<std:
         std::uint64_t k = 0;
         while (true) {
           std::size_t save = pos, dsave = decisions.size();
-          if (match_template(n.body, t, pos, decisions) && pos > save) {
+          if (match_template(n.body, t, pos, decisions, burst) && pos > save) {
             ++k;
           } else {
             pos = save;
@@ -88,6 +96,17 @@ bool match_template(const std::vector<RolledNode>& nodes, const std::vector<std:
     }
   }
   return true;
+}
+
+/// The iteration count of every loop instance of a rolled trace, in the order match_template writes them.
+void fold_decisions(const std::vector<RolledNode>& nodes, std::vector<std::uint64_t>& decisions)
+{
+  for (const RolledNode& n : nodes)
+    if (n.kind == RolledNode::Kind::Loop) {
+      decisions.push_back(n.count);
+      for (std::uint64_t i = 0; i < n.count; ++i)
+        fold_decisions(n.body, decisions);
+    }
 }
 
 struct LoadedProfile {
@@ -107,6 +126,8 @@ bool is_polling(const CallToken& t)
   std::transform(f.begin(), f.end(), f.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return f.find("probe") != std::string::npos;
 }
+/// A compute burst the profiler recorded between hooked calls (not a hooked library function).
+bool is_burst(const CallToken& t) { return t.op == Op::Compute && t.function == "compute"; }
 bool is_rooted(Op op)
 {
   return op == Op::Bcast || op == Op::Reduce || op == Op::Gather || op == Op::Gatherv || op == Op::Scatter ||
@@ -200,7 +221,26 @@ struct SlotObs {
   /// Integer quantities that took several values in one profile: (field, profile) -> (min, max).
   std::map<std::pair<std::string, std::size_t>, std::pair<double, double>> spread;
   std::string where;  ///< first member's profile and rank, for messages
+
+  // Latency model (compute calls): the call's context and its work per (profile, progress buckets).
+  int loop_ordinal = -1;  ///< Loop: pre-order number among the group's loops
+  CallContext context;    ///< Compute: group, inter- and intra-loop index (the buckets vary per call)
+  std::map<std::tuple<std::size_t, int, int>, std::pair<double, std::uint64_t>> cells;  ///< -> (sum, calls)
+  /// A bounded, deterministic sample of single calls (profile, buckets, work) for the variability histogram.
+  std::vector<std::tuple<std::size_t, int, int, double>> reservoir;
+  std::uint64_t reservoir_seen = 0;
+  std::optional<Formula> fitted_flops;  ///< the site mean formula, once fitted
 };
+
+/// splitmix64: the fit's own deterministic generator (reservoir sampling).
+std::uint64_t mix64(std::uint64_t x)
+{
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+constexpr std::size_t kReservoir = 1024;  ///< single calls kept per call site for the histogram
 
 class Fitter {
 public:
@@ -238,6 +278,9 @@ public:
       }
     }
     remap_ = remap;
+    burst_model_.assign(remap.size(), false);
+    for (std::size_t i = 0; i < remap.size(); ++i)
+      burst_model_[remap[i]] = burst_token_[i];
 
     // Fold every rank and collect the distinct shapes.
     std::map<std::vector<std::int64_t>, std::size_t> shape_ids;
@@ -286,7 +329,16 @@ public:
       for (std::size_t g = 0; g < reps.size() && rt.group < 0; ++g) {
         std::size_t pos = 0;
         rt.decisions.clear();
-        if (match_template(rank_trace(reps[g]).rolled, tokens, pos, rt.decisions) && pos == tokens.size()) {
+        if (rank_trace(reps[g]).shape == rt.shape) {
+          // The same rolled structure as the template, node for node: the rank's own loop counts are its
+          // decisions (greedy matching can fail here, a loop taking iterations that belong to what follows).
+          fold_decisions(rt.rolled, rt.decisions);
+          rt.group = static_cast<int>(g);
+          rt.exact = true;
+          break;
+        }
+        if (match_template(rank_trace(reps[g]).rolled, tokens, pos, rt.decisions, burst_model_) &&
+            pos == tokens.size()) {
           rt.group = static_cast<int>(g);
           rt.exact = true;
         }
@@ -297,10 +349,11 @@ public:
       if (rt.group < 0) {
         rt.group = static_cast<int>(reps.size());
         reps.push_back(pr);
-        std::size_t pos = 0;
+        // The founder's loop counts are those folding found: greedy matching can fail on its own
+        // rolled trace (a loop whose body can also match what follows it takes too many iterations:
+        // ((A)x2 B)x2 (A)x3 B), so its decisions are read off the rolled trace instead.
         rt.decisions.clear();
-        if (not match_template(rt.rolled, tokens, pos, rt.decisions) || pos != tokens.size())
-          throw InternalError("trace model: a rolled trace does not match its own calls");
+        fold_decisions(rt.rolled, rt.decisions);
         rt.exact = true;
       }
       if (not rt.exact)
@@ -332,8 +385,10 @@ public:
       std::vector<std::pair<std::string, RankExpr>> used;
       for (int id : data[g].top)
         data[g].group.body.push_back(make_node(id, model, g, used));
+      data[g].slots = std::move(slots_);
       model.groups.push_back(std::move(data[g].group));
     }
+    fit_latency(model, data);
     return model;
   }
 
@@ -390,7 +445,9 @@ private:
         tokens.push_back(intern(t));
       }
       RankTrace rt;
-      rt.rolled = fold_tokens(tokens, [&](std::uint32_t t) { return poll_token_[t]; }, opt_.fold);
+      FoldOptions fo  = opt_.fold;
+      fo.burst_token  = burst_token_;
+      rt.rolled = fold_tokens(tokens, [&](std::uint32_t t) { return poll_token_[t]; }, fo);
       rt.calls  = tokens.size();
       p.ranks.push_back(std::move(rt));
     }
@@ -434,6 +491,7 @@ private:
     if (inserted) {
       token_list_.push_back(t);
       poll_token_.push_back(is_polling(t));
+      burst_token_.push_back(is_burst(t));
     }
     return it->second;
   }
@@ -473,6 +531,7 @@ private:
       slots_[static_cast<std::size_t>(id)].kind  = n.kind;
       slots_[static_cast<std::size_t>(id)].token = n.token;
       if (n.kind == RolledNode::Kind::Loop) {
+        slots_[static_cast<std::size_t>(id)].loop_ordinal = loop_counter_++;
         std::vector<int> children = build_slots(n.body);
         slots_[static_cast<std::size_t>(id)].children = std::move(children);
       }
@@ -528,19 +587,43 @@ private:
       return c;
     }
 
+    /// The token of the call after the current one (nullopt at the end), read ahead once.
+    std::optional<std::uint32_t> token_after()
+    {
+      if (not have_next_) {
+        read(next_rec_, next_token_, next_end_);
+        have_next_ = true;
+      }
+      return next_end_ ? std::nullopt : std::optional<std::uint32_t>(next_token_);
+    }
+
   private:
     void advance()
     {
-      end_ = not stream_->next(rec_);
-      if (end_)
+      if (have_next_) {
+        std::swap(rec_, next_rec_);
+        token_     = next_token_;
+        end_       = next_end_;
+        have_next_ = false;
         return;
-      CallToken t = fitter_.make_token(stream_->functions().name(rec_.function), rec_);
+      }
+      read(rec_, token_, end_);
+    }
+    void read(CallRecord& rec, std::uint32_t& token, bool& end)
+    {
+      end = not stream_->next(rec);
+      if (end)
+        return;
+      CallToken t = fitter_.make_token(stream_->functions().name(rec.function), rec);
       auto it = fitter_.token_ids_.find(t);
       if (it == fitter_.token_ids_.end())
-        throw InputError({dir_.rank_path(rank_).string(), rec_.line, {}, rank_},
+        throw InputError({dir_.rank_path(rank_).string(), rec.line, {}, rank_},
                          "the trace changed while it was being fitted");
-      token_ = fitter_.remap_[it->second];
+      token = fitter_.remap_[it->second];
     }
+    CallRecord next_rec_;
+    std::uint32_t next_token_ = 0;
+    bool next_end_ = false, have_next_ = false;
 
     const Fitter& fitter_;
     ProfileDir dir_;
@@ -562,6 +645,8 @@ private:
     const std::vector<std::uint64_t>* decisions;
     std::size_t next_decision = 0;
     std::vector<std::uint64_t> loop;
+    std::size_t group = 0;
+    std::vector<std::pair<int, std::uint64_t>> loops;  ///< enclosing loops: (pre-order number, count)
   };
 
   [[noreturn]] void changed(const WalkState& w) const
@@ -579,10 +664,43 @@ private:
     }
   }
 
-  void observe_call(SlotObs& s, WalkState& w, const CallParams& c)
+  /// A compute call: its work in flops (measured seconds through the recording host's speed), for the
+  /// site mean and, with its context, for the ratio and the variability of the latency model.
+  void observe_compute(SlotObs& s, WalkState& w, const CallParams& c, std::size_t position)
+  {
+    const double speed = profiles_[w.profile].info.host.speed_flops;
+    double work = c.flops > 0 ? c.flops : (c.seconds > 0 ? c.seconds * speed : 0.0);
+    s.flops.add(w.nw, static_cast<double>(w.np), work);
+    s.any_flops = s.any_flops || work != 0;
+    s.context.group      = static_cast<int>(w.group);
+    s.context.inter_loop = w.loops.empty() ? 0 : w.loops.back().first + 1;
+    s.context.intra_loop = static_cast<int>(position);
+    int inner = w.loops.empty() ? 0 : progress_bucket(w.loop.back(), w.loops.back().second);
+    int outer = w.loops.empty() ? 0 : progress_bucket(w.loop.front(), w.loops.front().second);
+    auto& cell = s.cells[{w.profile, inner, outer}];
+    cell.first += work;
+    ++cell.second;
+    // Reservoir sampling (Algorithm R) with a generator seeded by what the call is: deterministic.
+    ++s.reservoir_seen;
+    if (s.reservoir.size() < kReservoir) {
+      s.reservoir.emplace_back(w.profile, inner, outer, work);
+    } else {
+      std::uint64_t j = mix64(s.reservoir_seen ^ (static_cast<std::uint64_t>(w.profile) << 40)) % s.reservoir_seen;
+      if (j < kReservoir)
+        s.reservoir[j] = {w.profile, inner, outer, work};
+    }
+  }
+
+  void observe_call(SlotObs& s, WalkState& w, const CallParams& c, std::size_t position)
   {
     const CallToken& tok = tokens_[s.token];
     const auto np = static_cast<double>(w.np);
+    if (tok.op == Op::Compute) {
+      observe_compute(s, w, c, position);
+      s.request_back.insert(c.request_back);
+      s.requests_back.insert(c.requests_back);
+      return;
+    }
     if (c.peer != kNoRank)
       s.peer.add(w.rank, w.np, w.loop, c.peer);
     if (c.src != kNoRank)
@@ -646,13 +764,17 @@ private:
         case RolledNode::Kind::Call:
           if (w.cursor->at_end() || w.cursor->token() != n.token)
             changed(w);
-          observe_call(s, w, w.cursor->take());
+          observe_call(s, w, w.cursor->take(), k);
           break;
         case RolledNode::Kind::Poll: {
           std::uint64_t len = 0;
           while (not w.cursor->at_end() && w.cursor->token() == n.token) {
-            observe_call(s, w, w.cursor->take());
+            observe_call(s, w, w.cursor->take(), k);
             ++len;
+            // A compute burst between two polls is the polling loop's own time: the construct absorbs it
+            // (synthesis emits the polls; the emulator's test cost stands for the time between them).
+            if (not w.cursor->at_end() && burst_model_[w.cursor->token()] && w.cursor->token_after() == n.token)
+              w.cursor->take();
           }
           if (len == 0)
             changed(w);
@@ -667,11 +789,13 @@ private:
           note_spread(s, "count", w.profile, static_cast<double>(count));
           s.count_by_np_rank_nw[{w.np, w.rank}][w.nw] = count;
           w.loop.push_back(0);
+          w.loops.emplace_back(s.loop_ordinal, count);
           for (std::uint64_t i = 0; i < count; ++i) {
             w.loop.back() = i;
             walk(n.body, s.children, w);
           }
           w.loop.pop_back();
+          w.loops.pop_back();
           break;
         }
       }
@@ -787,9 +911,18 @@ private:
       t.bytes = fit_quantity(s.bytes, true, s, "bytes", model, group);
     if (s.any_recv_bytes)
       t.recv_bytes = fit_quantity(s.recv_bytes, true, s, "recv_bytes", model, group);
-    // Compute amounts: the mean per position at each training point, then regressed like sizes.
-    if (s.any_flops)
-      t.flops = fit_formula(s.flops.points(), false);
+    // Compute: the site's mean work at each training point, regressed on (Nw, Np) (the first step of the
+    // latency model; the ratio is fitted per function once every group is done). Reduction flops alike.
+    if (s.any_flops) {
+      // Measured work is noisy: the simplest formula within 25 % (+1 point) of the best leave-one-out
+      // error, with at least two points more than terms (three terms on four noisy points, or a cubic
+      // that fits noise best, run away outside the training range). Declared flops are exact anyway.
+      std::vector<FitPoint> pts = s.flops.points();
+      const bool compute   = tokens_[s.token].op == Op::Compute;
+      const int max_terms  = compute ? std::clamp(static_cast<int>(pts.size()) - 2, 1, 3) : 3;
+      t.flops = fit_formula(pts, false, max_terms, compute ? Parsimony{0.25, 0.01} : Parsimony{});
+      s.fitted_flops = t.flops;
+    }
     if (s.any_seconds)
       t.seconds = fit_formula(s.seconds.points(), false);
     // A communicator of one rank has no "other" entry: then the counts are the rank's own.
@@ -816,6 +949,124 @@ private:
     std::vector<SlotObs> slots;
     std::vector<int> top;
   };
+
+  /// The latency model's second step, per function: the ratio of each call's work to its site's mean,
+  /// from the call's context, by a random forest over every site of the function; the errors of the two
+  /// steps together; the histogram of the calls around their predicted work.
+  void fit_latency(TraceModel& model, const std::vector<GroupData>& data)
+  {
+    struct Site {
+      const SlotObs* slot;
+    };
+    std::map<std::string, std::vector<Site>> by_function;
+    for (const GroupData& d : data)
+      for (const SlotObs& s : d.slots)
+        if (s.kind == RolledNode::Kind::Call && model.tokens[s.token].op == Op::Compute && not s.cells.empty())
+          by_function[model.tokens[s.token].function].push_back({&s});
+    // Errors with 6 significant digits, and rounding noise (below 1e-12) as 0: model.json must not depend
+    // on the last bits of a floating-point sum.
+    auto round_sig = [](double v) {
+      if (std::abs(v) < 1e-12)
+        return 0.0;
+      if (not std::isfinite(v))
+        return v;
+      double scale = std::pow(10.0, 5 - std::floor(std::log10(std::abs(v))));
+      return std::round(v * scale) / scale;
+    };
+    for (const auto& [function, sites] : by_function) {
+      FunctionLatency fl;
+      fl.function = function;
+      fl.sites    = static_cast<int>(sites.size());
+      std::vector<RatioSample> samples;
+      struct Obs {
+        double mean_pred, mean_loo, observed;
+        bool has_loo;
+      };
+      std::vector<Obs> obs;  // parallel to samples
+      std::vector<double> multipliers;
+      for (const Site& site : sites) {
+        const SlotObs& s = *site.slot;
+        std::map<std::pair<double, double>, double> site_mean;
+        std::vector<FitPoint> pts = s.flops.points();
+        for (const FitPoint& p : pts)
+          site_mean[{p.nw, p.np}] = p.value;
+        std::map<std::pair<double, double>, std::optional<double>> loo;
+        if (s.fitted_flops) {
+          std::vector<std::optional<double>> l = loo_predictions(*s.fitted_flops, pts);
+          for (std::size_t i = 0; i < pts.size(); ++i)
+            loo[{pts[i].nw, pts[i].np}] = l[i];
+        }
+        std::map<std::tuple<std::size_t, int, int>, double> cell_mean;
+        for (const auto& [key, sum_calls] : s.cells) {
+          const auto& [profile, inner, outer] = key;
+          const RunInfo& info = profiles_[profile].info;
+          const std::pair<double, double> point{info.nw, static_cast<double>(info.np)};
+          const double mean = sum_calls.first / static_cast<double>(sum_calls.second);
+          cell_mean[key] = mean;
+          fl.calls += sum_calls.second;
+          const double smean = site_mean[point];
+          if (not(smean > 0) || not(mean > 0))
+            continue;
+          RatioSample rs;
+          rs.context              = s.context;
+          rs.context.inner_bucket = inner;
+          rs.context.outer_bucket = outer;
+          rs.ratio                = mean / smean;
+          rs.calls                = sum_calls.second;
+          samples.push_back(rs);
+          const double pred = s.fitted_flops ? s.fitted_flops->eval(point.first, point.second) : 0.0;
+          const std::optional<double> l = loo[point];
+          obs.push_back({pred, l.value_or(pred), mean, l.has_value()});
+        }
+        for (const auto& [profile, inner, outer, work] : s.reservoir) {
+          double m = cell_mean[{profile, inner, outer}];
+          if (m > 0)
+            multipliers.push_back(work / m);
+        }
+      }
+      if (samples.empty()) {  // calls without work (zero flops, no duration)
+        model.latency.push_back(std::move(fl));
+        continue;
+      }
+      const bool constant = std::all_of(samples.begin(), samples.end(),
+                                        [](const RatioSample& r) { return std::abs(r.ratio - 1.0) <= 1e-9; });
+      std::vector<double> ratio_pred(samples.size(), 1.0), ratio_oob(samples.size(), 1.0);
+      if (not constant) {
+        fl.ratio         = train_ratio_forest(samples, opt_.forest, ratio_oob);
+        fl.ratio_samples = std::min(samples.size(), opt_.forest.max_samples);
+        double tr = 0, ob = 0, w = 0;
+        for (std::size_t i = 0; i < samples.size(); ++i) {
+          ratio_pred[i] = fl.ratio->eval(samples[i].context.features());
+          const auto c  = static_cast<double>(samples[i].calls) * obs[i].observed;  // work-weighted
+          tr += c * std::abs(ratio_pred[i] - samples[i].ratio) / samples[i].ratio;
+          ob += c * std::abs(ratio_oob[i] - samples[i].ratio) / samples[i].ratio;
+          w += c;
+        }
+        fl.ratio_train_error = round_sig(tr / w);
+        fl.ratio_oob_error   = round_sig(ob / w);
+      }
+      // Weighted by work: a call of a microsecond mispredicted by 100 % matters less than a long one
+      // by 10 %; this is the relative error of the function's time, summed over its calls.
+      double tr = 0, cv = 0, w = 0;
+      bool all_loo = true;
+      for (std::size_t i = 0; i < samples.size(); ++i) {
+        const auto c = static_cast<double>(samples[i].calls);
+        tr += c * std::abs(obs[i].mean_pred * ratio_pred[i] - obs[i].observed);
+        cv += c * std::abs(obs[i].mean_loo * ratio_oob[i] - obs[i].observed);
+        w += c * obs[i].observed;
+        all_loo = all_loo && obs[i].has_loo;
+      }
+      fl.train_error = round_sig(tr / w);
+      if (all_loo)
+        fl.cv_error = round_sig(cv / w);
+      fl.variability = Histogram::from_values(std::move(multipliers), opt_.variability_bins);
+      // Noise below a part per million is rounding in the recording, not variability.
+      if (not fl.variability.empty() && fl.variability.edges.back() - fl.variability.edges.front() < 1e-6)
+        fl.variability = Histogram{};
+      model.latency.push_back(std::move(fl));
+    }
+  }
+
 
   static std::string expr_key(const RankExpr& e)
   {
@@ -850,6 +1101,7 @@ private:
   {
     tokens_ = model.tokens;
     slots_.clear();
+    loop_counter_ = 0;
     TraceGroup group;
     std::vector<int> top = build_slots(templ);
     for (std::size_t p = 0; p < profiles_.size(); ++p) {
@@ -864,7 +1116,7 @@ private:
         }
         exact.push_back(r);
         CallCursor cursor(*this, profiles_[p], r);
-        WalkState w{p, r, profiles_[p].info.np, profiles_[p].info.nw, &cursor, &rt.decisions, 0, {}};
+        WalkState w{p, r, profiles_[p].info.np, profiles_[p].info.nw, &cursor, &rt.decisions, 0, {}, g, {}};
         walk(templ, top, w);
         if (not cursor.at_end())
           changed(w);
@@ -880,14 +1132,25 @@ private:
   std::map<CallToken, std::uint32_t> token_ids_;
   std::vector<CallToken> token_list_;
   std::vector<bool> poll_token_;     // by provisional id
+  std::vector<bool> burst_token_;    // by provisional id: compute bursts a polling construct absorbs
+  std::vector<bool> burst_model_;    // the same by model id
   std::vector<std::uint32_t> remap_;  // provisional id -> model id
   std::vector<CallToken> tokens_;  // the model's (sorted) tokens while fitting groups
   std::vector<SlotObs> slots_;
+  int loop_counter_ = 0;
   std::set<std::string> varying_tag_functions_;
   std::map<std::string, std::map<std::string, int>> support_;
 };
 
 }  // namespace
+
+const FunctionLatency* TraceModel::latency_of(const std::string& function) const
+{
+  for (const FunctionLatency& f : latency)
+    if (f.function == function)
+      return &f;
+  return nullptr;
+}
 
 TraceModel fit_trace_model(const std::vector<std::filesystem::path>& profiles, const FitOptions& options)
 {

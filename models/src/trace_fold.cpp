@@ -106,8 +106,15 @@ std::vector<RolledNode> fold_impl(const std::vector<std::uint32_t>& tokens, cons
     if (poll_mask[i]) {
       // A run of the same polling call is one construct, whatever its length.
       std::uint32_t s = table.leaf(RolledNode::Kind::Poll, tokens[i]);
-      while (i + 1 < tokens.size() && poll_mask[i + 1] && tokens[i + 1] == tokens[i])
-        ++i;
+      auto burst = [&](std::size_t k) { return tokens[k] < opt.burst_token.size() && opt.burst_token[tokens[k]]; };
+      while (true) {
+        if (i + 1 < tokens.size() && poll_mask[i + 1] && tokens[i + 1] == tokens[i])
+          ++i;
+        else if (i + 2 < tokens.size() && burst(i + 1) && poll_mask[i + 2] && tokens[i + 2] == tokens[i])
+          i += 2;  // a compute burst between two polls of the same call: the polling loop's own time
+        else
+          break;
+      }
       seq.push_back(s);
     } else {
       seq.push_back(table.leaf(RolledNode::Kind::Call, tokens[i]));

@@ -43,6 +43,14 @@ const std::vector<FeatureDef>& features()
       {"Nw/Np^2", [](double nw, double np) { return nw / (np * np); }},
       {"Nw*log2(Np)", [](double nw, double np) { return nw * std::log2(np); }},
       {"Nw/(Np-1)", [](double nw, double np) { return np > 1 ? nw / (np - 1) : 0.0; }},
+      // Physically motivated forms of compute work (appended: the order above breaks ties): dense linear
+      // algebra on an Nw x Nw matrix spread over Np ranks (LU: Nw^3/Np flops per rank), its panels
+      // (Nw^2), a 2-D decomposition's panels (Nw^2/Np^(1/2)), sorting-like work (Nw log Nw).
+      {"Nw^3/Np", [](double nw, double np) { return nw * nw * nw / np; }},
+      {"Nw^3/Np^2", [](double nw, double np) { return nw * nw * nw / (np * np); }},
+      {"Nw^2/Np^(1/2)", [](double nw, double np) { return nw * nw / std::sqrt(np); }},
+      {"Nw*log2(Nw)", [](double nw, double) { return nw > 0 ? nw * std::log2(nw) : 0.0; }},
+      {"Nw/Np*log2(Nw/Np)", [](double nw, double np) { return nw > np ? nw / np * std::log2(nw / np) : 0.0; }},
   };
   return defs;
 }
@@ -133,6 +141,11 @@ std::string Formula::text() const
 
 Formula fit_formula(const std::vector<FitPoint>& raw, bool integer, int max_terms)
 {
+  return fit_formula(raw, integer, max_terms, Parsimony{});
+}
+
+Formula fit_formula(const std::vector<FitPoint>& raw, bool integer, int max_terms, Parsimony parsimony)
+{
   if (raw.empty())
     throw InternalError("fit_formula: no points");
   // Average repeated observations of one (Nw, Np) point (ordered map: deterministic).
@@ -179,6 +192,7 @@ Formula fit_formula(const std::vector<FitPoint>& raw, bool integer, int max_term
 
   double best_err = std::numeric_limits<double>::infinity();
   std::vector<int> best_set;
+  std::vector<std::pair<double, std::vector<int>>> tried;  // in order of simplicity, for the parsimony rule
   // Subsets by size, then in lexicographic feature order; size k needs k + 1 points to be checked.
   for (int k = 1; k <= max_terms && k + 1 <= n; ++k) {
     std::vector<int> idx(static_cast<std::size_t>(k));
@@ -214,6 +228,8 @@ Formula fit_formula(const std::vector<FitPoint>& raw, bool integer, int max_term
         best_err = err;
         best_set = idx;
       }
+      if (not degenerate && (parsimony.relative > 0 || parsimony.absolute > 0))
+        tried.emplace_back(err, idx);
       // Next subset.
       int i = k - 1;
       while (i >= 0 && idx[static_cast<std::size_t>(i)] == nf - k + i)
@@ -227,6 +243,12 @@ Formula fit_formula(const std::vector<FitPoint>& raw, bool integer, int max_term
     if (best_err <= 1e-9)
       break;  // exact at this size: a larger model cannot be simpler
   }
+  for (const auto& [err, set] : tried)
+    if (err <= best_err * (1 + parsimony.relative) + parsimony.absolute) {
+      best_err = err;
+      best_set = set;
+      break;
+    }
   if (best_set.empty()) {
     // Too few points for any checked model beyond a constant: the mean.
     double mean = y.mean();
@@ -244,6 +266,51 @@ Formula fit_formula(const std::vector<FitPoint>& raw, bool integer, int max_term
   }
   best.cv_error = best_err;
   return best;
+}
+
+std::vector<std::optional<double>> loo_predictions(const Formula& f, const std::vector<FitPoint>& raw)
+{
+  std::map<std::pair<double, double>, std::pair<double, int>> acc;
+  for (const FitPoint& p : raw) {
+    auto& [sum, n] = acc[{p.nw, p.np}];
+    sum += p.value;
+    ++n;
+  }
+  std::vector<FitPoint> pts;
+  for (const auto& [key, v] : acc)
+    pts.push_back({key.first, key.second, v.first / v.second});
+  const auto n = static_cast<Eigen::Index>(pts.size());
+  const auto k = static_cast<Eigen::Index>(f.terms.size());
+  std::map<std::pair<double, double>, std::optional<double>> by_point;
+  for (Eigen::Index leave = 0; leave < n; ++leave) {
+    std::optional<double> pred;
+    if (k > 0 && n - 1 >= k) {
+      Eigen::MatrixXd a(n - 1, k);
+      Eigen::VectorXd y(n - 1);
+      for (Eigen::Index i = 0, j = 0; i < n; ++i) {
+        if (i == leave)
+          continue;
+        for (Eigen::Index c = 0; c < k; ++c)
+          a(j, c) = feature_value(f.terms[static_cast<std::size_t>(c)].feature, pts[static_cast<std::size_t>(i)].nw,
+                                  pts[static_cast<std::size_t>(i)].np);
+        y(j++) = pts[static_cast<std::size_t>(i)].value;
+      }
+      Eigen::ColPivHouseholderQR<Eigen::MatrixXd> qr(a);
+      if (qr.rank() == k) {
+        Eigen::VectorXd x = solve(a, y);
+        double v = 0;
+        for (Eigen::Index c = 0; c < k; ++c)
+          v += x(c) * feature_value(f.terms[static_cast<std::size_t>(c)].feature, pts[static_cast<std::size_t>(leave)].nw,
+                                    pts[static_cast<std::size_t>(leave)].np);
+        pred = v;
+      }
+    }
+    by_point[{pts[static_cast<std::size_t>(leave)].nw, pts[static_cast<std::size_t>(leave)].np}] = pred;
+  }
+  std::vector<std::optional<double>> out;
+  for (const FitPoint& p : raw)
+    out.push_back(by_point[{p.nw, p.np}]);
+  return out;
 }
 
 }  // namespace gridcast::models::trace

@@ -2,7 +2,10 @@
 #include "gridcast/models/errors.hpp"
 #include "gridcast/models/trace_model.hpp"
 
+#include <algorithm>
+#include <array>
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -28,6 +31,48 @@ ojson formula_json(const Formula& f)
   o["integer"] = f.integer;
   o["cv_error"] = f.cv_error ? ojson(*f.cv_error) : ojson(nullptr);
   o["points"]  = f.points;
+  return o;
+}
+
+/// A float as the shortest decimal that reads back as the same float (forest thresholds and leaves).
+double short_float(float f)
+{
+  std::array<char, 32> buf{};
+  auto res = std::to_chars(buf.data(), buf.data() + buf.size(), f);
+  return std::strtod(std::string(buf.data(), res.ptr).c_str(), nullptr);
+}
+
+ojson optional_number(const std::optional<double>& v) { return v ? ojson(*v) : ojson(nullptr); }
+
+ojson latency_json(const FunctionLatency& f)
+{
+  ojson o;
+  o["function"]    = f.function;
+  o["calls"]       = f.calls;
+  o["sites"]       = f.sites;
+  o["train_error"] = f.train_error;
+  o["cv_error"]    = optional_number(f.cv_error);
+  if (f.ratio) {
+    ojson r;
+    r["samples"]     = f.ratio_samples;
+    r["train_error"] = optional_number(f.ratio_train_error);
+    r["oob_error"]   = optional_number(f.ratio_oob_error);
+    ojson trees      = ojson::array();
+    for (const RatioForest::Tree& t : f.ratio->trees) {
+      ojson nodes = ojson::array();
+      for (const RatioForest::Node& n : t.nodes)
+        nodes.push_back(ojson::array({n.feature, short_float(n.threshold), n.left, n.right}));
+      ojson leaves = ojson::array();
+      for (float v : t.leaves)
+        leaves.push_back(short_float(v));
+      trees.push_back(ojson{{"nodes", nodes}, {"leaves", leaves}});
+    }
+    r["trees"] = trees;
+    o["ratio"] = r;
+  } else {
+    o["ratio"] = nullptr;
+  }
+  o["variability"] = f.variability.empty() ? ojson(nullptr) : ojson{{"edges", f.variability.edges}};
   return o;
 }
 
@@ -229,6 +274,79 @@ Formula read_formula(const Reader& r)
   return f;
 }
 
+std::optional<double> read_optional(const Reader& r, std::string_view key)
+{
+  const json& v = r.at(key);
+  if (v.is_null())
+    return std::nullopt;
+  if (not v.is_number())
+    r.fail(key, "expected a number or null");
+  return v.get<double>();
+}
+
+FunctionLatency read_latency(const Reader& r)
+{
+  r.only({"function", "calls", "sites", "train_error", "cv_error", "ratio", "variability"});
+  FunctionLatency f;
+  f.function    = r.str("function");
+  f.calls       = static_cast<std::uint64_t>(r.integer("calls"));
+  f.sites       = r.int32("sites", 0, 1 << 30);
+  f.train_error = r.num("train_error");
+  f.cv_error    = read_optional(r, "cv_error");
+  if (not r.at("ratio").is_null()) {
+    Reader ratio = r.obj("ratio");
+    ratio.only({"samples", "train_error", "oob_error", "trees"});
+    f.ratio_samples     = static_cast<std::size_t>(ratio.int32("samples", 0, 1 << 30));
+    f.ratio_train_error = read_optional(ratio, "train_error");
+    f.ratio_oob_error   = read_optional(ratio, "oob_error");
+    RatioForest forest;
+    const json& trees = ratio.array("trees");
+    if (trees.empty())
+      ratio.fail("trees", "a forest needs at least one tree");
+    for (std::size_t t = 0; t < trees.size(); ++t) {
+      Reader tr(trees[t], r.file(), ratio.sub("trees[" + std::to_string(t) + "]"));
+      tr.only({"nodes", "leaves"});
+      RatioForest::Tree tree;
+      for (const json& l : tr.array("leaves")) {
+        if (not l.is_number())
+          tr.fail("leaves", "expected numbers");
+        tree.leaves.push_back(l.get<float>());
+      }
+      const json& nodes   = tr.array("nodes");
+      const std::size_t n = nodes.size() + tree.leaves.size();
+      for (std::size_t k = 0; k < nodes.size(); ++k) {
+        const json& v = nodes[k];
+        // [feature, threshold, left, right]; an index >= nodes is a leaf. Checked: a model.json must
+        // not make the evaluation read out of bounds or loop.
+        if (not v.is_array() || v.size() != 4 || not v[0].is_number_unsigned() || not v[1].is_number() ||
+            not v[2].is_number_unsigned() || not v[3].is_number_unsigned() ||
+            v[0].get<std::uint64_t>() >= CallContext::kFeatures || v[2].get<std::uint64_t>() >= n ||
+            v[3].get<std::uint64_t>() >= n || v[2].get<std::uint64_t>() <= k || v[3].get<std::uint64_t>() <= k)
+          tr.fail("nodes[" + std::to_string(k) + "]",
+                  "expected [feature 0-4, threshold, left, right] with children after the node and inside the tree");
+        tree.nodes.push_back({v[0].get<std::uint32_t>(), v[1].get<float>(), v[2].get<std::uint32_t>(),
+                              v[3].get<std::uint32_t>()});
+      }
+      if (tree.leaves.empty())
+        tr.fail("leaves", "a tree needs at least one leaf");
+      forest.trees.push_back(std::move(tree));
+    }
+    f.ratio = std::move(forest);
+  }
+  if (not r.at("variability").is_null()) {
+    Reader v = r.obj("variability");
+    v.only({"edges"});
+    for (const json& e : v.array("edges")) {
+      if (not e.is_number())
+        v.fail("edges", "expected numbers");
+      f.variability.edges.push_back(e.get<double>());
+    }
+    if (f.variability.edges.size() < 2 || not std::is_sorted(f.variability.edges.begin(), f.variability.edges.end()))
+      v.fail("edges", "expected at least two edges in increasing order");
+  }
+  return f;
+}
+
 RankExpr read_rank(const Reader& r)
 {
   r.only({"expr", "text", "a", "level", "dims", "dim", "periodic"});
@@ -380,6 +498,10 @@ nlohmann::ordered_json model_to_json(const TraceModel& m)
                            {"template", nodes_json(grp.body, m)}});
   }
   o["groups"]   = groups;
+  ojson latency = ojson::array();
+  for (const FunctionLatency& f : m.latency)
+    latency.push_back(latency_json(f));
+  o["latency"]  = latency;
   o["warnings"] = m.warnings;
   return o;
 }
@@ -388,12 +510,14 @@ TraceModel model_from_json(const nlohmann::json& j, const std::string& file)
 {
   Reader top(j, file, "");
   top.only({"format", "format_version", "group_threshold", "features", "training", "tokens", "rule", "groups",
-            "warnings"});
+            "latency", "warnings"});
   if (top.str("format") != kFormatName)
     top.fail("format", std::string("expected \"") + kFormatName + "\"");
   if (top.integer("format_version") != TraceModel::kFormatVersion)
-    top.fail("format_version", "unsupported version (this gridcast reads version " +
-                                   std::to_string(TraceModel::kFormatVersion) + ")");
+    top.fail("format_version", "model written by another gridcast version (format_version " +
+                                   std::to_string(top.integer("format_version")) + "; this gridcast reads version " +
+                                   std::to_string(TraceModel::kFormatVersion) +
+                                   "): fit it again with this gridcast (`gridcast fit`)");
   TraceModel m;
   m.group_threshold = top.num("group_threshold");
   top.array("features");  // informative
@@ -464,6 +588,9 @@ TraceModel model_from_json(const nlohmann::json& j, const std::string& file)
     grp.body = read_nodes(g.array("template"), file, g.sub("template"), m);
     m.groups.push_back(std::move(grp));
   }
+  const json& latency = top.array("latency");
+  for (std::size_t i = 0; i < latency.size(); ++i)
+    m.latency.push_back(read_latency(Reader(latency[i], file, "latency[" + std::to_string(i) + "]")));
   for (const json& w : top.array("warnings")) {
     if (not w.is_string())
       top.fail("warnings", "expected strings");

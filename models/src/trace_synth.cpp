@@ -13,12 +13,27 @@ namespace {
 
 bool creates_request(Op op) { return op == Op::Isend || op == Op::Irecv || op == Op::Issend; }
 
+/// splitmix64: a portable generator (same draws on every platform and standard library).
+std::uint64_t mix64(std::uint64_t x)
+{
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
 /// One call position of a template, evaluated at the target (what is the same for every rank).
 struct Leaf {
   CallRecord proto;
   std::optional<std::uint64_t> counts_self, recv_counts_self;  ///< the rank's own v-collective entry
   const TemplateNode* node = nullptr;
   bool creates = false;
+  // Compute calls: the latency model's ratio for this site, tabulated by progress buckets when the model is
+  // compiled for the target (the forest is walked once per site and bucket, not once per call).
+  const FunctionLatency* latency = nullptr;
+  CallContext context;
+  int depth = 0;  ///< enclosing loops
+  std::vector<float> ratio_table;
   std::int64_t request_back = 0;
   std::vector<std::int64_t> requests_back;
 };
@@ -42,6 +57,9 @@ std::uint64_t eval_count(const Formula& f, const SynthTarget& t, const std::stri
 }  // namespace
 
 struct SynthSource::Program {
+  int loop_counter = 0;  ///< pre-order numbering of loops while compiling (as the fit numbers them)
+  std::vector<int> enclosing;  ///< while compiling: pre-order numbers of the enclosing loops
+  std::vector<std::uint64_t> enclosing_counts;  ///< while compiling: their iteration counts at the target
   std::vector<Instr> code;
   std::vector<Leaf> leaves;
   FunctionTable functions;
@@ -50,6 +68,49 @@ struct SynthSource::Program {
 };
 
 namespace {
+
+/// Iterations i of a loop of `n` whose progress bucket is b, for every b.
+std::vector<std::uint64_t> bucket_counts(std::uint64_t n)
+{
+  std::vector<std::uint64_t> out(kProgressBuckets);
+  // ceil(b n / B) without overflow: n = q B + r.
+  const std::uint64_t q = n / kProgressBuckets, r = n % kProgressBuckets;
+  auto ceil_part = [&](std::uint64_t b) { return b * q + (b * r + kProgressBuckets - 1) / kProgressBuckets; };
+  for (std::uint64_t b = 0; b < kProgressBuckets; ++b)
+    out[b] = ceil_part(b + 1) - ceil_part(b);
+  return out;
+}
+
+/// The forest's ratio for every bucket the site's calls fall in at the target, divided by their mean
+/// over the site's calls: the ratio redistributes the site's work over its iterations, the mean (the
+/// regression on (Nw, Np)) says how much there is. A forest cannot extrapolate (the first iterations of
+/// a loop that runs longer than in training get the largest ratio seen, not a larger one); normalizing
+/// keeps the regression's total, which can.
+void tabulate_ratios(Leaf& leaf, const std::vector<std::uint64_t>& counts)
+{
+  const int depth = leaf.depth;
+  const std::size_t ni = depth >= 1 ? kProgressBuckets : 1, no = depth >= 2 ? kProgressBuckets : 1;
+  leaf.ratio_table.assign(ni * no, -1.0f);
+  std::vector<std::uint64_t> wi = depth >= 1 ? bucket_counts(counts.back()) : std::vector<std::uint64_t>{1};
+  std::vector<std::uint64_t> wo = depth >= 2 ? bucket_counts(counts.front()) : std::vector<std::uint64_t>{1};
+  std::vector<double> raw(ni * no, 0.0);
+  long double sum = 0, weight = 0;
+  for (std::size_t o = 0; o < no; ++o)
+    for (std::size_t i = 0; i < ni; ++i) {
+      long double w = static_cast<long double>(wo[o]) * static_cast<long double>(wi[i]);
+      if (w == 0)
+        continue;
+      CallContext c  = leaf.context;
+      c.inner_bucket = static_cast<int>(i);
+      c.outer_bucket = depth >= 2 ? static_cast<int>(o) : static_cast<int>(i);  // one loop: also the outermost
+      raw[o * ni + i] = std::max(0.0, leaf.latency->ratio->eval(c.features()));
+      sum += w * raw[o * ni + i];
+      weight += w;
+    }
+  const double mean = weight > 0 ? static_cast<double>(sum / weight) : 0.0;
+  for (std::size_t k = 0; k < raw.size(); ++k)
+    leaf.ratio_table[k] = static_cast<float>(mean > 0 ? raw[k] / mean : raw[k]);
+}
 
 void compile(const std::vector<TemplateNode>& nodes, const TraceModel& m, const SynthTarget& t,
              SynthSource::Program& p, int depth, const std::string& where)
@@ -61,7 +122,11 @@ void compile(const std::vector<TemplateNode>& nodes, const TraceModel& m, const 
     if (n.kind == RolledNode::Kind::Loop) {
       auto begin = static_cast<std::uint32_t>(p.code.size());
       p.code.push_back({Instr::LoopBegin, 0, eval_count(n.count, t, "loop count at " + here), 0});
+      p.enclosing.push_back(p.loop_counter++);
+      p.enclosing_counts.push_back(p.code[begin].count);
       compile(n.body, m, t, p, depth + 1, here + ".body");
+      p.enclosing.pop_back();
+      p.enclosing_counts.pop_back();
       auto end = static_cast<std::uint32_t>(p.code.size());
       p.code.push_back({Instr::LoopEnd, 0, 0, begin});
       p.code[begin].jump = end;
@@ -85,6 +150,15 @@ void compile(const std::vector<TemplateNode>& nodes, const TraceModel& m, const 
       r.recv_bytes = eval_count(*n.recv_bytes, t, "recv_bytes at " + here);
     if (n.flops)
       r.flops = std::max(0.0, n.flops->eval(t.nw, t.np));
+    if (tok.op == Op::Compute) {
+      leaf.latency            = m.latency_of(tok.function);
+      leaf.context.group      = p.group;
+      leaf.context.inter_loop = p.enclosing.empty() ? 0 : p.enclosing.back() + 1;
+      leaf.context.intra_loop = static_cast<int>(i);
+      leaf.depth              = static_cast<int>(p.enclosing.size());
+      if (leaf.latency != nullptr && leaf.latency->ratio)
+        tabulate_ratios(leaf, p.enclosing_counts);
+    }
     if (n.seconds)
       r.seconds = std::max(0.0, n.seconds->eval(t.nw, t.np));
     if (n.counts)
@@ -110,8 +184,10 @@ void compile(const std::vector<TemplateNode>& nodes, const TraceModel& m, const 
 
 class SynthStream final : public CallStream {
 public:
-  SynthStream(std::shared_ptr<const SynthSource::Program> prog, int rank, int np, std::string source)
-      : prog_(std::move(prog)), rank_(rank), np_(np), source_(std::move(source)), functions_(prog_->functions)
+  SynthStream(std::shared_ptr<const SynthSource::Program> prog, int rank, int np, std::string source,
+              const SynthOptions& options)
+      : prog_(std::move(prog)), rank_(rank), np_(np), source_(std::move(source)), functions_(prog_->functions),
+        variability_(options.variability), rng_(mix64(options.seed ^ mix64(static_cast<std::uint64_t>(rank) + 1)))
   {
     loop_index_.reserve(static_cast<std::size_t>(prog_->max_depth));
     loop_count_.reserve(static_cast<std::size_t>(prog_->max_depth));
@@ -207,6 +283,8 @@ private:
       out.counts[static_cast<std::size_t>(rank_)] = *leaf.counts_self;
     if (leaf.recv_counts_self && not out.recv_counts.empty())
       out.recv_counts[static_cast<std::size_t>(rank_)] = *leaf.recv_counts_self;
+    if (leaf.latency != nullptr)
+      out.flops = leaf.proto.flops * ratio(leaf) * (variability_ ? scatter(*leaf.latency) : 1.0);
     if (leaf.creates)
       out.request = created_++;
     else if (leaf.request_back != 0)
@@ -214,6 +292,27 @@ private:
     for (std::size_t k = 0; k < leaf.requests_back.size(); ++k)
       out.requests[k] = created_ - leaf.requests_back[k];
     out.line = ++emitted_;
+  }
+
+  /// The forest's ratio at this call's context (the table holds what the forest said for each bucket).
+  double ratio(const Leaf& leaf)
+  {
+    if (leaf.ratio_table.empty())
+      return 1.0;
+    int inner = leaf.depth >= 1 ? progress_bucket(loop_index_.back(), loop_count_.back()) : 0;
+    int outer = leaf.depth >= 2 ? progress_bucket(loop_index_.front(), loop_count_.front()) : 0;
+    auto slot = static_cast<std::size_t>(outer) * (leaf.depth >= 1 ? kProgressBuckets : 1) + static_cast<std::size_t>(inner);
+    return leaf.ratio_table[slot];  // every bucket a call can fall in was tabulated at compile time
+  }
+
+  double uniform() { return static_cast<double>((rng_ = mix64(rng_)) >> 11) * 0x1.0p-53; }
+  double scatter(const FunctionLatency& f)
+  {
+    if (f.variability.empty())
+      return 1.0;
+    double a = uniform();
+    double b = uniform();
+    return f.variability.sample(a, b);
   }
 
   std::shared_ptr<const SynthSource::Program> prog_;
@@ -227,12 +326,14 @@ private:
   std::uint64_t poll_left_ = 0;
   std::int64_t created_ = 0;
   std::uint64_t emitted_ = 0;
+  bool variability_ = false;
+  std::uint64_t rng_ = 0;
 };
 
 }  // namespace
 
-SynthSource::SynthSource(std::shared_ptr<const TraceModel> model, SynthTarget target)
-    : model_(std::move(model)), target_(target)
+SynthSource::SynthSource(std::shared_ptr<const TraceModel> model, SynthTarget target, SynthOptions options)
+    : model_(std::move(model)), target_(target), options_(options)
 {
   if (target_.np < 1)
     throw InputError({}, "the target Np must be at least 1");
@@ -270,7 +371,36 @@ CallStreamPtr SynthSource::open(int rank) const
   if (rank < 0 || rank >= target_.np)
     throw InternalError("SynthSource::open: rank out of range");
   return std::make_unique<SynthStream>(programs_[static_cast<std::size_t>(group_of_rank_[static_cast<std::size_t>(rank)])],
-                                       rank, target_.np, origin_);
+                                       rank, target_.np, origin_, options_);
+}
+
+std::uint64_t SynthSource::total_calls() const
+{
+  std::vector<std::uint64_t> per_program;
+  for (const auto& p : programs_) {
+    // Calls of one stream: each instruction's calls times the iterations of its enclosing loops.
+    long double total = 0, mult = 1;
+    std::vector<long double> stack;
+    for (const Instr& in : p->code) {
+      switch (in.kind) {
+        case Instr::LoopBegin:
+          stack.push_back(mult);
+          mult *= static_cast<long double>(in.count);
+          break;
+        case Instr::LoopEnd:
+          mult = stack.back();
+          stack.pop_back();
+          break;
+        case Instr::Poll: total += mult * static_cast<long double>(in.count); break;
+        case Instr::Call: total += mult; break;
+      }
+    }
+    per_program.push_back(static_cast<std::uint64_t>(total));
+  }
+  std::uint64_t sum = 0;
+  for (int g : group_of_rank_)
+    sum += per_program[static_cast<std::size_t>(g)];
+  return sum;
 }
 
 RunInfo SynthSource::run_info(TraceEncoding encoding) const

@@ -51,4 +51,18 @@ struct Formula {
 /// that predicts every left-out point exactly ends the search). Throws InternalError for no points.
 Formula fit_formula(const std::vector<FitPoint>& points, bool integer, int max_terms = 3);
 
+/// For measured (noisy) quantities: the simplest subset (fewest terms, then the feature order) whose
+/// leave-one-out error is within `relative` x the best error + `absolute` of the best, rather than the
+/// best itself. Four noisy points can make a cubic look best; it runs away outside the training range.
+struct Parsimony {
+  double relative = 0;
+  double absolute = 0;
+};
+Formula fit_formula(const std::vector<FitPoint>& points, bool integer, int max_terms, Parsimony parsimony);
+
+/// Each point predicted by `f`'s features refitted on the other points (leave-one-out), unrounded; nullopt
+/// where the other points cannot determine them. Points at one (Nw, Np) are averaged first, as in
+/// fit_formula; the result follows `points` one to one.
+std::vector<std::optional<double>> loo_predictions(const Formula& f, const std::vector<FitPoint>& points);
+
 }  // namespace gridcast::models::trace

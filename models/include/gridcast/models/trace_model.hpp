@@ -6,6 +6,7 @@
 #pragma once
 
 #include "gridcast/models/call.hpp"
+#include "gridcast/models/latency_model.hpp"
 #include "gridcast/models/trace_formula.hpp"
 #include "gridcast/models/trace_rules.hpp"
 
@@ -34,6 +35,10 @@ struct RolledNode {
 
 struct FoldOptions {
   std::size_t max_period = 256;  ///< longest loop body looked for, in (already folded) elements
+  /// Tokens that a polling construct absorbs between two of its polls: the compute bursts a profiler
+  /// records between the calls of a polling loop (P burst P burst P is one construct, as P P P is).
+  /// Indexed by token; empty: none.
+  std::vector<bool> burst_token;
 };
 
 /// Folds a token sequence into a rolled trace. `is_poll(token)` marks polling calls: a run of them is
@@ -87,7 +92,11 @@ struct TemplateNode {
   // Call (and Poll) parameters; absent where the op does not use them.
   std::optional<RankExpr> peer, src, root;
   std::optional<TagExpr> tag;  ///< only for functions whose token has kVaryingTag
-  std::optional<Formula> bytes, recv_bytes, flops, seconds;
+  std::optional<Formula> bytes, recv_bytes;
+  /// Compute calls: the site's mean work in flops (the first step of the latency model; recorded seconds
+  /// converted through the recording host's speed). Reduce-like collectives: their reduction flops.
+  std::optional<Formula> flops;
+  std::optional<Formula> seconds;  ///< Sleep: idle seconds, which do not scale with the host
   std::optional<Formula> counts, recv_counts;  ///< v-collectives: the count of every other rank
   std::optional<Formula> counts_self, recv_counts_self;  ///< the rank's own entry, where it differs
   /// wait/test: the request created this many requests earlier (1 = the latest); waitall/waitany: one
@@ -112,13 +121,17 @@ struct TraceGroup {
 };
 
 struct TraceModel {
-  static constexpr int kFormatVersion = 1;
+  /// 2: compute work in flops with the latency model (`latency`); 1 had per-position seconds.
+  static constexpr int kFormatVersion = 2;
   std::vector<TrainingPoint> training;
   std::vector<CallToken> tokens;
   std::vector<TraceGroup> groups;
   GroupRule rule;
   double group_threshold = 0.03;
   std::vector<std::string> warnings;  ///< quantities fitted approximately (varying where they should not)
+  /// The latency model of every function with compute calls, by function name.
+  std::vector<FunctionLatency> latency;
+  const FunctionLatency* latency_of(const std::string& function) const;
 };
 
 struct FitOptions {
@@ -127,6 +140,8 @@ struct FitOptions {
   /// messages) has its tag fitted per position instead of being part of the token.
   std::size_t varying_tags = 16;
   FoldOptions fold;
+  ForestOptions forest;
+  int variability_bins = 16;  ///< bins of each function's irregular histogram
 };
 
 /// Fits the model to profile directories (at least two). Throws InputError for profiles that cannot be

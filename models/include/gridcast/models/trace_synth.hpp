@@ -18,23 +18,33 @@ struct SynthTarget {
   int np = 0;
 };
 
+struct SynthOptions {
+  /// Scatter every compute call around its predicted work by its function's empirical distribution
+  /// (model.json latency[].variability), drawn from a generator seeded by `seed` and the rank.
+  bool variability = false;
+  std::uint64_t seed = 0;
+};
+
 class SynthSource final : public TraceSource {
 public:
   /// Evaluates every count, size and compute formula at the target and checks that every rank has a
   /// group and every peer a value; throws InputError where the target is outside what the model can
   /// express (a rank class never seen, a negative count, a peer outside 0..Np-1).
-  SynthSource(std::shared_ptr<const TraceModel> model, SynthTarget target);
+  SynthSource(std::shared_ptr<const TraceModel> model, SynthTarget target, SynthOptions options = {});
   ~SynthSource() override;
   int rank_count() const override { return target_.np; }
   CallStreamPtr open(int rank) const override;
   /// The RunInfo a profile directory written from this source gets.
   RunInfo run_info(TraceEncoding encoding) const;
+  /// Calls every rank's stream will emit, all ranks together (for progress reports).
+  std::uint64_t total_calls() const;
 
   struct Program;  // the model compiled for the target, shared by the streams
 
 private:
   std::shared_ptr<const TraceModel> model_;
   SynthTarget target_;
+  SynthOptions options_;
   std::vector<std::shared_ptr<const Program>> programs_;  ///< per group
   std::vector<int> group_of_rank_;
   std::string origin_;

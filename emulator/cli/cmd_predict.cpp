@@ -1,0 +1,326 @@
+// `gridcast predict`: from a fitted model (trace + latency) to a predicted run at a new (Nw, Np), in one
+// streaming pass: every rank's calls are synthesized one at a time straight into the emulator, never
+// written to files. See docs/latency-model.md.
+#include "commands.hpp"
+
+#include "gridcast/emulator/config.hpp"
+#include "gridcast/emulator/replay.hpp"
+#include "gridcast/emulator/report.hpp"
+#include "gridcast/models/errors.hpp"
+#include "gridcast/models/trace_synth.hpp"
+
+#include <boost/program_options.hpp>
+#include <nlohmann/json.hpp>
+#include <simgrid/s4u/Engine.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <sstream>
+
+namespace po = boost::program_options;
+
+namespace gridcast::cli {
+
+namespace {
+
+/// What the model put into the run, per function (all ranks).
+struct FunctionTotals {
+  std::uint64_t calls = 0;
+  double flops = 0;        ///< compute work (latency model) and reduction work
+  double bytes = 0;        ///< bytes sent, v-collective counts included
+};
+
+/// Progress on stderr for long runs: the first report after `kFirst`, then every `kEvery`. Wall-clock
+/// time decides only whether to print, never what the outputs hold.
+class Progress {
+public:
+  explicit Progress(std::uint64_t total) : total_(total), start_(Clock::now()), last_(start_) {}
+  /// One call pulled by the emulator (all ranks together); the clock is read every 4096 calls.
+  void tick()
+  {
+    if ((++done_ & 4095) != 0)
+      return;
+    auto now = Clock::now();
+    if (now - last_ < (printed_ ? kEvery : kFirst))
+      return;
+    last_    = now;
+    printed_ = true;
+    double pct = total_ > 0 ? 100.0 * static_cast<double>(done_) / static_cast<double>(total_) : 100.0;
+    std::fprintf(stderr, "gridcast predict: %5.1f%% of %llu calls, simulated time %.6g s, %.0f s elapsed\n", pct,
+                 static_cast<unsigned long long>(total_), simgrid::s4u::Engine::get_clock(),
+                 std::chrono::duration<double>(now - start_).count());
+  }
+
+private:
+  using Clock = std::chrono::steady_clock;
+  static constexpr std::chrono::seconds kFirst{3};
+  static constexpr std::chrono::seconds kEvery{5};
+  std::uint64_t total_;
+  std::uint64_t done_ = 0;
+  Clock::time_point start_, last_;
+  bool printed_ = false;
+};
+
+/// Per-rank stream wrapper: counts what the model emits (per function, merged when the stream ends) and
+/// ticks the progress report.
+class CountingStream final : public models::CallStream {
+public:
+  CountingStream(models::CallStreamPtr inner, std::map<std::string, FunctionTotals>& totals, Progress& progress)
+      : inner_(std::move(inner)), totals_(totals), progress_(progress)
+  {
+  }
+  ~CountingStream() override { flush(); }
+  bool next(models::CallRecord& out) override
+  {
+    if (not inner_->next(out)) {
+      flush();
+      return false;
+    }
+    if (out.function >= local_.size())
+      local_.resize(out.function + 1);
+    FunctionTotals& t = local_[out.function];
+    ++t.calls;
+    t.flops += out.flops;
+    double b = static_cast<double>(out.bytes);
+    for (std::uint64_t c : out.counts)
+      b += static_cast<double>(c);
+    t.bytes += b;
+    progress_.tick();
+    return true;
+  }
+  const models::FunctionTable& functions() const override { return inner_->functions(); }
+  const std::string& source() const override { return inner_->source(); }
+
+private:
+  void flush()
+  {
+    for (std::size_t id = 0; id < local_.size(); ++id) {
+      if (local_[id].calls == 0)
+        continue;
+      FunctionTotals& t = totals_[inner_->functions().name(static_cast<std::uint32_t>(id))];
+      t.calls += local_[id].calls;
+      t.flops += local_[id].flops;
+      t.bytes += local_[id].bytes;
+    }
+    local_.clear();
+  }
+  models::CallStreamPtr inner_;
+  std::map<std::string, FunctionTotals>& totals_;
+  Progress& progress_;
+  std::vector<FunctionTotals> local_;
+};
+
+class CountingSource final : public models::TraceSource {
+public:
+  CountingSource(const models::trace::SynthSource& inner, std::map<std::string, FunctionTotals>& totals,
+                 Progress& progress)
+      : inner_(inner), totals_(totals), progress_(progress)
+  {
+  }
+  int rank_count() const override { return inner_.rank_count(); }
+  models::CallStreamPtr open(int rank) const override
+  {
+    return std::make_unique<CountingStream>(inner_.open(rank), totals_, progress_);
+  }
+
+private:
+  const models::trace::SynthSource& inner_;
+  std::map<std::string, FunctionTotals>& totals_;
+  Progress& progress_;
+};
+
+std::string number(double v)
+{
+  std::ostringstream o;
+  o << std::setprecision(6) << v;
+  return o.str();
+}
+
+}  // namespace
+
+/// Where the target lies outside the training points' Nw or Np range, and how far.
+static std::vector<std::string> range_warnings(const models::trace::TraceModel& model, double nw, int np)
+{
+  std::vector<std::string> out;
+  if (model.training.empty())
+    return out;
+  double nw_lo = model.training[0].nw, nw_hi = nw_lo;
+  int np_lo = model.training[0].np, np_hi = np_lo;
+  for (const auto& t : model.training) {
+    nw_lo = std::min(nw_lo, t.nw);
+    nw_hi = std::max(nw_hi, t.nw);
+    np_lo = std::min(np_lo, t.np);
+    np_hi = std::max(np_hi, t.np);
+  }
+  auto check = [&](const char* name, double v, double lo, double hi) {
+    if (v >= lo && v <= hi)
+      return;
+    std::string how = v > hi ? number(v / hi) + "x the largest (" + number(hi) + ")"
+                             : number(lo / std::max(v, 1e-300)) + "x below the smallest (" + number(lo) + ")";
+    out.push_back(std::string(name) + " " + number(v) + " is outside the fitted range " + number(lo) + "-" +
+                  number(hi) + ": " + how + "; the model extrapolates");
+  };
+  check("Nw", nw, nw_lo, nw_hi);
+  check("Np", np, np_lo, np_hi);
+  return out;
+}
+
+int run_predict(const std::vector<std::string>& args)
+{
+  std::string model_file, platform, hostfile, out, variability = "off";
+  double nw = -1;
+  int np = 0;
+  int ranks_per_host = 0;
+  std::uint64_t seed = 0;
+  std::vector<std::string> cfg;
+  po::options_description options("predict options");
+  options.add_options()
+    ("help,h", "show this help")
+    ("model", po::value(&model_file)->required(), "model.json written by `gridcast fit` (trace and latency model)")
+    ("nw", po::value(&nw)->required(), "target workload size (the nw of run.json at the training points)")
+    ("np", po::value(&np)->required(), "target number of ranks")
+    ("platform,p", po::value(&platform)->required(), "SimGrid platform XML of the target machine")
+    ("hostfile", po::value(&hostfile), "rank i runs on line i of this file (smpirun syntax, name[:slots]), cyclically")
+    ("ranks-per-host", po::value(&ranks_per_host),
+     "place K consecutive ranks per host, hosts in natural name order (default 1); the platform must have "
+     "enough hosts")
+    ("out,o", po::value(&out), "write prediction.json, timeline.json and contribution.json into this directory")
+    ("no-timeline", "do not write timeline.json")
+    ("seed", po::value(&seed)->default_value(0),
+     "seed of every random choice: with --variability on, the compute calls drawn from each function's "
+     "distribution (several seeds give a spread of makespans)")
+    ("variability", po::value(&variability)->default_value("off"),
+     "on: scatter every compute call around its predicted work by its function's empirical distribution "
+     "(irregular histogram fitted by `gridcast fit`); off: the predicted work itself")
+    ("cfg", po::value(&cfg)->composing(),
+     "name:value setting, repeatable, as for replay: gridcast/eager-threshold:BYTES, gridcast/test-cost:SECONDS, "
+     "gridcast/coll/<op>:<algorithm>; any other name goes to SimGrid");
+  po::positional_options_description positional;
+  positional.add("model", 1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(options).positional(positional).run(), vm);
+    if (vm.count("help") > 0) {
+      std::cout << "usage: gridcast predict model.json --nw X --np Y --platform P.xml [--hostfile F | --ranks-per-host K]\n"
+                   "       [--out DIR] [--seed S] [--variability on|off] [--cfg name:value ...]\n\n"
+                   "Synthesizes every rank's calls at (Nw, Np) from the model (loop counts, sizes and peers from the\n"
+                   "trace model, compute work from the latency model) and emulates them on the platform in one\n"
+                   "streaming pass. Prints the predicted makespan; --out writes prediction.json and timeline.json\n"
+                   "(as `gridcast replay`) and contribution.json (what the model predicted, per function). Progress\n"
+                   "goes to stderr on long runs, and a warning when Nw or Np is outside the fitted range.\n"
+                   "See docs/latency-model.md.\n\n"
+                << options << '\n';
+      return 0;
+    }
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw UsageError{e.what(), "predict"};
+  }
+  if (not hostfile.empty() && ranks_per_host > 0)
+    throw UsageError{"--hostfile and --ranks-per-host exclude each other", "predict"};
+  if (np < 1)
+    throw UsageError{"--np must be at least 1", "predict"};
+  if (not(nw >= 0) || not std::isfinite(nw))
+    throw UsageError{"--nw must be a finite number >= 0", "predict"};
+  if (variability != "on" && variability != "off")
+    throw UsageError{"--variability must be on or off, not '" + variability + "'", "predict"};
+  if (vm.count("ranks-per-host") > 0 && ranks_per_host < 1)
+    throw UsageError{"--ranks-per-host must be at least 1", "predict"};
+
+  auto model = std::make_shared<const models::trace::TraceModel>(models::trace::read_model(model_file));
+  std::vector<std::string> warnings = range_warnings(*model, nw, np);
+  for (const std::string& w : warnings)
+    std::cerr << "gridcast predict: warning: " << w << '\n';
+
+  emulator::ReplayOptions opts;
+  opts.platform           = platform;
+  opts.placement.hostfile = hostfile;
+  opts.placement.ranks_per_host = ranks_per_host > 0 ? ranks_per_host : 1;
+  opts.seed     = seed;
+  opts.out_dir  = out;
+  opts.timeline = vm.count("no-timeline") == 0;
+  for (const std::string& c : cfg)
+    emulator::apply_cfg(opts, c);
+  opts.recorded_host_speed_flops = 0;  // synthesized compute is in flops: the host's speed converts it
+
+  models::trace::SynthOptions synth_options;
+  synth_options.variability = variability == "on";
+  synth_options.seed        = seed;
+  models::trace::SynthSource synth(model, {nw, np}, synth_options);
+  std::map<std::string, FunctionTotals> totals;
+  Progress progress(synth.total_calls());
+  CountingSource source(synth, totals, progress);
+
+  std::filesystem::path timeline_path;
+  if (not out.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(out, ec);
+    if (ec)
+      throw InputError({out, 0, {}, -1}, "cannot create the output directory: " + ec.message());
+    if (opts.timeline)
+      timeline_path = std::filesystem::path(out) / "timeline.json";
+  }
+
+  emulator::ReplayResult result = emulator::replay(source, opts, timeline_path);
+  std::cout << "predicted at Nw " << number(nw) << ", Np " << np << " from " << model_file
+            << (synth_options.variability ? " (variability on, seed " + std::to_string(seed) + ")" : "") << '\n';
+  emulator::print_summary(std::cout, result);
+
+  if (not out.empty()) {
+    emulator::RunDescription run;
+    run.command = "predict";
+    run.options = &opts;
+    run.inputs.push_back({"model", model_file, emulator::digest_file(model_file)});
+    run.inputs.push_back({"platform", platform, emulator::digest_file(platform)});
+    if (not hostfile.empty())
+      run.inputs.push_back({"hostfile", hostfile, emulator::digest_file(hostfile)});
+    const std::filesystem::path dir(out);
+    emulator::write_prediction(dir / "prediction.json", result, run);
+
+    using ojson = nlohmann::ordered_json;
+    ojson c;
+    c["format"]         = "gridcast-model-contribution";
+    c["format_version"] = 1;
+    c["target"]         = ojson{{"nw", nw}, {"np", np}};
+    c["variability"]    = synth_options.variability;
+    c["seed"]           = seed;
+    c["warnings"]       = warnings;
+    ojson fns           = ojson::array();
+    for (const auto& [name, t] : totals) {
+      auto sim = result.functions.find(name);
+      const models::trace::FunctionLatency* lat = model->latency_of(name);
+      ojson f;
+      f["name"]        = name;
+      f["calls"]       = t.calls;
+      f["flops"]       = t.flops;
+      f["bytes"]       = t.bytes;
+      f["simulated_s"] = sim == result.functions.end() ? 0.0 : sim->second.seconds;
+      f["latency_model"] = lat == nullptr ? ojson(nullptr)
+                                          : ojson{{"forest", lat->ratio.has_value()},
+                                                  {"train_error", lat->train_error},
+                                                  {"cv_error", lat->cv_error ? ojson(*lat->cv_error) : ojson(nullptr)}};
+      fns.push_back(f);
+    }
+    c["functions"] = fns;
+    std::ofstream o(dir / "contribution.json");
+    if (not o)
+      throw InputError({(dir / "contribution.json").string(), 0, {}, -1}, "cannot write the model's contribution");
+    o << c.dump(2) << '\n';
+    if (not o)
+      throw InputError({(dir / "contribution.json").string(), 0, {}, -1}, "writing the model's contribution failed");
+    std::cout << "wrote " << (dir / "prediction.json").string();
+    if (not timeline_path.empty())
+      std::cout << ", " << timeline_path.string();
+    std::cout << " and " << (dir / "contribution.json").string() << '\n';
+  }
+  return 0;
+}
+
+}  // namespace gridcast::cli
