@@ -146,7 +146,7 @@ TEST_CASE("replay: a peer outside the communicator names the file, line and rank
     REQUIRE(e.context().rank == 0);
     REQUIRE(e.context().line == 2);
     REQUIRE_THAT(e.context().file, Catch::Contains("rank-00000.jsonl"));
-    REQUIRE_THAT(e.reason(), Catch::Contains("outside the communicator"));
+    REQUIRE_THAT(e.reason(), Catch::Contains("is not a world rank"));
   }
 }
 
