@@ -157,7 +157,9 @@ double MessageBoard::wait(const RequestPtr& request)
   }
   double begin = sg4::Engine::get_clock();
   int pid = -1;
-  sg4::Semaphore* wakeup = own_semaphore(pid);
+  sg4::Semaphore* wakeup = nullptr;
+  if (not request->matched || not request->transfer || not request->transfer->done)
+    wakeup = own_semaphore(pid);  // only when this actor may block
   while (not request->matched) {
     // Exactly one release answers this acquire: the match of this request, which clears has_waiter.
     request->has_waiter = true;
