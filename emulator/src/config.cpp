@@ -36,7 +36,9 @@ const std::vector<std::pair<std::string, std::string>>& gridcast_cfg_keys()
       {"gridcast/eager-threshold", "bytes below which a standard send is eager (detached); default 65536, "
                                    "alias smpi/send-is-detached-thresh"},
       {"gridcast/test-cost", "simulated seconds of a failing MPI_Test, multiplied by the number of "
-                             "consecutive failures (SMPI's smpi/test); default 1e-4"},
+                             "consecutive failures (SMPI's smpi/test); default 1e-4. Only for polls whose "
+                             "duration the trace does not give (profiled polls cost their recorded seconds)"},
+      {"gridcast/iprobe-cost", "the same for a failing MPI_Iprobe (SMPI's smpi/iprobe); default 1e-4"},
       {"gridcast/coll/<op>", "force the algorithm of collective <op> (barrier, bcast, reduce, allreduce, "
                              "alltoall, alltoallv, gather, gatherv, allgather, allgatherv, scatter, scatterv, "
                              "reducescatter, scan, exscan); `gridcast algorithms` lists the names"},
@@ -83,6 +85,12 @@ void apply_cfg(ReplayOptions& options, const std::string& name_value)
   if (name == "gridcast/test-cost") {
     options.test_cost_s = parse_double(value, name);
     if (options.test_cost_s < 0)
+      throw InputError({"--cfg", 0, name, -1}, "a cost cannot be negative");
+    return;
+  }
+  if (name == "gridcast/iprobe-cost") {
+    options.iprobe_cost_s = parse_double(value, name);
+    if (options.iprobe_cost_s < 0)
       throw InputError({"--cfg", 0, name, -1}, "a cost cannot be negative");
     return;
   }

@@ -25,11 +25,19 @@ Transfer::~Transfer()
 }
 
 MessageBoard::MessageBoard(std::vector<sg4::Host*> rank_hosts, Options options)
-    : hosts_(std::move(rank_hosts)), queues_(hosts_.size()), endpoint_override_(hosts_.size(), nullptr), options_(options)
+    : hosts_(std::move(rank_hosts)), queues_(hosts_.size()), probes_(hosts_.size()),
+      endpoint_override_(hosts_.size(), nullptr), options_(options)
 {
-  wakeups_.reserve(hosts_.size());
-  for (std::size_t i = 0; i < hosts_.size(); ++i)
-    wakeups_.push_back(sg4::Semaphore::create(0));
+}
+
+sg4::Semaphore* MessageBoard::own_semaphore(int& pid)
+{
+  pid = static_cast<int>(sg4::this_actor::get_pid());
+  if (static_cast<std::size_t>(pid) >= wakeups_.size())
+    wakeups_.resize(static_cast<std::size_t>(pid) + 1);
+  if (not wakeups_[static_cast<std::size_t>(pid)])
+    wakeups_[static_cast<std::size_t>(pid)] = sg4::Semaphore::create(0);
+  return wakeups_[static_cast<std::size_t>(pid)].get();  // stable while the vector grows
 }
 
 RequestPtr MessageBoard::post_send(int from, int to, std::uint64_t bytes, int tag, int context, SendMode mode,
@@ -57,6 +65,12 @@ RequestPtr MessageBoard::post_send(int from, int to, std::uint64_t bytes, int ta
     match(send, recv);
   } else {
     queues_[to].unexpected_sends.push_back(send);
+    ProbeWaiter& p = probes_[static_cast<std::size_t>(to)];
+    if (p.active && p.context == context && (p.from == kAnySource || p.from == from) &&
+        (p.tag == kAnyTag || p.tag == tag)) {
+      p.active = false;
+      wakeups_[static_cast<std::size_t>(p.pid)]->release();
+    }
   }
   return send;
 }
@@ -138,7 +152,7 @@ void MessageBoard::match(const RequestPtr& send, const RequestPtr& recv)
   for (Request* r : {send.get(), recv.get()}) {
     if (r->has_waiter) {
       r->has_waiter = false;
-      wakeups_[r->owner]->release();
+      wakeups_[static_cast<std::size_t>(r->waiter)]->release();
     }
   }
 }
@@ -154,24 +168,31 @@ double MessageBoard::wait(const RequestPtr& request)
     return 0.0;
   }
   double begin = sg4::Engine::get_clock();
+  int pid = -1;
+  sg4::Semaphore* wakeup = nullptr;
+  if (not request->matched || not request->transfer || not request->transfer->done)
+    wakeup = own_semaphore(pid);  // only when this actor may block
   while (not request->matched) {
     // Exactly one release answers this acquire: the match of this request, which clears has_waiter.
     request->has_waiter = true;
-    wakeups_[request->owner]->acquire();
+    request->waiter = pid;
+    wakeup->acquire();
   }
+  if (request->kind == Request::Kind::Local)
+    return 0.0;  // finish_local completed it: no partner to wait for, the time was the collective's
   double partner_wait = sg4::Engine::get_clock() - begin;
   Transfer& t = *request->transfer;
   if (not t.done) {
     if (t.being_waited) {
-      t.blocked_rank = request->owner;
+      t.blocked_actor = pid;
       while (not t.done)
-        wakeups_[request->owner]->acquire();
+        wakeup->acquire();
     } else {
       t.being_waited = true;
       t.comm->wait();
       t.done = true;
-      if (t.blocked_rank >= 0)
-        wakeups_[t.blocked_rank]->release();
+      if (t.blocked_actor >= 0)
+        wakeups_[static_cast<std::size_t>(t.blocked_actor)]->release();
     }
   }
   request->completed = true;
@@ -198,6 +219,63 @@ bool MessageBoard::test(const RequestPtr& request)
     return true;
   }
   return false;
+}
+
+RequestPtr MessageBoard::post_local(int owner)
+{
+  auto r = std::make_shared<Request>();
+  r->kind = Request::Kind::Local;
+  r->owner = owner;
+  r->post_time = sg4::Engine::get_clock();
+  return r;
+}
+
+void MessageBoard::finish_local(const RequestPtr& request)
+{
+  request->matched = true;
+  request->completed = true;
+  if (request->has_waiter) {
+    request->has_waiter = false;
+    wakeups_[static_cast<std::size_t>(request->waiter)]->release();
+  }
+}
+
+bool MessageBoard::cancel(const RequestPtr& request)
+{
+  if (request->matched || request->completed || request->kind == Request::Kind::Local)
+    return false;
+  auto& queue = request->kind == Request::Kind::Recv ? queues_[static_cast<std::size_t>(request->owner)].posted_recvs
+                                                     : queues_[static_cast<std::size_t>(request->peer)].unexpected_sends;
+  auto it = std::find(queue.begin(), queue.end(), request);
+  if (it == queue.end())
+    throw InternalError("cancel: an unmatched request is not in its queue");
+  queue.erase(it);
+  request->cancelled = true;
+  request->completed = true;
+  return true;
+}
+
+bool MessageBoard::iprobe(int at, int from, int tag, int context) const
+{
+  Request probe;
+  probe.kind = Request::Kind::Recv;
+  probe.owner = at;
+  probe.peer = from;
+  probe.tag = tag;
+  probe.context = context;
+  const auto& unexpected = queues_[static_cast<std::size_t>(at)].unexpected_sends;
+  return std::any_of(unexpected.begin(), unexpected.end(), [&](const RequestPtr& s) { return recv_accepts(probe, *s); });
+}
+
+void MessageBoard::probe(int at, int from, int tag, int context)
+{
+  int pid = -1;
+  sg4::Semaphore* wakeup = own_semaphore(pid);
+  while (not iprobe(at, from, tag, context)) {
+    // Exactly one release answers this acquire: post_send of a matching message, which clears `active`.
+    probes_[static_cast<std::size_t>(at)] = ProbeWaiter{true, from, tag, context, pid};
+    wakeup->acquire();
+  }
 }
 
 std::vector<std::pair<sg4::Link*, double>> MessageBoard::link_bytes() const

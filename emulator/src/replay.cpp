@@ -87,7 +87,46 @@ struct World {
   std::map<std::pair<int, std::uint64_t>, PendingSplit> splits;
   std::map<std::string, std::map<std::string, std::uint64_t>> collective_choices;
   std::unique_ptr<GpuSystem> gpus;  ///< GPU hosts and costs (docs/gpu.md)
+  /// Matching contexts of nonblocking collectives in flight, keyed by (comm id, sequence number of the
+  /// nonblocking collective on that comm): each gets its own, so that two of them, or one and a blocking
+  /// collective, never take each other's messages. Negative, apart from every communicator's contexts.
+  struct NbcContext {
+    int context = 0;
+    int members_left = 0;  ///< erased when every member has taken it
+  };
+  std::map<std::pair<int, std::uint64_t>, NbcContext> nbc_contexts;
+  int next_nbc_context = -1;
+  /// The first exception thrown inside an actor, rethrown after the simulation stops.
+  std::exception_ptr failure;
+  /// Stops the run after an exception in one actor: every other actor is killed.
+  void abort_run(std::exception_ptr e)
+  {
+    if (not failure)
+      failure = std::move(e);
+    board.abort();
+    for (auto const& a : sg4::Engine::get_instance()->get_all_actors())
+      if (a != sg4::Actor::self())
+        a->kill();
+  }
 };
+
+/// First NCCL communicator handle: the profiler numbers NCCL communicators from here (docs/formats.md).
+constexpr std::int32_t kFirstNcclComm = 65536;
+
+/// How an MPI_Test-family record completes the requests it names.
+enum class TestKind { All, Any, Some };
+TestKind test_kind(std::string_view fn)
+{
+  if (fn.find("Testall") != std::string_view::npos || fn.find("testall") != std::string_view::npos)
+    return TestKind::All;
+  if (fn.find("Testany") != std::string_view::npos || fn.find("testany") != std::string_view::npos)
+    return TestKind::Any;
+  return TestKind::Some;
+}
+bool contains(std::string_view text, std::string_view a, std::string_view b)
+{
+  return text.find(a) != std::string_view::npos || text.find(b) != std::string_view::npos;
+}
 
 /// One MPI rank: pulls calls from its stream and performs them.
 class RankRunner {
@@ -166,9 +205,16 @@ private:
   {
     switch (c.op) {
       case Op::Init:
-      case Op::Finalize:
-      case Op::CommSize:
         return;
+      case Op::Finalize:
+        return settle_leftovers();
+      case Op::CommSize:
+        // Local calls have no simulated effect, except MPI_Cancel and MPI_Request_free (they name a request).
+        if (c.request != models::kNoRequest)
+          return cancel_or_free(c);
+        return;
+      case Op::Probe:
+        return probe(c);
       case Op::Compute:
         return compute(c);
       case Op::Sleep: {
@@ -200,7 +246,7 @@ private:
       case Op::Sendrecv: {
         const Communicator& comm = communicator(c.comm);
         int dst = world_rank(comm, c.peer);
-        int src = c.src == models::kAnySource ? kAnySource : world_rank(comm, c.src);
+        int src = c.src == models::kAnySource ? kAnySource : world_rank(comm, c.src, "src");
         auto [endpoint, mode] = device_send_setup(c, c.bytes, SendMode::Standard);
         if (c.memory == models::Memory::Device && not nccl(c))
           staging([&] { gpu_.before_device_recv(gpu_fail()); });  // GPUDirect pins the receive buffer too
@@ -222,7 +268,7 @@ private:
       case Op::Waitany:
         return wait_any(c);
       case Op::Test:
-        return test_handle(c);
+        return c.request == models::kNoRequest && not c.requests.empty() ? test_many(c) : test_handle(c);
       case Op::CommSplit:
       case Op::CommDup:
         return split(c);
@@ -261,17 +307,51 @@ private:
   const Communicator& communicator(std::int32_t handle)
   {
     auto it = comms_.find(handle);
+    if (it == comms_.end() && handle > models::kWorldComm && handle < kFirstNcclComm)
+      it = comms_.emplace(handle, &self_communicator()).first;
     if (it == comms_.end() || it->second == nullptr)
-      fail("communicator handle " + std::to_string(handle) + " was never created by this rank");
+      fail("communicator handle " + std::to_string(handle) + (it == comms_.end() ? " was never created by this rank"
+                                                                                 : " is MPI_COMM_NULL at this rank"));
+    current_comm_handle_ = handle;
     return *it->second;
   }
 
-  int world_rank(const Communicator& comm, int comm_rank)
+  /// A communicator handle used without a creation record is a predefined communicator the profiler
+  /// registered at its first use: MPI_COMM_SELF (the only predefined one besides MPI_COMM_WORLD). Each rank
+  /// gets its own, with contexts of its own; a peer outside it is an error naming the record.
+  const Communicator& self_communicator()
   {
-    if (comm_rank < 0 || comm_rank >= comm.size())
-      fail("peer " + std::to_string(comm_rank) + " is outside the communicator (size " + std::to_string(comm.size()) +
-           ")");
-    return comm.world_ranks[comm_rank];
+    if (self_ == nullptr) {
+      Communicator self;
+      self.id = static_cast<int>(world_.comms.size());
+      self.p2p_context = 2 * self.id;
+      self.coll_context = 2 * self.id + 1;
+      self.world_ranks = {rank_};
+      world_.comms.push_back(std::move(self));
+      self_ = &world_.comms.back();
+    }
+    return *self_;
+  }
+
+  /// Checks a peer of a point-to-point record: a world rank (docs/formats.md), member of `comm`.
+  int world_rank(const Communicator& comm, int peer, const char* field = "peer")
+  {
+    if (current_comm_handle_ >= kFirstNcclComm) {
+      // ncclSend/ncclRecv name a rank of the NCCL communicator (docs/formats.md), the one exception.
+      if (peer < 0 || peer >= comm.size())
+        fail(std::string(field) + " " + std::to_string(peer) + " is outside NCCL communicator " +
+             std::to_string(current_comm_handle_) + " (" + std::to_string(comm.size()) + " ranks)");
+      return comm.world_ranks[static_cast<std::size_t>(peer)];
+    }
+    int np = world_.board.rank_count();
+    if (peer < 0 || peer >= np)
+      fail(std::string(field) + " " + std::to_string(peer) + " is not a world rank (the run has " + std::to_string(np) +
+           " ranks)");
+    if (comm.id != 0 && comm.rank_of(peer) < 0)
+      fail(std::string(field) + " " + std::to_string(peer) + " is not a member of communicator " +
+           std::to_string(current_comm_handle_) + " (" + std::to_string(comm.size()) +
+           " ranks); peers are world ranks");
+    return peer;
   }
 
   RequestPtr post_send(const CallRecord& c, SendMode mode)
@@ -315,7 +395,7 @@ private:
   /// NCCL calls: named ncclXxx, or on an NCCL communicator (the profiler numbers them from 65536).
   bool nccl(const CallRecord& c) const
   {
-    return c.comm >= 65536 || stream_->functions().name(c.function).rfind("nccl", 0) == 0;
+    return c.comm >= kFirstNcclComm || stream_->functions().name(c.function).rfind("nccl", 0) == 0;
   }
 
   /// True when a device buffer of this MPI call is staged through host memory (HostCopy, not NCCL).
@@ -369,12 +449,14 @@ private:
     double elapsed = sg4::Engine::get_clock() - begin;
     stats_.wait_s += partner;
     stats_.comm_s += elapsed - partner;
-    if (r->kind == Request::Kind::Recv && world_.timeline != nullptr)
+    if (r->kind == Request::Kind::Recv && not r->cancelled && world_.timeline != nullptr)
       world_.timeline->flow_end(rank_, r->message, sg4::Engine::get_clock());
   }
 
   static std::string describe(const Request& r)
   {
+    if (r.kind == Request::Kind::Local)
+      return "nonblocking collective still running";
     std::string s = r.kind == Request::Kind::Send ? "send to rank " : "receive from rank ";
     s += r.peer == kAnySource ? std::string("any") : std::to_string(r.peer);
     s += " tag " + (r.tag == kAnyTag ? std::string("any") : std::to_string(r.tag));
@@ -387,10 +469,15 @@ private:
   {
     auto it = requests_.find(handle);
     if (it == requests_.end()) {
-      // A request already completed by a successful test is MPI_REQUEST_NULL: waiting on it is a no-op.
-      if (tested_.erase(handle) > 0)
+      // A request completed by a successful test, or freed, is MPI_REQUEST_NULL: waiting on it is a no-op.
+      if (inactive_.count(handle) > 0)
         return;
-      fail("wait on request handle " + std::to_string(handle) + " that no isend/irecv created");
+      // A waitall naming one handle twice (profiles of Open MPI do, when two requests shared a handle):
+      // the second is null by then. Checked only here, off the common path.
+      if (c.op == Op::Waitall && std::count(c.requests.begin(), c.requests.end(), handle) > 1)
+        return;
+      fail("wait on request handle " + std::to_string(handle) +
+           " that no isend/irecv/nonblocking collective created");
     }
     RequestPtr r = std::move(it->second);
     requests_.erase(it);
@@ -405,11 +492,8 @@ private:
     // simplification is documented in docs/emulator.md.)
     for (std::int64_t h : c.requests) {
       auto it = requests_.find(h);
-      if (it != requests_.end() && world_.board.test(it->second)) {
-        requests_.erase(it);
-        staging([&] { gpu_.request_completed(h); });
+      if (it != requests_.end() && try_complete(it))
         return;
-      }
     }
     for (std::int64_t h : c.requests) {
       auto it = requests_.find(h);
@@ -421,30 +505,169 @@ private:
         return wait_handle(h, c);
   }
 
+  /// Tests one pending request without blocking; on success it becomes MPI_REQUEST_NULL.
+  bool try_complete(std::unordered_map<std::int64_t, RequestPtr>::iterator it)
+  {
+    if (not world_.board.test(it->second))
+      return false;
+    if (it->second->kind == Request::Kind::Recv && not it->second->cancelled && world_.timeline != nullptr)
+      world_.timeline->flow_end(rank_, it->second->message, sg4::Engine::get_clock());
+    const std::int64_t handle = it->first;
+    inactive_.insert(handle);
+    requests_.erase(it);
+    staging([&] { gpu_.request_completed(handle); });
+    return true;
+  }
+
+  /// A handle named by a test must exist (pending, or MPI_REQUEST_NULL already).
+  std::unordered_map<std::int64_t, RequestPtr>::iterator tested(std::int64_t handle)
+  {
+    auto it = requests_.find(handle);
+    if (it == requests_.end() && inactive_.count(handle) == 0)
+      fail("test on request handle " + std::to_string(handle) +
+           " that no isend/irecv/nonblocking collective created");
+    return it;
+  }
+
   void test_handle(const CallRecord& c)
   {
+    auto it = tested(c.request);
+    bool done = it == requests_.end() || try_complete(it);
+    poll_cost(c.seconds, done, failed_tests_, world_.options.test_cost_s);
+  }
+
+  /// MPI_Testall (all or none), MPI_Testany (the first complete one), MPI_Testsome (every complete one)
+  /// over `requests`; the function name says which, Testsome's rule otherwise.
+  void test_many(const CallRecord& c)
+  {
+    TestKind kind = test_kind(stream_->functions().name(c.function));
+    bool done = false;
+    if (kind == TestKind::All) {
+      bool all = true;
+      for (std::int64_t h : c.requests) {
+        auto it = tested(h);
+        all = all && (it == requests_.end() || world_.board.test(it->second));
+      }
+      if (all)
+        for (std::int64_t h : c.requests)
+          if (auto it = requests_.find(h); it != requests_.end())
+            try_complete(it);
+      done = all;
+    } else {
+      for (std::int64_t h : c.requests) {
+        auto it = tested(h);
+        if (it != requests_.end() && try_complete(it)) {
+          done = true;
+          if (kind == TestKind::Any)
+            break;
+        }
+      }
+    }
+    poll_cost(c.seconds, done, failed_tests_, world_.options.test_cost_s);
+  }
+
+  /// The simulated cost of one poll (MPI_Test*, MPI_Iprobe). A profiled poll recorded its own duration:
+  /// it costs that (the time between polls is in the compute records around it). A poll of unknown
+  /// duration (SMPI traces) costs like SMPI's: `unit` seconds times the consecutive failures so far when it
+  /// fails, nothing when it succeeds, so that polling loops advance the clock instead of spinning.
+  void poll_cost(double recorded_s, bool success, int& consecutive_failures, double unit)
+  {
+    double cost = 0;
+    if (recorded_s >= 0) {
+      cost = recorded_s;
+    } else if (success) {
+      consecutive_failures = 0;
+    } else {
+      ++consecutive_failures;
+      cost = unit * consecutive_failures;
+    }
+    if (cost <= 0)
+      return;
+    double begin = sg4::Engine::get_clock();
+    sg4::this_actor::sleep_for(cost);
+    stats_.comm_s += sg4::Engine::get_clock() - begin;
+  }
+
+  /// MPI_Probe blocks until a matching message has been sent to this rank; MPI_Iprobe only looks.
+  void probe(const CallRecord& c)
+  {
+    if (c.peer == models::kNoRank)  // MPI_PROC_NULL: returns at once
+      return;
+    const Communicator& comm = communicator(c.comm);
+    int src = c.peer == models::kAnySource ? kAnySource : world_rank(comm, c.peer);
+    int tag = c.tag == models::kAnyTag ? kAnyTag : c.tag;
+    std::string_view fn = stream_->functions().name(c.function);
+    if (contains(fn, "Iprobe", "iprobe")) {
+      bool found = world_.board.iprobe(rank_, src, tag, comm.p2p_context);
+      return poll_cost(c.seconds, found, failed_iprobes_, world_.options.iprobe_cost_s);
+    }
+    double begin = sg4::Engine::get_clock();
+    blocked_detail_ = "probe for a message from rank " + (src == kAnySource ? std::string("any") : std::to_string(src)) +
+                      " tag " + (tag == kAnyTag ? std::string("any") : std::to_string(tag)) + ", never sent";
+    world_.board.probe(rank_, src, tag, comm.p2p_context);
+    blocked_detail_.clear();
+    stats_.wait_s += sg4::Engine::get_clock() - begin;
+  }
+
+  /// MPI_Cancel: an operation not matched yet is cancelled (a later wait returns at once); a matched one
+  /// completes normally. MPI_Request_free: the handle becomes MPI_REQUEST_NULL, the operation goes on.
+  void cancel_or_free(const CallRecord& c)
+  {
+    std::string_view fn = stream_->functions().name(c.function);
+    bool cancel = contains(fn, "Cancel", "cancel");
     auto it = requests_.find(c.request);
     if (it == requests_.end()) {
-      if (tested_.count(c.request) > 0)
-        return;
-      fail("test on request handle " + std::to_string(c.request) + " that no isend/irecv created");
+      if (inactive_.count(c.request) > 0 && cancel)
+        return;  // cancelling a request already complete has no effect
+      fail(std::string(cancel ? "MPI_Cancel" : std::string(fn)) + " of request handle " + std::to_string(c.request) +
+           " that no isend/irecv/nonblocking collective created" + (inactive_.count(c.request) > 0 ? " (it is null)" : ""));
     }
-    if (world_.board.test(it->second)) {
-      if (it->second->kind == Request::Kind::Recv && world_.timeline != nullptr)
-        world_.timeline->flow_end(rank_, it->second->message, sg4::Engine::get_clock());
-      requests_.erase(it);
-      tested_.insert(c.request);
-      failed_tests_ = 0;
-      staging([&] { gpu_.request_completed(c.request); });
+    if (cancel) {
+      world_.board.cancel(it->second);
       return;
     }
-    // Like SMPI, a failing test costs simulated time, growing while the rank keeps polling, so that
-    // polling loops advance the clock instead of spinning in zero time.
-    ++failed_tests_;
-    double begin = sg4::Engine::get_clock();
-    if (world_.options.test_cost_s > 0)
-      sg4::this_actor::sleep_for(world_.options.test_cost_s * failed_tests_);
-    stats_.comm_s += sg4::Engine::get_clock() - begin;
+    freed_.push_back(std::move(it->second));
+    requests_.erase(it);
+    inactive_.insert(c.request);
+  }
+
+  /// At MPI_Finalize (the end of the trace) MPI requires every request complete. The recording completed
+  /// them all, but a test that succeeded there may have run before the transfer ended in the simulation,
+  /// and freed requests were never waited for: the rank waits for all of them here, in handle order.
+  void settle_leftovers()
+  {
+    std::vector<std::int64_t> handles;
+    for (const auto& [h, r] : requests_)
+      handles.push_back(h);
+    std::sort(handles.begin(), handles.end());
+    for (std::int64_t h : handles) {
+      RequestPtr r = std::move(requests_[h]);
+      requests_.erase(h);
+      complete(r, CallRecord{});
+    }
+    for (RequestPtr& r : freed_)
+      complete(r, CallRecord{});
+    freed_.clear();
+  }
+
+  CollectiveAlgorithm const* choose(CollectiveKind kind, const CollectiveArgs& args, const Communicator& comm,
+                                    const CallRecord& c, std::string& name)
+  {
+    auto forced = world_.options.forced_algorithms.find(kind);
+    if (c.memory == models::Memory::Device && nccl(c))
+      name = nccl_algorithm(kind, gpu_.system().nccl_algorithm());
+    if (not name.empty())
+      ;  // NCCL's own algorithm
+    else if (forced != world_.options.forced_algorithms.end())
+      name = forced->second;
+    else
+      name = world_.registry.select(kind, args, comm.size());
+    const CollectiveAlgorithm* algo = world_.registry.find(kind, name);
+    if (algo == nullptr)
+      throw InternalError("no collective algorithm " + name + " for " + std::string(collective_name(kind)));
+    if (comm.rank_of(rank_) == 0)
+      world_.collective_choices[std::string(collective_name(kind))][name] += 1;
+    return algo;
   }
 
   void collective(CollectiveKind kind, const CallRecord& c)
@@ -468,21 +691,10 @@ private:
     check_counts(args.recv_counts, "recv_counts");
 
     std::string name;
-    auto forced = world_.options.forced_algorithms.find(kind);
     const bool device = c.memory == models::Memory::Device;
-    if (device && nccl(c))
-      name = nccl_algorithm(kind, gpu_.system().nccl_algorithm());
-    if (not name.empty())
-      ;  // NCCL's own algorithm
-    else if (forced != world_.options.forced_algorithms.end())
-      name = forced->second;
-    else
-      name = world_.registry.select(kind, args, comm.size());
-    const CollectiveAlgorithm* algo = world_.registry.find(kind, name);
-    if (algo == nullptr)
-      throw InternalError("no collective algorithm " + name + " for " + std::string(collective_name(kind)));
-    if (comm.rank_of(rank_) == 0)
-      world_.collective_choices[std::string(collective_name(kind))][name] += 1;
+    const CollectiveAlgorithm* algo = choose(kind, args, comm, c, name);
+    if (c.request != models::kNoRequest)
+      return start_nonblocking(kind, name, *algo, std::move(args), comm, c);
 
     double begin = sg4::Engine::get_clock();
     double compute_before = stats_.compute_s;
@@ -565,6 +777,43 @@ private:
     }
   }
 
+  /// A nonblocking collective (a collective record with `request`): its algorithm runs at once in an actor
+  /// of its own on the rank's host, on a matching context of its own, while the rank goes on; the wait or
+  /// test naming the request completes when that actor has finished. This is MPI with asynchronous
+  /// progress: a library that progresses collectives only inside MPI calls overlaps less.
+  void start_nonblocking(CollectiveKind kind, const std::string& name, const CollectiveAlgorithm& algo,
+                         CollectiveArgs args, const Communicator& comm, const CallRecord& c)
+  {
+    std::uint64_t seq = nbc_seq_[comm.id]++;
+    auto [slot, created] = world_.nbc_contexts.try_emplace({comm.id, seq});
+    if (created)
+      slot->second = {world_.next_nbc_context--, comm.size()};
+    auto own = std::make_shared<Communicator>(comm);
+    own->coll_context = slot->second.context;
+    if (--slot->second.members_left == 0)
+      world_.nbc_contexts.erase(slot);
+
+    RequestPtr request = world_.board.post_local(rank_);
+    remember(c, request);
+    World* world = &world_;
+    int rank = rank_;
+    sg4::Actor::create("rank-" + std::to_string(rank_) + "-i" + std::string(collective_name(kind)), sg4::this_actor::get_host(),
+                       [world, rank, own, algo, args = std::move(args), request]() {
+                         try {
+                           CollectiveContext ctx(world->board, *own, rank, [](double flops) {
+                             if (flops > 0)
+                               sg4::this_actor::execute(flops);
+                           });
+                           algo(ctx, args);
+                           world->board.finish_local(request);
+                         } catch (const simgrid::ForcefulKillException&) {
+                           throw;
+                         } catch (...) {
+                           world->abort_run(std::current_exception());
+                         }
+                       });
+  }
+
   void split(const CallRecord& c)
   {
     // Rebinding MPI_COMM_WORLD is impossible; TIT traces record comm_split/comm_dup without their result
@@ -625,7 +874,6 @@ private:
   std::vector<double> function_seconds_;
   std::vector<std::uint64_t> function_calls_;
   std::unordered_map<std::int64_t, RequestPtr> requests_;
-  std::unordered_set<std::int64_t> tested_;
   std::unordered_map<std::int32_t, const Communicator*> comms_;
   std::map<int, std::uint64_t> split_seq_;
   /// The call in progress, copied: after a deadlock SimGrid may have unwound the actor's stack.
@@ -637,7 +885,15 @@ private:
     int tag = 0;
   } current_;
   std::string blocked_detail_;
+  const Communicator* self_ = nullptr;  ///< MPI_COMM_SELF, created at its first use
+  std::int32_t current_comm_handle_ = 0;  ///< the handle communicator() resolved last, for messages
+  /// Handles that are MPI_REQUEST_NULL now: completed by a test, or freed (MPI_Request_free).
+  std::unordered_set<std::int64_t> inactive_;
+  /// Freed requests whose operation still runs (MPI_Request_free does not stop it); settled at finalize.
+  std::vector<RequestPtr> freed_;
+  std::map<int, std::uint64_t> nbc_seq_;  ///< per communicator id: nonblocking collectives started
   int failed_tests_ = 0;
+  int failed_iprobes_ = 0;
   bool finished_ = false;
 };
 
@@ -705,30 +961,24 @@ ReplayResult replay(const models::TraceSource& trace, const ReplayOptions& optio
   for (int r = 0; r < np; ++r)
     runners.push_back(std::make_unique<RankRunner>(world, r, trace.open(r), options.recorded_host_speed_flops));
 
-  // The first exception thrown inside an actor is kept and rethrown after the simulation stops.
-  std::exception_ptr failure;
+  // The first exception thrown inside an actor is kept (World::failure) and rethrown after the simulation stops.
   for (int r = 0; r < np; ++r) {
     RankRunner* runner = runners[r].get();
     runner->stats().rank = r;
     runner->stats().host = hosts[r]->get_name();
-    sg4::Actor::create("rank-" + std::to_string(r), hosts[r], [runner, &failure, &world]() {
+    sg4::Actor::create("rank-" + std::to_string(r), hosts[r], [runner, &world]() {
       try {
         runner->run();
       } catch (const simgrid::ForcefulKillException&) {
         throw;  // SimGrid unwinding a killed actor
       } catch (...) {
-        if (not failure)
-          failure = std::current_exception();
-        world.board.abort();
-        for (auto const& a : sg4::Engine::get_instance()->get_all_actors())
-          if (a != sg4::Actor::self())
-            a->kill();
+        world.abort_run(std::current_exception());
       }
     });
   }
   engine.run();
-  if (failure)
-    std::rethrow_exception(failure);
+  if (world.failure)
+    std::rethrow_exception(world.failure);
 
   ReplayResult result;
   result.makespan_s = sg4::Engine::get_clock();

@@ -103,6 +103,7 @@ void write_prediction(const std::filesystem::path& file, const ReplayResult& res
     config["seed"] = run.options->seed;
     config["eager_threshold_bytes"] = result.eager_threshold_bytes;
     config["test_cost_s"] = run.options->test_cost_s;
+    config["iprobe_cost_s"] = run.options->iprobe_cost_s;
     ordered forced = ordered::object();
     for (const auto& [kind, name] : run.options->forced_algorithms)
       forced[std::string(collective_name(kind))] = name;

@@ -90,13 +90,16 @@ TEST_CASE("replay: communicators from comm_split carry point-to-point and collec
   TempDir dir;
   std::vector<std::string> ranks;
   for (int r = 0; r < 4; ++r) {
-    // Split into evens and odds; in each, communicator rank 0 sends to communicator rank 1.
+    // Split into evens and odds; in each, communicator rank 0 sends to communicator rank 1. Peers are
+    // world ranks (docs/formats.md): world 0 sends to world 2, world 1 to world 3.
     std::string t = "{\"op\":\"comm_split\",\"fn\":\"MPI_Comm_split\",\"color\":" + std::to_string(r % 2) +
                     ",\"key\":" + std::to_string(r) + ",\"new_comm\":5}\n";
     if (r < 2)
-      t += "{\"op\":\"send\",\"fn\":\"MPI_Send\",\"peer\":1,\"tag\":0,\"bytes\":8,\"comm\":5}\n";
+      t += "{\"op\":\"send\",\"fn\":\"MPI_Send\",\"peer\":" + std::to_string(r + 2) +
+           ",\"tag\":0,\"bytes\":8,\"comm\":5}\n";
     else
-      t += "{\"op\":\"recv\",\"fn\":\"MPI_Recv\",\"peer\":0,\"tag\":0,\"bytes\":8,\"comm\":5}\n";
+      t += "{\"op\":\"recv\",\"fn\":\"MPI_Recv\",\"peer\":" + std::to_string(r - 2) +
+           ",\"tag\":0,\"bytes\":8,\"comm\":5}\n";
     t += "{\"op\":\"allreduce\",\"fn\":\"MPI_Allreduce\",\"bytes\":8,\"comm\":5}\n";
     ranks.push_back(t);
   }
@@ -143,7 +146,7 @@ TEST_CASE("replay: a peer outside the communicator names the file, line and rank
     REQUIRE(e.context().rank == 0);
     REQUIRE(e.context().line == 2);
     REQUIRE_THAT(e.context().file, Catch::Contains("rank-00000.jsonl"));
-    REQUIRE_THAT(e.reason(), Catch::Contains("outside the communicator"));
+    REQUIRE_THAT(e.reason(), Catch::Contains("is not a world rank"));
   }
 }
 

@@ -22,6 +22,7 @@ struct ReplayOptions {
   std::uint64_t eager_threshold_bytes = 65536;
   bool eager_threshold_set = false;       ///< set by --cfg: wins over the platform's gridcast:eager-threshold
   double test_cost_s = 1e-4;              ///< simulated cost of one MPI_Test that fails, like SMPI's smpi/test
+  double iprobe_cost_s = 1e-4;            ///< same for MPI_Iprobe, like SMPI's smpi/iprobe
   std::map<CollectiveKind, std::string> forced_algorithms;   ///< gridcast/coll/<op>:<algorithm>
   std::vector<std::pair<std::string, std::string>> simgrid_cfg;  ///< passed to SimGrid in order
   std::filesystem::path out_dir;          ///< empty: no files written

@@ -10,7 +10,8 @@
 //                                    the receive is posted -- SMPI's default (async-small-thresh 0);
 //   rendezvous:                      the sender blocks until the transfer has finished.
 //
-// A rank blocked on a request that has not matched yet sleeps on its own semaphore; the matching rank
+// An actor blocked on a request that has not matched yet sleeps on its own semaphore (one per actor: a
+// rank and the actors running its nonblocking collectives block independently); the matching rank
 // releases it. (Self-suspension is not used: SimGrid 3.32 implements it with a CPU action that is never
 // freed, one per suspension.)
 // All of this runs inside SimGrid's cooperative scheduling, so no locks are needed.
@@ -50,7 +51,7 @@ struct Transfer {
   sg4::CommPtr comm;
   bool done = false;
   bool being_waited = false;
-  int blocked_rank = -1;  ///< a rank sleeping on its semaphore until `done`
+  int blocked_actor = -1;  ///< pid of an actor sleeping on its semaphore until `done`
   const bool* aborting = nullptr;  ///< the board's abort flag
 
   Transfer() = default;
@@ -63,7 +64,8 @@ struct Transfer {
 
 /// A posted send or receive. Shared between the posting rank and the matching engine.
 struct Request {
-  enum class Kind : std::uint8_t { Send, Recv };
+  /// Local: completed by something other than a message (a nonblocking collective's own actor).
+  enum class Kind : std::uint8_t { Send, Recv, Local };
   Kind kind = Kind::Send;
   int owner = -1;      ///< world rank that posted it
   int peer = -1;       ///< send: destination; recv: source or kAnySource (world ranks)
@@ -77,7 +79,9 @@ struct Request {
   std::uint64_t message = 0;    ///< send: id of the message (1, 2, ...); recv: the id it matched
   double post_time = 0;         ///< simulated time it was posted
   std::shared_ptr<Transfer> transfer;  ///< set at match time
-  bool has_waiter = false;      ///< the owner is blocked on its semaphore until this request matches
+  bool has_waiter = false;      ///< an actor is blocked on its semaphore until this request matches
+  bool cancelled = false;       ///< MPI_Cancel removed it before it matched: it completes with no transfer
+  int waiter = -1;              ///< pid of that actor (the rank's own, or a nonblocking collective's)
   /// Where the bytes leave (send) or land (recv) when not the owner's host: a GPU host under GPUDirect.
   sg4::Host* endpoint = nullptr;
 };
@@ -104,6 +108,19 @@ public:
   /// While set, every send or receive `rank` posts without an explicit endpoint uses `host` (a rank inside
   /// a collective on GPU buffers under GPUDirect or NCCL); nullptr clears it.
   void set_endpoint_override(int rank, sg4::Host* host) { endpoint_override_[rank] = host; }
+
+  /// A request of kind Local owned by `owner`, completed by finish_local().
+  RequestPtr post_local(int owner);
+  /// Completes a Local request and wakes the actor waiting for it.
+  void finish_local(const RequestPtr& request);
+  /// MPI_Cancel: a request not matched yet leaves its queue and completes at once (cancelled); a
+  /// matched one cannot be cancelled and completes normally. Returns whether it was cancelled.
+  bool cancel(const RequestPtr& request);
+  /// MPI_Iprobe at `at`: whether a message matching (from or kAnySource, tag or kAnyTag, context) has
+  /// been sent to it and not received yet. Its envelope is visible from the moment it is sent.
+  bool iprobe(int at, int from, int tag, int context) const;
+  /// MPI_Probe: blocks the calling actor until iprobe() would be true.
+  void probe(int at, int from, int tag, int context);
 
   /// Blocks the calling actor until `request` has completed. Returns the seconds spent before the
   /// transfer started (waiting for the partner), for the wait/communication breakdown.
@@ -133,11 +150,23 @@ private:
     std::deque<RequestPtr> unexpected_sends; ///< sends waiting for a receive
   };
   void match(const RequestPtr& send, const RequestPtr& recv);
+  /// The semaphore of the calling actor (created on first use): each blocked actor sleeps on its own,
+  /// so that a rank and the actors of its nonblocking collectives never take each other's wake-ups.
+  sg4::Semaphore* own_semaphore(int& pid);
+  /// A blocking probe in progress at one rank.
+  struct ProbeWaiter {
+    bool active = false;
+    int from = kAnySource;
+    int tag = kAnyTag;
+    int context = 0;
+    int pid = -1;
+  };
 
   std::vector<sg4::Host*> hosts_;
   std::vector<Queues> queues_;
-  std::vector<sg4::SemaphorePtr> wakeups_;
-  std::vector<sg4::Host*> endpoint_override_;  ///< per rank, see set_endpoint_override  ///< one per rank, count 0: acquire blocks until a match
+  std::vector<sg4::SemaphorePtr> wakeups_;  ///< by actor pid, count 0: acquire blocks until a match
+  std::vector<ProbeWaiter> probes_;         ///< by rank
+  std::vector<sg4::Host*> endpoint_override_;  ///< per rank, see set_endpoint_override
   Options options_;
   std::uint64_t messages_ = 0;
   std::uint64_t next_message_ = 1;
