@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace gridcast::calibrate {
@@ -39,6 +40,25 @@ ComputeSizes ComputeSizes::quick()
   return s;
 }
 
+platform::Stat measure_dgemm_flops(int n, int repetitions, const std::function<void()>& after_each)
+{
+  // C = A*B + C on n x n matrices through the system BLAS: 2n^3 flops a call.
+  std::vector<double> a(static_cast<std::size_t>(n) * n, 0.5), b(a.size(), 0.25), cm(a.size(), 0.0);
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, a.data(), n, b.data(), n, 0.0, cm.data(),
+              n);  // warm-up: page faults, caches
+  std::vector<double> t;
+  for (int r = 0; r < repetitions; ++r) {
+    auto t0 = Clock::now();
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, a.data(), n, b.data(), n, 1.0, cm.data(),
+                n);
+    t.push_back(seconds_since(t0));
+    if (after_each)
+      after_each();
+  }
+  g_sink = cm[0];
+  return summarize_rate(t, 2.0 * n * static_cast<double>(n) * n);
+}
+
 platform::ComputeCalibration measure_compute(const ComputeSizes& sizes, Progress& progress)
 {
   platform::ComputeCalibration c;
@@ -49,22 +69,9 @@ platform::ComputeCalibration measure_compute(const ComputeSizes& sizes, Progress
                     static_cast<int>(reduction_sizes.size()) * sizes.reduction_repetitions;
   int done        = 0;
 
-  {  // dgemm: C = A*B + C on n x n matrices, 2n^3 flops.
-    const int n = sizes.dgemm_n;
-    std::vector<double> a(static_cast<std::size_t>(n) * n, 0.5), b(a.size(), 0.25), cm(a.size(), 0.0);
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, a.data(), n, b.data(), n, 0.0, cm.data(),
-                n);  // warm-up: page faults, caches
-    std::vector<double> t;
-    for (int r = 0; r < sizes.dgemm_repetitions; ++r) {
-      auto t0 = Clock::now();
-      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, a.data(), n, b.data(), n, 1.0,
-                  cm.data(), n);
-      t.push_back(seconds_since(t0));
-      progress.step("compute", ++done, total, "dgemm n=" + std::to_string(n));
-    }
-    g_sink                = cm[0];
-    c.dgemm_flops         = summarize_rate(t, 2.0 * n * static_cast<double>(n) * n);
-  }
+  c.dgemm_flops = measure_dgemm_flops(sizes.dgemm_n, sizes.dgemm_repetitions, [&] {
+    progress.step("compute", ++done, total, "dgemm n=" + std::to_string(sizes.dgemm_n));
+  });
   {  // STREAM triad: a = b + s*c, 24 bytes an element (two loads, one store), as STREAM counts them.
     const std::size_t n = sizes.triad_elements;
     std::vector<double> a(n, 0.0), b(n, 1.0), cv(n, 2.0);

@@ -2,8 +2,10 @@
 // recorded into a profile directory (or, with --discover, into a list of the functions worth recording).
 #include "commands.hpp"
 
+#include "gridcast/calibrate/measure.hpp"
 #include "gridcast/models/errors.hpp"
 #include "gridcast/models/profile.hpp"
+#include "gridcast/platform/calibration.hpp"
 #include "gridcast/profiler/profiler.hpp"
 
 #include <boost/program_options.hpp>
@@ -214,7 +216,7 @@ int run_profile(const std::vector<std::string>& all_args)
     ("functions", po::value<std::string>(&functions), "function list (one symbol per line, # comments; the "
                   "output of --discover): library and application functions to record besides MPI")
     ("calibration", po::value<std::string>(&calibration), "calibration.json whose compute.core_speed_flops is "
-                    "the host speed written to run.json (default: measured now with a 256x256 matrix product)")
+                    "the host speed written to run.json (default: measured now with a system-BLAS dgemm, as gridcast calibrate does)")
     ("encoding", po::value<std::string>(&encoding), "rank file encoding: binary (default) or jsonl")
     ("keep-raw", "keep the hook's raw files (DIR/raw) after the conversion")
     ("discover", "record every function the hook can see and write the list of those covering --share")
@@ -315,13 +317,18 @@ int run_profile(const std::vector<std::string>& all_args)
   info.encoding = enc;
   info.origin = "profile";
   if (not calibration.empty()) {
-    info.host.speed_flops = profiler::read_calibration_speed(calibration);
+    // The strict reader: the same calibration.json `gridcast platform` reads, so that the speed that turns
+    // measured seconds into flops is the speed the generated platform gives the host back.
+    info.host.speed_flops = platform::read_calibration(calibration).compute.core_speed_flops;
+    if (not(info.host.speed_flops > 0))
+      throw InputError({calibration, 0, "compute.core_speed_flops", -1}, "must be > 0 to convert seconds to flops");
     std::cout << "host speed: " << info.host.speed_flops << " flop/s (compute.core_speed_flops of " << calibration
               << ")\n";
   } else if (not discover) {
-    info.host.speed_flops = profiler::measure_core_speed_flops();
+    // The same measurement as `gridcast calibrate`'s core_speed_flops (system-BLAS dgemm), shorter.
+    info.host.speed_flops = calibrate::measure_dgemm_flops(384, 5).median;
     std::cout << "host speed: " << info.host.speed_flops
-              << " flop/s, measured now with a 256x256 matrix product (no --calibration given)\n";
+              << " flop/s, dgemm n=384 measured now as gridcast calibrate does (no --calibration given)\n";
   }
 
   RunOutcome run = run_with_hook(command, env);

@@ -1,6 +1,7 @@
 // Unit tests of gridcast::profiler that need no MPI run: function lists, the launcher's command line,
 // ELF checks, calibration and meta files.
 #include "gridcast/models/errors.hpp"
+#include "gridcast/calibrate/measure.hpp"
 #include "gridcast/profiler/profiler.hpp"
 
 #include <catch2/catch.hpp>
@@ -97,18 +98,14 @@ TEST_CASE("profiler: MPI linkage is read from the ELF dynamic section", "[profil
   CHECK_FALSE(profiler::is_builtin_function("main"));
 }
 
-TEST_CASE("profiler: the host speed comes from a calibration file or is measured", "[profiler]")
+TEST_CASE("profiler: without a calibration the host speed is measured as gridcast calibrate does", "[profiler]")
 {
-  auto f = scratch("calibration.json");
-  write(f, R"({"compute": {"core_speed_flops": 2.5e9, "other": 1}, "network": {}})");
-  CHECK(profiler::read_calibration_speed(f) == 2.5e9);
-  write(f, R"({"compute": {"speed": 1}})");
-  CHECK_THAT(error_of([&] { profiler::read_calibration_speed(f); }), Catch::Contains("compute.core_speed_flops"));
-  write(f, R"({"compute": {"core_speed_flops": -1}})");
-  CHECK_THAT(error_of([&] { profiler::read_calibration_speed(f); }), Catch::Contains("must be a number > 0"));
-  write(f, "{");
-  CHECK_THAT(error_of([&] { profiler::read_calibration_speed(f); }), Catch::Contains("invalid JSON"));
-  CHECK(profiler::measure_core_speed_flops() > 0);
+  // calibrate's core_speed_flops is the dgemm median; the profiler's fallback must be the same figure.
+  auto stat = calibrate::measure_dgemm_flops(64, 3);
+  CHECK(stat.repetitions == 3);
+  CHECK(stat.median > 0);
+  CHECK(stat.min <= stat.median);
+  CHECK(stat.median <= stat.max);
 }
 
 TEST_CASE("profiler: the hook's meta files are read strictly", "[profiler]")

@@ -6,6 +6,7 @@
 #include "gridcast/platform/calibration.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <istream>
 #include <optional>
 #include <string>
@@ -32,6 +33,10 @@ struct ComputeSizes {
   static ComputeSizes quick();
 };
 platform::ComputeCalibration measure_compute(const ComputeSizes& sizes, Progress& progress);
+/// The dgemm rate alone (median, min, max over `repetitions` calls on n x n matrices): the figure that
+/// becomes ComputeCalibration::core_speed_flops, so `gridcast profile` without a calibration file records
+/// the host speed the same way (`after_each` runs after every call, for progress).
+platform::Stat measure_dgemm_flops(int n, int repetitions, const std::function<void()>& after_each = {});
 
 // ---- MPI ----
 /// Raw output of gridcast-mpi-bench, parsed (format in calibrate/mpi/mpi_bench.cpp).

@@ -92,10 +92,5 @@ std::optional<std::filesystem::path> find_application(const std::vector<std::str
 /// through the libraries it needs. Throws InputError when `app` is not an ELF file.
 bool links_mpi_dynamically(const std::filesystem::path& app);
 
-/// Host speed measured quickly: a 256x256 double matrix product, flop/s of one core.
-double measure_core_speed_flops();
-
-/// compute.core_speed_flops of a calibration file (InputError naming the file and key when absent).
-double read_calibration_speed(const std::filesystem::path& file);
 
 }  // namespace gridcast::profiler
