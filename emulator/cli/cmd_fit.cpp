@@ -1,5 +1,6 @@
 // `gridcast fit`: fits the representative trace model (models/trace_model.hpp) to profile directories.
 #include "commands.hpp"
+#include "options.hpp"
 
 #include "gridcast/models/trace_model.hpp"
 
@@ -20,7 +21,6 @@ int run_fit(const std::vector<std::string>& args)
   double threshold = 0.03;
   po::options_description options("fit options");
   options.add_options()
-    ("help,h", "show this help")
     ("profile", po::value(&profiles)->composing(),
      "profile directories of one application at two or more (Nw, Np) points (run.json's nw and np); SMPI "
      "traces go through `gridcast import tit` first")
@@ -30,22 +30,15 @@ int run_fit(const std::vector<std::string>& args)
   po::positional_options_description positional;
   positional.add("profile", -1);
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(options).positional(positional).run(), vm);
-    if (vm.count("help") > 0) {
-      std::cout << "usage: gridcast fit PROFILE... -o model.json [--group-threshold F]\n\n"
-                   "Folds every rank's calls into loops, groups ranks with similar rolled traces, infers the\n"
-                   "rank-to-group rule, and fits loop counts, sizes, peers and compute amounts as functions of\n"
-                   "(Nw, Np); then the latency model of every compute function (mean work per call site regressed on\n"
-                   "(Nw, Np), times a ratio from the call's context by a random forest). See docs/trace-model.md\n"
-                   "and docs/latency-model.md.\n\n"
-                << options << '\n';
-      return 0;
-    }
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw UsageError{e.what(), "fit"};
-  }
+  if (not parse("fit",
+                "fit PROFILE... -o model.json [--group-threshold F]",
+                args, options, positional, vm,
+                "Folds every rank's calls into loops, groups ranks with similar rolled traces, infers the\n"
+                "rank-to-group rule, and fits loop counts, sizes, peers and compute amounts as functions of\n"
+                "(Nw, Np); then the latency model of every compute function (mean work per call site regressed on\n"
+                "(Nw, Np), times a ratio from the call's context by a random forest). See docs/trace-model.md\n"
+                "and docs/latency-model.md."))
+    return 0;
   if (out.empty())
     throw UsageError{"--out/-o model.json is required", "fit"};
   if (profiles.empty())

@@ -2,6 +2,7 @@
 // streaming pass: every rank's calls are synthesized one at a time straight into the emulator, never
 // written to files. See docs/latency-model.md.
 #include "commands.hpp"
+#include "options.hpp"
 
 #include "gridcast/emulator/config.hpp"
 #include "gridcast/emulator/replay.hpp"
@@ -182,7 +183,6 @@ int run_predict(const std::vector<std::string>& args)
   std::vector<std::string> cfg;
   po::options_description options("predict options");
   options.add_options()
-    ("help,h", "show this help")
     ("model", po::value(&model_file)->required(), "model.json written by `gridcast fit` (trace and latency model)")
     ("nw", po::value(&nw)->required(), "target workload size (the nw of run.json at the training points)")
     ("np", po::value(&np)->required(), "target number of ranks")
@@ -205,24 +205,17 @@ int run_predict(const std::vector<std::string>& args)
   po::positional_options_description positional;
   positional.add("model", 1);
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(options).positional(positional).run(), vm);
-    if (vm.count("help") > 0) {
-      std::cout << "usage: gridcast predict model.json --nw X --np Y --platform P.xml [--hostfile F | --ranks-per-host K]\n"
-                   "       [--out DIR] [--seed S] [--variability on|off] [--cfg name:value ...]\n\n"
-                   "Synthesizes every rank's calls at (Nw, Np) from the model (loop counts, sizes and peers from the\n"
-                   "trace model, compute work from the latency model) and emulates them on the platform in one\n"
-                   "streaming pass. Prints the predicted makespan; --out writes prediction.json and timeline.json\n"
-                   "(as `gridcast replay`) and contribution.json (what the model predicted, per function). Progress\n"
-                   "goes to stderr on long runs, and a warning when Nw or Np is outside the fitted range.\n"
-                   "See docs/latency-model.md.\n\n"
-                << options << '\n';
-      return 0;
-    }
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw UsageError{e.what(), "predict"};
-  }
+  if (not parse("predict",
+                "predict model.json --nw X --np Y --platform P.xml [--hostfile F | --ranks-per-host K]\n"
+                "       [--out DIR] [--seed S] [--variability on|off] [--cfg name:value ...]",
+                args, options, positional, vm,
+                "Synthesizes every rank's calls at (Nw, Np) from the model (loop counts, sizes and peers from the\n"
+                "trace model, compute work from the latency model) and emulates them on the platform in one\n"
+                "streaming pass. Prints the predicted makespan; --out writes prediction.json and timeline.json\n"
+                "(as `gridcast replay`) and contribution.json (what the model predicted, per function). Progress\n"
+                "goes to stderr on long runs, and a warning when Nw or Np is outside the fitted range.\n"
+                "See docs/latency-model.md."))
+    return 0;
   if (not hostfile.empty() && ranks_per_host > 0)
     throw UsageError{"--hostfile and --ranks-per-host exclude each other", "predict"};
   if (np < 1)

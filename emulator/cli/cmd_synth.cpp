@@ -1,5 +1,6 @@
 // `gridcast synth`: writes every rank's synthesized calls at a target (Nw, Np) from a trace model.
 #include "commands.hpp"
+#include "options.hpp"
 
 #include "gridcast/models/errors.hpp"
 #include "gridcast/models/native.hpp"
@@ -20,7 +21,6 @@ int run_synth(const std::vector<std::string>& args)
   int np = 0;
   po::options_description options("synth options");
   options.add_options()
-    ("help,h", "show this help")
     ("model", po::value(&model_file)->required(), "model.json written by `gridcast fit`")
     ("nw", po::value(&nw)->required(), "target workload size (the nw of run.json)")
     ("np", po::value(&np)->required(), "target number of ranks")
@@ -32,20 +32,12 @@ int run_synth(const std::vector<std::string>& args)
   po::positional_options_description positional;
   positional.add("model", 1);
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(options).positional(positional).run(), vm);
-    if (vm.count("help") > 0) {
-      std::cout << "usage: gridcast synth model.json --nw X --np Y --out DIR [--format native|tit] "
-                   "[--encoding binary|jsonl]\n\n"
-                   "Generates every rank's calls at (Nw, Np) from the model, one call at a time (memory does not\n"
-                   "grow with the number of iterations). See docs/trace-model.md.\n\n"
-                << options << '\n';
-      return 0;
-    }
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw UsageError{e.what(), "synth"};
-  }
+  if (not parse("synth",
+                "synth model.json --nw X --np Y --out DIR [--format native|tit] [--encoding binary|jsonl]",
+                args, options, positional, vm,
+                "Generates every rank's calls at (Nw, Np) from the model, one call at a time (memory does not\n"
+                "grow with the number of iterations). See docs/trace-model.md."))
+    return 0;
   if (format != "native" && format != "tit")
     throw UsageError{"--format must be native or tit, not '" + format + "'", "synth"};
   models::TraceEncoding enc;

@@ -1,4 +1,5 @@
 #include "commands.hpp"
+#include "options.hpp"
 
 #include "gridcast/emulator/collectives.hpp"
 #include "gridcast/emulator/config.hpp"
@@ -21,18 +22,18 @@ namespace po = boost::program_options;
 
 namespace gridcast::cli {
 
-namespace {
-
-/// Parses `args` for `command`; prints help and returns false when --help was given.
 bool parse(const std::string& command, const std::string& synopsis, const std::vector<std::string>& args,
            po::options_description& options, const po::positional_options_description& positional,
-           po::variables_map& vm)
+           po::variables_map& vm, const std::string& description)
 {
   options.add_options()("help,h", "show this help");
   try {
     po::store(po::command_line_parser(args).options(options).positional(positional).run(), vm);
     if (vm.count("help") > 0) {
-      std::cout << "usage: gridcast " << synopsis << "\n\n" << options << '\n';
+      std::cout << "usage: gridcast " << synopsis << "\n\n";
+      if (not description.empty())
+        std::cout << description << "\n\n";
+      std::cout << options << '\n';
       return false;
     }
     po::notify(vm);
@@ -41,6 +42,8 @@ bool parse(const std::string& command, const std::string& synopsis, const std::v
   }
   return true;
 }
+
+namespace {
 
 /// A trace given on the command line: a profile directory, or an SMPI TIT index / single file.
 struct OpenedTrace {
