@@ -139,6 +139,22 @@ def analyse(info: dict, ranks: list[list[dict]]) -> dict:
             "affine": affine, "sized_calls": calls}
 
 
+def print_table(profiles: list[Path], gridcast: str) -> None:
+    hdr = (f"{'np':>4} {'grid':>5} {'N':>5} {'panels':>6} {'variants':>8} {'roles':>5} {'period':>6} "
+           f"{'loop-comm':>15} {'off-role panels':>19} {'off-role comm':>20} {'affine sizes':>21}")
+    print(hdr)
+    print("-" * len(hdr))
+    for prof in profiles:
+        info, ranks = read_ranks(prof, gridcast)
+        a = analyse(info, ranks)
+        pct = lambda x, y: 100.0 * x / max(1, y)
+        print(f"{a['np']:>4} {a['grid']:>5} {a['nw']:>5.0f} {a['panels']:>6} {a['variants']:>8} {a['roles']:>5} "
+              f"{a['period']:>6} {a['loop_comm']:>7}/{a['total_comm']:<7} "
+              f"{a['off_segments']:>5}/{a['inner_segments']:<5} {pct(a['off_segments'], a['inner_segments']):6.2f}% "
+              f"{a['off_calls']:>6}/{a['loop_comm']:<6} {pct(a['off_calls'], a['loop_comm']):6.2f}% "
+              f"{a['affine']:>6}/{a['sized_calls']:<6} {pct(a['affine'], a['sized_calls']):6.2f}%")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("profiles", nargs="*", type=Path)
@@ -159,19 +175,7 @@ def main() -> int:
                 profiles.append(out)
     if not profiles:
         ap.error("give profile directories or --record")
-    hdr = (f"{'np':>4} {'grid':>5} {'N':>5} {'panels':>6} {'variants':>8} {'roles':>5} {'period':>6} "
-           f"{'loop-comm':>15} {'off-role panels':>19} {'off-role comm':>20} {'affine sizes':>21}")
-    print(hdr)
-    print("-" * len(hdr))
-    for prof in profiles:
-        info, ranks = read_ranks(prof, args.gridcast)
-        a = analyse(info, ranks)
-        pct = lambda x, y: 100.0 * x / max(1, y)
-        print(f"{a['np']:>4} {a['grid']:>5} {a['nw']:>5.0f} {a['panels']:>6} {a['variants']:>8} {a['roles']:>5} "
-              f"{a['period']:>6} {a['loop_comm']:>7}/{a['total_comm']:<7} "
-              f"{a['off_segments']:>5}/{a['inner_segments']:<5} {pct(a['off_segments'], a['inner_segments']):6.2f}% "
-              f"{a['off_calls']:>6}/{a['loop_comm']:<6} {pct(a['off_calls'], a['loop_comm']):6.2f}% "
-              f"{a['affine']:>6}/{a['sized_calls']:<6} {pct(a['affine'], a['sized_calls']):6.2f}%")
+    print_table(profiles, args.gridcast)
     return 0
 
 

@@ -24,7 +24,8 @@ examples/pipeline):
 HPL (examples/hpl-smpi: HPCC's HPL from Debian's source, N = 384, 512, 640 with NB = 16, targets N = 1280
 and 2560) is run only when named in --apps: `gridcast fit` cannot express it yet (a loop over panels whose
 body depends on the rank's grid position relative to the panel's owner, and calls that depend on where
-the pivots are; bench/hpl_trace_structure.py measures both), so its row says why it was not fitted.
+the pivots are; bench/hpl_trace_structure.py measures both), so its row says why it was not fitted, and
+the structure of its training and target recordings (that script's table) follows the main table.
 Prints the table; exit 0 when every point reaches the issue's targets (all ranks fn-eq, comm-eq >= 99 %),
 1 otherwise, 77 when smpicc/smpirun or gridcast are missing.
 """
@@ -160,6 +161,7 @@ def main() -> int:
     target_np = TARGET_NP[:1] if args.quick else TARGET_NP
 
     rows = []
+    structure = []  # (app, profiles) whose panel structure is printed (HPL when it was not fitted)
     ok = True
     for app in args.apps.split(","):
         folder, train_nw, target_nw, _ = APPS[app]
@@ -176,6 +178,11 @@ def main() -> int:
                 run([args.gridcast, "fit", *map(str, profiles), "-o", str(model)])
             rows.append({"app": app, "error": fit.stderr.strip(), "ok": False})
             ok = False
+            if app == "hpl":
+                # Record the targets anyway: what in them a model would have to reproduce, measured.
+                targets = [record(app, p, w, work / f"{app}-np{p}-nw{w}", args.gridcast)
+                           for p in target_np for w in target_nw]
+                structure.append((app, profiles + targets))
             continue
         m = json.loads(model.read_text())
         for p in target_np:
@@ -206,6 +213,12 @@ def main() -> int:
               f"{c['calls_syn']:>10} {c['fn_eq']:>5}/{c['ranks']:<6} "
               f"{c['comm_match']:>8}/{c['comm_total']:<8} {pct:6.2f}% {c['same']:>4}/{c['ranks']:<4} "
               f"{'ok' if c['ok'] else 'FAIL'}")
+    for app, profs in structure:
+        # bench/hpl_trace_structure.py: why fit could not express the program, per recording.
+        sys.path.insert(0, str(ROOT / "bench"))
+        import hpl_trace_structure
+        print(f"\n{app}: the structure fit would have to express (bench/hpl_trace_structure.py)")
+        hpl_trace_structure.print_table(profs, args.gridcast)
     print(f"\ntraining: np {TRAIN_NP} x three sizes per app; recordings in {work}")
     return 0 if ok else 1
 
