@@ -41,9 +41,7 @@ BCAST_TAGS = range(2001, 3001)
 
 def grid_of(np_: int) -> tuple[int, int]:
     """P x Q as examples/hpl-smpi/record.sh chooses it (MPI_Dims_create(np, 2): P >= Q, row-major)."""
-    q = 1
-    while (2 * q) * (2 * q) <= np_:
-        q *= 2
+    q = max(d for d in range(1, int(np_ ** 0.5) + 1) if np_ % d == 0 and d * d <= np_)
     return np_ // q, q
 
 

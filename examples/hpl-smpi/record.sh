@@ -10,12 +10,13 @@
 #   GRIDCAST=path/to/gridcast    # default: gridcast on PATH, else build/bin/gridcast of this checkout
 set -eu
 here="$(cd "$(dirname "$0")" && pwd)"
+[ $# -eq 3 ] || [ $# -eq 5 ] || { echo "usage: record.sh NP N OUT [P Q]" >&2; exit 1; }
 NP="$1"; N="$2"; OUT="$3"
 GRIDCAST="${GRIDCAST:-$(command -v gridcast || echo "$here/../../build/bin/gridcast")}"
 if [ $# -ge 5 ]; then P="$4"; Q="$5"
 else
-  # MPI_Dims_create(NP, 2) for the rank counts used here: Q the largest power of two with Q*Q <= NP.
-  Q=1; while [ $((Q * 2 * Q * 2)) -le "$NP" ]; do Q=$((Q * 2)); done; P=$((NP / Q))
+  # MPI_Dims_create(NP, 2): the most balanced factorisation, P >= Q (Q the largest divisor with Q*Q <= NP).
+  Q=1; d=1; while [ $((d * d)) -le "$NP" ]; do [ $((NP % d)) -eq 0 ] && Q=$d; d=$((d + 1)); done; P=$((NP / Q))
 fi
 [ $((P * Q)) -eq "$NP" ] || { echo "record.sh: P x Q = $P x $Q is not NP = $NP ranks" >&2; exit 1; }
 xhpl="$("$here/build.sh")"
