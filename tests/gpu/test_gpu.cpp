@@ -462,3 +462,63 @@ TEST_CASE("gpu: the CLI replays GPU traces deterministically with --gpu-mpi and 
   REQUIRE(bad.exit_code == 1);
   REQUIRE(bad.output.find("hostcopy or gpudirect") != std::string::npos);
 }
+
+namespace {
+/// Rank 0 sends the same 1 MB device buffer to rank 1 twice (same tag: the same halo buffer), then once
+/// with tag 1 (another buffer); rank 1 receives them.
+std::vector<std::string> device_pingpong_reused(const std::string& between = "")
+{
+  std::string send0 = "{\"op\":\"send\",\"fn\":\"MPI_Send\",\"peer\":1,\"tag\":0,\"bytes\":1000000,\"memory\":\"device\"}\n";
+  std::string send1 = "{\"op\":\"send\",\"fn\":\"MPI_Send\",\"peer\":1,\"tag\":1,\"bytes\":1000000,\"memory\":\"device\"}\n";
+  std::string recv0 = "{\"op\":\"recv\",\"fn\":\"MPI_Recv\",\"peer\":0,\"tag\":0,\"bytes\":1000000,\"memory\":\"device\"}\n";
+  std::string recv1 = "{\"op\":\"recv\",\"fn\":\"MPI_Recv\",\"peer\":0,\"tag\":1,\"bytes\":1000000,\"memory\":\"device\"}\n";
+  return {send0 + between + send0 + send1, recv0 + between + recv0 + recv1};
+}
+// One GPUDirect transfer node-0.gpu-0 -> node-1.gpu-0 (see the GPUDirect test above).
+constexpr double kDirect = 2 * kRootLat + kNetLat + kMsg / kNetBw;
+constexpr double kPin = 4000e-9;
+}  // namespace
+
+TEST_CASE("gpu: GPUDirect registers a reused buffer once (registration cache)", "[gpu]")
+{
+  TempDir dir;
+  Setup s = setup(2, 1);
+  s.mode = GpuMpiMode::GpuDirect;
+  auto r = run(dir, device_pingpong_reused(), s);
+  // Both sides pin in parallel before the first transfer (tag 0) and before the third (tag 1: another
+  // buffer); the second transfer reuses the tag-0 registration.
+  REQUIRE(r.makespan_s == Approx(2 * kPin + 3 * kDirect).epsilon(1e-9));
+}
+
+TEST_CASE("gpu: GPUDirect pin-policy call pins on every call", "[gpu]")
+{
+  TempDir dir;
+  Setup s = setup(2, 1);
+  s.mode = GpuMpiMode::GpuDirect;
+  s.cfg = {"gridcast/gpu/pin-policy:call"};
+  auto r = run(dir, device_pingpong_reused(), s);
+  REQUIRE(r.makespan_s == Approx(3 * kPin + 3 * kDirect).epsilon(1e-9));
+}
+
+TEST_CASE("gpu: a device cudaFree empties the registration cache", "[gpu]")
+{
+  TempDir dir;
+  Setup s = setup(2, 1);
+  s.mode = GpuMpiMode::GpuDirect;
+  // Both ranks allocate and free 8 bytes between the two tag-0 transfers: the second one pins again.
+  const std::string churn = "{\"op\":\"gpu_malloc\",\"fn\":\"cudaMalloc\",\"bytes\":8,\"memory\":\"device\"}\n"
+                            "{\"op\":\"gpu_free\",\"fn\":\"cudaFree\",\"bytes\":8,\"memory\":\"device\"}\n";
+  std::vector<std::string> ranks = device_pingpong_reused(churn);
+  // The churn sits between the first and the second send/recv on both ranks (see device_pingpong_reused).
+  auto r = run(dir, ranks, s);
+  REQUIRE(r.makespan_s == Approx(3 * kPin + 3 * kDirect + 175e-6 + 125e-6).epsilon(1e-9));
+}
+
+TEST_CASE("gpu: gridcast/gpu/pin-policy is checked", "[gpu]")
+{
+  ReplayOptions o;
+  REQUIRE(o.gpu.pin_policy == PinPolicy::Cache);
+  REQUIRE_THROWS_WITH(apply_cfg(o, "gridcast/gpu/pin-policy:never"), Catch::Contains("cache or call"));
+  apply_cfg(o, "gridcast/gpu/pin-policy:call");
+  REQUIRE(o.gpu.pin_policy == PinPolicy::Call);
+}
