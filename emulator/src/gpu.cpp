@@ -223,6 +223,7 @@ struct RankGpu::Stream {
     sg4::Host* src = nullptr;      ///< copy
     sg4::Host* dst = nullptr;
     std::uint64_t bytes = 0;
+    std::function<void()> task;    ///< anything else run in stream order (an NCCL collective)
   };
   std::deque<Work> queue;
   sg4::SemaphorePtr pending = sg4::Semaphore::create(0);  ///< one token per queued work
@@ -259,9 +260,11 @@ RankGpu::Stream& RankGpu::stream(int id, const GpuFail& fail)
       "rank-" + std::to_string(rank_) + ".stream-" + std::to_string(id), dev.host, [raw]() {
         for (;;) {
           raw->pending->acquire();
-          Stream::Work w = raw->queue.front();
+          Stream::Work w = std::move(raw->queue.front());
           raw->queue.pop_front();
-          if (w.kernel) {
+          if (w.task) {
+            w.task();
+          } else if (w.kernel) {
             if (w.flops > 0)
               sg4::this_actor::execute(w.flops);
           } else if (w.bytes > 0) {
@@ -309,7 +312,7 @@ void RankGpu::perform(const CallRecord& c, const std::string& function, const Gp
       // The host pays the launch as measured (the profiler's `seconds` of cudaLaunchKernel), then goes on.
       sleep(c.seconds);
       Stream& s = stream(c.stream, fail);
-      s.queue.push_back({true, flops, nullptr, nullptr, 0});
+      s.queue.push_back({true, flops, nullptr, nullptr, 0, {}});
       ++s.submitted;
       s.pending->release();
       break;
@@ -321,6 +324,16 @@ void RankGpu::perform(const CallRecord& c, const std::string& function, const Gp
     default: throw InternalError("RankGpu::perform on a non-GPU op");
   }
   gpu_s_ += sg4::Engine::get_clock() - begin;
+}
+
+void RankGpu::enqueue(int stream_id, std::function<void()> task, const GpuFail& fail)
+{
+  Stream& s = this->stream(stream_id, fail);
+  Stream::Work w;
+  w.task = std::move(task);
+  s.queue.push_back(std::move(w));
+  ++s.submitted;
+  s.pending->release();
 }
 
 void RankGpu::memcpy(const CallRecord& c, const GpuFail& fail)
@@ -355,7 +368,7 @@ void RankGpu::memcpy(const CallRecord& c, const GpuFail& fail)
   }
   sleep(system_.costs().queue_s);
   Stream& s = stream(c.stream, fail);
-  s.queue.push_back({false, 0, src, dst, c.bytes});
+  s.queue.push_back({false, 0, src, dst, c.bytes, {}});
   std::uint64_t target = ++s.submitted;
   s.pending->release();
   if (not async_)

@@ -695,6 +695,8 @@ private:
     const CollectiveAlgorithm* algo = choose(kind, args, comm, c, name);
     if (c.request != models::kNoRequest)
       return start_nonblocking(kind, name, *algo, std::move(args), comm, c);
+    if (device && nccl(c))
+      return enqueue_nccl(*algo, std::move(args), comm, c);
 
     double begin = sg4::Engine::get_clock();
     double compute_before = stats_.compute_s;
@@ -708,12 +710,7 @@ private:
     // Device buffers: NCCL and GPUDirect move every message of the algorithm between GPU hosts; HostCopy
     // stages this rank's send data to the host before and its result back after (docs/gpu.md).
     auto [d2h_bytes, h2d_bytes] = staged_bytes(kind, args, comm);
-    if (device && nccl(c)) {
-      GpuDevice* d = gpu_.system().device_of(rank_);
-      if (d == nullptr)
-        fail("an NCCL collective needs a GPU, and rank " + std::to_string(rank_) + "'s node has none");
-      world_.board.set_endpoint_override(rank_, d->host);
-    } else if (device && gpu_.mpi_mode() == GpuMpiMode::GpuDirect) {
+    if (device && gpu_.mpi_mode() == GpuMpiMode::GpuDirect) {
       // Pinning of the call's buffers, once per call (or once per buffer with the registration cache).
       PinKey key{2 + static_cast<int>(kind), c.root, 0, c.comm, c.bytes};
       staging([&] { gpu_.before_device_recv(key, gpu_fail()); });
@@ -783,6 +780,39 @@ private:
   /// of its own on the rank's host, on a matching context of its own, while the rank goes on; the wait or
   /// test naming the request completes when that actor has finished. This is MPI with asynchronous
   /// progress: a library that progresses collectives only inside MPI calls overlaps less.
+  /// NCCL enqueues a collective on its stream and returns, like a kernel launch: the stream's actor (on
+  /// the rank's GPU host) runs the algorithm GPU to GPU once the stream's earlier work is done, reduction
+  /// work included; the rank goes on and meets the result at a synchronisation (docs/gpu.md).
+  void enqueue_nccl(const CollectiveAlgorithm& algo, CollectiveArgs args, const Communicator& comm, const CallRecord& c)
+  {
+    GpuDevice* d = gpu_.system().device_of(rank_);
+    if (d == nullptr)
+      fail("an NCCL collective needs a GPU, and rank " + std::to_string(rank_) + "'s node has none");
+    if (c.seconds > 0)  // the host side of the call as recorded (the enqueue), as for a kernel launch
+      staging([&] { sg4::this_actor::sleep_for(c.seconds); });
+    auto own = std::make_shared<Communicator>(comm);
+    World* world = &world_;
+    int rank = rank_;
+    sg4::Host* gpu_host = d->host;
+    gpu_.enqueue(
+        c.stream,
+        [world, rank, own, algo, args = std::move(args), gpu_host]() {
+          try {
+            CollectiveContext ctx(world->board, *own, rank, [](double flops) {
+              if (flops > 0)
+                sg4::this_actor::execute(flops);
+            });
+            ctx.set_endpoint(gpu_host);
+            algo(ctx, args);
+          } catch (const simgrid::ForcefulKillException&) {
+            throw;
+          } catch (...) {
+            world->abort_run(std::current_exception());
+          }
+        },
+        gpu_fail());
+  }
+
   void start_nonblocking(CollectiveKind kind, const std::string& name, const CollectiveAlgorithm& algo,
                          CollectiveArgs args, const Communicator& comm, const CallRecord& c)
   {

@@ -394,7 +394,7 @@ TEST_CASE("gpu: NCCL allreduce runs GPU to GPU", "[gpu]")
   // NCCL on the two GPUs of one node: the ring crosses NVLink, no staging, no pinning.
   TempDir dir2;
   const std::string nccl = "{\"op\":\"allreduce\",\"fn\":\"ncclAllReduce\",\"bytes\":10000000,\"stream\":0,\"memory\":\"device\"}\n";
-  auto nc = run(dir2, {nccl, nccl}, setup(1, 2));
+  auto nc = run(dir2, {nccl + kDeviceSync, nccl + kDeviceSync}, setup(1, 2));  // NCCL is stream-ordered
   REQUIRE(nc.collectives.at("allreduce").count("ring") == 1);
   REQUIRE(nc.makespan_s == Approx(2 * (kNvLat + (n / 2.0) / kNvBw)).epsilon(1e-9));
 }
@@ -521,4 +521,43 @@ TEST_CASE("gpu: gridcast/gpu/pin-policy is checked", "[gpu]")
   REQUIRE_THROWS_WITH(apply_cfg(o, "gridcast/gpu/pin-policy:never"), Catch::Contains("cache or call"));
   apply_cfg(o, "gridcast/gpu/pin-policy:call");
   REQUIRE(o.gpu.pin_policy == PinPolicy::Call);
+}
+
+namespace {
+const std::string kNcclAllreduce10MB =
+    "{\"op\":\"allreduce\",\"fn\":\"ncclAllReduce\",\"bytes\":10000000,\"stream\":0,\"memory\":\"device\"}\n";
+const std::string kStreamSync0 = "{\"op\":\"gpu_sync\",\"fn\":\"cudaStreamSynchronize\",\"stream\":0}\n";
+std::string host_sleep(double s) { return "{\"op\":\"sleep\",\"seconds\":" + std::to_string(s) + "}\n"; }
+// The NCCL ring allreduce of 10 MB on the two GPUs of one node: 2 steps of 5 MB over NVLink.
+constexpr double kNcclRing = 2 * (kNvLat + 5e6 / kNvBw);  // 201 us
+}  // namespace
+
+TEST_CASE("gpu: an NCCL collective is enqueued on its stream; the host goes on", "[gpu]")
+{
+  TempDir dir;
+  // Each rank enqueues the allreduce, then works 1 ms on the host, then synchronises the stream: the
+  // collective (201 us) ran during the host work, so the rank ends at 1 ms (blocking the rank: 1.201 ms).
+  const std::string rank = kNcclAllreduce10MB + host_sleep(0.001) + kStreamSync0;
+  auto r = run(dir, {rank, rank}, setup(1, 2));
+  REQUIRE(kNcclRing == Approx(201e-6));
+  REQUIRE(r.makespan_s == Approx(0.001).epsilon(1e-9));
+}
+
+TEST_CASE("gpu: a synchronisation waits for the enqueued NCCL collective", "[gpu]")
+{
+  TempDir dir;
+  const std::string rank = kNcclAllreduce10MB + host_sleep(0.0001) + kStreamSync0;
+  auto r = run(dir, {rank, rank}, setup(1, 2));
+  REQUIRE(r.makespan_s == Approx(kNcclRing).epsilon(1e-9));
+}
+
+TEST_CASE("gpu: an NCCL collective starts after the earlier work of its stream", "[gpu]")
+{
+  TempDir dir;
+  // Rank 0's stream runs a 1 ms kernel first, so the ring starts at 1 ms for both ranks (rank 1's
+  // stream waits inside the collective for rank 0's).
+  auto r = run(dir, {kernel(0.001, 0) + kNcclAllreduce10MB + kStreamSync0, kNcclAllreduce10MB + kStreamSync0},
+               setup(1, 2));
+  REQUIRE(r.makespan_s == Approx(0.001 + kNcclRing).epsilon(1e-9));
+  REQUIRE(r.ranks[1].finish_s == Approx(0.001 + kNcclRing).epsilon(1e-9));
 }

@@ -156,6 +156,10 @@ public:
   /// copy asynchronous; `cudaEventRecord` records an event). Bad input calls `fail`, which must throw.
   void perform(const models::CallRecord& c, const std::string& function, const GpuFail& fail);
 
+  /// Queues `task` on stream `stream` (-1: stream 0) after its earlier work and returns at once: the
+  /// stream's actor (on the GPU host) runs it in order. NCCL collectives use it, as NCCL enqueues them.
+  void enqueue(int stream, std::function<void()> task, const GpuFail& fail);
+
   // --- MPI with device buffers (records with memory: device) ---
   /// Before the data of a device-buffer send leaves: HostCopy stages it to the host, GPUDirect pins
   /// the buffer `key` (once per buffer under PinPolicy::Cache).
