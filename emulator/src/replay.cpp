@@ -203,6 +203,8 @@ private:
 
   void perform(const CallRecord& c)
   {
+    if (c.op < Op::GpuKernel || c.op > Op::GpuFree)
+      gpu_.note_recorded_s(c.seconds);  // the recorded time line, for kernels without device time
     switch (c.op) {
       case Op::Init:
         return;

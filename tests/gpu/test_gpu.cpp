@@ -561,3 +561,70 @@ TEST_CASE("gpu: an NCCL collective starts after the earlier work of its stream",
   REQUIRE(r.makespan_s == Approx(0.001 + kNcclRing).epsilon(1e-9));
   REQUIRE(r.ranks[1].finish_s == Approx(0.001 + kNcclRing).epsilon(1e-9));
 }
+
+TEST_CASE("gpu: cudaStreamWaitEvent makes a stream wait for another stream's event", "[gpu]")
+{
+  TempDir dir;
+  Setup s = setup(1, 1);
+  s.gpu_cores = 2;  // the two streams' kernels could run side by side
+  // Stream 1 runs 2 ms, records event 7; stream 0 waits for it, then runs 1 ms: 3 ms (without the wait
+  // stream 0 would end at 1 ms, which is all the host synchronises).
+  auto r = run(dir, {kernel(0.002, 1) +
+                     "{\"op\":\"gpu_sync\",\"fn\":\"cudaEventRecord\",\"request\":7,\"stream\":1}\n"
+                     "{\"op\":\"gpu_sync\",\"fn\":\"cudaStreamWaitEvent\",\"request\":7,\"stream\":0}\n" +
+                     kernel(0.001, 0) + kStreamSync0},
+               s);
+  REQUIRE(r.makespan_s == Approx(0.003).epsilon(1e-9));
+}
+
+namespace {
+/// A launch as the profiler records it: the host-side cost only, no device time.
+std::string recorded_launch(double host_s, int stream = 0)
+{
+  return "{\"op\":\"gpu_kernel\",\"fn\":\"cudaLaunchKernel\",\"seconds\":" + std::to_string(host_s) +
+         ",\"stream\":" + std::to_string(stream) + "}\n";
+}
+std::string recorded_device_sync(double blocked_s)
+{
+  return "{\"op\":\"gpu_sync\",\"fn\":\"cudaDeviceSynchronize\",\"seconds\":" + std::to_string(blocked_s) + "}\n";
+}
+}  // namespace
+
+TEST_CASE("gpu: a recorded kernel takes its device time from the next synchronisation", "[gpu]")
+{
+  TempDir dir;
+  // Recorded: launch (5 us), 2 ms of host work, then 3 ms blocked in cudaDeviceSynchronize: the GPU was
+  // busy from the end of the launch to the end of the synchronisation, 5 ms. Replayed: the kernel runs
+  // 5 ms from 5 us; the host's 2 ms overlap it; the synchronisation returns at 5.005 ms.
+  auto r = run(dir, {recorded_launch(5e-6) + host_sleep(0.002) + recorded_device_sync(0.003)});
+  REQUIRE(r.makespan_s == Approx(5e-6 + 0.005).epsilon(1e-9));
+}
+
+TEST_CASE("gpu: kernels pending at one synchronisation share its device time", "[gpu]")
+{
+  TempDir dir;
+  // Two launches (no host cost), then 4 ms blocked in cudaStreamSynchronize: 2 ms each, 4 ms in all.
+  auto r = run(dir, {recorded_launch(0) + recorded_launch(0) +
+                     "{\"op\":\"gpu_sync\",\"fn\":\"cudaStreamSynchronize\",\"stream\":0,\"seconds\":0.004}\n"});
+  REQUIRE(r.makespan_s == Approx(0.004).epsilon(1e-9));
+}
+
+TEST_CASE("gpu: a blocking copy gives the pending kernels of its stream their time", "[gpu]")
+{
+  TempDir dir;
+  // Recorded: launch, 1 ms of host work, a blocking 1e8-byte host-to-device cudaMemcpy that took 12 ms
+  // (waiting for the kernel, then copying). The kernel gets 1 + 12 = 13 ms (the approximation counts
+  // the copy's own time too, docs/gpu.md); replayed: kernel 13 ms, then the copy (queue 10 us on the host
+  // before, 1 us + 10 ms on the root link).
+  auto r = run(dir, {recorded_launch(0) + host_sleep(0.001) +
+                     "{\"op\":\"gpu_memcpy\",\"fn\":\"cudaMemcpy\",\"tag\":1,\"bytes\":100000000,\"stream\":0,"
+                     "\"memory\":\"device\",\"seconds\":0.012}\n"});
+  REQUIRE(r.makespan_s == Approx(0.013 + kRootLat + 1e8 / kRootBw).epsilon(1e-9));
+}
+
+TEST_CASE("gpu: without a measured synchronisation a recorded kernel takes no time", "[gpu]")
+{
+  TempDir dir;
+  auto r = run(dir, {recorded_launch(0) + host_sleep(0.001) + kDeviceSync});
+  REQUIRE(r.makespan_s == Approx(0.001).epsilon(1e-9));
+}

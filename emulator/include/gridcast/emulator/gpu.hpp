@@ -184,9 +184,21 @@ public:
   /// Seconds this rank spent in GPU calls and staging (blocked or paying runtime costs).
   double gpu_s() const { return gpu_s_; }
 
+  /// Advances the recorded host clock by a non-GPU record's measured `seconds` (for the device time of
+  /// recorded kernels, see resolve_kernels).
+  void note_recorded_s(double seconds)
+  {
+    if (seconds > 0)
+      recorded_s_ += seconds;
+  }
+
 private:
   struct Stream;
+  struct PendingKernel;
   Stream& stream(int id, const GpuFail& fail);
+  /// A synchronisation that waits on `s` gives its recorded kernels without device time their time.
+  void resolve_kernels(Stream& s);
+  void resolve_kernels(Stream& s, std::set<Stream*>& seen);
   GpuDevice& device(const GpuFail& fail);
   void sleep(double seconds);
   void wait_stream(Stream& s, std::uint64_t target);
@@ -212,6 +224,9 @@ private:
   std::string function_;      ///< the call in progress (for errors)
   bool async_ = false;        ///< the call in progress is an ...Async one
   bool event_record_ = false; ///< the call in progress is cudaEventRecord
+  bool stream_wait_event_ = false;  ///< the call in progress is cudaStreamWaitEvent
+  double sync_seconds_ = -1;  ///< the call in progress's measured seconds (a synchronisation's blocked time)
+  double recorded_s_ = 0;     ///< the rank's host clock as recorded: sum of its records' measured seconds
   double gpu_s_ = 0;
 };
 
