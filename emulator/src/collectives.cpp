@@ -67,13 +67,13 @@ CollectiveContext::CollectiveContext(MessageBoard& board, const Communicator& co
 RequestPtr CollectiveContext::isend(int to, std::uint64_t bytes, int tag)
 {
   return board_.post_send(world_rank_, comm_.world_ranks.at(static_cast<std::size_t>(to)), bytes, tag,
-                          comm_.coll_context, SendMode::Standard);
+                          comm_.coll_context, SendMode::Standard, endpoint_);
 }
 
 RequestPtr CollectiveContext::irecv(int from, std::uint64_t bytes, int tag)
 {
   return board_.post_recv(world_rank_, comm_.world_ranks.at(static_cast<std::size_t>(from)), bytes, tag,
-                          comm_.coll_context);
+                          comm_.coll_context, endpoint_);
 }
 
 void CollectiveContext::send(int to, std::uint64_t bytes, int tag)

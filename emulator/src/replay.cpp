@@ -203,6 +203,8 @@ private:
 
   void perform(const CallRecord& c)
   {
+    if (c.op < Op::GpuKernel || c.op > Op::GpuFree)
+      gpu_.note_recorded_s(c.seconds);  // the recorded time line, for kernels without device time
     switch (c.op) {
       case Op::Init:
         return;
@@ -247,9 +249,9 @@ private:
         const Communicator& comm = communicator(c.comm);
         int dst = world_rank(comm, c.peer);
         int src = c.src == models::kAnySource ? kAnySource : world_rank(comm, c.src, "src");
-        auto [endpoint, mode] = device_send_setup(c, c.bytes, SendMode::Standard);
-        if (c.memory == models::Memory::Device && not nccl(c))
-          staging([&] { gpu_.before_device_recv(gpu_fail()); });  // GPUDirect pins the receive buffer too
+        auto [endpoint, mode] = device_send_setup(c, dst, c.bytes, SendMode::Standard);
+        if (c.memory == models::Memory::Device && not nccl(c))  // GPUDirect pins the receive buffer too
+          staging([&] { gpu_.before_device_recv(PinKey{1, src, c.recv_tag, c.comm, c.recv_bytes}, gpu_fail()); });
         RequestPtr s = world_.board.post_send(rank_, dst, c.bytes, c.tag, comm.p2p_context, mode, endpoint);
         RequestPtr r = world_.board.post_recv(rank_, src, c.recv_bytes, c.recv_tag == models::kAnyTag ? kAnyTag : c.recv_tag,
                                               comm.p2p_context, endpoint);
@@ -360,7 +362,7 @@ private:
     int dst = world_rank(comm, c.peer);
     if (c.tag < 0)
       fail("a send needs a tag >= 0, got " + std::to_string(c.tag));
-    auto [endpoint, effective_mode] = device_send_setup(c, c.bytes, mode);
+    auto [endpoint, effective_mode] = device_send_setup(c, dst, c.bytes, mode);
     RequestPtr r = world_.board.post_send(rank_, dst, c.bytes, c.tag, comm.p2p_context, effective_mode, endpoint);
     if (world_.timeline != nullptr)
       world_.timeline->flow_start(rank_, r->message, sg4::Engine::get_clock());
@@ -378,7 +380,7 @@ private:
         if (endpoint == nullptr)
           fail("an NCCL receive needs a GPU, and rank " + std::to_string(rank_) + "'s node has none");
       } else {
-        staging([&] { gpu_.before_device_recv(gpu_fail()); });
+        staging([&] { gpu_.before_device_recv(PinKey{1, src, tag, c.comm, bytes}, gpu_fail()); });
         endpoint = gpu_.mpi_endpoint(gpu_fail());
       }
     }
@@ -415,7 +417,7 @@ private:
 
   /// For a send from a device buffer: stages or pins, and says where the bytes leave from and the mode
   /// (GPUDirect is rendezvous only, as Open MPI does; NCCL moves GPU to GPU).
-  std::pair<sg4::Host*, SendMode> device_send_setup(const CallRecord& c, std::uint64_t bytes, SendMode mode)
+  std::pair<sg4::Host*, SendMode> device_send_setup(const CallRecord& c, int dst, std::uint64_t bytes, SendMode mode)
   {
     if (c.memory != models::Memory::Device)
       return {nullptr, mode};
@@ -425,7 +427,7 @@ private:
         fail("an NCCL send needs a GPU, and rank " + std::to_string(rank_) + "'s node has none");
       return {d->host, mode};
     }
-    staging([&] { gpu_.before_device_send(bytes, gpu_fail()); });
+    staging([&] { gpu_.before_device_send(bytes, PinKey{0, dst, c.tag, c.comm, bytes}, gpu_fail()); });
     sg4::Host* endpoint = gpu_.mpi_endpoint(gpu_fail());
     return {endpoint, endpoint != nullptr ? SendMode::Synchronous : mode};
   }
@@ -695,6 +697,8 @@ private:
     const CollectiveAlgorithm* algo = choose(kind, args, comm, c, name);
     if (c.request != models::kNoRequest)
       return start_nonblocking(kind, name, *algo, std::move(args), comm, c);
+    if (device && nccl(c))
+      return enqueue_nccl(*algo, std::move(args), comm, c);
 
     double begin = sg4::Engine::get_clock();
     double compute_before = stats_.compute_s;
@@ -708,16 +712,13 @@ private:
     // Device buffers: NCCL and GPUDirect move every message of the algorithm between GPU hosts; HostCopy
     // stages this rank's send data to the host before and its result back after (docs/gpu.md).
     auto [d2h_bytes, h2d_bytes] = staged_bytes(kind, args, comm);
-    if (device && nccl(c)) {
-      GpuDevice* d = gpu_.system().device_of(rank_);
-      if (d == nullptr)
-        fail("an NCCL collective needs a GPU, and rank " + std::to_string(rank_) + "'s node has none");
-      world_.board.set_endpoint_override(rank_, d->host);
-    } else if (device && gpu_.mpi_mode() == GpuMpiMode::GpuDirect) {
-      staging([&] { gpu_.before_device_recv(gpu_fail()); });  // pinning, once per call
+    if (device && gpu_.mpi_mode() == GpuMpiMode::GpuDirect) {
+      // Pinning of the call's buffers, once per call (or once per buffer with the registration cache).
+      PinKey key{2 + static_cast<int>(kind), c.root, 0, c.comm, c.bytes};
+      staging([&] { gpu_.before_device_recv(key, gpu_fail()); });
       world_.board.set_endpoint_override(rank_, gpu_.mpi_endpoint(gpu_fail()));
     } else if (staged(c) && d2h_bytes > 0) {
-      staging([&] { gpu_.before_device_send(d2h_bytes, gpu_fail()); });
+      staging([&] { gpu_.before_device_send(d2h_bytes, PinKey{}, gpu_fail()); });  // HostCopy: no pinning
     }
     (*algo)(ctx, args);
     world_.board.set_endpoint_override(rank_, nullptr);
@@ -781,6 +782,39 @@ private:
   /// of its own on the rank's host, on a matching context of its own, while the rank goes on; the wait or
   /// test naming the request completes when that actor has finished. This is MPI with asynchronous
   /// progress: a library that progresses collectives only inside MPI calls overlaps less.
+  /// NCCL enqueues a collective on its stream and returns, like a kernel launch: the stream's actor (on
+  /// the rank's GPU host) runs the algorithm GPU to GPU once the stream's earlier work is done, reduction
+  /// work included; the rank goes on and meets the result at a synchronisation (docs/gpu.md).
+  void enqueue_nccl(const CollectiveAlgorithm& algo, CollectiveArgs args, const Communicator& comm, const CallRecord& c)
+  {
+    GpuDevice* d = gpu_.system().device_of(rank_);
+    if (d == nullptr)
+      fail("an NCCL collective needs a GPU, and rank " + std::to_string(rank_) + "'s node has none");
+    if (c.seconds > 0)  // the host side of the call as recorded (the enqueue), as for a kernel launch
+      staging([&] { sg4::this_actor::sleep_for(c.seconds); });
+    auto own = std::make_shared<Communicator>(comm);
+    World* world = &world_;
+    int rank = rank_;
+    sg4::Host* gpu_host = d->host;
+    gpu_.enqueue(
+        c.stream,
+        [world, rank, own, algo, args = std::move(args), gpu_host]() {
+          try {
+            CollectiveContext ctx(world->board, *own, rank, [](double flops) {
+              if (flops > 0)
+                sg4::this_actor::execute(flops);
+            });
+            ctx.set_endpoint(gpu_host);
+            algo(ctx, args);
+          } catch (const simgrid::ForcefulKillException&) {
+            throw;
+          } catch (...) {
+            world->abort_run(std::current_exception());
+          }
+        },
+        gpu_fail());
+  }
+
   void start_nonblocking(CollectiveKind kind, const std::string& name, const CollectiveAlgorithm& algo,
                          CollectiveArgs args, const Communicator& comm, const CallRecord& c)
   {

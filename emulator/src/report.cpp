@@ -115,6 +115,7 @@ void write_prediction(const std::filesystem::path& file, const ReplayResult& res
     // GPU buffers in MPI and the GPU runtime costs with where each came from (docs/gpu.md).
     config["gpu_mpi"] = gpu_mpi_mode_name(run.options->gpu.mpi);
     config["nccl_algorithm"] = run.options->gpu.nccl_algorithm;
+    config["gpu_pin_policy"] = run.options->gpu.pin_policy == PinPolicy::Cache ? "cache" : "call";
     ordered costs = ordered::object();
     for (const auto& [key, value] : result.gpu_costs)
       costs[key] = {{"seconds", value.first}, {"from", value.second}};

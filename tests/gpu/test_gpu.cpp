@@ -394,7 +394,7 @@ TEST_CASE("gpu: NCCL allreduce runs GPU to GPU", "[gpu]")
   // NCCL on the two GPUs of one node: the ring crosses NVLink, no staging, no pinning.
   TempDir dir2;
   const std::string nccl = "{\"op\":\"allreduce\",\"fn\":\"ncclAllReduce\",\"bytes\":10000000,\"stream\":0,\"memory\":\"device\"}\n";
-  auto nc = run(dir2, {nccl, nccl}, setup(1, 2));
+  auto nc = run(dir2, {nccl + kDeviceSync, nccl + kDeviceSync}, setup(1, 2));  // NCCL is stream-ordered
   REQUIRE(nc.collectives.at("allreduce").count("ring") == 1);
   REQUIRE(nc.makespan_s == Approx(2 * (kNvLat + (n / 2.0) / kNvBw)).epsilon(1e-9));
 }
@@ -461,4 +461,170 @@ TEST_CASE("gpu: the CLI replays GPU traces deterministically with --gpu-mpi and 
                                 (dir / "platform.xml").string() + " --gpu-mpi direct");
   REQUIRE(bad.exit_code == 1);
   REQUIRE(bad.output.find("hostcopy or gpudirect") != std::string::npos);
+}
+
+namespace {
+/// Rank 0 sends the same 1 MB device buffer to rank 1 twice (same tag: the same halo buffer), then once
+/// with tag 1 (another buffer); rank 1 receives them.
+std::vector<std::string> device_pingpong_reused(const std::string& between = "")
+{
+  std::string send0 = "{\"op\":\"send\",\"fn\":\"MPI_Send\",\"peer\":1,\"tag\":0,\"bytes\":1000000,\"memory\":\"device\"}\n";
+  std::string send1 = "{\"op\":\"send\",\"fn\":\"MPI_Send\",\"peer\":1,\"tag\":1,\"bytes\":1000000,\"memory\":\"device\"}\n";
+  std::string recv0 = "{\"op\":\"recv\",\"fn\":\"MPI_Recv\",\"peer\":0,\"tag\":0,\"bytes\":1000000,\"memory\":\"device\"}\n";
+  std::string recv1 = "{\"op\":\"recv\",\"fn\":\"MPI_Recv\",\"peer\":0,\"tag\":1,\"bytes\":1000000,\"memory\":\"device\"}\n";
+  return {send0 + between + send0 + send1, recv0 + between + recv0 + recv1};
+}
+// One GPUDirect transfer node-0.gpu-0 -> node-1.gpu-0 (see the GPUDirect test above).
+constexpr double kDirect = 2 * kRootLat + kNetLat + kMsg / kNetBw;
+constexpr double kPin = 4000e-9;
+}  // namespace
+
+TEST_CASE("gpu: GPUDirect registers a reused buffer once (registration cache)", "[gpu]")
+{
+  TempDir dir;
+  Setup s = setup(2, 1);
+  s.mode = GpuMpiMode::GpuDirect;
+  auto r = run(dir, device_pingpong_reused(), s);
+  // Both sides pin in parallel before the first transfer (tag 0) and before the third (tag 1: another
+  // buffer); the second transfer reuses the tag-0 registration.
+  REQUIRE(r.makespan_s == Approx(2 * kPin + 3 * kDirect).epsilon(1e-9));
+}
+
+TEST_CASE("gpu: GPUDirect pin-policy call pins on every call", "[gpu]")
+{
+  TempDir dir;
+  Setup s = setup(2, 1);
+  s.mode = GpuMpiMode::GpuDirect;
+  s.cfg = {"gridcast/gpu/pin-policy:call"};
+  auto r = run(dir, device_pingpong_reused(), s);
+  REQUIRE(r.makespan_s == Approx(3 * kPin + 3 * kDirect).epsilon(1e-9));
+}
+
+TEST_CASE("gpu: a device cudaFree empties the registration cache", "[gpu]")
+{
+  TempDir dir;
+  Setup s = setup(2, 1);
+  s.mode = GpuMpiMode::GpuDirect;
+  // Both ranks allocate and free 8 bytes between the two tag-0 transfers: the second one pins again.
+  const std::string churn = "{\"op\":\"gpu_malloc\",\"fn\":\"cudaMalloc\",\"bytes\":8,\"memory\":\"device\"}\n"
+                            "{\"op\":\"gpu_free\",\"fn\":\"cudaFree\",\"bytes\":8,\"memory\":\"device\"}\n";
+  std::vector<std::string> ranks = device_pingpong_reused(churn);
+  // The churn sits between the first and the second send/recv on both ranks (see device_pingpong_reused).
+  auto r = run(dir, ranks, s);
+  REQUIRE(r.makespan_s == Approx(3 * kPin + 3 * kDirect + 175e-6 + 125e-6).epsilon(1e-9));
+}
+
+TEST_CASE("gpu: gridcast/gpu/pin-policy is checked", "[gpu]")
+{
+  ReplayOptions o;
+  REQUIRE(o.gpu.pin_policy == PinPolicy::Cache);
+  REQUIRE_THROWS_WITH(apply_cfg(o, "gridcast/gpu/pin-policy:never"), Catch::Contains("cache or call"));
+  apply_cfg(o, "gridcast/gpu/pin-policy:call");
+  REQUIRE(o.gpu.pin_policy == PinPolicy::Call);
+}
+
+namespace {
+const std::string kNcclAllreduce10MB =
+    "{\"op\":\"allreduce\",\"fn\":\"ncclAllReduce\",\"bytes\":10000000,\"stream\":0,\"memory\":\"device\"}\n";
+const std::string kStreamSync0 = "{\"op\":\"gpu_sync\",\"fn\":\"cudaStreamSynchronize\",\"stream\":0}\n";
+std::string host_sleep(double s) { return "{\"op\":\"sleep\",\"seconds\":" + std::to_string(s) + "}\n"; }
+// The NCCL ring allreduce of 10 MB on the two GPUs of one node: 2 steps of 5 MB over NVLink.
+constexpr double kNcclRing = 2 * (kNvLat + 5e6 / kNvBw);  // 201 us
+}  // namespace
+
+TEST_CASE("gpu: an NCCL collective is enqueued on its stream; the host goes on", "[gpu]")
+{
+  TempDir dir;
+  // Each rank enqueues the allreduce, then works 1 ms on the host, then synchronises the stream: the
+  // collective (201 us) ran during the host work, so the rank ends at 1 ms (blocking the rank: 1.201 ms).
+  const std::string rank = kNcclAllreduce10MB + host_sleep(0.001) + kStreamSync0;
+  auto r = run(dir, {rank, rank}, setup(1, 2));
+  REQUIRE(kNcclRing == Approx(201e-6));
+  REQUIRE(r.makespan_s == Approx(0.001).epsilon(1e-9));
+}
+
+TEST_CASE("gpu: a synchronisation waits for the enqueued NCCL collective", "[gpu]")
+{
+  TempDir dir;
+  const std::string rank = kNcclAllreduce10MB + host_sleep(0.0001) + kStreamSync0;
+  auto r = run(dir, {rank, rank}, setup(1, 2));
+  REQUIRE(r.makespan_s == Approx(kNcclRing).epsilon(1e-9));
+}
+
+TEST_CASE("gpu: an NCCL collective starts after the earlier work of its stream", "[gpu]")
+{
+  TempDir dir;
+  // Rank 0's stream runs a 1 ms kernel first, so the ring starts at 1 ms for both ranks (rank 1's
+  // stream waits inside the collective for rank 0's).
+  auto r = run(dir, {kernel(0.001, 0) + kNcclAllreduce10MB + kStreamSync0, kNcclAllreduce10MB + kStreamSync0},
+               setup(1, 2));
+  REQUIRE(r.makespan_s == Approx(0.001 + kNcclRing).epsilon(1e-9));
+  REQUIRE(r.ranks[1].finish_s == Approx(0.001 + kNcclRing).epsilon(1e-9));
+}
+
+TEST_CASE("gpu: cudaStreamWaitEvent makes a stream wait for another stream's event", "[gpu]")
+{
+  TempDir dir;
+  Setup s = setup(1, 1);
+  s.gpu_cores = 2;  // the two streams' kernels could run side by side
+  // Stream 1 runs 2 ms, records event 7; stream 0 waits for it, then runs 1 ms: 3 ms (without the wait
+  // stream 0 would end at 1 ms, which is all the host synchronises).
+  auto r = run(dir, {kernel(0.002, 1) +
+                     "{\"op\":\"gpu_sync\",\"fn\":\"cudaEventRecord\",\"request\":7,\"stream\":1}\n"
+                     "{\"op\":\"gpu_sync\",\"fn\":\"cudaStreamWaitEvent\",\"request\":7,\"stream\":0}\n" +
+                     kernel(0.001, 0) + kStreamSync0},
+               s);
+  REQUIRE(r.makespan_s == Approx(0.003).epsilon(1e-9));
+}
+
+namespace {
+/// A launch as the profiler records it: the host-side cost only, no device time.
+std::string recorded_launch(double host_s, int stream = 0)
+{
+  return "{\"op\":\"gpu_kernel\",\"fn\":\"cudaLaunchKernel\",\"seconds\":" + std::to_string(host_s) +
+         ",\"stream\":" + std::to_string(stream) + "}\n";
+}
+std::string recorded_device_sync(double blocked_s)
+{
+  return "{\"op\":\"gpu_sync\",\"fn\":\"cudaDeviceSynchronize\",\"seconds\":" + std::to_string(blocked_s) + "}\n";
+}
+}  // namespace
+
+TEST_CASE("gpu: a recorded kernel takes its device time from the next synchronisation", "[gpu]")
+{
+  TempDir dir;
+  // Recorded: launch (5 us), 2 ms of host work, then 3 ms blocked in cudaDeviceSynchronize: the GPU was
+  // busy from the end of the launch to the end of the synchronisation, 5 ms. Replayed: the kernel runs
+  // 5 ms from 5 us; the host's 2 ms overlap it; the synchronisation returns at 5.005 ms.
+  auto r = run(dir, {recorded_launch(5e-6) + host_sleep(0.002) + recorded_device_sync(0.003)});
+  REQUIRE(r.makespan_s == Approx(5e-6 + 0.005).epsilon(1e-9));
+}
+
+TEST_CASE("gpu: kernels pending at one synchronisation share its device time", "[gpu]")
+{
+  TempDir dir;
+  // Two launches (no host cost), then 4 ms blocked in cudaStreamSynchronize: 2 ms each, 4 ms in all.
+  auto r = run(dir, {recorded_launch(0) + recorded_launch(0) +
+                     "{\"op\":\"gpu_sync\",\"fn\":\"cudaStreamSynchronize\",\"stream\":0,\"seconds\":0.004}\n"});
+  REQUIRE(r.makespan_s == Approx(0.004).epsilon(1e-9));
+}
+
+TEST_CASE("gpu: a blocking copy gives the pending kernels of its stream their time", "[gpu]")
+{
+  TempDir dir;
+  // Recorded: launch, 1 ms of host work, a blocking 1e8-byte host-to-device cudaMemcpy that took 12 ms
+  // (waiting for the kernel, then copying). The kernel gets 1 + 12 = 13 ms (the approximation counts
+  // the copy's own time too, docs/gpu.md); replayed: kernel 13 ms, then the copy (queue 10 us on the host
+  // before, 1 us + 10 ms on the root link).
+  auto r = run(dir, {recorded_launch(0) + host_sleep(0.001) +
+                     "{\"op\":\"gpu_memcpy\",\"fn\":\"cudaMemcpy\",\"tag\":1,\"bytes\":100000000,\"stream\":0,"
+                     "\"memory\":\"device\",\"seconds\":0.012}\n"});
+  REQUIRE(r.makespan_s == Approx(0.013 + kRootLat + 1e8 / kRootBw).epsilon(1e-9));
+}
+
+TEST_CASE("gpu: without a measured synchronisation a recorded kernel takes no time", "[gpu]")
+{
+  TempDir dir;
+  auto r = run(dir, {recorded_launch(0) + host_sleep(0.001) + kDeviceSync});
+  REQUIRE(r.makespan_s == Approx(0.001).epsilon(1e-9));
 }

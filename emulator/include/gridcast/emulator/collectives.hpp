@@ -47,6 +47,9 @@ public:
   void wait_all(const std::vector<RequestPtr>& rs);
   /// Reduction work (flops) executed on the rank's host.
   void compute(double flops);
+  /// Where this collective's messages leave from and arrive at (a GPU host for NCCL run by a stream);
+  /// nullptr (the default): the board's choice for the rank.
+  void set_endpoint(sg4::Host* host) { endpoint_ = host; }
 
   /// Seconds spent waiting for partners inside this collective so far.
   double partner_wait_s() const { return partner_wait_s_; }
@@ -58,6 +61,7 @@ private:
   int me_;
   std::function<void(double)> compute_;
   double partner_wait_s_ = 0;
+  sg4::Host* endpoint_ = nullptr;
 };
 
 /// The collectives gridcast expands, by kind.

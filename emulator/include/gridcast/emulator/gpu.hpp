@@ -29,6 +29,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -55,7 +56,27 @@ struct GpuCosts {
   double queue_s = 10e-6;                        ///< submitting one copy to the transfer queue
   double staging_latency_s = 2000e-9;            ///< HostCopy: fixed cost of one staging cudaMemcpy
   double staging_s_per_byte = 0.07e-9;           ///< HostCopy: cost per byte of one staging cudaMemcpy
-  double pin_s = 4000e-9;                        ///< GPUDirect: pinning the GPU buffer, per MPI call and side
+  double pin_s = 4000e-9;                        ///< GPUDirect: registering (pinning) one GPU buffer with the NIC
+};
+
+/// When GPUDirect pays `pin_s`. Real CUDA-aware MPIs (Open MPI/UCX rcache, MVAPICH2) keep a registration
+/// cache: a buffer is registered with the NIC the first time it is used and stays registered until it is
+/// freed, so an application that reuses its halo buffers pays the registration once per buffer.
+enum class PinPolicy : std::uint8_t {
+  Cache,  ///< once per buffer (default); a device cudaFree empties the rank's cache
+  Call,   ///< on every MPI call and side (no registration cache)
+};
+
+/// A device buffer as far as a trace can tell: records carry no addresses, so a buffer is identified by
+/// how the application uses it. A halo exchange reuses one buffer per (direction, partner, tag, size);
+/// a collective one per (operation, communicator, root, size).
+struct PinKey {
+  int use = 0;                  ///< 0 send, 1 receive, 2 + CollectiveKind for a collective
+  std::int32_t peer = -1;       ///< world rank of the partner (point-to-point), root (rooted collectives)
+  std::int32_t tag = 0;
+  std::int32_t comm = 0;        ///< communicator handle
+  std::uint64_t bytes = 0;
+  auto operator<=>(const PinKey&) const = default;
 };
 
 /// Where each figure of GpuCosts came from: "default", "platform" or "cfg".
@@ -68,6 +89,7 @@ struct GpuOptions {
   GpuCosts costs;
   std::map<std::string, bool> set_by_cfg;  ///< cost keys given with --cfg (they win over the platform)
   std::string nccl_algorithm = "ring";     ///< "ring" or "tree"
+  PinPolicy pin_policy = PinPolicy::Cache; ///< gridcast/gpu/pin-policy
 };
 
 /// The gridcast/gpu/... keys of --cfg with their help text.
@@ -110,6 +132,7 @@ public:
   std::map<std::string, std::pair<double, std::string>> cost_report() const;
   GpuMpiMode mpi_mode() const { return options_.mpi; }
   const std::string& nccl_algorithm() const { return options_.nccl_algorithm; }
+  PinPolicy pin_policy() const { return options_.pin_policy; }
 
 private:
   std::vector<sg4::Host*> rank_hosts_;
@@ -133,11 +156,19 @@ public:
   /// copy asynchronous; `cudaEventRecord` records an event). Bad input calls `fail`, which must throw.
   void perform(const models::CallRecord& c, const std::string& function, const GpuFail& fail);
 
+  /// Queues `task` on stream `stream` (-1: stream 0) after its earlier work and returns at once: the
+  /// stream's actor (on the GPU host) runs it in order. NCCL collectives use it, as NCCL enqueues them.
+  void enqueue(int stream, std::function<void()> task, const GpuFail& fail);
+
   // --- MPI with device buffers (records with memory: device) ---
-  /// Before the data of a device-buffer send leaves: HostCopy stages it to the host, GPUDirect pins.
-  void before_device_send(std::uint64_t bytes, const GpuFail& fail);
-  /// Before a device-buffer receive is posted: GPUDirect pins (HostCopy has nothing to do yet).
-  void before_device_recv(const GpuFail& fail);
+  /// Before the data of a device-buffer send leaves: HostCopy stages it to the host, GPUDirect pins
+  /// the buffer `key` (once per buffer under PinPolicy::Cache).
+  void before_device_send(std::uint64_t bytes, const PinKey& key, const GpuFail& fail);
+  /// Before a device-buffer receive is posted: GPUDirect pins `key` (HostCopy has nothing to do yet).
+  void before_device_recv(const PinKey& key, const GpuFail& fail);
+  /// Registrations this rank paid for (GPUDirect), and the uses a registration cache answered.
+  std::uint64_t pins() const { return pins_; }
+  std::uint64_t pin_hits() const { return pin_hits_; }
   /// After a device-buffer receive completed: HostCopy stages the data back to the device.
   void after_device_recv(std::uint64_t bytes);
   /// The host the NIC reads or writes for a device buffer: the GPU host under GPUDirect, else nullptr
@@ -153,9 +184,21 @@ public:
   /// Seconds this rank spent in GPU calls and staging (blocked or paying runtime costs).
   double gpu_s() const { return gpu_s_; }
 
+  /// Advances the recorded host clock by a non-GPU record's measured `seconds` (for the device time of
+  /// recorded kernels, see resolve_kernels).
+  void note_recorded_s(double seconds)
+  {
+    if (seconds > 0)
+      recorded_s_ += seconds;
+  }
+
 private:
   struct Stream;
+  struct PendingKernel;
   Stream& stream(int id, const GpuFail& fail);
+  /// A synchronisation that waits on `s` gives its recorded kernels without device time their time.
+  void resolve_kernels(Stream& s);
+  void resolve_kernels(Stream& s, std::set<Stream*>& seen);
   GpuDevice& device(const GpuFail& fail);
   void sleep(double seconds);
   void wait_stream(Stream& s, std::uint64_t target);
@@ -163,6 +206,7 @@ private:
   void sync(const models::CallRecord& c, const GpuFail& fail);
   void malloc(const models::CallRecord& c, const GpuFail& fail);
   void free(const models::CallRecord& c, const GpuFail& fail);
+  void pin(const PinKey& key, const GpuFail& fail);
 
   GpuSystem& system_;
   int rank_;
@@ -173,10 +217,16 @@ private:
   };
   std::map<std::int64_t, EventMark> events_;
   std::map<std::int64_t, std::uint64_t> device_irecvs_;
+  std::set<PinKey> registered_;        ///< GPUDirect registration cache (PinPolicy::Cache)
+  std::uint64_t pins_ = 0;
+  std::uint64_t pin_hits_ = 0;
   std::uint64_t allocated_bytes_ = 0;  ///< device memory this rank holds
   std::string function_;      ///< the call in progress (for errors)
   bool async_ = false;        ///< the call in progress is an ...Async one
   bool event_record_ = false; ///< the call in progress is cudaEventRecord
+  bool stream_wait_event_ = false;  ///< the call in progress is cudaStreamWaitEvent
+  double sync_seconds_ = -1;  ///< the call in progress's measured seconds (a synchronisation's blocked time)
+  double recorded_s_ = 0;     ///< the rank's host clock as recorded: sum of its records' measured seconds
   double gpu_s_ = 0;
 };
 
