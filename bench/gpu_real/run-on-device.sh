@@ -29,6 +29,6 @@ for c in "${configs[@]}"; do
   name=$1; np=$2; shift 2
   cal=()
   [ -f "$OUT/calibration.json" ] && cal=(--calibration "$OUT/calibration.json")
-  "$GRIDCAST" profile --nw $(( $2 * $3 )) --out "$OUT/profile-$name" "${cal[@]}" --encoding jsonl -- \
+  "$GRIDCAST" profile --nw $(( $2 * $3 )) --out "$OUT/profile-$name" "${cal[@]}" -- \
     mpirun --allow-run-as-root -np "$np" "$work/gpu_app" "$@" 2>&1 | tee "$OUT/profile-$name.log"
 done
