@@ -117,12 +117,15 @@ using cudaStream_t = void*;
 struct dim3 {
   unsigned x, y, z;
 };
-/// cudaPointerAttributes as of CUDA 10+: the memory type comes first.
+/// cudaPointerAttributes as of CUDA 10+: the memory type comes first. Newer runtimes may write more
+/// fields than the four we read (a smaller struct here let cudaPointerGetAttributes overwrite the
+/// caller's stack on a real CUDA 13 runtime), so the struct keeps generous room after them.
 struct PointerAttributes {
   int type;  // 0 unregistered, 1 host, 2 device, 3 managed
   int device;
   void* device_pointer;
   void* host_pointer;
+  unsigned char reserved[256];
 };
 enum : int { kMemcpyHostToHost = 0, kMemcpyHostToDevice = 1, kMemcpyDeviceToHost = 2, kMemcpyDeviceToDevice = 3 };
 

@@ -3,6 +3,7 @@
 #include "gridcast/calibrate/measure.hpp"
 
 #include <cblas.h>
+#include <dlfcn.h>
 
 #include <algorithm>
 #include <chrono>
@@ -24,6 +25,20 @@ double seconds_since(Clock::time_point t0)
 // Keeps a result alive so that the optimiser cannot drop the loop that computed it.
 volatile double g_sink = 0;
 
+/// The figure is a per-core rate, but a threaded system BLAS (OpenBLAS, BLIS, MKL: what Ubuntu and many
+/// clusters install behind libblas.so.3) spreads one dgemm over every core: on a 16-core machine the
+/// "core speed" came out 7x too high (392 against 45 Gflop/s on a 16-core H100 host). Each library has its own switch; whichever is loaded is set to
+/// one thread (looked up at run time, so the reference BLAS, which has none, needs nothing). Process CPU
+/// time cannot verify it: OpenBLAS's idle workers spin on every core for a while after start-up.
+void single_threaded_blas()
+{
+  using SetThreads = void (*)(int);
+  for (const char* name : {"openblas_set_num_threads", "bli_thread_set_num_threads", "MKL_Set_Num_Threads",
+                           "omp_set_num_threads"})
+    if (void* f = dlsym(RTLD_DEFAULT, name); f != nullptr)
+      reinterpret_cast<SetThreads>(f)(1);
+}
+
 }  // namespace
 
 ComputeSizes ComputeSizes::quick()
@@ -43,6 +58,7 @@ ComputeSizes ComputeSizes::quick()
 platform::Stat measure_dgemm_flops(int n, int repetitions, const std::function<void()>& after_each)
 {
   // C = A*B + C on n x n matrices through the system BLAS: 2n^3 flops a call.
+  single_threaded_blas();
   std::vector<double> a(static_cast<std::size_t>(n) * n, 0.5), b(a.size(), 0.25), cm(a.size(), 0.0);
   cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, a.data(), n, b.data(), n, 0.0, cm.data(),
               n);  // warm-up: page faults, caches
@@ -56,6 +72,7 @@ platform::Stat measure_dgemm_flops(int n, int repetitions, const std::function<v
       after_each();
   }
   g_sink = cm[0];
+
   return summarize_rate(t, 2.0 * n * static_cast<double>(n) * n);
 }
 
