@@ -270,6 +270,25 @@ cudaError_t cudaLaunchKernel(const void* func, dim3 grid, dim3 block, void** arg
   return rc;
 }
 
+/// nvcc 12.8+ and 13 compile `kernel<<<grid, block, shared, stream>>>` to an inline helper that calls
+/// this entry point with the kernel's handle; the runtime then jumps to cudaLaunchKernel inside the
+/// library, where no interposer sees it. Recorded as cudaLaunchKernel (a nested call is counted once).
+cudaError_t __cudaLaunchKernel(const void* kernel, dim3 grid, dim3 block, void** args, std::size_t shared_bytes,
+                               cudaStream_t stream)
+{
+  using F = cudaError_t (*)(const void*, dim3, dim3, void**, std::size_t, cudaStream_t);
+  static F real = real_function<F>("__cudaLaunchKernel");
+  Call c(Fn::cudaLaunchKernel);
+  cudaError_t rc = real(kernel, grid, block, args, shared_bytes, stream);
+  if (c) {
+    c.r.bytes = std::uint64_t{grid.x} * grid.y * grid.z * block.x * block.y * block.z;
+    c.r.recv_bytes = shared_bytes;
+    gpu_fields(c.r, stream);
+    c.finish();
+  }
+  return rc;
+}
+
 cudaError_t cudaDeviceSynchronize(void)
 {
   GRIDCAST_GPU_PROLOGUE(cudaDeviceSynchronize, ());

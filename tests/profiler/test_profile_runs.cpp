@@ -248,10 +248,10 @@ TEST_CASE("profile: CUDA runtime and NCCL calls through a test double", "[profil
   for (const auto& n : rank1)
     fns.push_back(n.fn);
   CHECK(fns == std::vector<std::string>{"MPI_Init", "cudaMalloc", "cudaMemcpy", "cudaLaunchKernel",
-                                        "cudaStreamSynchronize", "MPI_Sendrecv", "ncclCommInitRank", "ncclAllReduce",
+                                        "cudaLaunchKernel", "cudaStreamSynchronize", "MPI_Sendrecv", "ncclCommInitRank", "ncclAllReduce",
                                         "ncclSend", "ncclRecv", "cudaMemcpyAsync", "cudaDeviceSynchronize",
                                         "cudaFree", "MPI_Finalize"});
-  REQUIRE(fns.size() == 14);
+  REQUIRE(fns.size() == 15);
   const auto& malloc_ = rank1[1].r;
   CHECK(malloc_.op == Op::GpuMalloc);
   CHECK(malloc_.bytes == 4096);
@@ -263,21 +263,24 @@ TEST_CASE("profile: CUDA runtime and NCCL calls through a test double", "[profil
   CHECK(rank1[3].r.op == Op::GpuKernel);
   CHECK(rank1[3].r.bytes == 8 * 2 * 128);  // threads launched
   CHECK(rank1[3].r.stream == 1);
-  CHECK(rank1[4].r.op == Op::GpuSync);
+  CHECK(rank1[4].r.op == Op::GpuKernel);  // __cudaLaunchKernel: one record, not two
+  CHECK(rank1[4].r.bytes == 4 * 128);
+  CHECK(rank1[4].r.stream == 1);
+  CHECK(rank1[5].r.op == Op::GpuSync);
   // The MPI buffer was device memory (cudaPointerGetAttributes of the double says so).
-  CHECK(rank1[5].r.op == Op::Sendrecv);
-  CHECK(rank1[5].r.memory == models::Memory::Device);
-  CHECK(rank1[5].r.bytes == 1024);
-  CHECK(rank1[6].r.op == Op::CommDup);
-  CHECK(rank1[6].r.new_comm == 65536);
-  CHECK(rank1[7].r.op == Op::Allreduce);
-  CHECK(rank1[7].r.bytes == 1024);  // 256 floats
-  CHECK(rank1[7].r.comm == 65536);
-  CHECK(rank1[8].r.op == Op::Send);
-  CHECK(rank1[8].r.bytes == 800);  // 100 doubles
-  CHECK(rank1[10].r.tag == 2);      // device to host
-  CHECK(rank1[10].r.memory == models::Memory::Host);
-  CHECK(rank1[12].r.op == Op::GpuFree);
+  CHECK(rank1[6].r.op == Op::Sendrecv);
+  CHECK(rank1[6].r.memory == models::Memory::Device);
+  CHECK(rank1[6].r.bytes == 1024);
+  CHECK(rank1[7].r.op == Op::CommDup);
+  CHECK(rank1[7].r.new_comm == 65536);
+  CHECK(rank1[8].r.op == Op::Allreduce);
+  CHECK(rank1[8].r.bytes == 1024);  // 256 floats
+  CHECK(rank1[8].r.comm == 65536);
+  CHECK(rank1[9].r.op == Op::Send);
+  CHECK(rank1[9].r.bytes == 800);  // 100 doubles
+  CHECK(rank1[11].r.tag == 2);      // device to host
+  CHECK(rank1[11].r.memory == models::Memory::Host);
+  CHECK(rank1[13].r.op == Op::GpuFree);
 }
 
 TEST_CASE("profile: bad command lines exit 1 with a clear message", "[profiler][mpi]")

@@ -13,12 +13,16 @@ int g_current = 0;
 struct dim3 {
   unsigned x, y, z;
 };
+/// CUDA 13's cudaPointerAttributes is 88 bytes (four fields, then reserved space); the runtime writes
+/// all of it, so a caller that declares fewer bytes gets its stack overwritten. The double does the same.
 struct PointerAttributes {
   int type;
   int device;
   void* device_pointer;
   void* host_pointer;
+  long reserved[8];
 };
+static_assert(sizeof(PointerAttributes) == 88);
 }  // namespace
 
 extern "C" {
@@ -49,6 +53,13 @@ int cudaMemcpyAsync(void* dst, const void* src, std::size_t n, int, void*)
   return 0;
 }
 int cudaLaunchKernel(const void*, dim3, dim3, void**, std::size_t, void*) { return 0; }
+/// What nvcc 12.8+/13 host stubs call for `kernel<<<...>>>` (through an inline __cudaLaunchKernel_helper):
+/// the kernel handle from __cudaGetKernel, then the same arguments; the real runtime forwards it to
+/// cudaLaunchKernel inside the library.
+int __cudaLaunchKernel(const void* kernel, dim3 grid, dim3 block, void** args, std::size_t shared, void* stream)
+{
+  return cudaLaunchKernel(kernel, grid, block, args, shared, stream);
+}
 int cudaDeviceSynchronize(void) { return 0; }
 int cudaStreamSynchronize(void*) { return 0; }
 int cudaSetDevice(int d)

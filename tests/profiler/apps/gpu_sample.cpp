@@ -20,6 +20,7 @@ int cudaFree(void*);
 int cudaMemcpy(void*, const void*, std::size_t, int);
 int cudaMemcpyAsync(void*, const void*, std::size_t, int, void*);
 int cudaLaunchKernel(const void*, dim3, dim3, void**, std::size_t, void*);
+int __cudaLaunchKernel(const void*, dim3, dim3, void**, std::size_t, void*);
 int cudaDeviceSynchronize(void);
 int cudaStreamSynchronize(void*);
 int ncclCommInitRank(void**, int, ncclUniqueId, int);
@@ -46,6 +47,9 @@ int main(int argc, char** argv)
   void* stream = reinterpret_cast<void*>(0x5);
   dim3 grid{8, 2, 1}, block{128, 1, 1};
   cudaLaunchKernel(reinterpret_cast<const void*>(&kernel_stub), grid, block, nullptr, 256, stream);
+  // The launch path of nvcc 12.8+/13 stubs: one record, although the runtime forwards to cudaLaunchKernel.
+  dim3 grid2{4, 1, 1};
+  __cudaLaunchKernel(reinterpret_cast<const void*>(&kernel_stub), grid2, block, nullptr, 0, stream);
   cudaStreamSynchronize(stream);
   // An MPI message from "device" memory (CUDA-aware MPI), 1024 bytes
   int peer = (rank + 1) % size, from = (rank + size - 1) % size;
