@@ -166,7 +166,8 @@ platform::NetworkCalibration measure_mpi(const MpiRunOptions& o, Progress& progr
                   "calibrate again when it is idle");
   platform::NetworkCalibration n;
   n.launcher              = o.mpirun;
-  NetworkFit fit          = fit_network(out.pingpong);
+  NetworkModel model      = fit_network_model(out.pingpong, out.exchange);
+  const NetworkFit& fit   = model.fit;
   n.latency_s             = fit.latency_s;
   n.bandwidth_Bps         = fit.bandwidth_Bps;
   n.eager_threshold_bytes = fit.eager_threshold_bytes;
@@ -175,8 +176,8 @@ platform::NetworkCalibration measure_mpi(const MpiRunOptions& o, Progress& progr
   n.pingpong              = out.pingpong;
   n.collectives           = out.collectives;
   n.exchange              = out.exchange;
-  if (not out.exchange.empty())
-    n.shared_bandwidth_Bps = fit_shared_bandwidth(fit, out.exchange);
+  n.shared_bandwidth_Bps  = model.shared_bandwidth_Bps;
+  n.copy_overhead         = model.copy_overhead;
   return n;
 }
 

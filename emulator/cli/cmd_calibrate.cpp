@@ -18,12 +18,12 @@ int run_calibrate(const std::vector<std::string>& args)
 {
   const std::string synopsis =
       "calibrate -o calibration.json [--mpirun \"CMD\"] [--quick] [--gpu-json FILE] [--gpu-only] [--no-mpi] "
-      "[--no-gpu] [--quiet]";
+      "[--no-gpu] [--quiet]\n       gridcast calibrate --refit OLD.json -o calibration.json";
   po::options_description options("Measures this machine: compute kernels on one core, MPI between two ranks "
                                   "through the real MPI launcher, and the GPU when a CUDA driver is present.\n"
                                   "Progress goes to stderr; the file follows docs/formats.md (calibration.json).\n"
                                   "options");
-  std::string output, mpirun, gpu_json, mpi_bench;
+  std::string output, mpirun, gpu_json, mpi_bench, refit;
   options.add_options()
     ("output,o", po::value(&output), "file to write (required): calibration.json, or with --gpu-only the GPU data "
                                      "sheet")
@@ -40,7 +40,10 @@ int run_calibrate(const std::vector<std::string>& args)
     ("no-gpu", "skip the GPU benchmarks")
     ("mpi-bench", po::value(&mpi_bench), "the gridcast-mpi-bench program to launch (default: the one beside "
                                          "this gridcast)")
-    ("quiet", "no progress display (warnings and skipped parts are still reported)");
+    ("quiet", "no progress display (warnings and skipped parts are still reported)")
+    ("refit", po::value(&refit), "measure nothing: read this calibration, fit its network model again from the "
+                                 "ping-pong and exchange curves it holds (factors, shared capacity, copy "
+                                 "overhead: docs/calibration.md) and write it to -o in the current version");
   options.add_options()("help,h", "show this help");
   po::variables_map vm;
   try {
@@ -59,6 +62,19 @@ int run_calibrate(const std::vector<std::string>& args)
   if (gpu_only && (vm.count("gpu-json") > 0 || vm.count("no-gpu") > 0))
     throw UsageError{"--gpu-only measures the GPU: it cannot go with --gpu-json or --no-gpu", "calibrate"};
 
+  if (not refit.empty()) {
+    for (const char* other : {"mpirun", "quick", "gpu-json", "gpu-only", "no-mpi", "no-gpu", "mpi-bench"})
+      if (vm.count(other) > 0)
+        throw UsageError{std::string("--refit measures nothing: it cannot go with --") + other, "calibrate"};
+    platform::Calibration c = platform::read_calibration(refit);
+    if (not c.network)
+      throw InputError({refit, 0, "network", -1}, "no MPI measurements to fit (the calibration has no network)");
+    calibrate::refit_network(*c.network);
+    c.version = platform::kCalibrationVersion;
+    platform::write_calibration(output, c);
+    std::cerr << "gridcast calibrate: wrote " << output << " (network model fitted again from " << refit << ")\n";
+    return 0;
+  }
   calibrate::Progress progress(std::cerr, calibrate::Progress::detect(vm.count("quiet") > 0));
   if (gpu_only) {
     auto probe = calibrate::measure_gpu(vm.count("quick") > 0, progress);

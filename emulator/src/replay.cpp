@@ -956,6 +956,8 @@ ReplayResult replay(const models::TraceSource& trace, const ReplayOptions& optio
   World world(hosts, effective, timeline.get());
   world.gpus = std::make_unique<GpuSystem>(engine, hosts, options.gpu, options.platform);
   world.board.set_link_accounting(options.link_stats);
+  if (not calibration.copy_overhead.empty())
+    world.board.set_copy_overhead(calibration.copy_overhead);
   std::vector<std::unique_ptr<RankRunner>> runners;
   runners.reserve(np);
   for (int r = 0; r < np; ++r)
@@ -996,6 +998,7 @@ ReplayResult replay(const models::TraceSource& trace, const ReplayOptions& optio
   result.lat_factor             = platform::format_factor_segments(calibration.lat_factor);
   result.bw_factor              = platform::format_factor_segments(calibration.bw_factor);
   result.calibration            = calibration.calibration;
+  result.copy_overhead          = platform::format_overhead_points(calibration.copy_overhead);
   result.gpu_costs              = world.gpus->cost_report();
   for (const auto& [link, bytes] : world.board.link_bytes()) {
     LinkStats s;

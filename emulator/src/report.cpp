@@ -128,6 +128,8 @@ void write_prediction(const std::filesystem::path& file, const ReplayResult& res
   cal["bw_factor"] = result.bw_factor;
   cal["eager_threshold_from"] = result.eager_threshold_source;
   cal["calibration"] = result.calibration;
+  if (not result.copy_overhead.empty())  // only then: outputs of platforms without it stay as they were
+    cal["copy_overhead"] = result.copy_overhead;
   j["calibration"] = std::move(cal);
 
   j["versions"] = {{"gridcast", kVersion},
