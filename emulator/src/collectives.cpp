@@ -423,6 +423,43 @@ void bcast_linear(CollectiveContext& ctx, const CollectiveArgs& a)
 // ---------------------------------------------------------------------------------------------------
 // Reduce
 
+/// Open MPI's pipelined broadcast (ompi_coll_base_bcast_intra_pipeline: the generic tree bcast of
+/// coll/base on a chain of fan-out 1) with 128 KiB segments, the segment size Open MPI's fixed rules
+/// before 4.0 chose for large messages on small communicators (coll_tuned_decision_fixed.c,
+/// "Pipeline with 128KB segments", 1024 << 7). Open MPI 4.x's rules no longer segment by default
+/// (docs/collectives.md), so it is only used when forced. Relative rank v receives from v - 1 and
+/// forwards to v + 1, segment by segment, with two receives posted ahead (double buffering):
+///   root:      for each segment: isend to the child, wait;
+///   middle:    irecv(0); for i = 1..: irecv(i), wait(i - 1), isend(i - 1) to the child, wait; then the
+///              last one;
+///   last rank: irecv(0); for i = 1..: irecv(i), wait(i - 1); then wait the last.
+void bcast_pipeline(CollectiveContext& ctx, const CollectiveArgs& a)
+{
+  constexpr Bytes kSegment = Bytes{128} << 10;
+  const int n = ctx.size();
+  if (a.bytes == 0 || n == 1)
+    return;
+  const int v = wrap(ctx.rank() - a.root, n);
+  const int parent = wrap(v - 1 + a.root, n);
+  const int child = (v + 1 + a.root) % n;
+  const bool has_child = v + 1 < n;
+  const Bytes segments = (a.bytes + kSegment - 1) / kSegment;
+  auto seg = [&](Bytes i) { return std::min(kSegment, a.bytes - i * kSegment); };
+  if (v == 0) {
+    for (Bytes i = 0; i < segments; ++i)
+      ctx.wait(ctx.isend(child, seg(i), tag::kBcast));
+    return;
+  }
+  RequestPtr pending = ctx.irecv(parent, seg(0), tag::kBcast);
+  for (Bytes i = 1; i <= segments; ++i) {
+    RequestPtr next = i < segments ? ctx.irecv(parent, seg(i), tag::kBcast) : nullptr;
+    ctx.wait(pending);
+    if (has_child)
+      ctx.wait(ctx.isend(child, seg(i - 1), tag::kBcast));
+    pending = next;
+  }
+}
+
 /// MPIR_Reduce_intra_binomial (commutative op): ceil(log2 n) rounds of the whole buffer.
 void reduce_binomial(CollectiveContext& ctx, const CollectiveArgs& a)
 {
@@ -1232,6 +1269,7 @@ CollectiveRegistry::CollectiveRegistry()
   algorithms_[K::Barrier] = {{"dissemination", barrier_dissemination}, {"binomial", barrier_binomial}};
   algorithms_[K::Bcast] = {
       {"binomial", bcast_binomial}, {"scatter_allgather", bcast_scatter_allgather}, {"linear", bcast_linear}};
+  algorithms_[K::Bcast].emplace("pipeline", bcast_pipeline);  // Open MPI's, 128 KiB segments
   algorithms_[K::Reduce] = {{"binomial", reducing(reduce_binomial)},
                             {"linear", reducing(reduce_linear)},
                             {"rabenseifner", reducing(reduce_rabenseifner)}};
