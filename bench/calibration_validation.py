@@ -31,7 +31,8 @@ then emulates the same programs with `gridcast replay` on it (both ranks on the 
 When this gridcast has no `platform` command (the generator is another branch), --fallback-xml writes a
 single-node XML from the calibration instead (clearly reported in the output): one host with the
 calibration's cores and core speed, its loopback link (FATPIPE) with the calibration's base latency and
-bandwidth, and the gridcast:lat-factor / bw-factor / eager-threshold properties on the root zone.
+bandwidth, and the gridcast:lat-factor / bw-factor / eager-threshold (and, from a version-2
+calibration, copy-overhead) properties on the root zone.
 
 Exit status: 0 when every target is met, 1 when one is missed, 2 when a run fails, 77 when gridcast is
 not built.
@@ -145,6 +146,8 @@ def fallback_xml(cal: dict, path: Path) -> None:
         "gridcast:eager-threshold": str(net["eager_threshold_bytes"]),
         "gridcast:calibration": f"{cal['host']['name']} {cal['host']['date']}",
     }
+    if net.get("copy_overhead"):  # calibration version 2: the per-message CPU work of both ranks
+        props["gridcast:copy-overhead"] = ";".join(f"{p['bytes']}:{p['time_s']!r}" for p in net["copy_overhead"])
     prop_lines = "".join(f'    <prop id="{k}" value="{v}"/>\n' for k, v in props.items())
     path.write_text(
         "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
@@ -227,6 +230,14 @@ def main() -> int:
     else:
         print(f"reduction: no compute.reduction in the calibration: 24 B an element at the triad rate "
               f"{cal['compute']['stream_triad_Bps']['median'] / 1e9:.2f} GB/s")
+    if net.get("copy_overhead"):
+        co = net["copy_overhead"]
+        paid = [p["time_s"] for p in co if p["time_s"] > 0]
+        tail = f", 0 from {co[-1]['bytes']} B" if co[-1]["time_s"] == 0 else ""
+        print(f"copy overhead of shared-memory messages (each rank, per message; version 2): {len(co)} points, "
+              f"{min(paid) * 1e6:.3f} to {max(paid) * 1e6:.3f} us{tail}")
+    else:
+        print("no copy overhead in the calibration (version 1): messages cost their network time only")
     if net.get("shared_bandwidth_Bps"):
         print(f"shared-memory capacity of concurrent transfers: {net['shared_bandwidth_Bps'] / 1e9:.2f} GB/s "
               f"(fitted from the transfer-dominated sizes of {len(net.get('exchange', []))} exchange sizes)")
