@@ -239,3 +239,43 @@ TEST_CASE("copy overhead: a platform without it charges nothing", "[calibrate]")
   CHECK(plain.makespan_s == Approx(2 * (1e-6 + 1000 / 10e9)).epsilon(1e-9));
   CHECK(plain.copy_overhead.empty());
 }
+
+TEST_CASE("copy overhead: gridcast calibrate --refit brings a version-1 file to version 2", "[calibrate]")
+{
+  // A version-1 calibration of the synthetic curves (no overhead, factors of the plain fit).
+  nlohmann::json j = v2_json();
+  j["version"]     = 1;
+  Curves c         = curves(0.3e-6);
+  calibrate::NetworkFit base = calibrate::fit_network(c.pingpong);
+  nlohmann::json pp = nlohmann::json::array(), ex = nlohmann::json::array();
+  for (const auto& p : c.pingpong)
+    pp.push_back({{"bytes", p.bytes}, {"one_way_s", {{"median", p.one_way_s.median}, {"min", p.one_way_s.min},
+                                                     {"max", p.one_way_s.max}, {"repetitions", 3}}}});
+  for (const auto& p : c.exchange)
+    ex.push_back({{"bytes", p.bytes}, {"time_s", {{"median", p.time_s.median}, {"min", p.time_s.min},
+                                                  {"max", p.time_s.max}, {"repetitions", 3}}}});
+  j["network"]["pingpong"]  = pp;
+  j["network"]["exchange"]  = ex;
+  j["network"]["latency_s"] = base.latency_s;
+  j["network"].erase("copy_overhead");
+  TempDir dir;
+  test::write_file(dir / "v1.json", j.dump(2));
+  auto r = test::run_gridcast("calibrate --refit '" + (dir / "v1.json").string() + "' -o '" + (dir / "v2.json").string() + "'");
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  platform::Calibration v2 = platform::read_calibration(dir / "v2.json");
+  CHECK(v2.version == 2);
+  CHECK(v2.network->copy_overhead.size() == 18);
+  CHECK(v2.network->latency_s == Approx(0.7e-6).epsilon(0.01));
+  CHECK(v2.network->pingpong.size() == c.pingpong.size());  // the measurements are kept as they were
+  CHECK(v2.host.name == "box");
+  // The fit depends on the curves alone: fitting the result again gives the same bytes.
+  auto again = test::run_gridcast("calibrate --refit '" + (dir / "v2.json").string() + "' -o '" +
+                                  (dir / "v2b.json").string() + "'");
+  REQUIRE(again.exit_code == 0);
+  CHECK(test::read_file(dir / "v2.json") == test::read_file(dir / "v2b.json"));
+  // Measuring options do not go with --refit.
+  auto bad = test::run_gridcast("calibrate --refit '" + (dir / "v1.json").string() + "' --no-gpu -o x.json");
+  CHECK(bad.exit_code == 1);
+  CHECK(bad.output.find("--refit measures nothing") != std::string::npos);
+}
