@@ -284,7 +284,7 @@ Calibration calibration_from_json(const json& j, const std::string& file)
   if (top.find("network") != nullptr) {
     Obj n = top.child("network");
     n.only({"launcher", "latency_s", "bandwidth_Bps", "eager_threshold_bytes", "lat_factor", "bw_factor", "pingpong",
-            "collectives", "exchange", "shared_bandwidth_Bps", "copy_overhead"});
+            "collectives", "exchange", "shared_bandwidth_Bps", "copy_overhead", "collectives_measured"});
     NetworkCalibration net;
     net.launcher              = n.string("launcher");
     net.latency_s             = n.number("latency_s");
@@ -309,6 +309,17 @@ Calibration calibration_from_json(const json& j, const std::string& file)
       if (t.op.empty())
         p.fail("op", "expected a collective name");
       net.collectives.push_back(t);
+    }
+    if (n.find("collectives_measured") != nullptr) {  // optional: absent = the loop difference
+      Obj m = n.child("collectives_measured");
+      m.only({"method", "date", "load_average"});
+      CollectivesMeasured cm{m.string("method"), m.string("date"), m.number("load_average")};
+      if (cm.method != kCollectivesMedianCallSlowestRank && cm.method != kCollectivesLoopDifference)
+        m.fail("method", std::string("expected \"") + kCollectivesMedianCallSlowestRank + "\" or \"" +
+                             kCollectivesLoopDifference + "\", got \"" + cm.method + "\"");
+      if (cm.load_average < 0)
+        m.fail("load_average", "expected a load average >= 0");
+      net.collectives_measured = cm;
     }
     if (n.find("exchange") != nullptr) {  // optional (calibrations before the exchange curve lack it)
       const json& ex = n.array("exchange");
@@ -408,6 +419,10 @@ ojson to_json(const Calibration& c)
     for (const auto& t : n.collectives)
       coll.push_back(ojson{{"op", t.op}, {"np", t.np}, {"bytes", t.bytes}, {"time_s", stat_to(t.time_s)}});
     net["collectives"] = coll;
+    if (n.collectives_measured)
+      net["collectives_measured"] = ojson{{"method", n.collectives_measured->method},
+                                          {"date", n.collectives_measured->date},
+                                          {"load_average", n.collectives_measured->load_average}};
     if (not n.exchange.empty()) {
       ojson ex = ojson::array();
       for (const auto& p : n.exchange)

@@ -44,6 +44,7 @@ struct MpiBenchOutput {
   std::vector<platform::PingPongPoint> pingpong;
   std::vector<platform::CollectiveTiming> collectives;
   std::vector<platform::SizedTiming> exchange;  ///< time of one exchange per size
+  std::string collectives_method;  ///< from the `collectives-method` line; empty: none printed
   bool done = false;
 };
 /// Parses one line into `out` (a `plan` line sets `planned_steps`); returns false for a line that is not
@@ -116,6 +117,18 @@ struct MpiRunOptions {
   std::string bench;
   bool quick = false;
 };
+/// The collective lines whose median is more than `tolerance` above their best repetition (the machine
+/// was busy while they ran), as "allreduce 64 KiB (median 1.31x best)"; empty when none.
+std::vector<std::string> disturbed_collectives(const std::vector<platform::CollectiveTiming>& timings,
+                                               double tolerance = 0.2);
+
+/// Runs the bench with --only-collectives: the collective timings alone, with the method, date and load
+/// (`gridcast calibrate --only-collectives`). Warns about disturbed timings, as measure_mpi does.
+struct CollectiveRun {
+  std::vector<platform::CollectiveTiming> timings;
+  platform::CollectivesMeasured measured;
+};
+CollectiveRun measure_collectives(const MpiRunOptions& options, Progress& progress);
 /// Runs the bench under the launcher with 2 ranks and fits it. InputError when the launcher fails
 /// (its message says how to fix the --mpirun line).
 platform::NetworkCalibration measure_mpi(const MpiRunOptions& options, Progress& progress);

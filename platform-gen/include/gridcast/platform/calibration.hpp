@@ -55,6 +55,19 @@ struct CollectiveTiming {
   Stat time_s;              ///< completion time of the slowest rank
 };
 
+/// How network.collectives were measured (network.collectives_measured; docs/calibration.md,
+/// "Collective timings"). The two methods give different figures for the same call, so whoever
+/// compares with them (bench/calibration_validation.py) must emulate the one that was used.
+inline constexpr const char* kCollectivesMedianCallSlowestRank = "median-call-slowest-rank";
+/// Files without network.collectives_measured: "(barrier + op) x calls minus barrier x calls".
+inline constexpr const char* kCollectivesLoopDifference = "barrier-loop-difference";
+
+struct CollectivesMeasured {
+  std::string method;         ///< kCollectivesMedianCallSlowestRank (what gridcast-mpi-bench measures now)
+  std::string date;           ///< UTC, when the collectives were measured (may differ from host.date)
+  double load_average = 0;    ///< 1-minute load average when they were measured
+};
+
 struct HostInfo {
   std::string name, cpu_model, date, gridcast_version;
   int cores           = 0;
@@ -88,6 +101,8 @@ struct NetworkCalibration {
   /// fitted from the exchange and ping-pong curves (docs/calibration.md, "The copy overhead"); the
   /// latency and bandwidth factors are then fitted to the ping-pong less this overhead.
   std::vector<OverheadPoint> copy_overhead;
+  /// Optional (absent: measured by the loop difference, kCollectivesLoopDifference, date = host.date).
+  std::optional<CollectivesMeasured> collectives_measured;
 };
 
 /// A one-way transfer path: time(bytes) = latency_s + bytes / bandwidth_Bps. Zeros mean "not measured"
