@@ -660,6 +660,8 @@ private:
       ;  // NCCL's own algorithm
     else if (forced != world_.options.forced_algorithms.end())
       name = forced->second;
+    else if (world_.options.coll_selection == "openmpi-4.1")
+      name = world_.registry.select_openmpi41(kind, args, comm.size());
     else
       name = world_.registry.select(kind, args, comm.size());
     const CollectiveAlgorithm* algo = world_.registry.find(kind, name);
