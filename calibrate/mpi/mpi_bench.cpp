@@ -35,6 +35,7 @@ struct Options {
   bool collectives        = true;
   bool only_collectives   = false;        ///< skip the ping-pong and exchange curves
   int coll_repetitions    = 0;            ///< repetitions of each collective; 0: as --repetitions
+  int min_calls           = 9;            ///< fewest collective calls per repetition (each rank's median)
 };
 
 [[noreturn]] void usage_error(const std::string& why)
@@ -42,7 +43,7 @@ struct Options {
   std::fprintf(stderr, "gridcast-mpi-bench: %s\n"
                        "usage: mpirun -np 2 gridcast-mpi-bench [--max-bytes N] [--repetitions R] "
                        "[--target-s SECONDS] [--no-collectives | --only-collectives] "
-                       "[--coll-repetitions R]\n",
+                       "[--coll-repetitions R] [--min-calls N]\n",
                why.c_str());
   MPI_Abort(MPI_COMM_WORLD, 1);
   std::exit(1);
@@ -70,13 +71,15 @@ Options parse(int argc, char** argv)
       o.only_collectives = true;
     else if (a == "--coll-repetitions")
       o.coll_repetitions = std::atoi(value().c_str());
+    else if (a == "--min-calls")
+      o.min_calls = std::atoi(value().c_str());
     else
       usage_error("unknown option " + a);
   }
   if (o.max_bytes < 1 || o.repetitions < 1 || not(o.target_s > 0))
     usage_error("--max-bytes, --repetitions and --target-s must be > 0");
-  if (o.coll_repetitions < 0)
-    usage_error("--coll-repetitions must be >= 0");
+  if (o.coll_repetitions < 0 || o.min_calls < 1)
+    usage_error("--coll-repetitions must be >= 0 and --min-calls >= 1");
   if (o.only_collectives && not o.collectives)
     usage_error("--only-collectives and --no-collectives exclude each other");
   if (o.coll_repetitions == 0)
@@ -271,9 +274,10 @@ int main(int argc, char** argv)
       timed_calls(1);
       best_iteration_s = std::min(best_iteration_s, MPI_Wtime() - t0);
     }
-    // At least 9 calls, so that each rank's median rejects up to 4 interrupted ones even where one
-    // call outlasts target_s (16 MiB, or every call on a machine whose cores are taken).
-    int calls = std::max(9, static_cast<int>(std::min(10000.0, o.target_s / best_iteration_s)));
+    // At least min_calls (9; 3 with --quick), so that each rank's median rejects up to 4 interrupted
+    // calls even where one call outlasts target_s (16 MiB, or every call on a machine whose cores are
+    // taken).
+    int calls = std::max(o.min_calls, static_cast<int>(std::min(10000.0, o.target_s / best_iteration_s)));
     MPI_Bcast(&calls, 1, MPI_INT, 0, MPI_COMM_WORLD);
     for (int r = 0; r < o.coll_repetitions; ++r) {
       timed_calls(calls);

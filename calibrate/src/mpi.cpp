@@ -170,7 +170,7 @@ MpiBenchOutput run_mpi_bench(const MpiRunOptions& o, const std::string& args, Pr
 /// 15%, and one call is short enough for a scheduler slice to move a whole repetition) and duration.
 std::string bench_args(const MpiRunOptions& o)
 {
-  return o.quick ? " --max-bytes 1048576 --repetitions 3 --target-s 5e-4"
+  return o.quick ? " --max-bytes 1048576 --repetitions 3 --min-calls 3 --target-s 5e-4"
                  : " --max-bytes 67108864 --repetitions 31 --coll-repetitions 61 --target-s 2e-3";
 }
 
