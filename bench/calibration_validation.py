@@ -16,9 +16,13 @@ then emulates the same programs with `gridcast replay` on it (both ranks on the 
 
 - ping-pong: one round trip of BYTES each way; emulated one-way time = makespan / 2. Target: within 10%
   at every size from 1 B to 64 MiB.
-- allreduce / alltoall / bcast at np 2: what one call adds to a loop of barriers, exactly as
-  gridcast-mpi-bench measures it (calibrate/mpi/mpi_bench.cpp): (makespan of barrier + K x (barrier,
-  op)) - (makespan of barrier + K x barrier), divided by K. Target: within 15%.
+- allreduce / alltoall / bcast at np 2, emulating the loop that measured them (calibrate/mpi/mpi_bench.cpp,
+  named by the calibration's network.collectives_measured.method). Target: within 15%.
+  - median-call-slowest-rank (gridcast-mpi-bench now): K x (barrier, [buffer write], barrier, op); from
+    the emulated timeline, each rank's median duration of the op's slices, the largest over the ranks.
+    The buffer write is not emulated: both ranks do it between two barriers, outside the timed call.
+  - barrier-loop-difference (calibrations without collectives_measured): what one call adds to a loop
+    of barriers, (makespan of barrier + K x (barrier, op)) - (makespan of barrier + K x barrier), / K.
   The allreduce's reduction work is written, as SMPI's tracer does, as the whole buffer's elements
   (the emulator executes a reducing collective's `flops` once, after its communication). A sum of
   doubles is memory bound, not a dgemm-class flop: `gridcast calibrate` measures the seconds to sum a
@@ -31,7 +35,8 @@ then emulates the same programs with `gridcast replay` on it (both ranks on the 
 When this gridcast has no `platform` command (the generator is another branch), --fallback-xml writes a
 single-node XML from the calibration instead (clearly reported in the output): one host with the
 calibration's cores and core speed, its loopback link (FATPIPE) with the calibration's base latency and
-bandwidth, and the gridcast:lat-factor / bw-factor / eager-threshold properties on the root zone.
+bandwidth, and the gridcast:lat-factor / bw-factor / eager-threshold (and, from a version-2
+calibration, copy-overhead) properties on the root zone.
 
 Exit status: 0 when every target is met, 1 when one is missed, 2 when a run fails, 77 when gridcast is
 not built.
@@ -42,6 +47,7 @@ import argparse
 import json
 import math
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -76,13 +82,14 @@ class Emulator:
         self.count = 0
         self.algorithms: dict = {}  # op -> algorithm of the last run
 
-    def makespan(self, ranks: list[list[dict]]) -> float:
+    def run(self, ranks: list[list[dict]], timeline: bool = False) -> tuple[dict, list[dict]]:
+        """prediction.json of a replay of `ranks`, and the timeline's call slices when asked."""
         self.count += 1
         trace = self.work / f"trace-{self.count}"
         out = self.work / f"out-{self.count}"
         write_profile(trace, ranks, self.speed)
         cmd = [str(self.gridcast), "replay", str(trace), "--platform", str(self.platform), "--ranks-per-host", "2",
-               "--out", str(out), "--no-timeline"] + self.cfg
+               "--out", str(out)] + ([] if timeline else ["--no-timeline"]) + self.cfg
         p = subprocess.run(cmd, capture_output=True, text=True)
         if p.returncode != 0:
             raise RuntimeError(f"{' '.join(cmd)} failed ({p.returncode}):\n{p.stdout}{p.stderr}")
@@ -90,9 +97,17 @@ class Emulator:
         if not pred["calibration"]["factors_used"]:
             raise RuntimeError(f"{self.platform}: the emulator installed no calibration factors")
         self.algorithms = {op: ",".join(sorted(a)) for op, a in pred["collectives"].items()}
+        slices = []
+        if timeline:
+            events = json.loads((out / "timeline.json").read_text())
+            events = events["traceEvents"] if isinstance(events, dict) else events
+            slices = [e for e in events if e.get("ph") == "X"]
         shutil.rmtree(trace)
         shutil.rmtree(out)
-        return float(pred["makespan_s"])
+        return pred, slices
+
+    def makespan(self, ranks: list[list[dict]]) -> float:
+        return float(self.run(ranks)[0]["makespan_s"])
 
 
 def pingpong_ranks(nbytes: int) -> list[list[dict]]:
@@ -127,9 +142,30 @@ def collective_record(op: str, nbytes: int, np: int, reduce_flops: float) -> dic
     raise ValueError(f"no emulation for collective '{op}'")
 
 
-def collective_time(emu: Emulator, op: str, nbytes: int, np: int, reduce_flops: float) -> float:
+LOOP_DIFFERENCE = "barrier-loop-difference"            # calibrations without network.collectives_measured
+MEDIAN_CALL_SLOWEST_RANK = "median-call-slowest-rank"  # gridcast-mpi-bench since then
+
+
+def collective_time(emu: Emulator, op: str, nbytes: int, np: int, reduce_flops: float,
+                    method: str) -> tuple[float, str]:
+    """The figure `method` measured on the machine, from an emulation of the same loop."""
     barrier = {"op": "barrier", "fn": "MPI_Barrier"}
     call = collective_record(op, nbytes, np, reduce_flops)
+    if method == MEDIAN_CALL_SLOWEST_RANK:
+        # fence, (buffer write: no emulated cost, both ranks alike, fenced off), barrier, timed call;
+        # each rank's median call duration from the timeline, the slowest rank's
+        loop = [[barrier, barrier, call] * K_CALLS for _ in range(np)]
+        _, slices = emu.run(loop, timeline=True)
+        per_rank = {}
+        for e in slices:
+            if e["name"] == call["fn"]:
+                per_rank.setdefault(e["tid"], []).append(float(e["dur"]) * 1e-6)
+        if sorted(per_rank) != list(range(np)) or any(len(v) != K_CALLS for v in per_rank.values()):
+            raise RuntimeError(f"timeline of the emulated {op} loop: expected {K_CALLS} {call['fn']} slices "
+                               f"on each of {np} ranks")
+        return max(statistics.median(v) for v in per_rank.values()), emu.algorithms.get(op, "?")
+    if method != LOOP_DIFFERENCE:
+        raise RuntimeError(f"network.collectives_measured.method '{method}': no emulation for it")
     with_op = [[barrier] + [barrier, call] * K_CALLS for _ in range(np)]
     barriers = [[barrier] + [barrier] * K_CALLS for _ in range(np)]
     t_op = emu.makespan(with_op)
@@ -145,6 +181,8 @@ def fallback_xml(cal: dict, path: Path) -> None:
         "gridcast:eager-threshold": str(net["eager_threshold_bytes"]),
         "gridcast:calibration": f"{cal['host']['name']} {cal['host']['date']}",
     }
+    if net.get("copy_overhead"):  # calibration version 2: the per-message CPU work of both ranks
+        props["gridcast:copy-overhead"] = ";".join(f"{p['bytes']}:{p['time_s']!r}" for p in net["copy_overhead"])
     prop_lines = "".join(f'    <prop id="{k}" value="{v}"/>\n' for k, v in props.items())
     path.write_text(
         "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
@@ -181,6 +219,9 @@ def main() -> int:
                     help="write the single-node XML from the calibration instead of `gridcast platform`")
     ap.add_argument("--cfg", action="append", default=[], metavar="NAME:VALUE",
                     help="passed to every gridcast replay (e.g. gridcast/coll/allreduce:recursive_doubling)")
+    ap.add_argument("--selection", default="openmpi-4.1", choices=["openmpi-4.1", "mpich"],
+                    help="gridcast/coll-selection of the replays: the collectives were measured with Open MPI, "
+                         "so by default the emulator picks Open MPI 4.1's algorithms (docs/collectives.md)")
     ap.add_argument("--p2p-target", type=float, default=0.10)
     ap.add_argument("--coll-target", type=float, default=0.15)
     args = ap.parse_args()
@@ -227,14 +268,21 @@ def main() -> int:
     else:
         print(f"reduction: no compute.reduction in the calibration: 24 B an element at the triad rate "
               f"{cal['compute']['stream_triad_Bps']['median'] / 1e9:.2f} GB/s")
+    if net.get("copy_overhead"):
+        co = net["copy_overhead"]
+        paid = [p["time_s"] for p in co if p["time_s"] > 0]
+        tail = f", 0 from {co[-1]['bytes']} B" if co[-1]["time_s"] == 0 else ""
+        print(f"copy overhead of shared-memory messages (each rank, per message; version 2): {len(co)} points, "
+              f"{min(paid) * 1e6:.3f} to {max(paid) * 1e6:.3f} us{tail}")
+    else:
+        print("no copy overhead in the calibration (version 1): messages cost their network time only")
     if net.get("shared_bandwidth_Bps"):
         print(f"shared-memory capacity of concurrent transfers: {net['shared_bandwidth_Bps'] / 1e9:.2f} GB/s "
               f"(fitted from the transfer-dominated sizes of {len(net.get('exchange', []))} exchange sizes)")
     else:
         print("no shared-memory capacity in the calibration: the loopback is one FATPIPE link")
-    emu = Emulator(args.gridcast, platform, work, speed, args.cfg)
-    if args.cfg:
-        print(f"replay settings: {' '.join(args.cfg)}\n")
+    emu = Emulator(args.gridcast, platform, work, speed, [f"gridcast/coll-selection:{args.selection}"] + args.cfg)
+    print(f"replay settings: gridcast/coll-selection:{args.selection} {' '.join(args.cfg)}\n")
     ok = True
     try:
         print("ping-pong, one-way time (us)")
@@ -249,14 +297,19 @@ def main() -> int:
         print(f"  worst: {worst[0]} at {worst[1] * 100:+.2f}% (target {args.p2p_target * 100:.0f}%): "
               f"{'PASS' if p2p_ok else 'FAIL'}\n")
 
-        print("collectives at np 2, time a call adds to a loop of barriers (us)")
+        measured_how = net.get("collectives_measured") or {"method": LOOP_DIFFERENCE, "date": host["date"]}
+        method = measured_how["method"]
+        what = ("each rank's median call between barriers, the slowest rank's" if method == MEDIAN_CALL_SLOWEST_RANK
+                else "time a call adds to a loop of barriers")
+        print(f"collectives at np 2, {what} (method {method}, measured {measured_how['date']}; the emulation "
+              "runs the same loop) (us)")
         print(f"  {'op':>10} {'size':>9}  {'measured':>14}  {'emulated':>14}  {'error':>9}  gridcast algorithm")
         coll_errors = []
         for c in net["collectives"]:
             # the measured time to sum the buffer, as flops at the core speed (see the docstring)
             reduce_flops = reduction_s(cal, c["bytes"]) * speed if c["op"] == "allreduce" else 0.0
             measured = c["time_s"]["median"]
-            emulated, algorithm = collective_time(emu, c["op"], c["bytes"], c["np"], reduce_flops)
+            emulated, algorithm = collective_time(emu, c["op"], c["bytes"], c["np"], reduce_flops, method)
             err = (emulated - measured) / measured if measured > 0 else float("inf")
             print(f"  {c['op']:>10} {human(c['bytes']):>9}  {measured * 1e6:14.3f}  {emulated * 1e6:14.3f}  "
                   f"{err * 100:+8.2f}%  {algorithm}")

@@ -5,9 +5,14 @@
 //   pingpong <bytes> <round trips per repetition> <one-way s of repetition 1> ... <of repetition R>
 //   exchange <bytes> <exchanges per repetition> <s per exchange, repetition 1> ... <repetition R>
 //              (both ranks MPI_Sendrecv <bytes> to each other at once)
+//   collectives-method median-call-slowest-rank
+//              (names how the collective lines below were measured; see below)
 //   collective <op> <np> <bytes> <calls per repetition> <s per call, repetition 1> ... <repetition R>
-//              (time a call adds to a loop of barriers; see below)
+//              (one call's time on the slowest rank, the mean of `calls` calls isolated by barriers)
 //   done
+//
+// With --only-collectives the ping-pong and exchange curves are skipped (plan 0 N 0): `gridcast
+// calibrate --only-collectives` refreshes a calibration's collective timings without its fitted model.
 //
 // and nothing else, so that `gridcast calibrate` (which computes the statistics and fits) can parse it
 // while it shows progress. Errors go to stderr with exit code 1.
@@ -28,13 +33,17 @@ struct Options {
   int repetitions         = 15;           ///< timed repetitions of each size
   double target_s         = 4e-3;         ///< aimed duration of one repetition (sets the round trips)
   bool collectives        = true;
+  bool only_collectives   = false;        ///< skip the ping-pong and exchange curves
+  int coll_repetitions    = 0;            ///< repetitions of each collective; 0: as --repetitions
+  int min_calls           = 9;            ///< fewest collective calls per repetition (each rank's median)
 };
 
 [[noreturn]] void usage_error(const std::string& why)
 {
   std::fprintf(stderr, "gridcast-mpi-bench: %s\n"
                        "usage: mpirun -np 2 gridcast-mpi-bench [--max-bytes N] [--repetitions R] "
-                       "[--target-s SECONDS] [--no-collectives]\n",
+                       "[--target-s SECONDS] [--no-collectives | --only-collectives] "
+                       "[--coll-repetitions R] [--min-calls N]\n",
                why.c_str());
   MPI_Abort(MPI_COMM_WORLD, 1);
   std::exit(1);
@@ -58,11 +67,23 @@ Options parse(int argc, char** argv)
       o.target_s = std::atof(value().c_str());
     else if (a == "--no-collectives")
       o.collectives = false;
+    else if (a == "--only-collectives")
+      o.only_collectives = true;
+    else if (a == "--coll-repetitions")
+      o.coll_repetitions = std::atoi(value().c_str());
+    else if (a == "--min-calls")
+      o.min_calls = std::atoi(value().c_str());
     else
       usage_error("unknown option " + a);
   }
   if (o.max_bytes < 1 || o.repetitions < 1 || not(o.target_s > 0))
     usage_error("--max-bytes, --repetitions and --target-s must be > 0");
+  if (o.coll_repetitions < 0 || o.min_calls < 1)
+    usage_error("--coll-repetitions must be >= 0 and --min-calls >= 1");
+  if (o.only_collectives && not o.collectives)
+    usage_error("--only-collectives and --no-collectives exclude each other");
+  if (o.coll_repetitions == 0)
+    o.coll_repetitions = o.repetitions;
   return o;
 }
 
@@ -158,7 +179,9 @@ int main(int argc, char** argv)
   if (o.max_bytes > static_cast<std::uint64_t>(1) << 30)
     usage_error("--max-bytes above 1 GiB");
 
-  std::vector<std::uint64_t> sizes = pingpong_sizes(o.max_bytes);
+  std::vector<std::uint64_t> sizes;
+  if (not o.only_collectives)
+    sizes = pingpong_sizes(o.max_bytes);
   std::vector<CollectiveCase> cases;
   if (o.collectives)
     for (const char* op : {"allreduce", "alltoall", "bcast"})
@@ -209,45 +232,67 @@ int main(int argc, char** argv)
     }
   }
 
-  // A collective is timed as what it adds to a loop of barriers: (barrier + op) x calls minus
-  // barrier x calls, per call, on the slowest rank. The barriers keep consecutive calls from
-  // overlapping (a root that leaves a bcast early would otherwise start the next one), so the figure
-  // is one call's completion time, which an emulator can reproduce with the same loop. Every rank
-  // rewrites its send buffer before each call, in both loops: applications send data they have just
-  // computed, and an unchanged buffer would stay in the receiver's cache from the previous call
-  // (a 64 KiB bcast then runs about twice as fast as the ping-pong's, which always moves fresh data).
+  // A collective is timed per call, as IMB and the OSU benchmarks do: on each rank, the time from
+  // leaving a barrier to returning from the call. Each call runs alone: every rank first rewrites its
+  // send buffer (applications send data they have just computed; an unchanged buffer would stay in the
+  // receiver's cache from the previous call), a barrier fences that write off, and a second barrier
+  // starts the timed call. A root that leaves a bcast early then waits in the next fence, not in a
+  // buffer write overlapping the receiver's copy (the loop-difference method before, "(barrier + op) x
+  // calls minus barrier x calls", had the write inside the timed loop, where it overlapped the op and
+  // added its noise to a difference of two large numbers). Each rank takes the median of its `calls`
+  // calls, and a repetition reports the slowest rank's median (IMB's t_max, with a median where IMB
+  // has a mean): the rank that completes last is what an application waits for, and a median is
+  // moved neither by a call the scheduler interrupts (milliseconds on a busy machine, never in an
+  // emulation) nor by the barrier's exit skew (at np 2 one rank leaves the barrier about one latency
+  // after the other, either one: a maximum per call would add that skew to nearly every call, 0.4-0.5
+  // us on 0.4-0.6 us calls here). bench/calibration_validation.py emulates this loop and takes the
+  // same figure from the emulated timeline.
+  if (rank == 0 && not cases.empty()) {
+    std::printf("collectives-method median-call-slowest-rank\n");
+    std::fflush(stdout);
+  }
+  std::vector<double> coll_reps(static_cast<std::size_t>(o.coll_repetitions));
   for (const CollectiveCase& c : cases) {
-    auto with_op = [&](int n) {
+    std::vector<double> local_s;
+    auto timed_calls = [&](int n) {
+      local_s.assign(static_cast<std::size_t>(n), 0.0);
       for (int i = 0; i < n; ++i) {
+        MPI_Barrier(MPI_COMM_WORLD);
         std::memset(a.data(), i & 0xff, c.bytes);
         MPI_Barrier(MPI_COMM_WORLD);
+        double t0 = MPI_Wtime();
         collective(c, np, a.data(), b.data());
+        local_s[static_cast<std::size_t>(i)] = MPI_Wtime() - t0;
       }
     };
-    auto barriers = [&](int n) {
-      for (int i = 0; i < n; ++i) {
-        std::memset(a.data(), i & 0xff, c.bytes);
-        MPI_Barrier(MPI_COMM_WORLD);
-      }
-    };
-    with_op(2);
-    int calls = calls_for(rank, o.target_s, 10000, with_op);
-    for (int r = 0; r < o.repetitions; ++r) {
-      double local[2], slowest[2] = {0, 0};
-      MPI_Barrier(MPI_COMM_WORLD);
+    timed_calls(3);  // warm-up: the algorithm's first use sets up its buffers and connections
+    // Calls per repetition from the fastest of 5 single iterations (fence, write, barrier, call): one
+    // interrupted trial must not shrink a repetition to a few calls.
+    double best_iteration_s = 1e300;
+    for (int k = 0; k < 5; ++k) {
       double t0 = MPI_Wtime();
-      with_op(calls);
-      local[0] = (MPI_Wtime() - t0) / calls;
-      MPI_Barrier(MPI_COMM_WORLD);
-      t0 = MPI_Wtime();
-      barriers(calls);
-      local[1] = (MPI_Wtime() - t0) / calls;
-      MPI_Reduce(local, slowest, 2, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-      reps[r] = slowest[0] - slowest[1];
+      timed_calls(1);
+      best_iteration_s = std::min(best_iteration_s, MPI_Wtime() - t0);
+    }
+    // At least min_calls (9; 3 with --quick), so that each rank's median rejects up to 4 interrupted
+    // calls even where one call outlasts target_s (16 MiB, or every call on a machine whose cores are
+    // taken).
+    int calls = std::max(o.min_calls, static_cast<int>(std::min(10000.0, o.target_s / best_iteration_s)));
+    MPI_Bcast(&calls, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    for (int r = 0; r < o.coll_repetitions; ++r) {
+      timed_calls(calls);
+      auto mid = local_s.begin() + calls / 2;
+      std::nth_element(local_s.begin(), mid, local_s.end());
+      double median = *mid;
+      if (calls % 2 == 0)  // the mean of the two middle calls, as calibrate's statistics do
+        median = (median + *std::max_element(local_s.begin(), mid)) / 2;
+      double slowest = 0;
+      MPI_Reduce(&median, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+      coll_reps[static_cast<std::size_t>(r)] = slowest;
     }
     if (rank == 0) {
       std::printf("collective %s %d %llu %d", c.op, np, static_cast<unsigned long long>(c.bytes), calls);
-      for (double t : reps)
+      for (double t : coll_reps)
         std::printf(" %.9e", t);
       std::printf("\n");
       std::fflush(stdout);

@@ -101,6 +101,12 @@ std::uint64_t detect_eager_threshold(const std::vector<platform::PingPongPoint>&
 
 NetworkFit fit_network(const std::vector<platform::PingPongPoint>& p, double tolerance)
 {
+  return fit_network(p, detect_eager_threshold(p), tolerance);
+}
+
+NetworkFit fit_network(const std::vector<platform::PingPongPoint>& p, std::uint64_t eager_threshold_bytes,
+                       double tolerance)
+{
   if (p.size() < 2)
     throw InputError({}, "the ping-pong curve needs at least 2 sizes to fit (got " + std::to_string(p.size()) + ")");
   for (std::size_t i = 0; i < p.size(); ++i) {
@@ -117,7 +123,7 @@ NetworkFit fit_network(const std::vector<platform::PingPongPoint>& p, double tol
   fit.latency_s = time_of(p[0]) - static_cast<double>(p[0].bytes) / fit.bandwidth_Bps;
   if (not(fit.latency_s > 0))
     fit.latency_s = time_of(p[0]) / 2;
-  fit.eager_threshold_bytes = detect_eager_threshold(p);
+  fit.eager_threshold_bytes = eager_threshold_bytes;
 
   const double a_floor = fit.latency_s * 1e-3;          // lf >= 0.001
   const double b_floor = 1.0 / (fit.bandwidth_Bps * 1e3);  // bf <= 1000
@@ -149,6 +155,12 @@ double model_time_s(const NetworkFit& fit, double bytes)
 
 double fit_shared_bandwidth(const NetworkFit& fit, const std::vector<platform::SizedTiming>& exchange)
 {
+  return fit_shared_bandwidth(fit, exchange, {});
+}
+
+double fit_shared_bandwidth(const NetworkFit& fit, const std::vector<platform::SizedTiming>& exchange,
+                            const std::vector<platform::OverheadPoint>& copy_overhead)
+{
   // SimGrid 3.32 applies a flow's bandwidth factor to every link it crosses: a flow of n bytes runs at
   // bf(n) times its share of each link. On the loopback route -- the FATPIPE loopback (B, every flow
   // alone) and the SHARED bus (C, divided) -- a lone flow runs at bf(n)*min(B, C) and each of two
@@ -160,9 +172,10 @@ double fit_shared_bandwidth(const NetworkFit& fit, const std::vector<platform::S
     double bf       = platform::factor_for(fit.bw_factor, n);
     double latency  = fit.latency_s * platform::factor_for(fit.lat_factor, n);
     double transfer = n / (fit.bandwidth_Bps * bf);
-    if (transfer < 0.9 * (latency + transfer) || not(p.time_s.median > latency))
+    double copy     = 2.0 * platform::overhead_for(copy_overhead, n);  // each rank copies both messages
+    if (transfer < 0.9 * (latency + transfer) || not(p.time_s.median > latency + copy))
       continue;
-    capacities.push_back(2.0 * n / ((p.time_s.median - latency) * bf));
+    capacities.push_back(2.0 * n / ((p.time_s.median - latency - copy) * bf));
   }
   if (capacities.empty())
     return 0;
@@ -171,6 +184,81 @@ double fit_shared_bandwidth(const NetworkFit& fit, const std::vector<platform::S
   double median = k % 2 == 1 ? capacities[k / 2] : 0.5 * (capacities[k / 2 - 1] + capacities[k / 2]);
   // Never below B: a lone flow -- the ping-pong -- must keep its calibrated time.
   return std::max(median, fit.bandwidth_Bps);
+}
+
+std::vector<platform::OverheadPoint> fit_copy_overhead(const NetworkFit& base,
+                                                       const std::vector<platform::PingPongPoint>& pingpong,
+                                                       const std::vector<platform::SizedTiming>& exchange)
+{
+  // The raw overhead at every size both curves have, up to the first transfer-dominated size.
+  std::vector<platform::OverheadPoint> raw;
+  std::vector<double> one_way;
+  std::uint64_t end_bytes = 0;  // first transfer-dominated size: the overhead is 0 from there on
+  for (const auto& e : exchange) {
+    auto it = std::find_if(pingpong.begin(), pingpong.end(), [&](const auto& q) { return q.bytes == e.bytes; });
+    if (it == pingpong.end())
+      continue;
+    double n        = static_cast<double>(e.bytes);
+    double latency  = base.latency_s * platform::factor_for(base.lat_factor, n);
+    double transfer = n / (base.bandwidth_Bps * platform::factor_for(base.bw_factor, n));
+    if (transfer >= 0.9 * (latency + transfer)) {
+      end_bytes = e.bytes;
+      break;
+    }
+    raw.push_back({e.bytes, std::max(0.0, e.time_s.median - it->one_way_s.median)});
+    one_way.push_back(it->one_way_s.median);
+  }
+  std::vector<platform::OverheadPoint> out;
+  for (std::size_t i = 0; i < raw.size(); ++i) {
+    std::vector<double> w;
+    for (std::size_t j = i == 0 ? 0 : i - 1; j <= std::min(i + 1, raw.size() - 1); ++j)
+      w.push_back(raw[j].time_s);
+    std::sort(w.begin(), w.end());
+    // Of two neighbours (the ends) the smaller: an overhead is never made up from one noisy size.
+    double smoothed = w.size() == 3 ? w[1] : w[0];
+    out.push_back({raw[i].bytes, std::min(smoothed, 0.5 * one_way[i])});
+  }
+  if (end_bytes > 0 && not out.empty())
+    out.push_back({end_bytes, 0.0});
+  bool any = std::any_of(out.begin(), out.end(), [](const auto& q) { return q.time_s > 0; });
+  return any ? out : std::vector<platform::OverheadPoint>{};
+}
+
+NetworkModel fit_network_model(const std::vector<platform::PingPongPoint>& pingpong,
+                               const std::vector<platform::SizedTiming>& exchange, double tolerance)
+{
+  NetworkModel m;
+  NetworkFit base = fit_network(pingpong, tolerance);
+  m.copy_overhead = fit_copy_overhead(base, pingpong, exchange);
+  if (m.copy_overhead.empty()) {
+    m.fit = base;
+  } else {
+    // The emulator adds o(n) to every one-way time: the factors model what is left. The protocol switch
+    // stays where the measured curve shows it.
+    std::vector<platform::PingPongPoint> network_part = pingpong;
+    for (auto& q : network_part) {
+      double o = platform::overhead_for(m.copy_overhead, static_cast<double>(q.bytes));
+      q.one_way_s.median -= o;
+      q.one_way_s.min -= o;
+      q.one_way_s.max -= o;
+    }
+    m.fit = fit_network(network_part, base.eager_threshold_bytes, tolerance);
+  }
+  if (not exchange.empty())
+    m.shared_bandwidth_Bps = fit_shared_bandwidth(m.fit, exchange, m.copy_overhead);
+  return m;
+}
+
+void refit_network(platform::NetworkCalibration& n)
+{
+  NetworkModel m          = fit_network_model(n.pingpong, n.exchange);
+  n.latency_s             = m.fit.latency_s;
+  n.bandwidth_Bps         = m.fit.bandwidth_Bps;
+  n.eager_threshold_bytes = m.fit.eager_threshold_bytes;
+  n.lat_factor            = m.fit.lat_factor;
+  n.bw_factor             = m.fit.bw_factor;
+  n.shared_bandwidth_Bps  = m.shared_bandwidth_Bps;
+  n.copy_overhead         = m.copy_overhead;
 }
 
 }  // namespace gridcast::calibrate

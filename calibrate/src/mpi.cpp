@@ -5,6 +5,8 @@
 #include "gridcast/models/errors.hpp"
 
 #include <cstdio>
+#include <cstdlib>
+#include <ctime>
 #include <deque>
 #include <sstream>
 #include <sys/wait.h>
@@ -91,6 +93,11 @@ bool parse_mpi_bench_line(const std::string& line, MpiBenchOutput& out, int& pla
     out.collectives.push_back(c);
     return true;
   }
+  if (kind == "collectives-method") {
+    if (not(in >> out.collectives_method) || not(in >> std::ws).eof())
+      throw bad("bad collectives-method line");
+    return true;
+  }
   if (kind == "done") {
     out.done = true;
     return true;
@@ -98,10 +105,11 @@ bool parse_mpi_bench_line(const std::string& line, MpiBenchOutput& out, int& pla
   return false;
 }
 
-platform::NetworkCalibration measure_mpi(const MpiRunOptions& o, Progress& progress)
+namespace {
+
+/// Runs gridcast-mpi-bench with `args` under the launcher, showing progress; the parsed output.
+MpiBenchOutput run_mpi_bench(const MpiRunOptions& o, const std::string& args, Progress& progress)
 {
-  std::string args = o.quick ? " --max-bytes 1048576 --repetitions 3 --target-s 5e-4"
-                             : " --max-bytes 67108864 --repetitions 31 --target-s 2e-3";
   std::string command = o.mpirun + " -np 2 " + shell_quote(o.bench) + args + " 2>&1";
   progress.note("[mpi] " + o.mpirun + " -np 2 gridcast-mpi-bench" + args);
   FILE* pipe = popen(command.c_str(), "r");
@@ -126,7 +134,7 @@ platform::NetworkCalibration measure_mpi(const MpiRunOptions& o, Progress& progr
           what = "ping-pong " + human_bytes(out.pingpong.back().bytes);
         else if (line.rfind("exchange", 0) == 0)
           what = "exchange " + human_bytes(out.exchange.back().bytes);
-        else if (line.rfind("collective", 0) == 0)
+        else if (line.rfind("collective ", 0) == 0)  // not the "collectives-method" line
           what = out.collectives.back().op + " " + human_bytes(out.collectives.back().bytes);
         if (not what.empty())
           progress.step("mpi", ++seen, std::max(planned, seen), what);
@@ -155,6 +163,84 @@ platform::NetworkCalibration measure_mpi(const MpiRunOptions& o, Progress& progr
     throw InputError({"--mpirun", 0, "", -1}, "the MPI benchmark failed with exit code " + std::to_string(code) +
                                                   hint + "; command: " + command + text);
   }
+  return out;
+}
+
+/// The bench's arguments: sizes, repetitions (collectives get more: their figures are compared within
+/// 15%, and one call is short enough for a scheduler slice to move a whole repetition) and duration.
+std::string bench_args(const MpiRunOptions& o)
+{
+  return o.quick ? " --max-bytes 1048576 --repetitions 3 --min-calls 3 --target-s 5e-4"
+                 : " --max-bytes 67108864 --repetitions 31 --coll-repetitions 61 --target-s 2e-3";
+}
+
+std::string utc_now()
+{
+  std::time_t now = std::time(nullptr);
+  char date[32];
+  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  return date;
+}
+
+platform::CollectivesMeasured collectives_measured(const MpiBenchOutput& out, const std::string& date, double load)
+{
+  // A bench that prints no method line is one from before it (the loop difference).
+  return {out.collectives_method.empty() ? platform::kCollectivesLoopDifference : out.collectives_method, date,
+          load};
+}
+
+double load_average_now()
+{
+  double load[1] = {0};
+  return getloadavg(load, 1) == 1 ? load[0] : 0.0;
+}
+
+void warn_disturbed_collectives(const std::vector<platform::CollectiveTiming>& timings, Progress& progress)
+{
+  std::vector<std::string> bad = disturbed_collectives(timings);
+  if (bad.empty())
+    return;
+  std::string list;
+  for (const auto& b : bad)
+    list += (list.empty() ? "" : ", ") + b;
+  progress.warn("[mpi] warning: " + std::to_string(bad.size()) + " of " + std::to_string(timings.size()) +
+                " collective timings have a median more than 20% above their best repetition (" + list +
+                "): the machine was busy; measure them again when it is idle with `gridcast calibrate "
+                "--only-collectives CALIBRATION.json -o CALIBRATION.json`");
+}
+
+}  // namespace
+
+std::vector<std::string> disturbed_collectives(const std::vector<platform::CollectiveTiming>& timings,
+                                               double tolerance)
+{
+  std::vector<std::string> out;
+  for (const auto& t : timings)
+    if (t.time_s.min > 0 && t.time_s.median > (1 + tolerance) * t.time_s.min) {
+      char ratio[32];
+      std::snprintf(ratio, sizeof ratio, "%.2f", t.time_s.median / t.time_s.min);
+      out.push_back(t.op + " " + human_bytes(t.bytes) + " (median " + ratio + "x best)");
+    }
+  return out;
+}
+
+CollectiveRun measure_collectives(const MpiRunOptions& o, Progress& progress)
+{
+  const std::string date = utc_now();
+  const double load = load_average_now();
+  MpiBenchOutput out = run_mpi_bench(o, bench_args(o) + " --only-collectives", progress);
+  if (out.collectives.empty())
+    throw InputError({o.bench, 0, "", -1}, "the MPI benchmark measured no collectives");
+  warn_disturbed_collectives(out.collectives, progress);
+  return {out.collectives, collectives_measured(out, date, load)};
+}
+
+platform::NetworkCalibration measure_mpi(const MpiRunOptions& o, Progress& progress)
+{
+  const std::string date = utc_now();
+  const double load = load_average_now();
+  MpiBenchOutput out = run_mpi_bench(o, bench_args(o), progress);
+  warn_disturbed_collectives(out.collectives, progress);
   // A median far above the best repetition means other work kept taking the cores (each preemption
   // costs a scheduler time slice, milliseconds): say so, the fit follows whatever was measured.
   int disturbed = 0;
@@ -166,7 +252,8 @@ platform::NetworkCalibration measure_mpi(const MpiRunOptions& o, Progress& progr
                   "calibrate again when it is idle");
   platform::NetworkCalibration n;
   n.launcher              = o.mpirun;
-  NetworkFit fit          = fit_network(out.pingpong);
+  NetworkModel model      = fit_network_model(out.pingpong, out.exchange);
+  const NetworkFit& fit   = model.fit;
   n.latency_s             = fit.latency_s;
   n.bandwidth_Bps         = fit.bandwidth_Bps;
   n.eager_threshold_bytes = fit.eager_threshold_bytes;
@@ -174,9 +261,11 @@ platform::NetworkCalibration measure_mpi(const MpiRunOptions& o, Progress& progr
   n.bw_factor             = fit.bw_factor;
   n.pingpong              = out.pingpong;
   n.collectives           = out.collectives;
+  if (not out.collectives.empty())
+    n.collectives_measured = collectives_measured(out, date, load);
   n.exchange              = out.exchange;
-  if (not out.exchange.empty())
-    n.shared_bandwidth_Bps = fit_shared_bandwidth(fit, out.exchange);
+  n.shared_bandwidth_Bps  = model.shared_bandwidth_Bps;
+  n.copy_overhead         = model.copy_overhead;
   return n;
 }
 

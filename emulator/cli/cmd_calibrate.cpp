@@ -8,6 +8,7 @@
 
 #include <boost/program_options.hpp>
 
+#include <filesystem>
 #include <iostream>
 
 namespace po = boost::program_options;
@@ -18,12 +19,13 @@ int run_calibrate(const std::vector<std::string>& args)
 {
   const std::string synopsis =
       "calibrate -o calibration.json [--mpirun \"CMD\"] [--quick] [--gpu-json FILE] [--gpu-only] [--no-mpi] "
-      "[--no-gpu] [--quiet]";
+      "[--no-gpu] [--quiet]\n       gridcast calibrate --refit OLD.json -o calibration.json\n"
+      "       gridcast calibrate --only-collectives OLD.json -o calibration.json [--mpirun \"CMD\"] [--quick]";
   po::options_description options("Measures this machine: compute kernels on one core, MPI between two ranks "
                                   "through the real MPI launcher, and the GPU when a CUDA driver is present.\n"
                                   "Progress goes to stderr; the file follows docs/formats.md (calibration.json).\n"
                                   "options");
-  std::string output, mpirun, gpu_json, mpi_bench;
+  std::string output, mpirun, gpu_json, mpi_bench, refit, only_collectives;
   options.add_options()
     ("output,o", po::value(&output), "file to write (required): calibration.json, or with --gpu-only the GPU data "
                                      "sheet")
@@ -40,7 +42,15 @@ int run_calibrate(const std::vector<std::string>& args)
     ("no-gpu", "skip the GPU benchmarks")
     ("mpi-bench", po::value(&mpi_bench), "the gridcast-mpi-bench program to launch (default: the one beside "
                                          "this gridcast)")
-    ("quiet", "no progress display (warnings and skipped parts are still reported)");
+    ("quiet", "no progress display (warnings and skipped parts are still reported)")
+    ("refit", po::value(&refit), "measure nothing: read this calibration, fit its network model again from the "
+                                 "ping-pong and exchange curves it holds (factors, shared capacity, copy "
+                                 "overhead: docs/calibration.md) and write it to -o in the current version")
+    ("only-collectives", po::value(&only_collectives),
+     "measure only the MPI collective timings (allreduce, alltoall, bcast at np 2, with --mpirun, "
+     "--mpi-bench and --quick as usual) and write this calibration to -o with them (and "
+     "network.collectives_measured) replaced; everything else, the fitted network model included, is "
+     "kept as it is, so a platform generated from it does not change. -o may name the same file");
   options.add_options()("help,h", "show this help");
   po::variables_map vm;
   try {
@@ -59,7 +69,47 @@ int run_calibrate(const std::vector<std::string>& args)
   if (gpu_only && (vm.count("gpu-json") > 0 || vm.count("no-gpu") > 0))
     throw UsageError{"--gpu-only measures the GPU: it cannot go with --gpu-json or --no-gpu", "calibrate"};
 
+  if (not only_collectives.empty())
+    for (const char* other : {"refit", "gpu-json", "gpu-only", "no-mpi", "no-gpu"})
+      if (vm.count(other) > 0)
+        throw UsageError{std::string("--only-collectives measures the collectives alone: it cannot go with --") +
+                             other,
+                         "calibrate"};
+  if (not refit.empty()) {
+    for (const char* other : {"mpirun", "quick", "gpu-json", "gpu-only", "no-mpi", "no-gpu", "mpi-bench"})
+      if (vm.count(other) > 0)
+        throw UsageError{std::string("--refit measures nothing: it cannot go with --") + other, "calibrate"};
+    platform::Calibration c = platform::read_calibration(refit);
+    if (not c.network)
+      throw InputError({refit, 0, "network", -1}, "no MPI measurements to fit (the calibration has no network)");
+    calibrate::refit_network(*c.network);
+    c.version = platform::kCalibrationVersion;
+    platform::write_calibration(output, c);
+    std::cerr << "gridcast calibrate: wrote " << output << " (network model fitted again from " << refit << ")\n";
+    return 0;
+  }
   calibrate::Progress progress(std::cerr, calibrate::Progress::detect(vm.count("quiet") > 0));
+  if (not only_collectives.empty()) {
+    // Read first: a bad file should fail before the measurement.
+    platform::Calibration c = platform::read_calibration(only_collectives);
+    if (not c.network)
+      throw InputError({only_collectives, 0, "network", -1},
+                       "no MPI measurements to put the collectives beside (calibrate with MPI first)");
+    std::filesystem::path bench = mpi_bench.empty() ? calibrate::find_mpi_bench() : std::filesystem::path(mpi_bench);
+    if (bench.empty())
+      throw InputError({}, "--only-collectives: gridcast-mpi-bench was not built (no MPI found when gridcast was "
+                           "configured); give it with --mpi-bench");
+    if (not std::filesystem::is_regular_file(bench))
+      throw InputError({bench.string(), 0, "", -1}, "no such MPI benchmark program");
+    calibrate::CollectiveRun run = calibrate::measure_collectives(
+        {mpirun.empty() ? calibrate::default_mpirun() : mpirun, bench.string(), vm.count("quick") > 0}, progress);
+    c.network->collectives = std::move(run.timings);
+    c.network->collectives_measured = run.measured;
+    platform::write_calibration(output, c);
+    std::cerr << "gridcast calibrate: wrote " << output << " (collective timings measured again, "
+              << run.measured.date << "; the rest as in " << only_collectives << ")\n";
+    return 0;
+  }
   if (gpu_only) {
     auto probe = calibrate::measure_gpu(vm.count("quick") > 0, progress);
     if (not probe.gpu)

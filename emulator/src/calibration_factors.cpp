@@ -29,6 +29,8 @@ PlatformCalibration read_platform_calibration(const sg4::Engine& engine, const s
                        "expected a byte count (an integer >= 0), got \"" + text + "\"");
     c.eager_threshold_bytes = bytes;
   }
+  if (const char* v = root->get_property("gridcast:copy-overhead"))
+    c.copy_overhead = platform::parse_overhead_points(v, file, "gridcast:copy-overhead");
   if (const char* v = root->get_property("gridcast:calibration"))
     c.calibration = v;
   return c;

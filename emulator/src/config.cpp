@@ -42,6 +42,9 @@ const std::vector<std::pair<std::string, std::string>>& gridcast_cfg_keys()
       {"gridcast/coll/<op>", "force the algorithm of collective <op> (barrier, bcast, reduce, allreduce, "
                              "alltoall, alltoallv, gather, gatherv, allgather, allgatherv, scatter, scatterv, "
                              "reducescatter, scan, exscan); `gridcast algorithms` lists the names"},
+      {"gridcast/coll-selection", "how collectives not forced by gridcast/coll/<op> choose their algorithm: "
+                                  "mpich (default: MPICH's size rules) or openmpi-4.1 (Open MPI 4.1's fixed "
+                                  "rules for allreduce and alltoall, MPICH's for the rest; docs/collectives.md)"},
     };
     for (const auto& g : gpu_cfg_keys())  // GPU costs and NCCL (docs/gpu.md)
       k.push_back(g);
@@ -92,6 +95,12 @@ void apply_cfg(ReplayOptions& options, const std::string& name_value)
     options.iprobe_cost_s = parse_double(value, name);
     if (options.iprobe_cost_s < 0)
       throw InputError({"--cfg", 0, name, -1}, "a cost cannot be negative");
+    return;
+  }
+  if (name == "gridcast/coll-selection") {
+    if (value != "mpich" && value != "openmpi-4.1")
+      throw InputError({"--cfg", 0, name, -1}, "unknown selection '" + value + "' (known: mpich, openmpi-4.1)");
+    options.coll_selection = value;
     return;
   }
   if (name.rfind("gridcast/coll/", 0) == 0) {

@@ -30,6 +30,36 @@ MessageBoard::MessageBoard(std::vector<sg4::Host*> rank_hosts, Options options)
 {
 }
 
+void MessageBoard::set_copy_overhead(std::vector<platform::OverheadPoint> points)
+{
+  copy_overhead_ = std::move(points);
+  cpu_busy_until_s_.assign(hosts_.size(), 0.0);
+}
+
+void MessageBoard::arrived(Transfer& t)
+{
+  // The comm may be found finished later than it finished (test() polls): charge from its finish time.
+  const double at = t.comm->get_finish_time();
+  if (t.copy_s > 0) {
+    // Sender first, then receiver: with two messages crossing, each rank pays both, one after the other.
+    double& s = cpu_busy_until_s_[static_cast<std::size_t>(t.sender)];
+    s = std::max(s, at) + t.copy_s;
+    t.sender_ready_s = s;
+    double& r = cpu_busy_until_s_[static_cast<std::size_t>(t.receiver)];
+    r = std::max(r, at) + t.copy_s;
+    t.receiver_ready_s = r;
+  } else {
+    t.sender_ready_s = at;
+    t.receiver_ready_s = at;
+  }
+  t.done = true;
+}
+
+double MessageBoard::ready_time(const Request& request, const Transfer& t)
+{
+  return request.kind == Request::Kind::Send ? t.sender_ready_s : t.receiver_ready_s;
+}
+
 sg4::Semaphore* MessageBoard::own_semaphore(int& pid)
 {
   pid = static_cast<int>(sg4::this_actor::get_pid());
@@ -111,6 +141,11 @@ void MessageBoard::match(const RequestPtr& send, const RequestPtr& recv)
   sg4::Host* from_host = send->endpoint != nullptr ? send->endpoint : hosts_[send->owner];
   sg4::Host* to_host = recv->endpoint != nullptr ? recv->endpoint : hosts_[recv->owner];
   transfer->comm = sg4::Comm::sendto_async(from_host, to_host, send->bytes);
+  transfer->sender = send->owner;
+  transfer->receiver = recv->owner;
+  // Only between CPU buffers of one host: that is shared memory, where the overhead was measured.
+  if (not copy_overhead_.empty() && from_host == to_host && send->endpoint == nullptr && recv->endpoint == nullptr)
+    transfer->copy_s = platform::overhead_for(copy_overhead_, static_cast<double>(send->bytes));
   send->transfer = transfer;
   recv->transfer = std::move(transfer);
   send->matched = true;
@@ -190,11 +225,13 @@ double MessageBoard::wait(const RequestPtr& request)
     } else {
       t.being_waited = true;
       t.comm->wait();
-      t.done = true;
+      arrived(t);
       if (t.blocked_actor >= 0)
         wakeups_[static_cast<std::size_t>(t.blocked_actor)]->release();
     }
   }
+  if (double ready = ready_time(*request, t); ready > sg4::Engine::get_clock())
+    sg4::this_actor::sleep_until(ready);  // this side's copy overhead
   request->completed = true;
   request->transfer = nullptr;  // release the activity as soon as both sides are done with it
   return partner_wait;
@@ -212,8 +249,8 @@ bool MessageBoard::test(const RequestPtr& request)
     return false;
   Transfer& t = *request->transfer;
   if (not t.done && not t.being_waited && t.comm->test())
-    t.done = true;
-  if (t.done) {
+    arrived(t);
+  if (t.done && ready_time(*request, t) <= sg4::Engine::get_clock()) {
     request->completed = true;
     request->transfer = nullptr;
     return true;

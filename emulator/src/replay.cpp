@@ -662,6 +662,8 @@ private:
       ;  // NCCL's own algorithm
     else if (forced != world_.options.forced_algorithms.end())
       name = forced->second;
+    else if (world_.options.coll_selection == "openmpi-4.1")
+      name = world_.registry.select_openmpi41(kind, args, comm.size());
     else
       name = world_.registry.select(kind, args, comm.size());
     const CollectiveAlgorithm* algo = world_.registry.find(kind, name);
@@ -990,6 +992,8 @@ ReplayResult replay(const models::TraceSource& trace, const ReplayOptions& optio
   World world(hosts, effective, timeline.get());
   world.gpus = std::make_unique<GpuSystem>(engine, hosts, options.gpu, options.platform);
   world.board.set_link_accounting(options.link_stats);
+  if (not calibration.copy_overhead.empty())
+    world.board.set_copy_overhead(calibration.copy_overhead);
   std::vector<std::unique_ptr<RankRunner>> runners;
   runners.reserve(np);
   for (int r = 0; r < np; ++r)
@@ -1030,6 +1034,7 @@ ReplayResult replay(const models::TraceSource& trace, const ReplayOptions& optio
   result.lat_factor             = platform::format_factor_segments(calibration.lat_factor);
   result.bw_factor              = platform::format_factor_segments(calibration.bw_factor);
   result.calibration            = calibration.calibration;
+  result.copy_overhead          = platform::format_overhead_points(calibration.copy_overhead);
   result.gpu_costs              = world.gpus->cost_report();
   for (const auto& [link, bytes] : world.board.link_bytes()) {
     LinkStats s;

@@ -108,6 +108,8 @@ void write_prediction(const std::filesystem::path& file, const ReplayResult& res
     for (const auto& [kind, name] : run.options->forced_algorithms)
       forced[std::string(collective_name(kind))] = name;
     config["forced_collectives"] = std::move(forced);
+    if (run.options->coll_selection != "mpich")  // absent = the default, so existing outputs keep their bytes
+      config["coll_selection"] = run.options->coll_selection;
     ordered sg = ordered::array();
     for (const auto& [name, value] : run.options->simgrid_cfg)
       sg.push_back(name + ":" + value);
@@ -129,6 +131,8 @@ void write_prediction(const std::filesystem::path& file, const ReplayResult& res
   cal["bw_factor"] = result.bw_factor;
   cal["eager_threshold_from"] = result.eager_threshold_source;
   cal["calibration"] = result.calibration;
+  if (not result.copy_overhead.empty())  // only then: outputs of platforms without it stay as they were
+    cal["copy_overhead"] = result.copy_overhead;
   j["calibration"] = std::move(cal);
 
   j["versions"] = {{"gridcast", kVersion},

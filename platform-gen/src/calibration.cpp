@@ -245,9 +245,10 @@ Calibration calibration_from_json(const json& j, const std::string& file)
     top.fail("format", std::string("expected \"") + kCalibrationFormat + "\"");
   Calibration c;
   c.version = top.integer("version", 0);
-  if (c.version != kCalibrationVersion)
-    top.fail("version", "unsupported version " + std::to_string(c.version) + " (this gridcast reads version " +
-                            std::to_string(kCalibrationVersion) + ")");
+  if (c.version < kCalibrationOldestVersion || c.version > kCalibrationVersion)
+    top.fail("version", "unsupported version " + std::to_string(c.version) + " (this gridcast reads versions " +
+                            std::to_string(kCalibrationOldestVersion) + " to " + std::to_string(kCalibrationVersion) +
+                            ")");
 
   Obj host = top.child("host");
   host.only({"name", "cpu_model", "cores", "date", "gridcast_version", "load_average"});
@@ -283,7 +284,7 @@ Calibration calibration_from_json(const json& j, const std::string& file)
   if (top.find("network") != nullptr) {
     Obj n = top.child("network");
     n.only({"launcher", "latency_s", "bandwidth_Bps", "eager_threshold_bytes", "lat_factor", "bw_factor", "pingpong",
-            "collectives", "exchange", "shared_bandwidth_Bps"});
+            "collectives", "exchange", "shared_bandwidth_Bps", "copy_overhead", "collectives_measured"});
     NetworkCalibration net;
     net.launcher              = n.string("launcher");
     net.latency_s             = n.number("latency_s");
@@ -309,6 +310,17 @@ Calibration calibration_from_json(const json& j, const std::string& file)
         p.fail("op", "expected a collective name");
       net.collectives.push_back(t);
     }
+    if (n.find("collectives_measured") != nullptr) {  // optional: absent = the loop difference
+      Obj m = n.child("collectives_measured");
+      m.only({"method", "date", "load_average"});
+      CollectivesMeasured cm{m.string("method"), m.string("date"), m.number("load_average")};
+      if (cm.method != kCollectivesMedianCallSlowestRank && cm.method != kCollectivesLoopDifference)
+        m.fail("method", std::string("expected \"") + kCollectivesMedianCallSlowestRank + "\" or \"" +
+                             kCollectivesLoopDifference + "\", got \"" + cm.method + "\"");
+      if (cm.load_average < 0)
+        m.fail("load_average", "expected a load average >= 0");
+      net.collectives_measured = cm;
+    }
     if (n.find("exchange") != nullptr) {  // optional (calibrations before the exchange curve lack it)
       const json& ex = n.array("exchange");
       for (std::size_t i = 0; i < ex.size(); ++i) {
@@ -322,6 +334,21 @@ Calibration calibration_from_json(const json& j, const std::string& file)
     }
     if (n.find("shared_bandwidth_Bps") != nullptr)
       net.shared_bandwidth_Bps = n.number("shared_bandwidth_Bps", true);
+    if (n.find("copy_overhead") != nullptr) {  // version 2
+      if (c.version < 2)
+        n.fail("copy_overhead", "needs version 2 or later (the file says version " + std::to_string(c.version) + ")");
+      const json& co = n.array("copy_overhead");
+      for (std::size_t i = 0; i < co.size(); ++i) {
+        Obj p = n.element("copy_overhead", i);
+        p.only({"bytes", "time_s"});
+        OverheadPoint point{p.uint("bytes"), p.number("time_s")};
+        if (not std::isfinite(point.time_s) || point.time_s < 0)
+          p.fail("time_s", "expected seconds >= 0");
+        if (i > 0 && point.bytes <= net.copy_overhead.back().bytes)
+          p.fail("bytes", "copy_overhead sizes must ascend strictly");
+        net.copy_overhead.push_back(point);
+      }
+    }
     c.network = std::move(net);
   }
   if (top.find("gpu") != nullptr)
@@ -392,6 +419,10 @@ ojson to_json(const Calibration& c)
     for (const auto& t : n.collectives)
       coll.push_back(ojson{{"op", t.op}, {"np", t.np}, {"bytes", t.bytes}, {"time_s", stat_to(t.time_s)}});
     net["collectives"] = coll;
+    if (n.collectives_measured)
+      net["collectives_measured"] = ojson{{"method", n.collectives_measured->method},
+                                          {"date", n.collectives_measured->date},
+                                          {"load_average", n.collectives_measured->load_average}};
     if (not n.exchange.empty()) {
       ojson ex = ojson::array();
       for (const auto& p : n.exchange)
@@ -400,6 +431,12 @@ ojson to_json(const Calibration& c)
     }
     if (n.shared_bandwidth_Bps > 0)
       net["shared_bandwidth_Bps"] = n.shared_bandwidth_Bps;
+    if (not n.copy_overhead.empty()) {
+      ojson co = ojson::array();
+      for (const auto& p : n.copy_overhead)
+        co.push_back(ojson{{"bytes", p.bytes}, {"time_s", p.time_s}});
+      net["copy_overhead"] = co;
+    }
     o["network"] = net;
   }
   if (c.gpu)
@@ -517,6 +554,73 @@ double factor_for(const std::vector<FactorSegment>& segments, double bytes)
     f = s.factor;
   }
   return f;
+}
+
+std::string format_overhead_points(const std::vector<OverheadPoint>& points)
+{
+  std::string out;
+  for (const auto& p : points) {
+    if (not out.empty())
+      out += ';';
+    out += std::to_string(p.bytes) + ":" + shortest(p.time_s);
+  }
+  return out;
+}
+
+std::vector<OverheadPoint> parse_overhead_points(const std::string& text, const std::string& file,
+                                                 const std::string& key)
+{
+  auto fail = [&](const std::string& why) -> void {
+    throw InputError({file, 0, key, -1}, "bad overhead list \"" + text + "\": " + why +
+                                             " (expected \"bytes:seconds;...\", sizes ascending)");
+  };
+  std::vector<OverheadPoint> out;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t end = text.find(';', pos);
+    if (end == std::string::npos)
+      end = text.size();
+    std::string item = text.substr(pos, end - pos);
+    pos              = end + 1;
+    if (item.empty()) {
+      if (end == text.size() && not out.empty())
+        break;  // a trailing ';' is tolerated, as in the factor lists
+      fail("empty point");
+    }
+    std::size_t colon = item.find(':');
+    if (colon == std::string::npos)
+      fail("point \"" + item + "\" has no ':'");
+    OverheadPoint p;
+    const char* b = item.data();
+    auto r1       = std::from_chars(b, b + colon, p.bytes);
+    if (r1.ec != std::errc() || r1.ptr != b + colon)
+      fail("bad byte count in \"" + item + "\"");
+    auto r2 = std::from_chars(b + colon + 1, b + item.size(), p.time_s);
+    if (r2.ec != std::errc() || r2.ptr != b + item.size() || not std::isfinite(p.time_s) || p.time_s < 0)
+      fail("bad seconds in \"" + item + "\" (expected a number >= 0)");
+    if (not out.empty() && p.bytes <= out.back().bytes)
+      fail("sizes must ascend strictly");
+    out.push_back(p);
+  }
+  if (out.empty())
+    fail("no point");
+  return out;
+}
+
+double overhead_for(const std::vector<OverheadPoint>& points, double bytes)
+{
+  if (points.empty())
+    return 0;
+  if (bytes <= static_cast<double>(points.front().bytes))
+    return points.front().time_s;
+  for (std::size_t i = 1; i < points.size(); ++i) {
+    const double x1 = static_cast<double>(points[i].bytes);
+    if (bytes <= x1) {
+      const double x0 = static_cast<double>(points[i - 1].bytes);
+      return points[i - 1].time_s + (points[i].time_s - points[i - 1].time_s) * (bytes - x0) / (x1 - x0);
+    }
+  }
+  return points.back().time_s;
 }
 
 }  // namespace gridcast::platform

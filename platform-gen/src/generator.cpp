@@ -483,6 +483,9 @@ PlatformModel build_platform(const PlatformSpec& spec, const Calibration* calibr
       if (not n.bw_factor.empty())
         m.zone_properties.push_back({"gridcast:bw-factor", format_factor_segments(n.bw_factor)});
       m.zone_properties.push_back({"gridcast:eager-threshold", std::to_string(n.eager_threshold_bytes)});
+      // Version 2 calibrations: the CPU work of both ranks of a shared-memory message (docs/calibration.md).
+      if (not n.copy_overhead.empty())
+        m.zone_properties.push_back({"gridcast:copy-overhead", format_overhead_points(n.copy_overhead)});
     }
     // GPU runtime costs measured by `gridcast calibrate` replace the emulator's defaults (docs/gpu.md);
     // zero means not measured.

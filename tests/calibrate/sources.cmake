@@ -5,4 +5,7 @@ set(GRIDCAST_CALIBRATE_TEST_SOURCES
   calibrate/test_factors.cpp
   calibrate/test_calibrate.cpp
   calibrate/test_shared_memory.cpp
+  calibrate/test_copy_overhead.cpp
+  calibrate/test_collectives_measured.cpp
+  calibrate/test_openmpi_selection.cpp
 )

@@ -124,10 +124,10 @@ TEST_CASE("calibration.json rejects unknown keys with their path", "[calibrate]"
 TEST_CASE("calibration.json checks format and version", "[calibrate]")
 {
   nlohmann::json j = sample_json();
-  j["version"]     = 2;
+  j["version"]     = 3;
   auto e           = expect_input_error([&] { calibration_from_json(j, "cal.json"); });
   CHECK(e.context().key == "version");
-  CHECK(e.reason().find("unsupported version 2") != std::string::npos);
+  CHECK(e.reason().find("unsupported version 3") != std::string::npos);
 
   j = sample_json();
   j.erase("version");

@@ -248,7 +248,7 @@ TEST_CASE("every collective kind has a name and its algorithms", "[collectives]"
   CHECK(collective_name(K::Exscan) == "exscan");
   using Names = std::vector<std::string>;
   CHECK(registry().names(K::Barrier) == Names{"binomial", "dissemination"});
-  CHECK(registry().names(K::Bcast) == Names{"binomial", "linear", "scatter_allgather"});
+  CHECK(registry().names(K::Bcast) == Names{"binomial", "linear", "pipeline", "scatter_allgather"});
   CHECK(registry().names(K::Reduce) == Names{"binomial", "linear", "rabenseifner"});
   CHECK(registry().names(K::Allreduce) == Names{"rabenseifner", "recursive_doubling", "reduce_bcast", "ring"});
   CHECK(registry().names(K::Allgather) == Names{"bruck", "recursive_doubling", "ring"});
@@ -376,6 +376,28 @@ TEST_CASE("bcast times", "[collectives]")
   CHECK(time_of(mesh, K::Bcast, "scatter_allgather", 8, sized(s)) == Approx(10 * kL + 14 * X(s / 8)));
   // The ring is on real ranks, the blocks relative to the root: the time does not depend on the root.
   CHECK(time_of(mesh, K::Bcast, "scatter_allgather", 5, sized(420000, 3)) == Approx(7 * kL + 8 * X(420000 / 5)));
+}
+
+TEST_CASE("pipelined bcast times", "[collectives]")
+{
+  Mesh mesh(8);
+  const std::uint64_t seg = 131072;  // the segment
+  const double g = static_cast<double>(seg);
+  for (int n : kSizes) {
+    INFO("n = " << n);
+    // Four whole segments along the chain 0 -> 1 -> ... -> n-1, blocking sends: the root sends segment
+    // i once segment i - 1 is over (at i T(g)); every rank forwards a segment as soon as it has it and
+    // its previous forward is over, and the next receive is already posted. So each hop adds one T(g),
+    // and the last rank has the last segment after (k - 1) + (n - 1) segment times.
+    const double expected = n == 1 ? 0.0 : (4 + n - 2) * T(g);
+    CHECK(time_of(mesh, K::Bcast, "pipeline", n, sized(4 * seg)) == Approx(expected));
+    // Relative ranks: a root in the middle takes the same time.
+    CHECK(time_of(mesh, K::Bcast, "pipeline", n, sized(4 * seg, n / 2)) == Approx(expected));
+  }
+  // A short last segment: 3 whole segments and 1000 bytes between two ranks, one after the other.
+  CHECK(time_of(mesh, K::Bcast, "pipeline", 2, sized(3 * seg + 1000)) == Approx(3 * T(g) + T(1000)));
+  // Below one segment it is one message per hop: n - 1 hops of the whole buffer.
+  CHECK(time_of(mesh, K::Bcast, "pipeline", 5, sized(1000)) == Approx(4 * T(1000)));
 }
 
 TEST_CASE("reduce times", "[collectives]")

@@ -44,6 +44,7 @@ struct MpiBenchOutput {
   std::vector<platform::PingPongPoint> pingpong;
   std::vector<platform::CollectiveTiming> collectives;
   std::vector<platform::SizedTiming> exchange;  ///< time of one exchange per size
+  std::string collectives_method;  ///< from the `collectives-method` line; empty: none printed
   bool done = false;
 };
 /// Parses one line into `out` (a `plan` line sets `planned_steps`); returns false for a line that is not
@@ -60,6 +61,9 @@ struct NetworkFit {
 /// the curve greedily into segments, each a line a + b*n fitted within `tolerance` relative error where
 /// possible, and expresses every segment as factors of the base latency and bandwidth.
 NetworkFit fit_network(const std::vector<platform::PingPongPoint>& points, double tolerance = 0.02);
+/// The same with the eager/rendezvous switch given (0: none) instead of detected.
+NetworkFit fit_network(const std::vector<platform::PingPongPoint>& points, std::uint64_t eager_threshold_bytes,
+                       double tolerance);
 /// The model's one-way time for `bytes`.
 double model_time_s(const NetworkFit& fit, double bytes);
 /// The capacity two concurrent transfers share on the loopback (a SHARED link beside the per-flow
@@ -69,6 +73,41 @@ double model_time_s(const NetworkFit& fit, double bytes);
 /// median over those sizes, never below the base bandwidth so that a lone transfer -- the ping-pong --
 /// keeps its time. 0 when no exchange size is transfer-dominated.
 double fit_shared_bandwidth(const NetworkFit& fit, const std::vector<platform::SizedTiming>& exchange);
+/// fit_shared_bandwidth for a model with a copy overhead: each exchanging rank's core does the copy work
+/// of both messages, 2*o(n), which is taken off the exchange time before the capacity is fitted.
+double fit_shared_bandwidth(const NetworkFit& fit, const std::vector<platform::SizedTiming>& exchange,
+                            const std::vector<platform::OverheadPoint>& copy_overhead);
+
+/// The per-message CPU work of a shared-memory message (network.copy_overhead) from the exchange and
+/// ping-pong curves. The emulator charges o(n) to the sender's and to the receiver's core once the data
+/// has arrived, one message after another on each rank: a ping-pong's one-way time is net(n) + o(n)
+/// (each side does one message's work), an exchange's net(n) + 2 o(n) (each rank does the work of the
+/// message it sent and of the one it received). So o(n) = exchange(n) - pingpong(n), on the sizes the
+/// ping-pong fit `base` calls latency-dominated (its transfer under 90% of the time: beyond, the shared
+/// capacity of fit_shared_bandwidth models the exchange's extra cost), smoothed by a median of three
+/// neighbours (single sizes are noisy), capped at half the one-way time, and 0 from the first
+/// transfer-dominated size on. Empty when there is no exchange curve or no size pays an overhead.
+std::vector<platform::OverheadPoint> fit_copy_overhead(const NetworkFit& base,
+                                                       const std::vector<platform::PingPongPoint>& pingpong,
+                                                       const std::vector<platform::SizedTiming>& exchange);
+
+/// What calibrate stores about the network model: the factors (fitted to the ping-pong less the copy
+/// overhead), the overhead and the shared capacity.
+struct NetworkModel {
+  NetworkFit fit;
+  std::vector<platform::OverheadPoint> copy_overhead;
+  double shared_bandwidth_Bps = 0;
+};
+/// The whole fit of `gridcast calibrate` from the two curves (exchange may be empty: no overhead, no
+/// shared capacity). The eager/rendezvous switch is detected on the measured ping-pong.
+NetworkModel fit_network_model(const std::vector<platform::PingPongPoint>& pingpong,
+                               const std::vector<platform::SizedTiming>& exchange, double tolerance = 0.02);
+
+/// Replaces the fitted figures of `n` (latency, bandwidth, switch, factors, shared capacity, copy
+/// overhead) by fit_network_model of its own curves: `gridcast calibrate --refit` brings a calibration
+/// measured by an older gridcast to the current model without measuring again.
+void refit_network(platform::NetworkCalibration& n);
+
 /// The size at which the curve jumps most beyond its trend (the first rendezvous size); 0 when the curve
 /// has no clear jump (no point more than 15% above the trend).
 std::uint64_t detect_eager_threshold(const std::vector<platform::PingPongPoint>& points);
@@ -78,6 +117,18 @@ struct MpiRunOptions {
   std::string bench;
   bool quick = false;
 };
+/// The collective lines whose median is more than `tolerance` above their best repetition (the machine
+/// was busy while they ran), as "allreduce 64 KiB (median 1.31x best)"; empty when none.
+std::vector<std::string> disturbed_collectives(const std::vector<platform::CollectiveTiming>& timings,
+                                               double tolerance = 0.2);
+
+/// Runs the bench with --only-collectives: the collective timings alone, with the method, date and load
+/// (`gridcast calibrate --only-collectives`). Warns about disturbed timings, as measure_mpi does.
+struct CollectiveRun {
+  std::vector<platform::CollectiveTiming> timings;
+  platform::CollectivesMeasured measured;
+};
+CollectiveRun measure_collectives(const MpiRunOptions& options, Progress& progress);
 /// Runs the bench under the launcher with 2 ranks and fits it. InputError when the launcher fails
 /// (its message says how to fix the --mpirun line).
 platform::NetworkCalibration measure_mpi(const MpiRunOptions& options, Progress& progress);

@@ -1,6 +1,7 @@
 // Calibration carried by a platform XML (docs/formats.md, "Calibration in a platform XML"): the root
 // zone's gridcast:lat-factor / gridcast:bw-factor become SimGrid network-model factor callbacks, and
-// gridcast:eager-threshold the eager/rendezvous switch unless --cfg sets one.
+// gridcast:eager-threshold the eager/rendezvous switch unless --cfg sets one; gridcast:copy-overhead the
+// per-message CPU work of shared-memory messages (p2p.hpp).
 #pragma once
 
 #include "gridcast/platform/calibration.hpp"
@@ -19,7 +20,14 @@ struct PlatformCalibration {
   std::vector<platform::FactorSegment> lat_factor, bw_factor;  ///< empty: the property is absent
   std::optional<std::uint64_t> eager_threshold_bytes;
   std::string calibration;  ///< gridcast:calibration, informative
-  bool any() const { return not lat_factor.empty() || not bw_factor.empty() || eager_threshold_bytes.has_value(); }
+  /// gridcast:copy-overhead (version-2 calibrations): CPU work of both ranks of a shared-memory message,
+  /// charged by the MessageBoard (p2p.hpp); empty: none.
+  std::vector<platform::OverheadPoint> copy_overhead;
+  bool any() const
+  {
+    return not lat_factor.empty() || not bw_factor.empty() || eager_threshold_bytes.has_value() ||
+           not copy_overhead.empty();
+  }
 };
 
 /// Reads the properties of the loaded platform's root zone. Bad values: InputError naming `platform_file`

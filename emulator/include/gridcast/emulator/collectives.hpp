@@ -94,6 +94,10 @@ public:
   /// shares (for v-collectives: the total bytes exchanged as this rank sees it is NOT shared, so those
   /// choose by communicator size only).
   std::string select(CollectiveKind kind, const CollectiveArgs& args, int comm_size) const;
+  /// Open MPI 4.1's choice (its tuned component's fixed rules, commutative reductions) for allreduce
+  /// and alltoall, mapped to gridcast's algorithms; select() for the other collectives. Chosen with
+  /// `--cfg gridcast/coll-selection:openmpi-4.1` (docs/collectives.md).
+  std::string select_openmpi41(CollectiveKind kind, const CollectiveArgs& args, int comm_size) const;
 
 private:
   std::map<CollectiveKind, std::map<std::string, CollectiveAlgorithm>> algorithms_;

@@ -10,12 +10,22 @@
 //                                    the receive is posted -- SMPI's default (async-small-thresh 0);
 //   rendezvous:                      the sender blocks until the transfer has finished.
 //
+// Copy overhead (a platform from a version-2 calibration, gridcast:copy-overhead; none otherwise): a
+// message between two ranks of one host moves through shared memory, and both ranks' cores do work for
+// it once its data has arrived (copying out, completing the requests). Each rank has a CPU timeline:
+// the sender and the receiver each pay o(n) on theirs, after whatever work they already owe, and a
+// request completes when its side has paid. A ping-pong pays o(n) once per one-way trip; an exchange
+// pays it twice per rank (the message it sent and the one it received), which is what the measured
+// exchange curve shows (docs/calibration.md, "The copy overhead").
+//
 // An actor blocked on a request that has not matched yet sleeps on its own semaphore (one per actor: a
 // rank and the actors running its nonblocking collectives block independently); the matching rank
 // releases it. (Self-suspension is not used: SimGrid 3.32 implements it with a CPU action that is never
 // freed, one per suspension.)
 // All of this runs inside SimGrid's cooperative scheduling, so no locks are needed.
 #pragma once
+
+#include "gridcast/platform/calibration.hpp"
 
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Comm.hpp>
@@ -52,6 +62,10 @@ struct Transfer {
   bool done = false;
   bool being_waited = false;
   int blocked_actor = -1;  ///< pid of an actor sleeping on its semaphore until `done`
+  int sender = -1, receiver = -1;  ///< world ranks of the two sides
+  double copy_s = 0;               ///< copy overhead each side pays once the data arrived (0: none)
+  /// Set when `done` becomes true: when each side has paid its copy overhead (the arrival time if none).
+  double sender_ready_s = 0, receiver_ready_s = 0;
   const bool* aborting = nullptr;  ///< the board's abort flag
 
   Transfer() = default;
@@ -138,6 +152,9 @@ public:
   /// Bytes carried by each link so far (links that carried nothing are absent), in no particular order.
   std::vector<std::pair<sg4::Link*, double>> link_bytes() const;
 
+  /// The shared-memory copy overhead curve (gridcast:copy-overhead of the platform); empty: none.
+  void set_copy_overhead(std::vector<platform::OverheadPoint> points);
+
   /// Marks the run as aborted: transfers still in flight are abandoned rather than destroyed.
   void abort() { aborting_ = true; }
 
@@ -150,6 +167,11 @@ private:
     std::deque<RequestPtr> unexpected_sends; ///< sends waiting for a receive
   };
   void match(const RequestPtr& send, const RequestPtr& recv);
+  /// The transfer's data has arrived (at its comm's finish time): charges the copy overhead to both
+  /// sides' CPU timelines, sets their ready times and `done`.
+  void arrived(Transfer& t);
+  /// The time `request`'s side of its finished transfer is ready (its copy overhead paid).
+  static double ready_time(const Request& request, const Transfer& t);
   /// The semaphore of the calling actor (created on first use): each blocked actor sleeps on its own,
   /// so that a rank and the actors of its nonblocking collectives never take each other's wake-ups.
   sg4::Semaphore* own_semaphore(int& pid);
@@ -172,6 +194,8 @@ private:
   std::uint64_t next_message_ = 1;
   bool account_links_ = false;
   bool aborting_ = false;
+  std::vector<platform::OverheadPoint> copy_overhead_;
+  std::vector<double> cpu_busy_until_s_;  ///< per world rank: the end of the copy work it owes
   /// Route cache keyed by (source rank << 32 | destination rank), as indices into link_total_.
   std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> routes_;
   std::unordered_map<sg4::Link*, std::uint32_t> link_index_;

@@ -60,6 +60,8 @@ struct ReplayResult {
   std::string eager_threshold_source = "default";
   /// Calibration factors installed from the platform (SMPI syntax; empty when absent).
   std::string lat_factor, bw_factor, calibration;
+  /// gridcast:copy-overhead installed from the platform ("bytes:seconds;..."; empty when absent).
+  std::string copy_overhead;
   /// GPU runtime costs used: gridcast/gpu/... key -> (seconds, "default" | "platform" | "cfg").
   std::map<std::string, std::pair<double, std::string>> gpu_costs;
 };

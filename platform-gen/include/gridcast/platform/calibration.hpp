@@ -14,7 +14,9 @@
 namespace gridcast::platform {
 
 inline constexpr const char* kCalibrationFormat = "gridcast-calibration";
-inline constexpr int kCalibrationVersion        = 1;
+/// Version 2 added network.copy_overhead; version 1 files (without it) are still read.
+inline constexpr int kCalibrationVersion        = 2;
+inline constexpr int kCalibrationOldestVersion  = 1;
 
 /// A repeated measurement: median, extremes and how many repetitions. Unit = the field's name.
 struct Stat {
@@ -39,11 +41,31 @@ struct SizedTiming {
   std::uint64_t bytes = 0;
   Stat time_s;
 };
+/// One point of the shared-memory copy overhead (network.copy_overhead): seconds of CPU work that the
+/// sender's and the receiver's cores each spend on a message of `bytes` once its data has arrived.
+struct OverheadPoint {
+  std::uint64_t bytes = 0;
+  double time_s       = 0;
+};
+
 struct CollectiveTiming {
   std::string op;  ///< "allreduce", "alltoall", "bcast", ...
   int np              = 0;
   std::uint64_t bytes = 0;  ///< MPI count x datatype size per rank (the send buffer of one rank)
   Stat time_s;              ///< completion time of the slowest rank
+};
+
+/// How network.collectives were measured (network.collectives_measured; docs/calibration.md,
+/// "Collective timings"). The two methods give different figures for the same call, so whoever
+/// compares with them (bench/calibration_validation.py) must emulate the one that was used.
+inline constexpr const char* kCollectivesMedianCallSlowestRank = "median-call-slowest-rank";
+/// Files without network.collectives_measured: "(barrier + op) x calls minus barrier x calls".
+inline constexpr const char* kCollectivesLoopDifference = "barrier-loop-difference";
+
+struct CollectivesMeasured {
+  std::string method;         ///< kCollectivesMedianCallSlowestRank (what gridcast-mpi-bench measures now)
+  std::string date;           ///< UTC, when the collectives were measured (may differ from host.date)
+  double load_average = 0;    ///< 1-minute load average when they were measured
 };
 
 struct HostInfo {
@@ -75,6 +97,12 @@ struct NetworkCalibration {
   /// Capacity that concurrent shared-memory transfers share, fitted from the large exchanges; 0 = not
   /// measured. The platform generator puts it on the loopback route as a SHARED link.
   double shared_bandwidth_Bps = 0;
+  /// Optional (version 2; empty = none): per-message CPU work of both ranks of a shared-memory message,
+  /// fitted from the exchange and ping-pong curves (docs/calibration.md, "The copy overhead"); the
+  /// latency and bandwidth factors are then fitted to the ping-pong less this overhead.
+  std::vector<OverheadPoint> copy_overhead;
+  /// Optional (absent: measured by the loop difference, kCollectivesLoopDifference, date = host.date).
+  std::optional<CollectivesMeasured> collectives_measured;
 };
 
 /// A one-way transfer path: time(bytes) = latency_s + bytes / bandwidth_Bps. Zeros mean "not measured"
@@ -128,5 +156,15 @@ std::vector<FactorSegment> parse_factor_segments(const std::string& text, const 
                                                  const std::string& key);
 /// The factor of the segment that covers `bytes` (1 when `segments` is empty).
 double factor_for(const std::vector<FactorSegment>& segments, double bytes);
+
+/// "bytes:seconds;bytes:seconds;..." (the gridcast:copy-overhead platform property): sizes ascending
+/// strictly, seconds >= 0. Doubles printed to round-trip.
+std::string format_overhead_points(const std::vector<OverheadPoint>& points);
+/// Parses that syntax; InputError naming `file` and `key` on bad input.
+std::vector<OverheadPoint> parse_overhead_points(const std::string& text, const std::string& file,
+                                                 const std::string& key);
+/// The overhead of a message of `bytes`: linear between the two points around it, the first point's
+/// value below the first size, the last point's beyond the last (0 when `points` is empty).
+double overhead_for(const std::vector<OverheadPoint>& points, double bytes);
 
 }  // namespace gridcast::platform
