@@ -281,6 +281,12 @@ double MessageBoard::wait(const RequestPtr& request)
     wait_half(*request);
     request->completed = true;
     request->transfer = nullptr;
+    // Transfers end together (a ring's, a halo's): reap this actor's finished eager sends now, while
+    // their comms are still in the cache, unless the list is long (then the size trigger does it).
+    int pid = -1;
+    own_state(pid);
+    if (actors_[static_cast<std::size_t>(pid)].unwaited.size() <= kMinSweep)
+      reap(static_cast<std::size_t>(pid));
     return request->match_time > begin ? request->match_time - begin : 0.0;
   }
   int pid = -1;
