@@ -52,14 +52,21 @@ sg4::Semaphore* MessageBoard::own_semaphore(int& pid)
   return state.wakeup.get();  // stable while the vector grows
 }
 
+bool MessageBoard::stock_mailbox()
+{
+  if (not options_.use_mailboxes || not free_mailboxes_.empty())
+    return false;
+  // Mailbox::by_name is a simcall: other actors run meanwhile (and may even take this one).
+  sg4::Mailbox* box = sg4::Mailbox::by_name("gridcast-p2p-" + std::to_string(mailboxes_created_++));
+  free_mailboxes_.push_back(box);
+  return true;
+}
+
 sg4::Mailbox* MessageBoard::take_mailbox()
 {
-  if (not free_mailboxes_.empty()) {
-    sg4::Mailbox* box = free_mailboxes_.back();
-    free_mailboxes_.pop_back();
-    return box;
-  }
-  return sg4::Mailbox::by_name("gridcast-p2p-" + std::to_string(mailboxes_created_++));
+  sg4::Mailbox* box = free_mailboxes_.back();
+  free_mailboxes_.pop_back();
+  return box;
 }
 
 void MessageBoard::wait_half(Request& request)
@@ -129,35 +136,43 @@ RequestPtr MessageBoard::post_send(int from, int to, std::uint64_t bytes, int ta
   send->message = next_message_++;
   send->endpoint = endpoint != nullptr ? endpoint : endpoint_override_[from];
   send->aborting = &aborting_;
-  sg4::Mailbox* fresh = options_.use_mailboxes ? take_mailbox() : nullptr;  // may yield: before the queues
-  if (fresh != nullptr && send->endpoint != nullptr)
+  if (options_.use_mailboxes && send->endpoint != nullptr)
     throw InternalError("a send from a GPU endpoint on a board that moves bytes through mailboxes");
 
   auto& posted = queues_[to].posted_recvs;
-  auto it = std::find_if(posted.begin(), posted.end(), [&](const RequestPtr& r) { return recv_accepts(*r, *send); });
-  if (it != posted.end()) {
-    RequestPtr recv = *it;
-    posted.erase(it);
-    match(send, recv);
-    if (fresh != nullptr) {
-      give_back(fresh);
-      // The receiver's half is in its mailbox already (posted before anyone could see the receive): this
-      // put starts the transfer. When it returns, both halves are in and the mailbox is empty again.
-      send->half = recv->mailbox->put_async(&payload_, bytes);
-      send->transfer->started = true;
-      give_back(recv->mailbox);
+  for (;;) {
+    auto it = std::find_if(posted.begin(), posted.end(), [&](const RequestPtr& r) { return recv_accepts(*r, *send); });
+    if (it != posted.end()) {
+      RequestPtr recv = *it;
+      posted.erase(it);
+      match(send, recv);
+      if (options_.use_mailboxes) {
+        // The receiver's half is in its mailbox already (posted before anyone could see the receive): this
+        // put starts the transfer. When it returns, both halves are in and the mailbox is empty again.
+        send->half = recv->mailbox->put_async(&payload_, bytes);
+        send->transfer->started = true;
+        give_back(recv->mailbox);
+      }
+      break;
     }
-  } else {
-    send->mailbox = fresh;
+    // Unmatched: the send waits in the queue with a mailbox of its own. Creating one yields, after which
+    // the queues may have changed: look again.
+    if (stock_mailbox())
+      continue;
+    // The put is the first thing that yields after the send becomes visible: whoever matches it later
+    // finds this half in the mailbox. (Waking a prober yields too, hence after the put.)
     queues_[to].unexpected_sends.push_back(send);
+    if (options_.use_mailboxes) {
+      send->mailbox = take_mailbox();
+      send->half = send->mailbox->put_async(&payload_, bytes);  // waits in the mailbox for the receiver's half
+    }
     ProbeWaiter& p = probes_[static_cast<std::size_t>(to)];
     if (p.active && p.context == context && (p.from == kAnySource || p.from == from) &&
         (p.tag == kAnyTag || p.tag == tag)) {
       p.active = false;
       actors_[static_cast<std::size_t>(p.pid)].wakeup->release();
     }
-    if (fresh != nullptr)
-      send->half = fresh->put_async(&payload_, bytes);  // waits in the mailbox for the receiver's half
+    break;
   }
   if (send->half)
     track(send);
@@ -178,28 +193,32 @@ RequestPtr MessageBoard::post_recv(int at, int from, std::uint64_t bytes, int ta
   recv->post_time = sg4::Engine::get_clock();
   recv->endpoint = endpoint != nullptr ? endpoint : endpoint_override_[at];
   recv->aborting = &aborting_;
-  sg4::Mailbox* fresh = options_.use_mailboxes ? take_mailbox() : nullptr;  // may yield: before the queues
-  if (fresh != nullptr && recv->endpoint != nullptr)
+  if (options_.use_mailboxes && recv->endpoint != nullptr)
     throw InternalError("a receive into a GPU endpoint on a board that moves bytes through mailboxes");
 
   auto& unexpected = queues_[at].unexpected_sends;
-  auto it = std::find_if(unexpected.begin(), unexpected.end(),
-                         [&](const RequestPtr& s) { return recv_accepts(*recv, *s); });
-  if (it != unexpected.end()) {
-    RequestPtr send = *it;
-    unexpected.erase(it);
-    match(send, recv);
-    if (fresh != nullptr) {
-      give_back(fresh);
-      recv->half = send->mailbox->get_async<void>(&payload_sink_);  // starts the transfer, see post_send
-      recv->transfer->started = true;
-      give_back(send->mailbox);
+  for (;;) {
+    auto it = std::find_if(unexpected.begin(), unexpected.end(),
+                           [&](const RequestPtr& s) { return recv_accepts(*recv, *s); });
+    if (it != unexpected.end()) {
+      RequestPtr send = *it;
+      unexpected.erase(it);
+      match(send, recv);
+      if (options_.use_mailboxes) {
+        recv->half = send->mailbox->get_async<void>(&payload_sink_);  // starts the transfer, see post_send
+        recv->transfer->started = true;
+        give_back(send->mailbox);
+      }
+      break;
     }
-  } else {
-    recv->mailbox = fresh;
+    if (stock_mailbox())  // yields: look again
+      continue;
     queues_[at].posted_recvs.push_back(recv);
-    if (fresh != nullptr)
-      recv->half = fresh->get_async<void>(&payload_sink_);
+    if (options_.use_mailboxes) {
+      recv->mailbox = take_mailbox();
+      recv->half = recv->mailbox->get_async<void>(&payload_sink_);
+    }
+    break;
   }
   if (recv->half)
     track(recv);

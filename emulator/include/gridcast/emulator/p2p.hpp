@@ -189,8 +189,10 @@ private:
     std::deque<RequestPtr> unexpected_sends; ///< sends waiting for a receive
   };
   void match(const RequestPtr& send, const RequestPtr& recv);
-  /// Mailbox path: a mailbox from the pool (created when the pool is empty: a simcall, so other actors
-  /// may run; callers take one before reading the queues), and giving one back once both halves are in.
+  /// Mailbox path: when the pool is empty, creates a mailbox into it and returns true. That is a simcall,
+  /// so other actors may run meanwhile: the caller must read the queues again.
+  bool stock_mailbox();
+  /// A mailbox from the pool (not empty: see stock_mailbox), and giving one back once both halves are in.
   sg4::Mailbox* take_mailbox();
   void give_back(sg4::Mailbox* box) { free_mailboxes_.push_back(box); }
   /// Mailbox path: remembers a half the calling actor posted, until it waits for it; reaps finished
