@@ -22,8 +22,9 @@ All tools simulate the same model: smpirun's own --cfg network/model:SMPI and su
 are given to gridcast and to the S4U program too. smpirun runs with -no-privatize (its fast mode:
 a replay has no application globals; privatization copies the binary once per rank);
 --smpi-privatize measures its default mode instead. The S4U program (bench/s4u_ring.cpp) does the
-same computations and messages but no MPI semantics, and a binomial reduce+bcast in place of
-MPI_Allreduce; its makespan is close to, not equal to, SMPI's.
+same computations and messages but no MPI semantics: for MPI_Allreduce, the messages of MPICH's
+recursive doubling, which gridcast picks for these short buffers, so that both simulate the same
+transfers (on these traces its makespan equals gridcast's; it is close to, not equal to, SMPI's).
 """
 from __future__ import annotations
 

@@ -11,9 +11,13 @@
 //   send/isend DST TAG COUNT [DT]    put / put_async of COUNT*sizeof(DT) bytes
 //   recv/irecv SRC TAG COUNT [DT]    get / get_async (SRC must be a rank: no wildcards)
 //   wait SRC DST TAG, waitall N      wait one pending request / all of them
-//   allreduce COUNT FLOPS [DT]       NOT MPI's algorithm: a naive binomial-tree reduce to rank 0
-//                                    followed by a binomial-tree broadcast (2(np-1) messages of
-//                                    COUNT*sizeof(DT) bytes), then execute(FLOPS) when FLOPS > 0.
+//   allreduce COUNT FLOPS [DT]       the messages of MPICH's recursive doubling, which gridcast picks
+//                                    for short buffers (MPIR_Allreduce_intra_recursive_doubling):
+//                                    log2(pof2) exchanges of COUNT*sizeof(DT) bytes with rank ^ mask,
+//                                    plus the fold (even ranks below 2*rem hand their buffer to rank + 1
+//                                    and get the result back) when np is not a power of two; then
+//                                    execute(FLOPS) when FLOPS > 0. (Rabenseifner's algorithm, which
+//                                    gridcast picks for long buffers, is not modelled.)
 // Anything else is rejected when the trace is read. Messages have no eager/rendezvous distinction and
 // no SMPI network factors beyond what --cfg=network/model:SMPI brings, so its makespan is close to,
 // not equal to, SMPI's; it exists to time the simulation kernel doing the same number of activities.
@@ -52,23 +56,25 @@ struct Action {
   sg4::Mailbox* mbox = nullptr;
 };
 
-/// Binomial tree rooted at rank 0, shared by the reduce (leaves to root) and the broadcast.
-struct TreeLinks {
-  std::vector<sg4::Mailbox*> reduce_from;  // children, in receive order
-  sg4::Mailbox* reduce_to = nullptr;       // parent (nullptr at the root)
-  sg4::Mailbox* bcast_from = nullptr;      // parent
-  std::vector<sg4::Mailbox*> bcast_to;     // children, in send order
+/// MPICH's recursive-doubling allreduce seen from one rank: the fold, the exchanges, the unfold.
+struct AllreduceLinks {
+  sg4::Mailbox* fold_to = nullptr;      // even rank below 2*rem: hands its buffer to rank + 1, sits out
+  sg4::Mailbox* fold_from = nullptr;    // odd rank below 2*rem: takes rank - 1's buffer
+  std::vector<std::pair<sg4::Mailbox*, sg4::Mailbox*>> exchanges;  // (to partner, from partner)
+  sg4::Mailbox* unfold_to = nullptr;    // odd rank below 2*rem: gives the result back to rank - 1
+  sg4::Mailbox* unfold_from = nullptr;  // even rank below 2*rem: gets it from rank + 1
 };
 
 struct RankProgram {
   std::vector<Action> actions;
   std::size_t events = 0;  // every trace line, init and finalize included
   bool uses_allreduce = false;
-  TreeLinks tree;
+  AllreduceLinks allreduce;
 };
 
-constexpr int kReduceTag = -1;
-constexpr int kBcastTag  = -2;
+constexpr int kFoldTag      = -1;
+constexpr int kExchangeTag  = -2;
+constexpr int kUnfoldTag    = -3;
 
 /// One mailbox per (src, dst, tag), created while reading the trace; names are never looked up again.
 class MailboxTable {
@@ -194,24 +200,30 @@ RankProgram read_rank(const fs::path& file, int rank, int np, MailboxTable& boxe
   return prog;
 }
 
-TreeLinks binomial_tree(int rank, int np, MailboxTable& boxes)
+AllreduceLinks recursive_doubling(int rank, int np, MailboxTable& boxes)
 {
-  TreeLinks t;
-  int mask = 1;
-  while (mask < np) {  // reduce: receive from rank+mask until our lowest set bit, then send to parent
-    if (rank & mask) {
-      t.reduce_to  = boxes.get(rank, rank - mask, kReduceTag);
-      t.bcast_from = boxes.get(rank - mask, rank, kBcastTag);
-      break;
+  AllreduceLinks l;
+  int pof2 = 1;
+  while (pof2 * 2 <= np)
+    pof2 *= 2;
+  const int rem = np - pof2;
+  int newrank = rank - rem;  // ranks from 2*rem on keep going, renumbered
+  if (rank < 2 * rem) {
+    if (rank % 2 == 0) {
+      l.fold_to     = boxes.get(rank, rank + 1, kFoldTag);
+      l.unfold_from = boxes.get(rank + 1, rank, kUnfoldTag);
+      return l;
     }
-    if (rank + mask < np)
-      t.reduce_from.push_back(boxes.get(rank + mask, rank, kReduceTag));
-    mask <<= 1;
+    l.fold_from = boxes.get(rank - 1, rank, kFoldTag);
+    l.unfold_to = boxes.get(rank, rank - 1, kUnfoldTag);
+    newrank     = rank / 2;
   }
-  for (mask >>= 1; mask > 0; mask >>= 1)  // broadcast: children in decreasing distance
-    if (rank + mask < np)
-      t.bcast_to.push_back(boxes.get(rank, rank + mask, kBcastTag));
-  return t;
+  for (int mask = 1; mask < pof2; mask <<= 1) {
+    const int newdst = newrank ^ mask;
+    const int dst    = newdst < rem ? newdst * 2 + 1 : newdst + rem;
+    l.exchanges.emplace_back(boxes.get(rank, dst, kExchangeTag), boxes.get(dst, rank, kExchangeTag));
+  }
+  return l;
 }
 
 struct Pending {
@@ -277,15 +289,23 @@ public:
 private:
   void allreduce(std::uint64_t bytes)
   {
-    const TreeLinks& t = prog_->tree;
-    for (sg4::Mailbox* child : t.reduce_from)
-      child->get<void>();
-    if (t.reduce_to != nullptr) {
-      t.reduce_to->put(&payload_, bytes);
-      t.bcast_from->get<void>();
+    const AllreduceLinks& l = prog_->allreduce;
+    if (l.fold_to != nullptr) {
+      l.fold_to->put(&payload_, bytes);
+      l.unfold_from->get<void>();
+      return;
     }
-    for (sg4::Mailbox* child : t.bcast_to)
-      child->put(&payload_, bytes);
+    if (l.fold_from != nullptr)
+      l.fold_from->get<void>();
+    void* slot = nullptr;
+    for (auto const& [to, from] : l.exchanges) {  // MPIC_Sendrecv: receive posted first, then both waited
+      sg4::CommPtr r = from->get_async<void>(&slot);
+      sg4::CommPtr s = to->put_async(&payload_, bytes);
+      r->wait();
+      s->wait();
+    }
+    if (l.unfold_to != nullptr)
+      l.unfold_to->put(&payload_, bytes);
   }
 };
 
@@ -359,7 +379,7 @@ int run(int argc, char** argv)
   for (int rank = 0; rank < np; ++rank) {
     RankProgram& prog = programs[static_cast<std::size_t>(rank)];
     if (prog.uses_allreduce)
-      prog.tree = binomial_tree(rank, np, boxes);
+      prog.allreduce = recursive_doubling(rank, np, boxes);
     sg4::Host* host = engine.host_by_name(hosts[static_cast<std::size_t>(rank)]);
     sg4::Actor::create(std::to_string(rank), host, RankActor(&prog));
   }

@@ -24,6 +24,12 @@ Transfer::~Transfer()
     new sg4::CommPtr(std::move(comm));  // deliberately leaked, see the declaration
 }
 
+Request::~Request()
+{
+  if (aborting != nullptr && *aborting && half)
+    new sg4::CommPtr(std::move(half));  // deliberately leaked, as in ~Transfer
+}
+
 MessageBoard::MessageBoard(std::vector<sg4::Host*> rank_hosts, Options options)
     : hosts_(std::move(rank_hosts)), queues_(hosts_.size()), probes_(hosts_.size()),
       endpoint_override_(hosts_.size(), nullptr), options_(options)
@@ -36,10 +42,8 @@ void MessageBoard::set_copy_overhead(std::vector<platform::OverheadPoint> points
   cpu_busy_until_s_.assign(hosts_.size(), 0.0);
 }
 
-void MessageBoard::arrived(Transfer& t)
+void MessageBoard::arrived(Transfer& t, double at)
 {
-  // The comm may be found finished later than it finished (test() polls): charge from its finish time.
-  const double at = t.comm->get_finish_time();
   if (t.copy_s > 0) {
     // Sender first, then receiver: with two messages crossing, each rank pays both, one after the other.
     double& s = cpu_busy_until_s_[static_cast<std::size_t>(t.sender)];
@@ -60,14 +64,87 @@ double MessageBoard::ready_time(const Request& request, const Transfer& t)
   return request.kind == Request::Kind::Send ? t.sender_ready_s : t.receiver_ready_s;
 }
 
-sg4::Semaphore* MessageBoard::own_semaphore(int& pid)
+MessageBoard::ActorState& MessageBoard::own_state(int& pid)
 {
   pid = static_cast<int>(sg4::this_actor::get_pid());
-  if (static_cast<std::size_t>(pid) >= wakeups_.size())
-    wakeups_.resize(static_cast<std::size_t>(pid) + 1);
-  if (not wakeups_[static_cast<std::size_t>(pid)])
-    wakeups_[static_cast<std::size_t>(pid)] = sg4::Semaphore::create(0);
-  return wakeups_[static_cast<std::size_t>(pid)].get();  // stable while the vector grows
+  if (static_cast<std::size_t>(pid) >= actors_.size())
+    actors_.resize(static_cast<std::size_t>(pid) + 1);
+  return actors_[static_cast<std::size_t>(pid)];  // valid until the next yield (another actor may grow the vector)
+}
+
+sg4::Semaphore* MessageBoard::own_semaphore(int& pid)
+{
+  ActorState& state = own_state(pid);
+  if (not state.wakeup)
+    state.wakeup = sg4::Semaphore::create(0);
+  return state.wakeup.get();  // stable while the vector grows
+}
+
+bool MessageBoard::stock_mailbox()
+{
+  if (not options_.use_mailboxes || not free_mailboxes_.empty())
+    return false;
+  // Mailbox::by_name is a simcall: other actors run meanwhile (and may even take this one).
+  sg4::Mailbox* box = sg4::Mailbox::by_name("gridcast-p2p-" + std::to_string(mailboxes_created_++));
+  free_mailboxes_.push_back(box);
+  return true;
+}
+
+sg4::Mailbox* MessageBoard::take_mailbox()
+{
+  sg4::Mailbox* box = free_mailboxes_.back();
+  free_mailboxes_.pop_back();
+  return box;
+}
+
+void MessageBoard::wait_half(Request& request)
+{
+  sg4::CommPtr half = std::move(request.half);  // reset first: drain() and the reaping skip it from now on
+  half->wait();
+  if (request.transfer && not request.transfer->done)
+    arrived(*request.transfer, half->get_finish_time());
+}
+
+void MessageBoard::track(const RequestPtr& request)
+{
+  int pid = -1;
+  own_state(pid);
+  const auto index = static_cast<std::size_t>(pid);
+  actors_[index].unwaited.push_back(request);
+  if (actors_[index].unwaited.size() >= actors_[index].sweep_at)
+    reap(index);
+}
+
+void MessageBoard::reap(std::size_t index)
+{
+  // Forget the halves waited for already, and wait now for eager sends whose transfer is over (it returns
+  // at once; it is what takes the comm off this actor's list in SimGrid). Each wait yields, so the list
+  // is re-read by index every time; only this actor changes it.
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < actors_[index].unwaited.size(); ++i) {
+    RequestPtr r = actors_[index].unwaited[i];
+    if (r->half && r->transfer && r->transfer->done)
+      wait_half(*r);
+    if (r->half)
+      actors_[index].unwaited[kept++] = std::move(r);
+  }
+  actors_[index].unwaited.resize(kept);
+  actors_[index].sweep_at = std::max<std::size_t>(kMinSweep, 2 * kept);
+}
+
+void MessageBoard::drain()
+{
+  if (not options_.use_mailboxes)
+    return;
+  int pid = -1;
+  own_state(pid);
+  const auto index = static_cast<std::size_t>(pid);
+  for (std::size_t i = 0; i < actors_[index].unwaited.size(); ++i) {
+    RequestPtr r = actors_[index].unwaited[i];
+    if (r->half)
+      wait_half(*r);
+  }
+  actors_[index].unwaited.clear();
 }
 
 RequestPtr MessageBoard::post_send(int from, int to, std::uint64_t bytes, int tag, int context, SendMode mode,
@@ -86,22 +163,47 @@ RequestPtr MessageBoard::post_send(int from, int to, std::uint64_t bytes, int ta
   send->post_time = sg4::Engine::get_clock();
   send->message = next_message_++;
   send->endpoint = endpoint != nullptr ? endpoint : endpoint_override_[from];
+  send->aborting = &aborting_;
+  if (options_.use_mailboxes && send->endpoint != nullptr)
+    throw InternalError("a send from a GPU endpoint on a board that moves bytes through mailboxes");
 
   auto& posted = queues_[to].posted_recvs;
-  auto it = std::find_if(posted.begin(), posted.end(), [&](const RequestPtr& r) { return recv_accepts(*r, *send); });
-  if (it != posted.end()) {
-    RequestPtr recv = *it;
-    posted.erase(it);
-    match(send, recv);
-  } else {
+  for (;;) {
+    auto it = std::find_if(posted.begin(), posted.end(), [&](const RequestPtr& r) { return recv_accepts(*r, *send); });
+    if (it != posted.end()) {
+      RequestPtr recv = *it;
+      posted.erase(it);
+      match(send, recv);
+      if (options_.use_mailboxes) {
+        // The receiver's half is in its mailbox already (posted before anyone could see the receive): this
+        // put starts the transfer. When it returns, both halves are in and the mailbox is empty again.
+        send->half = recv->mailbox->put_async(&payload_, bytes);
+        send->transfer->started = true;
+        give_back(recv->mailbox);
+      }
+      break;
+    }
+    // Unmatched: the send waits in the queue with a mailbox of its own. Creating one yields, after which
+    // the queues may have changed: look again.
+    if (stock_mailbox())
+      continue;
+    // The put is the first thing that yields after the send becomes visible: whoever matches it later
+    // finds this half in the mailbox. (Waking a prober yields too, hence after the put.)
     queues_[to].unexpected_sends.push_back(send);
+    if (options_.use_mailboxes) {
+      send->mailbox = take_mailbox();
+      send->half = send->mailbox->put_async(&payload_, bytes);  // waits in the mailbox for the receiver's half
+    }
     ProbeWaiter& p = probes_[static_cast<std::size_t>(to)];
     if (p.active && p.context == context && (p.from == kAnySource || p.from == from) &&
         (p.tag == kAnyTag || p.tag == tag)) {
       p.active = false;
-      wakeups_[static_cast<std::size_t>(p.pid)]->release();
+      actors_[static_cast<std::size_t>(p.pid)].wakeup->release();
     }
+    break;
   }
+  if (send->half)
+    track(send);
   return send;
 }
 
@@ -118,17 +220,36 @@ RequestPtr MessageBoard::post_recv(int at, int from, std::uint64_t bytes, int ta
   recv->bytes = bytes;
   recv->post_time = sg4::Engine::get_clock();
   recv->endpoint = endpoint != nullptr ? endpoint : endpoint_override_[at];
+  recv->aborting = &aborting_;
+  if (options_.use_mailboxes && recv->endpoint != nullptr)
+    throw InternalError("a receive into a GPU endpoint on a board that moves bytes through mailboxes");
 
   auto& unexpected = queues_[at].unexpected_sends;
-  auto it = std::find_if(unexpected.begin(), unexpected.end(),
-                         [&](const RequestPtr& s) { return recv_accepts(*recv, *s); });
-  if (it != unexpected.end()) {
-    RequestPtr send = *it;
-    unexpected.erase(it);
-    match(send, recv);
-  } else {
+  for (;;) {
+    auto it = std::find_if(unexpected.begin(), unexpected.end(),
+                           [&](const RequestPtr& s) { return recv_accepts(*recv, *s); });
+    if (it != unexpected.end()) {
+      RequestPtr send = *it;
+      unexpected.erase(it);
+      match(send, recv);
+      if (options_.use_mailboxes) {
+        recv->half = send->mailbox->get_async<void>(&payload_sink_);  // starts the transfer, see post_send
+        recv->transfer->started = true;
+        give_back(send->mailbox);
+      }
+      break;
+    }
+    if (stock_mailbox())  // yields: look again
+      continue;
     queues_[at].posted_recvs.push_back(recv);
+    if (options_.use_mailboxes) {
+      recv->mailbox = take_mailbox();
+      recv->half = recv->mailbox->get_async<void>(&payload_sink_);
+    }
+    break;
   }
+  if (recv->half)
+    track(recv);
   return recv;
 }
 
@@ -138,9 +259,12 @@ void MessageBoard::match(const RequestPtr& send, const RequestPtr& recv)
   // A trace where they differ is still replayed with the sender's size (as SMPI does).
   auto transfer = std::make_shared<Transfer>();
   transfer->aborting = &aborting_;
+  transfer->bytes = static_cast<double>(send->bytes);
   sg4::Host* from_host = send->endpoint != nullptr ? send->endpoint : hosts_[send->owner];
   sg4::Host* to_host = recv->endpoint != nullptr ? recv->endpoint : hosts_[recv->owner];
-  transfer->comm = sg4::Comm::sendto_async(from_host, to_host, send->bytes);
+  if (not options_.use_mailboxes)
+    transfer->comm = sg4::Comm::sendto_async(from_host, to_host, send->bytes);  // a simcall: may yield
+  send->match_time = recv->match_time = sg4::Engine::get_clock();
   transfer->sender = send->owner;
   transfer->receiver = recv->owner;
   // Only between CPU buffers of one host: that is shared memory, where the overhead was measured.
@@ -187,7 +311,7 @@ void MessageBoard::match(const RequestPtr& send, const RequestPtr& recv)
   for (Request* r : {send.get(), recv.get()}) {
     if (r->has_waiter) {
       r->has_waiter = false;
-      wakeups_[static_cast<std::size_t>(r->waiter)]->release();
+      actors_[static_cast<std::size_t>(r->waiter)].wakeup->release();
     }
   }
 }
@@ -203,6 +327,23 @@ double MessageBoard::wait(const RequestPtr& request)
     return 0.0;
   }
   double begin = sg4::Engine::get_clock();
+  if (request->half) {
+    // Mailbox path: this side's half was posted with the request; waiting for it covers the partner's
+    // arrival and the transfer. The partner wait is what went by before the match.
+    wait_half(*request);
+    if (request->transfer != nullptr)
+      if (double ready = ready_time(*request, *request->transfer); ready > sg4::Engine::get_clock())
+        sg4::this_actor::sleep_until(ready);  // this side's copy overhead
+    request->completed = true;
+    request->transfer = nullptr;
+    // Transfers end together (a ring's, a halo's): reap this actor's finished eager sends now, while
+    // their comms are still in the cache, unless the list is long (then the size trigger does it).
+    int pid = -1;
+    own_state(pid);
+    if (actors_[static_cast<std::size_t>(pid)].unwaited.size() <= kMinSweep)
+      reap(static_cast<std::size_t>(pid));
+    return request->match_time > begin ? request->match_time - begin : 0.0;
+  }
   int pid = -1;
   sg4::Semaphore* wakeup = nullptr;
   if (not request->matched || not request->transfer || not request->transfer->done)
@@ -225,9 +366,9 @@ double MessageBoard::wait(const RequestPtr& request)
     } else {
       t.being_waited = true;
       t.comm->wait();
-      arrived(t);
+      arrived(t, t.comm->get_finish_time());
       if (t.blocked_actor >= 0)
-        wakeups_[static_cast<std::size_t>(t.blocked_actor)]->release();
+        actors_[static_cast<std::size_t>(t.blocked_actor)].wakeup->release();
     }
   }
   if (double ready = ready_time(*request, t); ready > sg4::Engine::get_clock())
@@ -248,8 +389,38 @@ bool MessageBoard::test(const RequestPtr& request)
   if (not request->matched)
     return false;
   Transfer& t = *request->transfer;
+  if (request->half) {
+    // Mailbox path. Comm::test() would leave a finished half on its actor's list of activities for good
+    // in 3.32 (only a wait takes it off), so: the transfer is over when the partner waited for it, or
+    // when both halves are in and nothing remains of it (SimGrid drops a comm's network action as soon as
+    // it ends; while it pays the latency its remaining bytes are all of them). An empty message has no bytes to count
+    // down: test() it, and leave it on the list.
+    if (not t.done) {
+      if (not t.started)
+        return false;  // the matching side's half is not in yet (its simcall is pending)
+      // Over: charge the copy overhead from now (a poll may find it late; the partner's wait, when it
+      // comes first, charges from the exact finish time instead).
+      if (t.bytes > 0 ? request->half->get_remaining() <= 0 : request->half->test())
+        arrived(t, sg4::Engine::get_clock());
+    }
+    if (not t.done)
+      return false;
+    if (t.bytes > 0)
+      wait_half(*request);  // over already: returns at once
+    else
+      request->half = nullptr;
+    // From here on the request has no half: a later test() or wait() takes the host-to-host branch,
+    // which only checks this side's copy overhead (t.done is set, so t.comm is never touched).
+  }
+  if (request->half == nullptr && t.comm == nullptr) {
+    if (ready_time(*request, t) > sg4::Engine::get_clock())
+      return false;
+    request->completed = true;
+    request->transfer = nullptr;
+    return true;
+  }
   if (not t.done && not t.being_waited && t.comm->test())
-    arrived(t);
+    arrived(t, t.comm->get_finish_time());  // found finished maybe later than it finished: charge from then
   if (t.done && ready_time(*request, t) <= sg4::Engine::get_clock()) {
     request->completed = true;
     request->transfer = nullptr;
@@ -273,7 +444,7 @@ void MessageBoard::finish_local(const RequestPtr& request)
   request->completed = true;
   if (request->has_waiter) {
     request->has_waiter = false;
-    wakeups_[static_cast<std::size_t>(request->waiter)]->release();
+    actors_[static_cast<std::size_t>(request->waiter)].wakeup->release();
   }
 }
 
@@ -289,6 +460,12 @@ bool MessageBoard::cancel(const RequestPtr& request)
   queue.erase(it);
   request->cancelled = true;
   request->completed = true;
+  if (request->half) {
+    // Its half waits alone in its mailbox: take it out, then the mailbox is free again.
+    sg4::CommPtr half = std::move(request->half);
+    half->cancel();
+    give_back(request->mailbox);
+  }
   return true;
 }
 

@@ -191,7 +191,7 @@ public:
     b.line = current_.line;
     b.peer = current_.peer;
     b.tag = current_.tag;
-    b.detail = blocked_detail_;
+    b.detail = waiting_on_ ? describe(*waiting_on_) : blocked_detail_;
     return b;
   }
 
@@ -445,9 +445,9 @@ private:
   void complete(const RequestPtr& r, const CallRecord& /*call*/)
   {
     double begin = sg4::Engine::get_clock();
-    blocked_detail_ = describe(*r);
+    waiting_on_ = r;  // described only if the run deadlocks: building the text for every wait costs
     double partner = world_.board.wait(r);
-    blocked_detail_.clear();
+    waiting_on_ = nullptr;
     double elapsed = sg4::Engine::get_clock() - begin;
     stats_.wait_s += partner;
     stats_.comm_s += elapsed - partner;
@@ -842,6 +842,7 @@ private:
                            });
                            algo(ctx, args);
                            world->board.finish_local(request);
+                           world->board.drain();  // this actor's eager sends must outlive it
                          } catch (const simgrid::ForcefulKillException&) {
                            throw;
                          } catch (...) {
@@ -921,6 +922,7 @@ private:
     int tag = 0;
   } current_;
   std::string blocked_detail_;
+  RequestPtr waiting_on_;  ///< the request complete() waits for, if any (its description wins over blocked_detail_)
   const Communicator* self_ = nullptr;  ///< MPI_COMM_SELF, created at its first use
   std::int32_t current_comm_handle_ = 0;  ///< the handle communicator() resolved last, for messages
   /// Handles that are MPI_REQUEST_NULL now: completed by a test, or freed (MPI_Request_free).
@@ -994,6 +996,9 @@ ReplayResult replay(const models::TraceSource& trace, const ReplayOptions& optio
   world.board.set_link_accounting(options.link_stats);
   if (not calibration.copy_overhead.empty())
     world.board.set_copy_overhead(calibration.copy_overhead);
+  // Mailbox comms between the ranks' actors are faster in SimGrid 3.32 than host-to-host comms (see
+  // p2p.hpp); they need every message to leave from and land on its actor's host, so not with GPUs.
+  world.board.set_use_mailboxes(not world.gpus->has_devices());
   std::vector<std::unique_ptr<RankRunner>> runners;
   runners.reserve(np);
   for (int r = 0; r < np; ++r)
@@ -1007,6 +1012,9 @@ ReplayResult replay(const models::TraceSource& trace, const ReplayOptions& optio
     sg4::Actor::create("rank-" + std::to_string(r), hosts[r], [runner, &world]() {
       try {
         runner->run();
+        // The rank is done (its statistics are final); its eager sends still in flight must not be
+        // cancelled with the actor, and a rank blocked here is not reported: it finished its trace.
+        world.board.drain();
       } catch (const simgrid::ForcefulKillException&) {
         throw;  // SimGrid unwinding a killed actor
       } catch (...) {

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,6 +34,31 @@ inline ErrorContext at_line(std::string file, std::uint64_t line)
   return c;
 }
 
+/// A byte buffer whose new bytes are left uninitialised (std::vector zero-fills them): with thousands of
+/// ranks each holding a reader, zeroing every buffer made all of them resident, even for trace files
+/// shorter than the buffer (8 KiB per rank, 32 MiB at 4096 ranks, before a byte was read).
+template <class T>
+class ReadBuffer {
+public:
+  explicit ReadBuffer(std::size_t size) : data_(new T[size]), size_(size) {}
+  T* data() { return data_.get(); }
+  const T* data() const { return data_.get(); }
+  std::size_t size() const { return size_; }
+  T& operator[](std::size_t i) { return data_[i]; }
+  /// Grows to `size`, keeping the first `keep` elements.
+  void grow(std::size_t size, std::size_t keep)
+  {
+    std::unique_ptr<T[]> bigger(new T[size]);
+    std::memcpy(bigger.get(), data_.get(), keep * sizeof(T));
+    data_ = std::move(bigger);
+    size_ = size;
+  }
+
+private:
+  std::unique_ptr<T[]> data_;
+  std::size_t size_;
+};
+
 /// Reads a text file line by line through a kIoBufferSize buffer. Lines are returned without their end of line
 /// ("\n" or "\r\n"); a view stays valid until the next call.
 class LineReader {
@@ -47,7 +73,7 @@ private:
   bool fill();  // appends more bytes after the kept tail; false at EOF
 
   std::ifstream in_;
-  std::vector<char> buf_;
+  ReadBuffer<char> buf_;
   std::size_t begin_     = 0;  // start of unread data
   std::size_t end_       = 0;  // end of valid data
   bool eof_              = false;
@@ -75,7 +101,7 @@ private:
   bool refill();
 
   std::ifstream in_;
-  std::vector<unsigned char> buf_;
+  ReadBuffer<unsigned char> buf_;
   std::size_t pos_               = 0;
   std::size_t end_               = 0;
   std::uint64_t consumed_before_ = 0;  // bytes of the file before buf_[0]

@@ -42,7 +42,7 @@ bool LineReader::fill()
     begin_ = 0;
   }
   if (end_ == buf_.size())
-    buf_.resize(buf_.size() * 2);
+    buf_.grow(buf_.size() * 2, end_);
   in_.read(buf_.data() + end_, static_cast<std::streamsize>(buf_.size() - end_));
   auto got = static_cast<std::size_t>(in_.gcount());
   end_ += got;

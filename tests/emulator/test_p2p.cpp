@@ -52,24 +52,36 @@ struct Star {
 /// Time of one lone message between two hosts of the star.
 double transfer(double bytes) { return 2 * kLatency + bytes / kBandwidth; }
 
+/// The board's two ways of moving bytes (p2p.hpp): host-to-host comms, or mailbox comms between the
+/// actors. Every scenario below runs with both and must give the same times.
+MessageBoard::Options board_options(std::uint64_t eager_threshold, bool mailboxes)
+{
+  MessageBoard::Options o;
+  o.eager_threshold_bytes = eager_threshold;
+  o.use_mailboxes = mailboxes;
+  return o;
+}
+
 }  // namespace
 
 // SimGrid allows one engine per process, so each size is its own TEST_CASE (CTest runs each alone).
-static void ping_pong(double bytes)
+static void ping_pong(double bytes, bool mailboxes)
 {
   Star star(2);
-  MessageBoard board(star.hosts, {65536});
+  MessageBoard board(star.hosts, board_options(65536, mailboxes));
   double end0 = -1;
   double end1 = -1;
   sg4::Actor::create("r0", star.hosts[0], [&] {
     board.wait(board.post_send(0, 1, static_cast<std::uint64_t>(bytes), 0, 0, SendMode::Standard));
     board.wait(board.post_recv(0, 1, static_cast<std::uint64_t>(bytes), 0, 0));
     end0 = sg4::Engine::get_clock();
+    board.drain();
   });
   sg4::Actor::create("r1", star.hosts[1], [&] {
     board.wait(board.post_recv(1, 0, static_cast<std::uint64_t>(bytes), 0, 0));
     board.wait(board.post_send(1, 0, static_cast<std::uint64_t>(bytes), 0, 0, SendMode::Standard));
     end1 = sg4::Engine::get_clock();
+    board.drain();
   });
   star.engine->run();
   REQUIRE(end0 == Approx(2 * transfer(bytes)).epsilon(1e-9));
@@ -81,20 +93,29 @@ static void ping_pong(double bytes)
   REQUIRE(board.messages() == 2);
 }
 
-TEST_CASE("ping-pong of an eager message takes two latencies plus two transfers", "[p2p]") { ping_pong(8.0); }
-TEST_CASE("ping-pong of a rendezvous message takes two latencies plus two transfers", "[p2p]") { ping_pong(1e6); }
+TEST_CASE("ping-pong of an eager message takes two latencies plus two transfers", "[p2p]") { ping_pong(8.0, false); }
+TEST_CASE("ping-pong of a rendezvous message takes two latencies plus two transfers", "[p2p]") { ping_pong(1e6, false); }
+TEST_CASE("mailboxes: ping-pong of an eager message takes two latencies plus two transfers", "[p2p]")
+{
+  ping_pong(8.0, true);
+}
+TEST_CASE("mailboxes: ping-pong of a rendezvous message takes two latencies plus two transfers", "[p2p]")
+{
+  ping_pong(1e6, true);
+}
 
-TEST_CASE("two flows into one host share its link", "[p2p]")
+static void shared_link(bool mailboxes)
 {
   // h0 -> h2 and h1 -> h2 at the same time: both cross l2, so each gets half of its bandwidth.
   Star star(3);
-  MessageBoard board(star.hosts, {65536});
+  MessageBoard board(star.hosts, board_options(65536, mailboxes));
   const double bytes = 1e6;
   std::vector<double> done(3, -1);
   for (int s = 0; s < 2; ++s)
     sg4::Actor::create("s" + std::to_string(s), star.hosts[s], [&, s] {
       board.wait(board.post_send(s, 2, static_cast<std::uint64_t>(bytes), 0, 0, SendMode::Standard));
       done[s] = sg4::Engine::get_clock();
+      board.drain();
     });
   sg4::Actor::create("r", star.hosts[2], [&] {
     auto a = board.post_recv(2, 0, static_cast<std::uint64_t>(bytes), 0, 0);
@@ -110,12 +131,15 @@ TEST_CASE("two flows into one host share its link", "[p2p]")
   REQUIRE(done[2] == Approx(expected).epsilon(1e-9));
 }
 
+TEST_CASE("two flows into one host share its link", "[p2p]") { shared_link(false); }
+TEST_CASE("mailboxes: two flows into one host share its link", "[p2p]") { shared_link(true); }
+
 // The receiver computes 1 ms before posting its receive; the sender sends, then computes 2 ms.
-static void late_receiver(std::uint64_t bytes)
+static void late_receiver(std::uint64_t bytes, bool mailboxes = false)
 {
   Star star(2);
   const std::uint64_t threshold = 65536;
-  MessageBoard board(star.hosts, {threshold});
+  MessageBoard board(star.hosts, board_options(threshold, mailboxes));
   const double late = 1e-3;
   const double work = 2e-3;
   double sender_end = -1;
@@ -124,6 +148,7 @@ static void late_receiver(std::uint64_t bytes)
     board.wait(board.post_send(0, 1, bytes, 5, 0, SendMode::Standard));
     sg4::this_actor::execute(work * kSpeed);
     sender_end = sg4::Engine::get_clock();
+    board.drain();
   });
   sg4::Actor::create("receiver", star.hosts[1], [&] {
     sg4::this_actor::execute(late * kSpeed);
@@ -146,11 +171,63 @@ TEST_CASE("the eager threshold is exclusive: 65535 bytes are eager, 65536 rendez
   late_receiver(65535);
 }
 TEST_CASE("a message of exactly the eager threshold uses rendezvous", "[p2p]") { late_receiver(65536); }
+TEST_CASE("mailboxes: eager sends leave at once", "[p2p]") { late_receiver(1024, true); }
+TEST_CASE("mailboxes: rendezvous sends wait for the receiver", "[p2p]") { late_receiver(1 << 20, true); }
 
-TEST_CASE("synchronous sends wait even when small", "[p2p]")
+TEST_CASE("mailboxes: an eager send outlives its sender, which drains it before it ends", "[p2p]")
+{
+  // The sender is done at once; its message is received 1 ms later. Without drain() SimGrid would
+  // cancel the put when the sender's actor ends, and the receiver would wait forever.
+  Star star(2);
+  MessageBoard board(star.hosts, board_options(65536, true));
+  double sender_done = -1;
+  double received = -1;
+  sg4::Actor::create("sender", star.hosts[0], [&] {
+    board.wait(board.post_send(0, 1, 1024, 0, 0, SendMode::Standard));
+    sender_done = sg4::Engine::get_clock();
+    board.drain();
+  });
+  sg4::Actor::create("receiver", star.hosts[1], [&] {
+    sg4::this_actor::execute(1e-3 * kSpeed);
+    board.wait(board.post_recv(1, 0, 1024, 0, 0));
+    received = sg4::Engine::get_clock();
+  });
+  star.engine->run();
+  REQUIRE(sender_done == 0.0);
+  REQUIRE(received == Approx(1e-3 + transfer(1024)).epsilon(1e-9));
+}
+
+TEST_CASE("mailboxes: many eager sends are reaped as they finish, and each arrives", "[p2p]")
+{
+  // 100 eager messages, far more than the reaping threshold: every one must arrive, in order.
+  Star star(2);
+  MessageBoard board(star.hosts, board_options(65536, true));
+  const int n = 100;
+  std::vector<std::uint64_t> got;
+  sg4::Actor::create("sender", star.hosts[0], [&] {
+    for (int i = 0; i < n; ++i) {
+      board.wait(board.post_send(0, 1, 1000, 3, 0, SendMode::Standard));
+      sg4::this_actor::execute(1e-5 * kSpeed);
+    }
+    board.drain();
+  });
+  sg4::Actor::create("receiver", star.hosts[1], [&] {
+    for (int i = 0; i < n; ++i) {
+      auto r = board.post_recv(1, 0, 1000, 3, 0);
+      board.wait(r);
+      got.push_back(r->message);
+    }
+  });
+  star.engine->run();
+  REQUIRE(got.size() == static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i)
+    REQUIRE(got[static_cast<std::size_t>(i)] == static_cast<std::uint64_t>(i + 1));
+}
+
+static void synchronous_send(bool mailboxes)
 {
   Star star(2);
-  MessageBoard board(star.hosts, {65536});
+  MessageBoard board(star.hosts, board_options(65536, mailboxes));
   double sender_end = -1;
   sg4::Actor::create("sender", star.hosts[0], [&] {
     board.wait(board.post_send(0, 1, 8, 0, 0, SendMode::Synchronous));
@@ -164,10 +241,13 @@ TEST_CASE("synchronous sends wait even when small", "[p2p]")
   REQUIRE(sender_end == Approx(1e-3 + transfer(8)).epsilon(1e-9));
 }
 
-TEST_CASE("matching follows MPI: source, tag, context, wildcards and non-overtaking", "[p2p]")
+TEST_CASE("synchronous sends wait even when small", "[p2p]") { synchronous_send(false); }
+TEST_CASE("mailboxes: synchronous sends wait even when small", "[p2p]") { synchronous_send(true); }
+
+static void mpi_matching(bool mailboxes)
 {
   Star star(3);
-  MessageBoard board(star.hosts, {65536});
+  MessageBoard board(star.hosts, board_options(65536, mailboxes));
   std::vector<int> got_from;
   sg4::Actor::create("r0", star.hosts[0], [&] {
     // Two messages with the same (source, tag): they must arrive in the order sent.
@@ -175,10 +255,12 @@ TEST_CASE("matching follows MPI: source, tag, context, wildcards and non-overtak
     board.wait(board.post_send(0, 2, 200, 7, 0, SendMode::Standard));
     // Same tag on another context: must not match an application receive.
     board.wait(board.post_send(0, 2, 300, 7, 1, SendMode::Standard));
+    board.drain();
   });
   sg4::Actor::create("r1", star.hosts[1], [&] {
     sg4::this_actor::execute(1e-3 * kSpeed);  // arrives later than rank 0's messages
     board.wait(board.post_send(1, 2, 400, 9, 0, SendMode::Standard));
+    board.drain();
   });
   sg4::Actor::create("r2", star.hosts[2], [&] {
     // A receive for tag 9 from anyone is posted first: only rank 1's message may satisfy it.
@@ -200,15 +282,22 @@ TEST_CASE("matching follows MPI: source, tag, context, wildcards and non-overtak
     REQUIRE(board.pending_at(r).empty());
 }
 
-TEST_CASE("message order on the wire: the first matched send is the first one posted", "[p2p]")
+TEST_CASE("matching follows MPI: source, tag, context, wildcards and non-overtaking", "[p2p]") { mpi_matching(false); }
+TEST_CASE("mailboxes: matching follows MPI: source, tag, context, wildcards and non-overtaking", "[p2p]")
+{
+  mpi_matching(true);
+}
+
+static void wire_order(bool mailboxes)
 {
   // Non-overtaking seen through sizes: rank 1 receives any-tag twice and must see 100 then 200 bytes.
   Star star(2);
-  MessageBoard board(star.hosts, {65536});
+  MessageBoard board(star.hosts, board_options(65536, mailboxes));
   std::vector<int> tags;
   sg4::Actor::create("r0", star.hosts[0], [&] {
     board.wait(board.post_send(0, 1, 100, 1, 0, SendMode::Standard));
     board.wait(board.post_send(0, 1, 200, 2, 0, SendMode::Standard));
+    board.drain();
   });
   sg4::Actor::create("r1", star.hosts[1], [&] {
     sg4::this_actor::execute(1e-3 * kSpeed);
@@ -222,10 +311,16 @@ TEST_CASE("message order on the wire: the first matched send is the first one po
   REQUIRE(tags == std::vector<int>{1, 2});
 }
 
-TEST_CASE("test() completes only finished transfers", "[p2p]")
+TEST_CASE("message order on the wire: the first matched send is the first one posted", "[p2p]") { wire_order(false); }
+TEST_CASE("mailboxes: message order on the wire: the first matched send is the first one posted", "[p2p]")
+{
+  wire_order(true);
+}
+
+static void test_completes(bool mailboxes)
 {
   Star star(2);
-  MessageBoard board(star.hosts, {65536});
+  MessageBoard board(star.hosts, board_options(65536, mailboxes));
   std::vector<bool> results;
   sg4::Actor::create("r0", star.hosts[0], [&] {
     sg4::this_actor::execute(1e-3 * kSpeed);
@@ -242,3 +337,6 @@ TEST_CASE("test() completes only finished transfers", "[p2p]")
   star.engine->run();
   REQUIRE(results == std::vector<bool>{false, false, true});
 }
+
+TEST_CASE("test() completes only finished transfers", "[p2p]") { test_completes(false); }
+TEST_CASE("mailboxes: test() completes only finished transfers", "[p2p]") { test_completes(true); }

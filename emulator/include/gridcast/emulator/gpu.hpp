@@ -122,6 +122,8 @@ public:
 
   /// The device rank `rank` drives; nullptr when its node has no GPU.
   GpuDevice* device_of(int rank) { return rank_device_[rank]; }
+  /// Whether the platform has any GPU (else no message can leave from or land on a GPU host).
+  bool has_devices() const { return not devices_.empty(); }
   /// GPU `index` of the node of rank `rank`'s host; nullptr when absent.
   GpuDevice* node_device(int rank, int index);
   sg4::Host* cpu_host(int rank) const { return rank_hosts_[rank]; }

@@ -17,6 +17,19 @@
 // request completes when its side has paid. A ping-pong pays o(n) once per one-way trip; an exchange
 // pays it twice per rank (the message it sent and the one it received), which is what the measured
 // exchange curve shows (docs/calibration.md, "The copy overhead").
+// How the bytes move (MessageBoard::Options::use_mailboxes):
+//   mailboxes (replay without GPUs): each side posts its own half of a SimGrid mailbox comm when it posts
+//     the request, on a mailbox from a pool that the first of the two takes and the second (the one that
+//     matches) finds in its partner's request; the transfer starts when the second half is posted, at
+//     match time as above. Each actor waits for its own half, as a plain S4U program does. This avoids
+//     SimGrid 3.32's cost for host-to-host comms: they are detached, and finishing a detached comm
+//     removes it from one global std::list of every detached comm in flight, a linear scan that took
+//     30-48% of a 4096-rank ring. The price: an actor must wait for every half it posted before it ends
+//     (3.32 cancels the comms of an ending actor), so eager sends are reaped once their transfer is over
+//     and drain() waits for the rest; and a half completed by Comm::test() would stay in its actor's
+//     list of activities for good, so test() looks at the transfer's remaining bytes instead.
+//   host-to-host (runs with GPUs, where a side may be a GPU host rather than its actor's host):
+//     Comm::sendto_async between the two hosts, started by the actor that matches.
 //
 // An actor blocked on a request that has not matched yet sleeps on its own semaphore (one per actor: a
 // rank and the actors running its nonblocking collectives block independently); the matching rank
@@ -31,6 +44,7 @@
 #include <simgrid/s4u/Comm.hpp>
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Link.hpp>
+#include <simgrid/s4u/Mailbox.hpp>
 #include <simgrid/s4u/Semaphore.hpp>
 
 #include <cstdint>
@@ -58,7 +72,9 @@ enum class SendMode : std::uint8_t {
 /// wait on a SimGrid comm (a second waiter leaks a host sleep action in 3.32), so the first to wait does,
 /// and wakes the other when the transfer ends.
 struct Transfer {
-  sg4::CommPtr comm;
+  sg4::CommPtr comm;  ///< host-to-host path only; on the mailbox path each request holds its own half
+  double bytes = 0;   ///< what travels (the sender's size)
+  bool started = false;  ///< mailbox path: both halves are posted (the matching side's simcall returned)
   bool done = false;
   bool being_waited = false;
   int blocked_actor = -1;  ///< pid of an actor sleeping on its semaphore until `done`
@@ -98,6 +114,17 @@ struct Request {
   int waiter = -1;              ///< pid of that actor (the rank's own, or a nonblocking collective's)
   /// Where the bytes leave (send) or land (recv) when not the owner's host: a GPU host under GPUDirect.
   sg4::Host* endpoint = nullptr;
+  /// Mailbox path: this side's half of the comm, posted with the request, reset once its actor waited
+  /// for it; and the pooled mailbox the first side took (the matching side posts its half there).
+  sg4::CommPtr half;
+  sg4::Mailbox* mailbox = nullptr;
+  double match_time = -1;       ///< simulated time of the match (mailbox path), for the partner wait
+  const bool* aborting = nullptr;  ///< the board's abort flag (see ~Transfer)
+
+  Request() = default;
+  Request(const Request&) = delete;
+  Request& operator=(const Request&) = delete;
+  ~Request();
 };
 using RequestPtr = std::shared_ptr<Request>;
 
@@ -106,6 +133,10 @@ class MessageBoard {
 public:
   struct Options {
     std::uint64_t eager_threshold_bytes = 65536;  ///< like SMPI's smpi/send-is-detached-thresh
+    /// Move bytes as mailbox comms between the ranks' actors (see the top of this file). Only for runs
+    /// where every request leaves from and lands on its actor's host (no GPU endpoint), and every actor
+    /// that posts calls drain() before it ends.
+    bool use_mailboxes = false;
   };
 
   MessageBoard(std::vector<sg4::Host*> rank_hosts, Options options);
@@ -149,11 +180,17 @@ public:
   /// lookup per new host pair). SimGrid's link-load plugin is not used because it cannot attach to the
   /// loopback link the engine creates before any plugin can start.
   void set_link_accounting(bool on) { account_links_ = on; }
+  /// Options::use_mailboxes, set before anything is posted.
+  void set_use_mailboxes(bool on) { options_.use_mailboxes = on; }
   /// Bytes carried by each link so far (links that carried nothing are absent), in no particular order.
   std::vector<std::pair<sg4::Link*, double>> link_bytes() const;
 
   /// The shared-memory copy overhead curve (gridcast:copy-overhead of the platform); empty: none.
   void set_copy_overhead(std::vector<platform::OverheadPoint> points);
+  /// Mailbox path: waits, in the calling actor, for every half it posted and has not waited for (eager
+  /// sends, requests never waited). Call it when an actor's work is over: SimGrid 3.32 cancels the comms
+  /// of an actor that ends, which would fail its partner's transfer.
+  void drain();
 
   /// Marks the run as aborted: transfers still in flight are abandoned rather than destroyed.
   void abort() { aborting_ = true; }
@@ -167,11 +204,32 @@ private:
     std::deque<RequestPtr> unexpected_sends; ///< sends waiting for a receive
   };
   void match(const RequestPtr& send, const RequestPtr& recv);
-  /// The transfer's data has arrived (at its comm's finish time): charges the copy overhead to both
+  /// The transfer's data has arrived (at `at_s`, its comm's finish time): charges the copy overhead to both
   /// sides' CPU timelines, sets their ready times and `done`.
-  void arrived(Transfer& t);
+  void arrived(Transfer& t, double at_s);
   /// The time `request`'s side of its finished transfer is ready (its copy overhead paid).
   static double ready_time(const Request& request, const Transfer& t);
+  /// Mailbox path: when the pool is empty, creates a mailbox into it and returns true. That is a simcall,
+  /// so other actors may run meanwhile: the caller must read the queues again.
+  bool stock_mailbox();
+  /// A mailbox from the pool (not empty: see stock_mailbox), and giving one back once both halves are in.
+  sg4::Mailbox* take_mailbox();
+  void give_back(sg4::Mailbox* box) { free_mailboxes_.push_back(box); }
+  /// Mailbox path: remembers a half the calling actor posted, until it waits for it; reaps finished
+  /// eager sends now and then, so that the actor's list of activities in SimGrid stays short.
+  void track(const RequestPtr& request);
+  /// The reaping itself, for the actor whose state is actors_[index].
+  void reap(std::size_t index);
+  static constexpr std::size_t kMinSweep = 8;
+  /// Waits for `request`'s own half in the calling actor (blocks until the transfer is over).
+  void wait_half(Request& request);
+  /// Per-actor state, by pid.
+  struct ActorState {
+    sg4::SemaphorePtr wakeup;             ///< count 0: acquire blocks until a match
+    std::vector<RequestPtr> unwaited;     ///< mailbox halves posted and not waited for yet
+    std::size_t sweep_at = kMinSweep;     ///< size of `unwaited` that triggers the next reaping
+  };
+  ActorState& own_state(int& pid);
   /// The semaphore of the calling actor (created on first use): each blocked actor sleeps on its own,
   /// so that a rank and the actors of its nonblocking collectives never take each other's wake-ups.
   sg4::Semaphore* own_semaphore(int& pid);
@@ -186,7 +244,7 @@ private:
 
   std::vector<sg4::Host*> hosts_;
   std::vector<Queues> queues_;
-  std::vector<sg4::SemaphorePtr> wakeups_;  ///< by actor pid, count 0: acquire blocks until a match
+  std::vector<ActorState> actors_;          ///< by actor pid
   std::vector<ProbeWaiter> probes_;         ///< by rank
   std::vector<sg4::Host*> endpoint_override_;  ///< per rank, see set_endpoint_override
   Options options_;
@@ -201,6 +259,10 @@ private:
   std::unordered_map<sg4::Link*, std::uint32_t> link_index_;
   std::vector<sg4::Link*> links_;
   std::vector<double> link_total_;
+  std::vector<sg4::Mailbox*> free_mailboxes_;
+  std::uint64_t mailboxes_created_ = 0;
+  int payload_ = 0;          ///< S4U refuses a null payload: every put carries a pointer to this
+  void* payload_sink_ = nullptr;  ///< where every get stores that pointer (nobody reads it)
 };
 
 }  // namespace gridcast::emulator
