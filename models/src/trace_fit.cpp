@@ -35,6 +35,7 @@ struct CallParams {
   std::vector<std::int64_t> requests_back;
   std::vector<std::uint64_t> counts, recv_counts;
   std::int32_t tag = 0;
+  std::int32_t key = 0;  ///< comm_split: the split key
   std::uint64_t line = 0;
 };
 
@@ -210,7 +211,7 @@ struct SlotObs {
 
   Series count;
   std::map<std::pair<int, int>, std::map<double, std::uint64_t>> count_by_np_rank_nw;
-  RankSeries peer, src, root;
+  RankSeries peer, src, root, key;
   TagFitter tag;
   Series bytes, recv_bytes, flops, seconds, counts, recv_counts;
   Series counts_self, recv_counts_self;  ///< v-collectives: the entry of the rank itself
@@ -252,6 +253,8 @@ public:
                        "(Nw, Np) points");
     for (const auto& p : paths)
       scan_tags(p);
+    for (const auto& p : paths)
+      scan_keys(p);
     for (const auto& p : paths)
       load(p);
     // Deterministic whatever the order on the command line: by (Np, Nw, path).
@@ -416,11 +419,39 @@ private:
     }
   }
 
+  /// First reading, second part: communicator creations whose split key differs between the ranks of one
+  /// profile (a key that is each rank's place, as MPI_Cart_create records it). Kept in the token, such a
+  /// key would give every rank a template of its own, and at np 2 make rank 1 an approximate member
+  /// synthesized as rank 0 (peers included); fitted as a rank expression, the ranks share the template.
+  void scan_keys(const std::filesystem::path& path)
+  {
+    ProfileDir dir(path);
+    std::map<std::uint32_t, std::set<std::int32_t>> keys;  // by the function's name id below
+    std::map<std::string, std::uint32_t> ids;
+    for (int r = 0; r < dir.rank_count(); ++r) {
+      CallStreamPtr s = dir.open(r);
+      CallRecord rec;
+      while (s->next(rec))
+        if (rec.op == Op::CommSplit) {
+          const std::string& name = s->functions().name(rec.function);
+          auto [it, fresh] = ids.emplace(name, static_cast<std::uint32_t>(ids.size()));
+          auto& k = keys[it->second];
+          if (k.size() < 2)
+            k.insert(rec.key);
+        }
+    }
+    for (const auto& [name, id] : ids)
+      if (keys[id].size() > 1)
+        varying_key_functions_.insert(name);
+  }
+
   CallToken make_token(const std::string& function, const CallRecord& rec) const
   {
     CallToken t{function, rec.op, rec.tag, rec.recv_tag, rec.comm, rec.color, rec.key, rec.new_comm};
     if (varying_tag_functions_.count(function) > 0)
       t.tag = kVaryingTag;
+    if (rec.op == Op::CommSplit && varying_key_functions_.count(function) > 0)
+      t.key = kVaryingKey;
     return t;
   }
 
@@ -567,6 +598,7 @@ private:
       c.counts      = rec_.counts;
       c.recv_counts = rec_.recv_counts;
       c.tag         = rec_.tag;
+      c.key         = rec_.key;
       auto back = [&](std::int64_t req, bool forget) {
         auto it = ordinal_.find(req);
         if (it == ordinal_.end())
@@ -709,6 +741,8 @@ private:
       s.root.add(w.rank, w.np, w.loop, c.root);
     if (tok.tag == kVaryingTag)
       s.tag.add(w.loop, c.tag);
+    if (tok.op == Op::CommSplit && tok.key == kVaryingKey)
+      s.key.add(w.rank, w.np, w.loop, c.key);
     s.bytes.add(w.nw, np, static_cast<double>(c.bytes));
     s.any_bytes = s.any_bytes || c.bytes != 0;
     note_spread(s, "bytes", w.profile, static_cast<double>(c.bytes));
@@ -901,6 +935,8 @@ private:
     t.peer = fit_ranks(s.peer, "peer", s, &used);
     t.src  = fit_ranks(s.src, "source", s, &used);
     t.root = fit_ranks(s.root, "root", s);
+    if (tokens_[s.token].op == Op::CommSplit && tokens_[s.token].key == kVaryingKey)
+      t.key = fit_ranks(s.key, "split key", s);
     if (tokens_[s.token].tag == kVaryingTag) {
       t.tag = s.tag.result();
       if (not t.tag)
@@ -1094,6 +1130,7 @@ private:
         add(s.peer, "peer");
         add(s.src, "source");
         add(s.root, "root");
+        add(s.key, "split key");
       }
   }
 
@@ -1139,6 +1176,7 @@ private:
   std::vector<SlotObs> slots_;
   int loop_counter_ = 0;
   std::set<std::string> varying_tag_functions_;
+  std::set<std::string> varying_key_functions_;
   std::map<std::string, std::map<std::string, int>> support_;
 };
 

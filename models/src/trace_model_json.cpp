@@ -126,6 +126,8 @@ ojson nodes_json(const std::vector<TemplateNode>& nodes, const TraceModel& m)
       o["src"] = rank_json(*n.src);
     if (n.root)
       o["root"] = rank_json(*n.root);
+    if (n.key)
+      o["key"] = rank_json(*n.key);
     if (n.tag) {
       ojson tg;
       tg["expr"] = n.tag->kind == TagExpr::Kind::Fixed ? "fixed" : "loop";
@@ -384,7 +386,7 @@ std::vector<TemplateNode> read_nodes(const json& arr, const std::string& file, c
       out.push_back(std::move(n));
       continue;
     }
-    r.only({"call", "poll", "fn", "count", "peer", "src", "root", "tag", "bytes", "recv_bytes", "flops", "seconds", "counts",
+    r.only({"call", "poll", "fn", "count", "peer", "src", "root", "key", "tag", "bytes", "recv_bytes", "flops", "seconds", "counts",
             "recv_counts", "counts_self", "recv_counts_self", "request_back", "requests_back"});
     const char* tkey = r.has("poll") ? "poll" : "call";
     n.kind  = r.has("poll") ? RolledNode::Kind::Poll : RolledNode::Kind::Call;
@@ -400,6 +402,10 @@ std::vector<TemplateNode> read_nodes(const json& arr, const std::string& file, c
       n.src = read_rank(r.obj("src"));
     if (r.has("root"))
       n.root = read_rank(r.obj("root"));
+    if ((m.tokens[n.token].key == kVaryingKey) != r.has("key"))
+      r.fail("key", "a position has a key expression exactly when its token's key is \"varies\"");
+    if (r.has("key"))
+      n.key = read_rank(r.obj("key"));
     if ((m.tokens[n.token].tag == kVaryingTag) != r.has("tag"))
       r.fail("tag", "a position has a tag expression exactly when its token's tag is \"varies\"");
     if (r.has("tag")) {
@@ -478,7 +484,9 @@ nlohmann::ordered_json model_to_json(const TraceModel& m)
       tj["comm"] = t.comm;
     if (t.color != 0)
       tj["color"] = t.color;
-    if (t.key != 0)
+    if (t.key == kVaryingKey)
+      tj["key"] = "varies";
+    else if (t.key != 0)
       tj["key"] = t.key;
     if (t.new_comm != kWorldComm)
       tj["new_comm"] = t.new_comm;
@@ -553,8 +561,15 @@ TraceModel model_from_json(const nlohmann::json& j, const std::string& file)
       tok.comm = t.int32("comm", lo, hi);
     if (t.has("color"))
       tok.color = t.int32("color", lo, hi);
-    if (t.has("key"))
-      tok.key = t.int32("key", lo, hi);
+    if (t.has("key")) {
+      if (t.at("key").is_string()) {
+        if (t.str("key") != "varies")
+          t.fail("key", "expected an integer or \"varies\"");
+        tok.key = kVaryingKey;
+      } else {
+        tok.key = t.int32("key", lo + 1, hi);
+      }
+    }
     if (t.has("new_comm"))
       tok.new_comm = t.int32("new_comm", lo, hi);
     m.tokens.push_back(tok);

@@ -273,6 +273,8 @@ private:
       out.src = node.src->uses_loop() ? eval_rank(*node.src, "src", id) : src_[id];
     if (node.root)
       out.root = node.root->uses_loop() ? eval_rank(*node.root, "root", id) : root_[id];
+    if (node.key)
+      out.key = eval_rank(*node.key, "split key", id);
     if (node.tag) {
       auto t = node.tag->eval(loop_index_.data(), static_cast<int>(loop_index_.size()));
       if (not t)

@@ -11,6 +11,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <functional>
 #include <map>
 
 using namespace gridcast::models;
@@ -836,4 +837,111 @@ TEST_CASE("trace model: a rank within the Myers threshold joins the group as an 
   TraceModel split = fit_trace_model(profiles, strict);
   CHECK(split.groups.size() == 2);
   CHECK(split.groups[0].approximate_members + split.groups[1].approximate_members == 0);
+}
+
+namespace {
+
+/// A Cartesian ring: MPI_Cart_create records each rank's place in the new communicator as its split key
+/// (the profiler's convention), then nw rounds of a ring exchange on it.
+class CartRing final : public TraceSource {
+public:
+  CartRing(int nw, int np) : nw_(nw), np_(np) {}
+  int rank_count() const override { return np_; }
+  CallStreamPtr open(int rank) const override
+  {
+    auto s = std::make_unique<Recorded>();
+    s->add(Op::Init, "MPI_Init");
+    CallRecord& cart = s->add(Op::CommSplit, "MPI_Cart_create");
+    cart.color       = 0;  // the world rank of the new communicator's rank 0
+    cart.key         = rank;
+    cart.new_comm    = 1;
+    for (int it = 0; it < nw_; ++it) {
+      CallRecord& x = s->add(Op::Sendrecv, "MPI_Sendrecv");
+      x.peer        = (rank + 1) % np_;
+      x.src         = (rank - 1 + np_) % np_;
+      x.bytes = x.recv_bytes = 8;
+      x.comm                 = 1;
+    }
+    s->add(Op::Finalize, "MPI_Finalize");
+    return s;
+  }
+
+private:
+  struct Recorded final : CallStream {
+    std::vector<CallRecord> calls;
+    FunctionTable table;
+    std::size_t next_ = 0;
+    std::string src   = "cart-ring";
+    CallRecord& add(Op op, const char* fn)
+    {
+      calls.emplace_back();
+      calls.back().op       = op;
+      calls.back().function = table.intern(fn);
+      return calls.back();
+    }
+    bool next(CallRecord& out) override
+    {
+      if (next_ == calls.size())
+        return false;
+      out      = calls[next_++];
+      out.line = next_;
+      return true;
+    }
+    const FunctionTable& functions() const override { return table; }
+    const std::string& source() const override { return src; }
+  };
+  int nw_;
+  int np_;
+};
+
+}  // namespace
+
+TEST_CASE("trace model: a split key that is each rank's place becomes a rank expression", "[trace_model]")
+{
+  // With the key in the token every rank would have a template of its own: at np 2, rank 1 became an
+  // approximate member of rank 0's group and was synthesized with rank 0's peers (a deadlock).
+  TempDir dir;
+  std::vector<std::filesystem::path> profiles;
+  for (int np : {2, 4})
+    for (int nw : {3, 4, 5}) {
+      RunInfo info;
+      info.np       = np;
+      info.nw       = nw;
+      info.encoding = TraceEncoding::Binary;
+      auto p        = dir / ("cart-np" + std::to_string(np) + "-nw" + std::to_string(nw));
+      write_profile(CartRing(nw, np), info, p, TraceEncoding::Binary);
+      profiles.push_back(p);
+    }
+  auto model = std::make_shared<const TraceModel>(fit_trace_model(profiles));
+  REQUIRE(model->groups.size() == 1);
+  CHECK(model->groups[0].approximate_members == 0);
+  std::string json = model_to_json(*model).dump(2);
+  CHECK_THAT(json, Catch::Contains("\"key\": \"varies\""));
+  require_same_streams(SynthSource(model, {7, 2}), CartRing(7, 2));
+  require_same_streams(SynthSource(model, {6, 16}), CartRing(6, 16));
+  write_model(dir / "m.json", *model);
+  CHECK(model_to_json(read_model(dir / "m.json")).dump(2) == json);
+  require_same_streams(SynthSource(std::make_shared<const TraceModel>(read_model(dir / "m.json")), {6, 8}),
+                       CartRing(6, 8));
+
+  // A model.json whose position has no key expression for a varying key is rejected with the key path.
+  nlohmann::json bad = model_to_json(*model);
+  bool removed       = false;
+  std::function<void(nlohmann::json&)> strip = [&](nlohmann::json& n) {
+    if (n.is_object()) {
+      if (n.contains("key") && n["key"].is_object() && not removed) {
+        n.erase("key");
+        removed = true;
+        return;
+      }
+      for (auto& [k, v] : n.items())
+        strip(v);
+    } else if (n.is_array()) {
+      for (auto& v : n)
+        strip(v);
+    }
+  };
+  strip(bad);
+  REQUIRE(removed);
+  CHECK_THROWS_WITH(model_from_json(bad, "m.json"), Catch::Contains("key") && Catch::Contains("varies"));
 }

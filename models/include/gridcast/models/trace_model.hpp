@@ -65,6 +65,11 @@ double shape_difference(const std::vector<std::int64_t>& a, const std::vector<st
 /// CallToken::tag of a function whose tags change from call to call: the tag is then a parameter of each
 /// template position (TemplateNode::tag), not part of what the call is.
 inline constexpr std::int32_t kVaryingTag = std::numeric_limits<std::int32_t>::min();
+/// CallToken::key of a communicator-creating function whose split key differs between the ranks of one
+/// profile (`MPI_Cart_create` records each rank's place in the new communicator; `MPI_Comm_split(comm,
+/// color, rank)` passes the rank): the key is then a rank expression of each position (TemplateNode::key),
+/// so the ranks still share one template.
+inline constexpr std::int32_t kVaryingKey = std::numeric_limits<std::int32_t>::min();
 
 /// What a call is, apart from the parameters fitted per position: its function, its op, and the fields
 /// that code writes as constants (tags, communicator, split color and key).
@@ -92,6 +97,7 @@ struct TemplateNode {
   // Call (and Poll) parameters; absent where the op does not use them.
   std::optional<RankExpr> peer, src, root;
   std::optional<TagExpr> tag;  ///< only for functions whose token has kVaryingTag
+  std::optional<RankExpr> key;  ///< only for functions whose token has kVaryingKey
   std::optional<Formula> bytes, recv_bytes;
   /// Compute calls: the site's mean work in flops (the first step of the latency model; recorded seconds
   /// converted through the recording host's speed). Reduce-like collectives: their reduction flops.
