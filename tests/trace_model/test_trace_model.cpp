@@ -11,6 +11,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstdlib>
 #include <functional>
 #include <map>
 
@@ -944,4 +945,31 @@ TEST_CASE("trace model: a split key that is each rank's place becomes a rank exp
   strip(bad);
   REQUIRE(removed);
   CHECK_THROWS_WITH(model_from_json(bad, "m.json"), Catch::Contains("key") && Catch::Contains("varies"));
+}
+
+TEST_CASE("trace model: the LAMMPS example profiles at np 2 fit with the default options and predict",
+          "[trace_model][cli][examples]")
+{
+  // examples/lammps-lj: real recordings, rank 1's MPI_Cart_create key differs from rank 0's. Both ranks
+  // must be exact members of one group, and the prediction at 2x the largest size must run to its end
+  // (with rank 1 synthesized as rank 0 it deadlocked on a send to itself).
+  using gridcast::test::run_gridcast;
+  TempDir dir;
+  const std::string source = GRIDCAST_SOURCE_DIR;
+  const std::string untar  = "tar -xJf '" + source + "/examples/lammps-lj/profiles.tar.xz' -C '" + dir.path().string() + "'";
+  REQUIRE(std::system(untar.c_str()) == 0);
+  std::string args;
+  for (int atoms : {4000, 8000, 16000, 32000})
+    args += " '" + (dir / "profiles" / ("np2-atoms" + std::to_string(atoms))).string() + "'";
+  const std::string model = (dir / "model.json").string();
+  auto fit = run_gridcast("fit" + args + " -o '" + model + "'");
+  INFO(fit.output);
+  REQUIRE(fit.exit_code == 0);
+  CHECK_THAT(fit.output, Catch::Contains("fitted 1 trace group(s)"));
+  CHECK(read_model(model).groups.at(0).approximate_members == 0);
+  auto predict = run_gridcast("predict '" + model + "' --nw 64000 --np 2 --ranks-per-host 2 --no-timeline --platform '" +
+                              source + "/platforms/this-machine/platform.xml'");
+  INFO(predict.output);
+  REQUIRE(predict.exit_code == 0);
+  CHECK_THAT(predict.output, Catch::Contains("makespan: "));
 }
