@@ -12,8 +12,9 @@ Applications (nw is the size):
   steps, scaled with -var x/y/z: trained at 4000, 8000, 16000, 32000 atoms, predicted at 64000 and 128000.
   The measured time is rank 0's MPI_Init..MPI_Finalize.
 - `hpl`: HPL through Debian's `hpcc` (examples/hpl-hpcc/hpccinf.template, process grid 1 x 2, block size
-  32 so that the small sizes have several panels): trained at N 128, 160, 192, 256, predicted at N 512
-  and 1024. hpcc always runs every HPCC test, sized from HPL's N, and HPL comes last, so each profile is
+  32 so that the small sizes have several panels): trained at N 128, 192, 256, 320, predicted at N 640
+  and 1024 (multiples of 2 x 32: both ranks own as many panels and rank 1 the last at every size; at
+  N 160 rank 0 owns the last of 5 panels, another code path). hpcc always runs every HPCC test, sized from HPL's N, and HPL comes last, so each profile is
   cut to its HPL section (from HPL's grid set-up, the last three MPI_Comm_split, to MPI_Finalize) by
   build/bin/gridcast_bench_profile_tail; the measured time is that section's (the longest rank's).
 
@@ -31,8 +32,7 @@ Applications (nw is the size):
 A run is disturbed when the other processes used more than --max-other-cores cores on average while it
 ran: /proc/stat's busy time of the whole machine minus the run's own user+system time (wait4 of
 `gridcast profile`, which includes mpirun and its ranks). Prints the table of predicted and measured
-times and the errors; an application whose model cannot be fitted gets a row saying why (HPL's
-update-while-polling loop, docs/latency-model.md, "Limits"). Exit 0 when the pipeline ran (whatever the
+times and the errors; an application whose model cannot be fitted gets a row saying why. Exit 0 when the pipeline ran (whatever the
 errors), 1 when a step failed, 77 when gridcast, the hook, lmp or mpirun is missing (hpcc or the
 profile_tail tool missing only skips `hpl`).
 """
@@ -73,7 +73,7 @@ class App:
 APPS = {
     "lammps": App("lammps", "atoms", (4000, 8000, 16000, 32000), (64000, 128000),
                   "rank 0 MPI_Init..MPI_Finalize"),
-    "hpl": App("hpl", "N", (128, 160, 192, 256), (512, 1024),
+    "hpl": App("hpl", "N", (128, 192, 256, 320), (640, 1024),
                "HPCC's HPL section, the longest rank"),
 }
 
