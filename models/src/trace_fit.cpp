@@ -707,29 +707,12 @@ private:
       return c;
     }
 
-    /// The token of the call after the current one (nullopt at the end), read ahead once.
-    std::optional<std::uint32_t> token_after()
-    {
-      if (not have_next_) {
-        read(next_rec_, next_token_, next_end_);
-        have_next_ = true;
-      }
-      return next_end_ ? std::nullopt : std::optional<std::uint32_t>(next_token_);
-    }
-
   private:
     void advance()
     {
       if (started_)
         ++index_;
       started_ = true;
-      if (have_next_) {
-        std::swap(rec_, next_rec_);
-        token_     = next_token_;
-        end_       = next_end_;
-        have_next_ = false;
-        return;
-      }
       read(rec_, token_, end_);
     }
     void read(CallRecord& rec, std::uint32_t& token, bool& end)
@@ -744,9 +727,6 @@ private:
                          "the trace changed while it was being fitted");
       token = fitter_.remap_[it->second];
     }
-    CallRecord next_rec_;
-    std::uint32_t next_token_ = 0;
-    bool next_end_ = false, have_next_ = false;
 
     const Fitter& fitter_;
     ProfileDir dir_;
