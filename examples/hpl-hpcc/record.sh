@@ -7,6 +7,10 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 gridcast=${GRIDCAST:-$root/build/bin/gridcast}
+# The host speed written to run.json (that turns measured seconds into flops) is this machine's
+# calibrated dgemm rate, the one platforms/this-machine gives its host back: a replay or a prediction on
+# that platform then takes the recorded time. CALIBRATION names another calibration file.
+calibration=${CALIBRATION:-$root/platforms/this-machine/calibration.json}
 sizes=${SIZES:-"32 48 64 80"}
 as_root=""
 [ "$(id -u)" = 0 ] && as_root="--allow-run-as-root"
@@ -22,7 +26,7 @@ for np in 1 2; do
     mkdir -p "$run"
     sed -e "s/@N@/$n/" -e "s/@P@/1/" -e "s/@Q@/$np/" "$here/hpccinf.template" > "$run/hpccinf.txt"
     echo "== np $np, N $n" >> "$here/summary.txt"
-    (cd "$run" && "$gridcast" profile --nw "$n" --out "$work/profiles/np$np-n$n" -- \
+    (cd "$run" && "$gridcast" profile --calibration "$calibration" --nw "$n" --out "$work/profiles/np$np-n$n" -- \
         mpirun -np "$np" $as_root --oversubscribe --bind-to none hpcc) | grep -v '^host speed' | sed "s|$work/||" >> "$here/summary.txt"
   done
 done

@@ -7,6 +7,10 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 gridcast=${GRIDCAST:-$root/build/bin/gridcast}
+# The host speed written to run.json (that turns measured seconds into flops) is this machine's
+# calibrated dgemm rate, the one platforms/this-machine gives its host back: a replay or a prediction on
+# that platform then takes the recorded time. CALIBRATION names another calibration file.
+calibration=${CALIBRATION:-$root/platforms/this-machine/calibration.json}
 as_root=""
 [ "$(id -u)" = 0 ] && as_root="--allow-run-as-root"
 
@@ -19,7 +23,7 @@ for np in 1 2; do
   for size in "0.5 0.5 0.5 4000" "1 0.5 0.5 8000" "1 1 0.5 16000" "1 1 1 32000"; do
     set -- $size
     echo "== np $np, x $1 y $2 z $3, atoms $4" >> "$here/summary.txt"
-    (cd "$work" && "$gridcast" profile --nw "$4" --out "$work/profiles/np$np-atoms$4" -- \
+    (cd "$work" && "$gridcast" profile --calibration "$calibration" --nw "$4" --out "$work/profiles/np$np-atoms$4" -- \
         mpirun -np "$np" $as_root --oversubscribe --bind-to none \
         lmp -in "$here/in.lj" -log none -screen none -var x "$1" -var y "$2" -var z "$3") \
       | grep -v "^host speed" | sed "s|$work/||" >> "$here/summary.txt"

@@ -35,6 +35,7 @@ struct CallParams {
   std::vector<std::int64_t> requests_back;
   std::vector<std::uint64_t> counts, recv_counts;
   std::int32_t tag = 0;
+  std::int32_t key = 0;  ///< comm_split: the split key
   std::uint64_t line = 0;
 };
 
@@ -51,30 +52,19 @@ struct RankTrace {
 };
 
 /// Matches `t[pos...]` against a template read as a regular expression: a loop is its body repeated any
-/// number of times (0 included), greedily, an iteration that does not match in full being undone; a
-/// polling construct is one or more of its call. Appends each loop instance's iteration count to
+/// number of times (0 included), greedily, an iteration that does not match in full being undone. `t` is
+/// the rank's calls with each polling construct as one element, its poll's token (compact_calls). Appends each loop instance's iteration count to
 /// `decisions` (pre-order of execution). Returns false on a mismatch (pos is then meaningless).
 bool match_template(const std::vector<RolledNode>& nodes, const std::vector<std::uint32_t>& t, std::size_t& pos,
-                    std::vector<std::uint64_t>& decisions, const std::vector<bool>& burst)
+                    std::vector<std::uint64_t>& decisions)
 {
   for (const RolledNode& n : nodes) {
     switch (n.kind) {
       case RolledNode::Kind::Call:
+      case RolledNode::Kind::Poll:  // polling tokens only ever stand for a whole construct in `t`
         if (pos >= t.size() || t[pos] != n.token)
           return false;
         ++pos;
-        break;
-      case RolledNode::Kind::Poll:
-        if (pos >= t.size() || t[pos] != n.token)
-          return false;
-        while (pos < t.size()) {
-          if (t[pos] == n.token)
-            ++pos;
-          else if (pos + 1 < t.size() && t[pos] < burst.size() && burst[t[pos]] && t[pos + 1] == n.token)
-            pos += 2;  // a compute burst between two polls belongs to the construct (as folding has it)
-          else
-            break;
-        }
         break;
       case RolledNode::Kind::Loop: {
         std::size_t slot = decisions.size();
@@ -82,7 +72,7 @@ bool match_template(const std::vector<RolledNode>& nodes, const std::vector<std:
         std::uint64_t k = 0;
         while (true) {
           std::size_t save = pos, dsave = decisions.size();
-          if (match_template(n.body, t, pos, decisions, burst) && pos > save) {
+          if (match_template(n.body, t, pos, decisions) && pos > save) {
             ++k;
           } else {
             pos = save;
@@ -128,6 +118,19 @@ bool is_polling(const CallToken& t)
 }
 /// A compute burst the profiler recorded between hooked calls (not a hooked library function).
 bool is_burst(const CallToken& t) { return t.op == Op::Compute && t.function == "compute"; }
+
+/// A rank's calls with each polling construct as one element (the token of its poll), as folding sees them.
+std::vector<std::uint32_t> compact_calls(const std::vector<std::uint32_t>& tokens, const std::vector<std::uint32_t>& roles)
+{
+  std::vector<std::uint32_t> out;
+  out.reserve(tokens.size());
+  for (std::size_t i = 0; i < tokens.size(); ++i)
+    if (roles[i] == kRoleNormal)
+      out.push_back(tokens[i]);
+    else if (roles[i] != kRoleAbsorbed)
+      out.push_back(roles[i]);
+  return out;
+}
 bool is_rooted(Op op)
 {
   return op == Op::Bcast || op == Op::Reduce || op == Op::Gather || op == Op::Gatherv || op == Op::Scatter ||
@@ -161,6 +164,8 @@ struct Series {
     ++e.second;
   }
   bool empty() const { return sums.empty(); }
+  /// Adds to the last observation at this point (a construct's work that comes after it, in pieces).
+  void add_to_last(double nw, double np, double v) { sums[{nw, np}].first += v; }
   /// The mean at each point (what fit_formula would average to anyway).
   std::vector<FitPoint> points() const
   {
@@ -209,8 +214,12 @@ struct SlotObs {
   std::vector<int> children;  ///< Loop: slot ids of the body
 
   Series count;
+  Series tag_values;  ///< varying tags: for a tag constant within each run (tag_formula)
+  /// Poll: the work of the compute each construct absorbed, and whether any of it was a library call.
+  Series absorbed;
+  bool any_library = false;
   std::map<std::pair<int, int>, std::map<double, std::uint64_t>> count_by_np_rank_nw;
-  RankSeries peer, src, root;
+  RankSeries peer, src, root, key;
   TagFitter tag;
   Series bytes, recv_bytes, flops, seconds, counts, recv_counts;
   Series counts_self, recv_counts_self;  ///< v-collectives: the entry of the rank itself
@@ -253,6 +262,11 @@ public:
     for (const auto& p : paths)
       scan_tags(p);
     for (const auto& p : paths)
+      scan_keys(p);
+    for (const auto& p : paths)
+      scan_polls(p);
+    leftover_ = leftover_bases(followers_, rounds_);
+    for (const auto& p : paths)
       load(p);
     // Deterministic whatever the order on the command line: by (Np, Nw, path).
     std::sort(profiles_.begin(), profiles_.end(), [](const LoadedProfile& a, const LoadedProfile& b) {
@@ -279,8 +293,30 @@ public:
     }
     remap_ = remap;
     burst_model_.assign(remap.size(), false);
-    for (std::size_t i = 0; i < remap.size(); ++i)
-      burst_model_[remap[i]] = burst_token_[i];
+    model_fold_ = opt_.fold;
+    model_fold_.burst_token.assign(remap.size(), false);
+    model_fold_.work_token.assign(remap.size(), false);
+    poll_model_.assign(remap.size(), false);
+    for (std::size_t i = 0; i < remap.size(); ++i) {
+      burst_model_[remap[i]]             = burst_token_[i];
+      model_fold_.burst_token[remap[i]] = burst_token_[i];
+      model_fold_.work_token[remap[i]]  = work_token_[i];
+      poll_model_[remap[i]]              = poll_token_[i];
+    }
+    for (const auto& [poll, bodies] : rounds_)
+      for (const auto& body : bodies) {
+        std::vector<std::uint32_t> b;
+        for (std::uint32_t t : body)
+          b.push_back(remap[t]);
+        model_fold_.round_bodies[remap[poll]].insert(std::move(b));
+      }
+    for (const auto& [key, bases] : leftover_)
+      for (const auto& after : bases) {
+        std::vector<std::uint32_t> a;
+        for (std::uint32_t t : after)
+          a.push_back(remap[t]);
+        model_fold_.leftover_base[{remap[key.first], remap[key.second]}].insert(std::move(a));
+      }
 
     // Fold every rank and collect the distinct shapes.
     std::map<std::vector<std::int64_t>, std::size_t> shape_ids;
@@ -326,6 +362,7 @@ public:
     for (const auto& pr : order) {
       RankTrace& rt = rank_trace(pr);
       read_tokens(pr, tokens);
+      tokens = compact_calls(tokens, roles_of(tokens));
       for (std::size_t g = 0; g < reps.size() && rt.group < 0; ++g) {
         std::size_t pos = 0;
         rt.decisions.clear();
@@ -337,7 +374,7 @@ public:
           rt.exact = true;
           break;
         }
-        if (match_template(rank_trace(reps[g]).rolled, tokens, pos, rt.decisions, burst_model_) &&
+        if (match_template(rank_trace(reps[g]).rolled, tokens, pos, rt.decisions) &&
             pos == tokens.size()) {
           rt.group = static_cast<int>(g);
           rt.exact = true;
@@ -410,17 +447,85 @@ private:
         if (t.size() <= opt_.varying_tags)
           t.insert(rec.tag);
       }
-      for (const auto& [fn, t] : tags)
+      for (const auto& [fn, t] : tags) {
+        const std::string& name = s->functions().name(fn);
         if (t.size() > opt_.varying_tags)
-          varying_tag_functions_.insert(s->functions().name(fn));
+          varying_tag_functions_.insert(name);
+        // A tag set that changes with Nw (HPL numbers its messages by panel, and the number of panels
+        // grows with N) cannot be part of what the call is: the same rank at another size would run
+        // other calls. Compared between profiles of one Np, rank by rank.
+        auto& seen = tag_sets_[{name, dir.info().np, r}];
+        seen.insert(t);
+        if (seen.size() > 1)
+          varying_tag_functions_.insert(name);
+      }
+    }
+  }
+
+  /// First reading, second part: communicator creations whose split key differs between the ranks of one
+  /// profile (a key that is each rank's place, as MPI_Cart_create records it). Kept in the token, such a
+  /// key would give every rank a template of its own, and at np 2 make rank 1 an approximate member
+  /// synthesized as rank 0 (peers included); fitted as a rank expression, the ranks share the template.
+  void scan_keys(const std::filesystem::path& path)
+  {
+    ProfileDir dir(path);
+    std::map<std::uint32_t, std::set<std::int32_t>> keys;  // by the function's name id below
+    std::map<std::string, std::uint32_t> ids;
+    for (int r = 0; r < dir.rank_count(); ++r) {
+      CallStreamPtr s = dir.open(r);
+      CallRecord rec;
+      while (s->next(rec))
+        if (rec.op == Op::CommSplit) {
+          const std::string& name = s->functions().name(rec.function);
+          auto [it, fresh] = ids.emplace(name, static_cast<std::uint32_t>(ids.size()));
+          auto& k = keys[it->second];
+          if (k.size() < 2)
+            k.insert(rec.key);
+        }
+    }
+    for (const auto& [name, id] : ids)
+      if (keys[id].size() > 1)
+        varying_key_functions_.insert(name);
+  }
+
+  /// First reading, third part: the rounds of every polling construct and what follows each construct,
+  /// so that a construct's lead and its optional leftover round are recognized the same way in every rank
+  /// (a rank whose constructs never had two rounds learns them from the others).
+  void scan_polls(const std::filesystem::path& path)
+  {
+    ProfileDir dir(path);
+    std::vector<std::uint32_t> tokens;
+    std::vector<PollFollower> found;
+    for (int r = 0; r < dir.rank_count(); ++r) {
+      CallStreamPtr s = dir.open(r);
+      tokens.clear();
+      CallRecord rec;
+      while (s->next(rec))
+        tokens.push_back(intern(make_token(s->functions().name(rec.function), rec)));
+      std::vector<bool> mask(tokens.size());
+      for (std::size_t i = 0; i < tokens.size(); ++i)
+        mask[i] = poll_token_[tokens[i]];
+      FoldOptions fo  = opt_.fold;
+      fo.burst_token  = burst_token_;
+      fo.work_token   = work_token_;
+      found.clear();
+      poll_followers(tokens, mask, poll_roles(tokens, mask, fo), fo, found, rounds_);
+      for (PollFollower& f : found)
+        ++followers_[std::move(f)];
     }
   }
 
   CallToken make_token(const std::string& function, const CallRecord& rec) const
   {
     CallToken t{function, rec.op, rec.tag, rec.recv_tag, rec.comm, rec.color, rec.key, rec.new_comm};
+    // What a probe or test found (the tag of the message it matched) is its result, not what it is: the
+    // successful poll of a construct is the same call as the failed ones before it.
+    if (rec.op == Op::Test || rec.op == Op::Probe)
+      t.recv_tag = 0;
     if (varying_tag_functions_.count(function) > 0)
       t.tag = kVaryingTag;
+    if (rec.op == Op::CommSplit && varying_key_functions_.count(function) > 0)
+      t.key = kVaryingKey;
     return t;
   }
 
@@ -447,6 +552,9 @@ private:
       RankTrace rt;
       FoldOptions fo  = opt_.fold;
       fo.burst_token  = burst_token_;
+      fo.work_token   = work_token_;
+      fo.round_bodies = rounds_;
+      fo.leftover_base = leftover_;
       rt.rolled = fold_tokens(tokens, [&](std::uint32_t t) { return poll_token_[t]; }, fo);
       rt.calls  = tokens.size();
       p.ranks.push_back(std::move(rt));
@@ -476,6 +584,15 @@ private:
     }
   }
 
+  /// The polling-construct roles of a rank's calls (model ids), as folding gave them.
+  std::vector<std::uint32_t> roles_of(const std::vector<std::uint32_t>& tokens) const
+  {
+    std::vector<bool> mask(tokens.size());
+    for (std::size_t i = 0; i < tokens.size(); ++i)
+      mask[i] = poll_model_[tokens[i]];
+    return poll_roles(tokens, mask, model_fold_);
+  }
+
   /// Provisional token ids (first seen) -> the model's sorted ids, in a rolled trace.
   void renumber(std::vector<RolledNode>& nodes) const
   {
@@ -492,6 +609,7 @@ private:
       token_list_.push_back(t);
       poll_token_.push_back(is_polling(t));
       burst_token_.push_back(is_burst(t));
+      work_token_.push_back(t.op == Op::Compute);
     }
     return it->second;
   }
@@ -551,6 +669,7 @@ private:
     }
     bool at_end() const { return end_; }
     std::uint32_t token() const { return token_; }
+    std::size_t index() const { return index_; }  ///< of the current call, from 0
     const CallRecord& record() const { return rec_; }
     /// The current call's parameters; moves on to the next call.
     CallParams take()
@@ -567,6 +686,7 @@ private:
       c.counts      = rec_.counts;
       c.recv_counts = rec_.recv_counts;
       c.tag         = rec_.tag;
+      c.key         = rec_.key;
       auto back = [&](std::int64_t req, bool forget) {
         auto it = ordinal_.find(req);
         if (it == ordinal_.end())
@@ -587,26 +707,12 @@ private:
       return c;
     }
 
-    /// The token of the call after the current one (nullopt at the end), read ahead once.
-    std::optional<std::uint32_t> token_after()
-    {
-      if (not have_next_) {
-        read(next_rec_, next_token_, next_end_);
-        have_next_ = true;
-      }
-      return next_end_ ? std::nullopt : std::optional<std::uint32_t>(next_token_);
-    }
-
   private:
     void advance()
     {
-      if (have_next_) {
-        std::swap(rec_, next_rec_);
-        token_     = next_token_;
-        end_       = next_end_;
-        have_next_ = false;
-        return;
-      }
+      if (started_)
+        ++index_;
+      started_ = true;
       read(rec_, token_, end_);
     }
     void read(CallRecord& rec, std::uint32_t& token, bool& end)
@@ -621,9 +727,6 @@ private:
                          "the trace changed while it was being fitted");
       token = fitter_.remap_[it->second];
     }
-    CallRecord next_rec_;
-    std::uint32_t next_token_ = 0;
-    bool next_end_ = false, have_next_ = false;
 
     const Fitter& fitter_;
     ProfileDir dir_;
@@ -632,6 +735,8 @@ private:
     CallRecord rec_;
     bool end_ = false;
     std::uint32_t token_ = 0;
+    std::size_t index_ = 0;
+    bool started_      = false;
     std::map<std::int64_t, std::int64_t> ordinal_;
     std::int64_t created_ = 0;
   };
@@ -643,10 +748,12 @@ private:
     double nw;
     CallCursor* cursor;
     const std::vector<std::uint64_t>* decisions;
+    const std::vector<std::uint32_t>* roles;  ///< of every call (poll_roles)
     std::size_t next_decision = 0;
     std::vector<std::uint64_t> loop;
     std::size_t group = 0;
     std::vector<std::pair<int, std::uint64_t>> loops;  ///< enclosing loops: (pre-order number, count)
+    SlotObs* last_poll = nullptr;  ///< the polling construct walked last (a leftover round adds to its work)
   };
 
   [[noreturn]] void changed(const WalkState& w) const
@@ -707,8 +814,13 @@ private:
       s.src.add(w.rank, w.np, w.loop, c.src);
     if (is_rooted(tok.op))
       s.root.add(w.rank, w.np, w.loop, c.root);
-    if (tok.tag == kVaryingTag)
+    if (tok.tag == kVaryingTag) {
       s.tag.add(w.loop, c.tag);
+      s.tag_values.add(w.nw, np, static_cast<double>(c.tag));
+      note_spread(s, "tag", w.profile, static_cast<double>(c.tag));
+    }
+    if (tok.op == Op::CommSplit && tok.key == kVaryingKey)
+      s.key.add(w.rank, w.np, w.loop, c.key);
     s.bytes.add(w.nw, np, static_cast<double>(c.bytes));
     s.any_bytes = s.any_bytes || c.bytes != 0;
     note_spread(s, "bytes", w.profile, static_cast<double>(c.bytes));
@@ -765,20 +877,42 @@ private:
           if (w.cursor->at_end() || w.cursor->token() != n.token)
             changed(w);
           observe_call(s, w, w.cursor->take(), k);
+          // A leftover round after the receive that ended a construct: its work is the construct's.
+          while (not w.cursor->at_end() && (*w.roles)[w.cursor->index()] == kRoleAbsorbed) {
+            if (w.last_poll == nullptr)
+              changed(w);
+            const double speed = profiles_[w.profile].info.host.speed_flops;
+            w.last_poll->any_library = w.last_poll->any_library || not burst_model_[w.cursor->token()];
+            CallParams c        = w.cursor->take();
+            w.last_poll->absorbed.add_to_last(w.nw, static_cast<double>(w.np),
+                                              c.flops > 0 ? c.flops : (c.seconds > 0 ? c.seconds * speed : 0.0));
+          }
           break;
         case RolledNode::Kind::Poll: {
+          // The construct's calls: its polls (observed as calls: sources, tags) and the compute it absorbed,
+          // whose total work is kept. Bursts alone between polls are the polling loop's own time (synthesis
+          // emits the polls; the emulator's test cost stands for it); library calls are work done while
+          // waiting, which the construct must conserve whatever the number of rounds it was cut into.
+          if (w.cursor->at_end() || (*w.roles)[w.cursor->index()] != n.token)
+            changed(w);
           std::uint64_t len = 0;
-          while (not w.cursor->at_end() && w.cursor->token() == n.token) {
-            observe_call(s, w, w.cursor->take(), k);
-            ++len;
-            // A compute burst between two polls is the polling loop's own time: the construct absorbs it
-            // (synthesis emits the polls; the emulator's test cost stands for the time between them).
-            if (not w.cursor->at_end() && burst_model_[w.cursor->token()] && w.cursor->token_after() == n.token)
-              w.cursor->take();
-          }
+          double work       = 0;
+          const double speed = profiles_[w.profile].info.host.speed_flops;
+          do {
+            if (w.cursor->token() == n.token) {
+              observe_call(s, w, w.cursor->take(), k);
+              ++len;
+            } else {
+              s.any_library = s.any_library || not burst_model_[w.cursor->token()];
+              CallParams c  = w.cursor->take();
+              work += c.flops > 0 ? c.flops : (c.seconds > 0 ? c.seconds * speed : 0.0);
+            }
+          } while (not w.cursor->at_end() && (*w.roles)[w.cursor->index()] == kRoleAbsorbed);
           if (len == 0)
             changed(w);
           s.count.add(w.nw, static_cast<double>(w.np), static_cast<double>(len));
+          s.absorbed.add(w.nw, static_cast<double>(w.np), work);
+          w.last_poll = &s;
           break;
         }
         case RolledNode::Kind::Loop: {
@@ -870,6 +1004,42 @@ private:
     return e;
   }
 
+  /// A tag the same in every call of each run, changing with (Nw, Np): its formula, if one reproduces
+  /// every training point exactly.
+  std::optional<Formula> fit_tag_formula(const SlotObs& s) const
+  {
+    for (const auto& [key, range] : s.spread)
+      if (key.first == "tag" && range.first != range.second)
+        return std::nullopt;
+    std::vector<FitPoint> pts = s.tag_values.points();
+    auto exact = [&](const Formula& f) {
+      return std::all_of(pts.begin(), pts.end(),
+                         [&](const FitPoint& p) { return std::llround(f.eval(p.nw, p.np)) == std::llround(p.value); });
+    };
+    Formula f = fit_formula(pts, true);
+    if (exact(f))
+      return f;
+    // Leave-one-out cannot choose a two-term formula on two points: a tag is exact or wrong, so the
+    // simplest "a + b * feature" through the points that reproduces all of them.
+    for (std::size_t feat = 1; feat < feature_count() && pts.size() >= 2; ++feat) {
+      const double x0 = feature_value(feat, pts[0].nw, pts[0].np);
+      for (std::size_t k = 1; k < pts.size(); ++k) {
+        const double x1 = feature_value(feat, pts[k].nw, pts[k].np);
+        if (x1 == x0)
+          continue;
+        const double b = (pts[k].value - pts[0].value) / (x1 - x0);
+        Formula g;
+        g.integer = true;
+        g.points  = static_cast<int>(pts.size());
+        g.terms   = {{0, pts[0].value - b * x0}, {feat, b}};
+        if (exact(g))
+          return g;
+        break;
+      }
+    }
+    return std::nullopt;
+  }
+
   TemplateNode make_node(int id, TraceModel& model, std::size_t group,
                          std::vector<std::pair<std::string, RankExpr>>& used)
   {
@@ -896,14 +1066,25 @@ private:
         t.body.push_back(make_node(c, model, group, body_used));
       return t;
     }
-    if (s.kind == RolledNode::Kind::Poll)
+    if (s.kind == RolledNode::Kind::Poll) {
       t.count = fit_formula(s.count.points(), true);  // polling lengths vary by nature: their mean, no warning
+      // Work done while polling: its total per construct (not per round: the number of rounds is the
+      // timing's), regressed like measured compute (simplest formula near the best, few terms).
+      if (s.any_library) {
+        std::vector<FitPoint> pts = s.absorbed.points();
+        t.absorbed_flops = fit_formula(pts, false, std::clamp(static_cast<int>(pts.size()) - 2, 1, 3), Parsimony{0.25, 0.01});
+      }
+    }
     t.peer = fit_ranks(s.peer, "peer", s, &used);
     t.src  = fit_ranks(s.src, "source", s, &used);
     t.root = fit_ranks(s.root, "root", s);
+    if (tokens_[s.token].op == Op::CommSplit && tokens_[s.token].key == kVaryingKey)
+      t.key = fit_ranks(s.key, "split key", s);
     if (tokens_[s.token].tag == kVaryingTag) {
       t.tag = s.tag.result();
       if (not t.tag)
+        t.tag_formula = fit_tag_formula(s);
+      if (not t.tag && not t.tag_formula)
         throw InputError({}, "no tag expression (a constant, or affine in a loop index) explains the tags of " +
                                  tokens_[s.token].function + " (first seen at " + s.where + ")");
     }
@@ -1094,6 +1275,7 @@ private:
         add(s.peer, "peer");
         add(s.src, "source");
         add(s.root, "root");
+        add(s.key, "split key");
       }
   }
 
@@ -1115,8 +1297,11 @@ private:
           continue;
         }
         exact.push_back(r);
+        std::vector<std::uint32_t> tokens;
+        read_tokens({p, r}, tokens);
+        const std::vector<std::uint32_t> roles = roles_of(tokens);
         CallCursor cursor(*this, profiles_[p], r);
-        WalkState w{p, r, profiles_[p].info.np, profiles_[p].info.nw, &cursor, &rt.decisions, 0, {}, g, {}};
+        WalkState w{p, r, profiles_[p].info.np, profiles_[p].info.nw, &cursor, &rt.decisions, &roles, 0, {}, g, {}};
         walk(templ, top, w);
         if (not cursor.at_end())
           changed(w);
@@ -1134,11 +1319,19 @@ private:
   std::vector<bool> poll_token_;     // by provisional id
   std::vector<bool> burst_token_;    // by provisional id: compute bursts a polling construct absorbs
   std::vector<bool> burst_model_;    // the same by model id
+  std::vector<bool> work_token_;     // by provisional id: compute calls (bursts and library functions)
+  std::vector<bool> poll_model_;     // polling tokens by model id
+  FoldOptions model_fold_;           // the fold options with model ids
+  std::map<std::uint32_t, std::set<std::vector<std::uint32_t>>> rounds_;  // provisional ids
+  std::map<PollFollower, std::uint64_t> followers_;                         // provisional ids
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::set<std::vector<std::uint32_t>>> leftover_;
   std::vector<std::uint32_t> remap_;  // provisional id -> model id
   std::vector<CallToken> tokens_;  // the model's (sorted) tokens while fitting groups
   std::vector<SlotObs> slots_;
   int loop_counter_ = 0;
   std::set<std::string> varying_tag_functions_;
+  std::map<std::tuple<std::string, int, int>, std::set<std::set<std::int32_t>>> tag_sets_;  // (fn, np, rank)
+  std::set<std::string> varying_key_functions_;
   std::map<std::string, std::map<std::string, int>> support_;
 };
 

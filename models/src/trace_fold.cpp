@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 namespace gridcast::models::trace {
 
@@ -94,6 +95,213 @@ bool fold_period(std::vector<std::uint32_t>& seq, std::size_t p, SymbolTable& ta
 
 }  // namespace
 
+namespace {
+
+constexpr std::size_t kMaxAfter   = 64;  ///< library calls after a construct's next call that are read
+constexpr std::size_t kCompared   = 48;  ///< of which are compared (after a leftover round of up to 16)
+
+std::vector<std::uint32_t> compared(std::vector<std::uint32_t> v)
+{
+  if (v.size() > kCompared)
+    v.resize(kCompared);
+  return v;
+}
+
+/// After a construct that ends at `last`: the index of the next call that is not a burst (X; n if none,
+/// or if it is compute or a poll) and the positions of the library calls after X up to the next call that
+/// is not compute (at most kMaxAfter).
+template <class Burst, class Work>
+std::size_t follower(const std::vector<std::uint32_t>& tokens, const std::vector<bool>& poll_mask, std::size_t last,
+                     Burst burst, Work work, std::vector<std::size_t>& lib)
+{
+  const std::size_t n = tokens.size();
+  lib.clear();
+  std::size_t x = last + 1;
+  while (x < n && burst(x))
+    ++x;
+  if (x >= n || work(x) || poll_mask[x])
+    return n;
+  for (std::size_t k = x + 1; k < n && work(k) && lib.size() < kMaxAfter; ++k)
+    if (not burst(k))
+      lib.push_back(k);
+  return x;
+}
+
+}  // namespace
+
+std::vector<std::uint32_t> poll_roles(const std::vector<std::uint32_t>& tokens, const std::vector<bool>& poll_mask,
+                                      const FoldOptions& opt)
+{
+  const std::size_t n = tokens.size();
+  std::vector<std::uint32_t> roles(n, kRoleNormal);
+  auto burst = [&](std::size_t k) { return tokens[k] < opt.burst_token.size() && opt.burst_token[tokens[k]]; };
+  auto work  = [&](std::size_t k) {
+    return not poll_mask[k] &&
+           (burst(k) || (tokens[k] < opt.work_token.size() && opt.work_token[tokens[k]]));
+  };
+  // The end of the round that starts at j (compute calls up to the next call that is not compute) and
+  // the library calls in it.
+  auto round_end = [&](std::size_t j, std::vector<std::uint32_t>* body) {
+    std::size_t k = j;
+    for (; k < n && work(k); ++k)
+      if (not burst(k) && body != nullptr)
+        body->push_back(tokens[k]);
+    return k;
+  };
+  // First pass: the rounds (library calls between two polls of one token) this rank makes, by poll token.
+  std::map<std::uint32_t, std::set<std::vector<std::uint32_t>>> rounds;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (not poll_mask[i])
+      continue;
+    std::vector<std::uint32_t> body;
+    std::size_t k = round_end(i + 1, &body);
+    if (k < n && poll_mask[k] && tokens[k] == tokens[i] && not body.empty() && body.size() <= opt.max_round_calls)
+      rounds[tokens[i]].insert(body);
+  }
+  for (const auto& [p, bodies] : opt.round_bodies)
+    rounds[p].insert(bodies.begin(), bodies.end());
+  // Second pass: the constructs, leftmost first.
+  for (std::size_t i = 0; i < n;) {
+    if (not poll_mask[i]) {
+      ++i;
+      continue;
+    }
+    const std::uint32_t p = tokens[i];
+    std::size_t head      = i;
+    // The lead: the compute just before the first poll, when its library calls are one of the rounds.
+    auto it = rounds.find(p);
+    if (it != rounds.end()) {
+      std::vector<std::size_t> lib;  // library calls before i, nearest first
+      for (std::size_t k = i; k > 0 && work(k - 1) && roles[k - 1] == kRoleNormal && lib.size() < opt.max_round_calls;
+           --k)
+        if (not burst(k - 1))
+          lib.push_back(k - 1);
+      std::size_t best = 0;
+      for (const auto& body : it->second) {
+        if (body.size() > lib.size() || body.size() <= best)
+          continue;
+        bool same = true;
+        for (std::size_t b = 0; b < body.size() && same; ++b)
+          same = tokens[lib[body.size() - 1 - b]] == body[b];
+        if (same)
+          best = body.size();
+      }
+      if (best > 0)
+        head = lib[best - 1];
+    }
+    roles[head] = p;
+    for (std::size_t k = head + 1; k <= i; ++k)
+      roles[k] = kRoleAbsorbed;
+    // The rounds: compute calls (any number of bursts, at most max_round_calls others) then a poll of p.
+    std::size_t last = i;
+    while (true) {
+      std::vector<std::uint32_t> body;
+      std::size_t k = round_end(last + 1, &body);
+      if (k < n && poll_mask[k] && tokens[k] == p && body.size() <= opt.max_round_calls) {
+        for (std::size_t a = last + 1; a <= k; ++a)
+          roles[a] = kRoleAbsorbed;
+        last = k;
+      } else {
+        break;
+      }
+    }
+    // The leftover round after the next call (the receive), when what follows is the base without it.
+    auto base = opt.leftover_base.end();
+    std::vector<std::size_t> lib;
+    std::size_t x = follower(tokens, poll_mask, last, burst, work, lib);
+    if (x < n)
+      base = opt.leftover_base.find({p, tokens[x]});
+    if (base != opt.leftover_base.end() && it != rounds.end()) {
+      std::size_t best = 0;
+      std::vector<std::uint32_t> after;
+      for (std::size_t l : lib)
+        after.push_back(tokens[l]);
+      for (const auto& body : it->second) {
+        if (body.size() > after.size() || body.size() <= best ||
+            not std::equal(body.begin(), body.end(), after.begin()))
+          continue;
+        if (base->second.count(compared(
+                std::vector<std::uint32_t>(after.begin() + static_cast<std::ptrdiff_t>(body.size()), after.end()))) > 0)
+          best = body.size();
+      }
+      // The round's calls and the burst after each (what a construct without leftover has after X is
+      // then the same: X, a burst, the base).
+      for (std::size_t b = 0; b < best; ++b) {
+        roles[lib[b]] = kRoleAbsorbed;
+        if (lib[b] + 1 < n && burst(lib[b] + 1))
+          roles[lib[b] + 1] = kRoleAbsorbed;
+      }
+    }
+    i = last + 1;
+  }
+  return roles;
+}
+
+void poll_followers(const std::vector<std::uint32_t>& tokens, const std::vector<bool>& poll_mask,
+                    const std::vector<std::uint32_t>& roles, const FoldOptions& opt, std::vector<PollFollower>& out,
+                    std::map<std::uint32_t, std::set<std::vector<std::uint32_t>>>& rounds)
+{
+  const std::size_t n = tokens.size();
+  auto burst = [&](std::size_t k) { return tokens[k] < opt.burst_token.size() && opt.burst_token[tokens[k]]; };
+  auto work  = [&](std::size_t k) {
+    return not poll_mask[k] && (burst(k) || (tokens[k] < opt.work_token.size() && opt.work_token[tokens[k]]));
+  };
+  std::vector<std::size_t> lib;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (not poll_mask[i])
+      continue;
+    // A round: library calls between two polls of one token (as poll_roles counts them).
+    std::vector<std::uint32_t> body;
+    std::size_t k = i + 1;
+    for (; k < n && work(k); ++k)
+      if (not burst(k))
+        body.push_back(tokens[k]);
+    if (k < n && poll_mask[k] && tokens[k] == tokens[i] && not body.empty() && body.size() <= opt.max_round_calls)
+      rounds[tokens[i]].insert(body);
+    // The last poll of a construct: the next call that is not absorbed is not part of it.
+    std::size_t j = i + 1;
+    while (j < n && roles[j] == kRoleAbsorbed)
+      ++j;
+    if (j > i + 1 && std::any_of(tokens.begin() + static_cast<std::ptrdiff_t>(i + 1),
+                                 tokens.begin() + static_cast<std::ptrdiff_t>(j),
+                                 [&](std::uint32_t t) { return t == tokens[i]; }))
+      continue;  // a later poll of the same construct follows
+    std::size_t x = follower(tokens, poll_mask, i, burst, work, lib);
+    if (x >= n)
+      continue;
+    PollFollower f{tokens[i], tokens[x], {}};
+    for (std::size_t l : lib)
+      f.after.push_back(tokens[l]);
+    out.push_back(std::move(f));
+  }
+}
+
+std::map<std::pair<std::uint32_t, std::uint32_t>, std::set<std::vector<std::uint32_t>>>
+leftover_bases(const std::map<PollFollower, std::uint64_t>& followers,
+               const std::map<std::uint32_t, std::set<std::vector<std::uint32_t>>>& rounds)
+{
+  using Key = std::pair<std::uint32_t, std::uint32_t>;
+  std::map<Key, std::set<std::vector<std::uint32_t>>> as_is, stripped;
+  for (const auto& [f, count] : followers) {
+    as_is[{f.poll, f.next}].insert(compared(f.after));
+    auto it = rounds.find(f.poll);
+    if (it == rounds.end())
+      continue;
+    for (const auto& body : it->second)
+      if (body.size() <= f.after.size() && std::equal(body.begin(), body.end(), f.after.begin()))
+        stripped[{f.poll, f.next}].insert(
+            compared(std::vector<std::uint32_t>(f.after.begin() + static_cast<std::ptrdiff_t>(body.size()), f.after.end())));
+  }
+  std::map<Key, std::set<std::vector<std::uint32_t>>> out;
+  for (const auto& [key, s] : stripped) {
+    const auto& a = as_is[key];
+    for (const auto& v : s)
+      if (a.count(v) > 0)
+        out[key].insert(v);
+  }
+  return out;
+}
+
 namespace detail {
 
 std::vector<RolledNode> fold_impl(const std::vector<std::uint32_t>& tokens, const std::vector<bool>& poll_mask,
@@ -102,23 +310,14 @@ std::vector<RolledNode> fold_impl(const std::vector<std::uint32_t>& tokens, cons
   SymbolTable table;
   std::vector<std::uint32_t> seq;
   seq.reserve(tokens.size());
+  const std::vector<std::uint32_t> roles = poll_roles(tokens, poll_mask, opt);
   for (std::size_t i = 0; i < tokens.size(); ++i) {
-    if (poll_mask[i]) {
-      // A run of the same polling call is one construct, whatever its length.
-      std::uint32_t s = table.leaf(RolledNode::Kind::Poll, tokens[i]);
-      auto burst = [&](std::size_t k) { return tokens[k] < opt.burst_token.size() && opt.burst_token[tokens[k]]; };
-      while (true) {
-        if (i + 1 < tokens.size() && poll_mask[i + 1] && tokens[i + 1] == tokens[i])
-          ++i;
-        else if (i + 2 < tokens.size() && burst(i + 1) && poll_mask[i + 2] && tokens[i + 2] == tokens[i])
-          i += 2;  // a compute burst between two polls of the same call: the polling loop's own time
-        else
-          break;
-      }
-      seq.push_back(s);
-    } else {
+    if (roles[i] == kRoleAbsorbed)
+      continue;
+    if (roles[i] != kRoleNormal)  // a polling construct, whatever its number of polls and rounds
+      seq.push_back(table.leaf(RolledNode::Kind::Poll, roles[i]));
+    else
       seq.push_back(table.leaf(RolledNode::Kind::Call, tokens[i]));
-    }
   }
   // Shortest period first; after any fold start again from period 1, since folding can create new
   // short repeats (an outer loop whose iterations now read as one symbol each).

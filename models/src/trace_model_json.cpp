@@ -116,6 +116,8 @@ ojson nodes_json(const std::vector<TemplateNode>& nodes, const TraceModel& m)
       o["poll"]  = n.token;
       o["fn"]    = t.function;
       o["count"] = formula_json(n.count);
+      if (n.absorbed_flops)
+        o["absorbed_flops"] = formula_json(*n.absorbed_flops);
     } else {
       o["call"] = n.token;
       o["fn"]   = t.function;
@@ -126,17 +128,25 @@ ojson nodes_json(const std::vector<TemplateNode>& nodes, const TraceModel& m)
       o["src"] = rank_json(*n.src);
     if (n.root)
       o["root"] = rank_json(*n.root);
+    if (n.key)
+      o["key"] = rank_json(*n.key);
     if (n.tag) {
       ojson tg;
-      tg["expr"] = n.tag->kind == TagExpr::Kind::Fixed ? "fixed" : "loop";
+      tg["expr"] = n.tag->kind == TagExpr::Kind::Fixed ? "fixed"
+                   : n.tag->kind == TagExpr::Kind::Loop ? "loop"
+                                                        : "loop_first";
       tg["text"] = n.tag->text();
       tg["a"]    = n.tag->a;
-      if (n.tag->kind == TagExpr::Kind::Loop) {
+      if (n.tag->kind != TagExpr::Kind::Fixed) {
         tg["b"]     = n.tag->b;
         tg["level"] = n.tag->level;
       }
+      if (n.tag->kind == TagExpr::Kind::LoopFirst)
+        tg["first"] = n.tag->first;
       o["tag"] = tg;
     }
+    if (n.tag_formula)
+      o["tag_formula"] = formula_json(*n.tag_formula);
     if (n.bytes)
       o["bytes"] = formula_json(*n.bytes);
     if (n.recv_bytes)
@@ -384,7 +394,7 @@ std::vector<TemplateNode> read_nodes(const json& arr, const std::string& file, c
       out.push_back(std::move(n));
       continue;
     }
-    r.only({"call", "poll", "fn", "count", "peer", "src", "root", "tag", "bytes", "recv_bytes", "flops", "seconds", "counts",
+    r.only({"call", "poll", "fn", "count", "absorbed_flops", "peer", "src", "root", "key", "tag", "tag_formula", "bytes", "recv_bytes", "flops", "seconds", "counts",
             "recv_counts", "counts_self", "recv_counts_self", "request_back", "requests_back"});
     const char* tkey = r.has("poll") ? "poll" : "call";
     n.kind  = r.has("poll") ? RolledNode::Kind::Poll : RolledNode::Kind::Call;
@@ -394,27 +404,41 @@ std::vector<TemplateNode> read_nodes(const json& arr, const std::string& file, c
                        m.tokens[n.token].function + "')");
     if (n.kind == RolledNode::Kind::Poll)
       n.count = read_formula(r.obj("count"));
+    if (r.has("absorbed_flops")) {
+      if (n.kind != RolledNode::Kind::Poll)
+        r.fail("absorbed_flops", "only a polling construct (\"poll\") absorbs compute");
+      n.absorbed_flops = read_formula(r.obj("absorbed_flops"));
+    }
     if (r.has("peer"))
       n.peer = read_rank(r.obj("peer"));
     if (r.has("src"))
       n.src = read_rank(r.obj("src"));
     if (r.has("root"))
       n.root = read_rank(r.obj("root"));
-    if ((m.tokens[n.token].tag == kVaryingTag) != r.has("tag"))
-      r.fail("tag", "a position has a tag expression exactly when its token's tag is \"varies\"");
+    if ((m.tokens[n.token].key == kVaryingKey) != r.has("key"))
+      r.fail("key", "a position has a key expression exactly when its token's key is \"varies\"");
+    if (r.has("key"))
+      n.key = read_rank(r.obj("key"));
+    if ((m.tokens[n.token].tag == kVaryingTag) != (r.has("tag") != r.has("tag_formula")))
+      r.fail("tag", "a position has a tag expression (\"tag\" or \"tag_formula\", not both) exactly when its "
+                    "token's tag is \"varies\"");
+    if (r.has("tag_formula"))
+      n.tag_formula = read_formula(r.obj("tag_formula"));
     if (r.has("tag")) {
       Reader tg = r.obj("tag");
-      tg.only({"expr", "text", "a", "b", "level"});
+      tg.only({"expr", "text", "a", "b", "level", "first"});
       TagExpr e;
       std::string kind = tg.str("expr");
-      if (kind != "fixed" && kind != "loop")
-        tg.fail("expr", "expected \"fixed\" or \"loop\"");
-      e.kind = kind == "fixed" ? TagExpr::Kind::Fixed : TagExpr::Kind::Loop;
+      if (kind != "fixed" && kind != "loop" && kind != "loop_first")
+        tg.fail("expr", "expected \"fixed\", \"loop\" or \"loop_first\"");
+      e.kind = kind == "fixed" ? TagExpr::Kind::Fixed : kind == "loop" ? TagExpr::Kind::Loop : TagExpr::Kind::LoopFirst;
       e.a    = tg.integer("a");
-      if (e.kind == TagExpr::Kind::Loop) {
+      if (e.kind != TagExpr::Kind::Fixed) {
         e.b     = tg.integer("b");
         e.level = tg.int32("level", 0, 64);
       }
+      if (e.kind == TagExpr::Kind::LoopFirst)
+        e.first = tg.integer("first");
       n.tag = e;
     }
     if (r.has("bytes"))
@@ -478,7 +502,9 @@ nlohmann::ordered_json model_to_json(const TraceModel& m)
       tj["comm"] = t.comm;
     if (t.color != 0)
       tj["color"] = t.color;
-    if (t.key != 0)
+    if (t.key == kVaryingKey)
+      tj["key"] = "varies";
+    else if (t.key != 0)
       tj["key"] = t.key;
     if (t.new_comm != kWorldComm)
       tj["new_comm"] = t.new_comm;
@@ -553,8 +579,15 @@ TraceModel model_from_json(const nlohmann::json& j, const std::string& file)
       tok.comm = t.int32("comm", lo, hi);
     if (t.has("color"))
       tok.color = t.int32("color", lo, hi);
-    if (t.has("key"))
-      tok.key = t.int32("key", lo, hi);
+    if (t.has("key")) {
+      if (t.at("key").is_string()) {
+        if (t.str("key") != "varies")
+          t.fail("key", "expected an integer or \"varies\"");
+        tok.key = kVaryingKey;
+      } else {
+        tok.key = t.int32("key", lo + 1, hi);
+      }
+    }
     if (t.has("new_comm"))
       tok.new_comm = t.int32("new_comm", lo, hi);
     m.tokens.push_back(tok);

@@ -222,10 +222,11 @@ std::vector<RankExpr> fit_rank_exprs(const std::vector<RankObservation>& obs)
 std::optional<std::int32_t> TagExpr::eval(const std::uint64_t* loop, int depth) const
 {
   std::int64_t v = a;
-  if (kind == Kind::Loop) {
+  if (kind != Kind::Fixed) {
     if (level < 0 || level >= depth)
       return std::nullopt;
-    v += b * static_cast<std::int64_t>(loop[depth - 1 - level]);
+    const std::uint64_t i = loop[depth - 1 - level];
+    v = kind == Kind::LoopFirst && i == 0 ? first : a + b * static_cast<std::int64_t>(i);
   }
   if (v < 0 || v > std::numeric_limits<std::int32_t>::max())
     return std::nullopt;
@@ -236,6 +237,9 @@ std::string TagExpr::text() const
 {
   if (kind == Kind::Fixed)
     return std::to_string(a);
+  if (kind == Kind::LoopFirst)
+    return "i" + std::to_string(level) + " == 0 ? " + std::to_string(first) + " : " +
+           TagExpr{Kind::Loop, a, b, level, 0}.text();
   return std::to_string(a) + (b < 0 ? " - " : " + ") + std::to_string(b < 0 ? -b : b) + "*i" + std::to_string(level);
 }
 
@@ -248,8 +252,15 @@ void TagFitter::add(const std::vector<std::uint64_t>& loop, std::int32_t tag)
     state_.assign(loop.size(), 0);
     a_.assign(loop.size(), 0);
     b_.assign(loop.size(), 0);
+    state2_.assign(loop.size(), 0);
+    first_.assign(loop.size(), std::nullopt);
+    anchor2_.assign(loop.size(), std::nullopt);
+    a2_.assign(loop.size(), 0);
+    b2_.assign(loop.size(), 0);
+    add_first(loop, tag);
     return;
   }
+  add_first(loop, tag);
   if (tag != v0_)
     fixed_ = false;
   const std::size_t depth = std::min(loop.size(), l0_.size());
@@ -282,6 +293,47 @@ void TagFitter::add(const std::vector<std::uint64_t>& loop, std::int32_t tag)
   }
 }
 
+void TagFitter::add_first(const std::vector<std::uint64_t>& loop, std::int32_t tag)
+{
+  for (std::size_t lvl = 0; lvl < state2_.size(); ++lvl) {
+    if (state2_[lvl] == 2)
+      continue;
+    if (lvl >= loop.size() || loop.size() != l0_.size()) {
+      state2_[lvl] = 2;
+      continue;
+    }
+    const auto i = static_cast<std::int64_t>(loop[loop.size() - 1 - lvl]);
+    if (i == 0) {
+      if (first_[lvl] && *first_[lvl] != tag)
+        state2_[lvl] = 2;
+      first_[lvl] = tag;
+      continue;
+    }
+    if (not anchor2_[lvl]) {
+      anchor2_[lvl] = std::make_pair(i, static_cast<std::int64_t>(tag));
+      continue;
+    }
+    const auto [i0, v0] = *anchor2_[lvl];
+    if (state2_[lvl] == 0) {
+      if (i == i0) {
+        if (tag != v0)
+          state2_[lvl] = 2;
+        continue;
+      }
+      std::int64_t diff = static_cast<std::int64_t>(tag) - v0;
+      if (diff % (i - i0) != 0) {
+        state2_[lvl] = 2;
+        continue;
+      }
+      b2_[lvl]     = diff / (i - i0);
+      a2_[lvl]     = v0 - b2_[lvl] * i0;
+      state2_[lvl] = 1;
+    } else if (a2_[lvl] + b2_[lvl] * i != tag) {
+      state2_[lvl] = 2;
+    }
+  }
+}
+
 std::optional<TagExpr> TagFitter::result() const
 {
   if (not seen_)
@@ -291,6 +343,16 @@ std::optional<TagExpr> TagFitter::result() const
   for (std::size_t lvl = 0; lvl < state_.size(); ++lvl)
     if (state_[lvl] == 1)
       return TagExpr{TagExpr::Kind::Loop, a_[lvl], b_[lvl], static_cast<int>(lvl)};
+  // A first iteration apart: only where both the first and the other iterations were seen.
+  for (std::size_t lvl = 0; lvl < state2_.size(); ++lvl)
+    if (state2_[lvl] != 2 && first_[lvl] && anchor2_[lvl]) {
+      TagExpr e{TagExpr::Kind::LoopFirst, a2_[lvl], b2_[lvl], static_cast<int>(lvl), *first_[lvl]};
+      if (state2_[lvl] == 0) {  // one other index seen: the tag of the other iterations is constant
+        e.a = anchor2_[lvl]->second;
+        e.b = 0;
+      }
+      return e;
+    }
   return std::nullopt;
 }
 

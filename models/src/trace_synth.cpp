@@ -3,6 +3,7 @@
 #include "gridcast/models/errors.hpp"
 
 #include <cmath>
+#include <limits>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -133,6 +134,20 @@ void compile(const std::vector<TemplateNode>& nodes, const TraceModel& m, const 
       continue;
     }
     const CallToken& tok = m.tokens.at(n.token);
+    if (n.kind == RolledNode::Kind::Poll && n.absorbed_flops) {
+      // A polling construct that absorbed work: the work as one compute burst, then one poll (the one
+      // that finds the message). The number of rounds it was cut into is the timing's; what the timing
+      // depends on is the work and when the message comes, which the burst and the receive after the
+      // poll reproduce: the rank is busy for the work, then waits for the message if it is not there yet.
+      static const TemplateNode kNoParams;
+      Leaf work;
+      work.node        = &kNoParams;
+      work.proto.op    = Op::Compute;
+      work.proto.function = p.functions.intern("compute");
+      work.proto.flops = std::max(0.0, n.absorbed_flops->eval(t.nw, t.np));
+      p.code.push_back({Instr::Call, static_cast<std::uint32_t>(p.leaves.size()), 0, 0});
+      p.leaves.push_back(std::move(work));
+    }
     Leaf leaf;
     leaf.node         = &n;
     CallRecord& r     = leaf.proto;
@@ -144,6 +159,14 @@ void compile(const std::vector<TemplateNode>& nodes, const TraceModel& m, const 
     r.color           = tok.color;
     r.key             = tok.key;
     r.new_comm        = tok.new_comm;
+    if (n.tag_formula) {
+      const double v = std::round(n.tag_formula->eval(t.nw, t.np));
+      if (not(v >= 0 && v <= static_cast<double>(std::numeric_limits<std::int32_t>::max())))
+        throw InputError({}, "tag at " + here + " = " + n.tag_formula->text() + " gives " + std::to_string(v) +
+                                 " at Nw " + std::to_string(t.nw) + ", Np " + std::to_string(t.np) +
+                                 ": the target is outside what the model can express");
+      r.tag = static_cast<std::int32_t>(v);
+    }
     if (n.bytes)
       r.bytes = eval_count(*n.bytes, t, "bytes at " + here);
     if (n.recv_bytes)
@@ -176,7 +199,9 @@ void compile(const std::vector<TemplateNode>& nodes, const TraceModel& m, const 
     auto id = static_cast<std::uint32_t>(p.leaves.size());
     p.leaves.push_back(std::move(leaf));
     if (n.kind == RolledNode::Kind::Poll)
-      p.code.push_back({Instr::Poll, id, std::max<std::uint64_t>(1, eval_count(n.count, t, "poll count at " + here)), 0});
+      p.code.push_back({Instr::Poll, id,
+                        n.absorbed_flops ? 1 : std::max<std::uint64_t>(1, eval_count(n.count, t, "poll count at " + here)),
+                        0});
     else
       p.code.push_back({Instr::Call, id, 0, 0});
   }
@@ -273,6 +298,8 @@ private:
       out.src = node.src->uses_loop() ? eval_rank(*node.src, "src", id) : src_[id];
     if (node.root)
       out.root = node.root->uses_loop() ? eval_rank(*node.root, "root", id) : root_[id];
+    if (node.key)
+      out.key = eval_rank(*node.key, "split key", id);
     if (node.tag) {
       auto t = node.tag->eval(loop_index_.data(), static_cast<int>(loop_index_.size()));
       if (not t)

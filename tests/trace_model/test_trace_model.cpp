@@ -11,6 +11,8 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstdlib>
+#include <functional>
 #include <map>
 
 using namespace gridcast::models;
@@ -836,4 +838,405 @@ TEST_CASE("trace model: a rank within the Myers threshold joins the group as an 
   TraceModel split = fit_trace_model(profiles, strict);
   CHECK(split.groups.size() == 2);
   CHECK(split.groups[0].approximate_members + split.groups[1].approximate_members == 0);
+}
+
+namespace {
+
+/// A Cartesian ring: MPI_Cart_create records each rank's place in the new communicator as its split key
+/// (the profiler's convention), then nw rounds of a ring exchange on it.
+class CartRing final : public TraceSource {
+public:
+  CartRing(int nw, int np) : nw_(nw), np_(np) {}
+  int rank_count() const override { return np_; }
+  CallStreamPtr open(int rank) const override
+  {
+    auto s = std::make_unique<Recorded>();
+    s->add(Op::Init, "MPI_Init");
+    CallRecord& cart = s->add(Op::CommSplit, "MPI_Cart_create");
+    cart.color       = 0;  // the world rank of the new communicator's rank 0
+    cart.key         = rank;
+    cart.new_comm    = 1;
+    for (int it = 0; it < nw_; ++it) {
+      CallRecord& x = s->add(Op::Sendrecv, "MPI_Sendrecv");
+      x.peer        = (rank + 1) % np_;
+      x.src         = (rank - 1 + np_) % np_;
+      x.bytes = x.recv_bytes = 8;
+      x.comm                 = 1;
+    }
+    s->add(Op::Finalize, "MPI_Finalize");
+    return s;
+  }
+
+private:
+  struct Recorded final : CallStream {
+    std::vector<CallRecord> calls;
+    FunctionTable table;
+    std::size_t next_ = 0;
+    std::string src   = "cart-ring";
+    CallRecord& add(Op op, const char* fn)
+    {
+      calls.emplace_back();
+      calls.back().op       = op;
+      calls.back().function = table.intern(fn);
+      return calls.back();
+    }
+    bool next(CallRecord& out) override
+    {
+      if (next_ == calls.size())
+        return false;
+      out      = calls[next_++];
+      out.line = next_;
+      return true;
+    }
+    const FunctionTable& functions() const override { return table; }
+    const std::string& source() const override { return src; }
+  };
+  int nw_;
+  int np_;
+};
+
+}  // namespace
+
+TEST_CASE("trace model: a split key that is each rank's place becomes a rank expression", "[trace_model]")
+{
+  // With the key in the token every rank would have a template of its own: at np 2, rank 1 became an
+  // approximate member of rank 0's group and was synthesized with rank 0's peers (a deadlock).
+  TempDir dir;
+  std::vector<std::filesystem::path> profiles;
+  for (int np : {2, 4})
+    for (int nw : {3, 4, 5}) {
+      RunInfo info;
+      info.np       = np;
+      info.nw       = nw;
+      info.encoding = TraceEncoding::Binary;
+      auto p        = dir / ("cart-np" + std::to_string(np) + "-nw" + std::to_string(nw));
+      write_profile(CartRing(nw, np), info, p, TraceEncoding::Binary);
+      profiles.push_back(p);
+    }
+  auto model = std::make_shared<const TraceModel>(fit_trace_model(profiles));
+  REQUIRE(model->groups.size() == 1);
+  CHECK(model->groups[0].approximate_members == 0);
+  std::string json = model_to_json(*model).dump(2);
+  CHECK_THAT(json, Catch::Contains("\"key\": \"varies\""));
+  require_same_streams(SynthSource(model, {7, 2}), CartRing(7, 2));
+  require_same_streams(SynthSource(model, {6, 16}), CartRing(6, 16));
+  write_model(dir / "m.json", *model);
+  CHECK(model_to_json(read_model(dir / "m.json")).dump(2) == json);
+  require_same_streams(SynthSource(std::make_shared<const TraceModel>(read_model(dir / "m.json")), {6, 8}),
+                       CartRing(6, 8));
+
+  // A model.json whose position has no key expression for a varying key is rejected with the key path.
+  nlohmann::json bad = model_to_json(*model);
+  bool removed       = false;
+  std::function<void(nlohmann::json&)> strip = [&](nlohmann::json& n) {
+    if (n.is_object()) {
+      if (n.contains("key") && n["key"].is_object() && not removed) {
+        n.erase("key");
+        removed = true;
+        return;
+      }
+      for (auto& [k, v] : n.items())
+        strip(v);
+    } else if (n.is_array()) {
+      for (auto& v : n)
+        strip(v);
+    }
+  };
+  strip(bad);
+  REQUIRE(removed);
+  CHECK_THROWS_WITH(model_from_json(bad, "m.json"), Catch::Contains("key") && Catch::Contains("varies"));
+}
+
+TEST_CASE("trace model: the LAMMPS example profiles at np 2 fit with the default options and predict",
+          "[trace_model][cli][examples]")
+{
+  // examples/lammps-lj: real recordings, rank 1's MPI_Cart_create key differs from rank 0's. Both ranks
+  // must be exact members of one group, and the prediction at 2x the largest size must run to its end
+  // (with rank 1 synthesized as rank 0 it deadlocked on a send to itself).
+  using gridcast::test::run_gridcast;
+  TempDir dir;
+  const std::string source = GRIDCAST_SOURCE_DIR;
+  const std::string untar  = "tar -xJf '" + source + "/examples/lammps-lj/profiles.tar.xz' -C '" + dir.path().string() + "'";
+  REQUIRE(std::system(untar.c_str()) == 0);
+  std::string args;
+  for (int atoms : {4000, 8000, 16000, 32000})
+    args += " '" + (dir / "profiles" / ("np2-atoms" + std::to_string(atoms))).string() + "'";
+  const std::string model = (dir / "model.json").string();
+  auto fit = run_gridcast("fit" + args + " -o '" + model + "'");
+  INFO(fit.output);
+  REQUIRE(fit.exit_code == 0);
+  CHECK_THAT(fit.output, Catch::Contains("fitted 1 trace group(s)"));
+  CHECK(read_model(model).groups.at(0).approximate_members == 0);
+  auto predict = run_gridcast("predict '" + model + "' --nw 64000 --np 2 --ranks-per-host 2 --no-timeline --platform '" +
+                              source + "/platforms/this-machine/platform.xml'");
+  INFO(predict.output);
+  REQUIRE(predict.exit_code == 0);
+  CHECK_THAT(predict.output, Catch::Contains("makespan: "));
+}
+
+// ---- polling constructs that absorb work (HPL's update while waiting for a panel) ------------------------
+
+namespace {
+
+/// An HPL-like pipeline at np 2, whose polling depends on the timing. Rank r at size nw, for each of nw
+/// steps: a panel (cblas_dgemm), a send of it to the other rank, then while the other rank's panel has not
+/// come, rounds of {MPI_Iprobe that fails, a burst, cblas_dtrsm, cblas_dgemm} (sometimes a first chunk
+/// before the first probe), the probe that succeeds, a burst, the receive, and sometimes a leftover round
+/// of the update after it; then cblas_daxpy. How many rounds, whether there is a lead or a leftover:
+/// varied with nw, the rank and the step (the timing's). The update work of a step is 1000 nw flops,
+/// however it is cut. Tags: 50 in step 0, 100 + step after (a first iteration numbered apart); a last
+/// send tagged 200 + nw (a tag that changes with the size only).
+class PollingUpdate final : public TraceSource {
+public:
+  explicit PollingUpdate(int nw) : nw_(nw) {}
+  int rank_count() const override { return 2; }
+  CallStreamPtr open(int rank) const override
+  {
+    std::vector<CallRecord> calls;
+    FunctionTable table;
+    auto add = [&](Op op, const char* fn) -> CallRecord& {
+      calls.emplace_back();
+      calls.back().op       = op;
+      calls.back().function = table.intern(fn);
+      return calls.back();
+    };
+    const int other = 1 - rank;
+    add(Op::Init, "MPI_Init");
+    for (int step = 0; step < nw_; ++step) {
+      const std::int32_t tag = step == 0 ? 50 : 100 + step;
+      add(Op::Compute, "cblas_dgemm").flops = 50.0 * nw_;
+      CallRecord& s = add(Op::Send, "MPI_Send");
+      s.peer = other, s.tag = tag, s.bytes = static_cast<std::uint64_t>(8 * nw_);
+      const int rounds   = (step * 7 + rank * 3 + nw_) % 5;      // failed probes: 0 to 4
+      const bool lead    = rounds > 0 && (step + rank) % 2 == 0;  // a chunk before the first probe
+      const bool leftover = (step + rank + nw_) % 3 == 0;         // a chunk after the receive
+      const int chunks   = rounds + (lead ? 1 : 0) + (leftover ? 1 : 0);
+      const double chunk = chunks > 0 ? 1000.0 * nw_ / chunks : 0.0;
+      auto update = [&] {
+        add(Op::Compute, "cblas_dtrsm").flops = chunk / 4;
+        add(Op::Compute, "cblas_dgemm").flops = 3 * chunk / 4;
+      };
+      if (lead)
+        update();
+      for (int k = 0; k < rounds; ++k) {
+        CallRecord& p = add(Op::Probe, "MPI_Iprobe");
+        p.peer = other, p.tag = tag, p.src = -2;
+        add(Op::Compute, "compute");
+        update();
+      }
+      CallRecord& found = add(Op::Probe, "MPI_Iprobe");
+      found.peer = other, found.tag = tag, found.src = other, found.recv_tag = tag;
+      found.recv_bytes = static_cast<std::uint64_t>(8 * nw_);
+      add(Op::Compute, "compute");
+      CallRecord& r = add(Op::Recv, "MPI_Recv");
+      r.peer = other, r.tag = tag, r.bytes = static_cast<std::uint64_t>(8 * nw_);
+      if (leftover)
+        update();
+      // With no chunk at all, the step's update is done after the receive.
+      if (chunks == 0) {
+        add(Op::Compute, "cblas_dtrsm").flops = 250.0 * nw_;
+        add(Op::Compute, "cblas_dgemm").flops = 750.0 * nw_;
+      }
+      add(Op::Compute, "cblas_daxpy").flops = 10;
+    }
+    CallRecord& last = add(Op::Send, "MPI_Send");
+    last.peer = other, last.tag = 200 + nw_, last.bytes = 8;
+    CallRecord& lr = add(Op::Recv, "MPI_Recv");
+    lr.peer = other, lr.tag = 200 + nw_, lr.bytes = 8;
+    add(Op::Finalize, "MPI_Finalize");
+    return std::make_unique<Vec>(std::move(calls), std::move(table));
+  }
+
+private:
+  struct Vec final : CallStream {
+    Vec(std::vector<CallRecord> c, FunctionTable t) : calls(std::move(c)), table(std::move(t)) {}
+    std::vector<CallRecord> calls;
+    FunctionTable table;
+    std::size_t next_ = 0;
+    std::string src = "polling-update";
+    bool next(CallRecord& out) override
+    {
+      if (next_ == calls.size())
+        return false;
+      out      = calls[next_++];
+      out.line = next_;
+      return true;
+    }
+    const FunctionTable& functions() const override { return table; }
+    const std::string& source() const override { return src; }
+  };
+  int nw_;
+};
+
+std::filesystem::path write_polling_update(const TempDir& dir, int nw)
+{
+  std::filesystem::path p = dir / ("update-nw" + std::to_string(nw));
+  RunInfo info;
+  info.np     = 2;
+  info.nw     = nw;
+  info.origin = "test";
+  write_profile(PollingUpdate(nw), info, p, info.encoding);
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("trace model: polls with compute rounds between them are one construct whatever the rounds",
+          "[trace_model]")
+{
+  // P is a poll; a round of it is "burst(C) L M" (library calls L, M) between two of its polls.
+  std::vector<bool> poll(26), burst(26), work(26);
+  poll['P' - 'A'] = true;
+  burst['C' - 'A'] = true;
+  for (char c : {'C', 'L', 'M', 'N'})
+    work[static_cast<std::size_t>(c - 'A')] = true;
+  FoldOptions opt;
+  opt.burst_token = burst;
+  opt.work_token  = work;
+  auto roll = [&](const std::string& s) { return render(fold_sequence(tokens_of(s), poll, opt)); };
+  // Three steps of "S, polling with 2, 0 and 4 rounds (a lead chunk L M before the first), R, N":
+  // the same loop of 3 whatever the rounds.
+  CHECK(roll("S PCLMPCLMP R N  S P R N  S LM PCLMPCLMPCLMPCLMP R N") == "(S P* R N)x3");
+  // Without library calls marked as compute, the rounds break the loop (only bursts are absorbed).
+  FoldOptions bursts_only;
+  bursts_only.burst_token = burst;
+  CHECK(render(fold_sequence(tokens_of("S PCLMP R N  S P R N"), poll, bursts_only)) != "(S P* R N)x2");
+  // A leftover round after the receive, where another construct has the same calls without it.
+  opt.leftover_base[{'P' - 'A', 'R' - 'A'}] = {tokens_of("N")};
+  CHECK(roll("S PCLMP R LMN  S PCLMPCLMP R N  S P R LM N") == "(S P* R N)x3");
+  // Roles: the construct's first call carries the poll's token, the rest is absorbed.
+  auto roles = poll_roles(tokens_of("SLMPCLMPRN"), [&] {
+    std::vector<bool> m;
+    for (char c : std::string("SLMPCLMPRN"))
+      m.push_back(c == 'P');
+    return m;
+  }(), opt);
+  CHECK(roles[0] == kRoleNormal);
+  CHECK(roles[1] == 'P' - 'A');
+  for (std::size_t i = 2; i < 8; ++i)
+    CHECK(roles[i] == kRoleAbsorbed);
+  CHECK(roles[8] == kRoleNormal);
+}
+
+TEST_CASE("trace model: tags numbered apart in the first iteration, or by the size, are fitted", "[trace_model]")
+{
+  TagFitter f;
+  for (std::uint64_t i = 0; i < 5; ++i)
+    f.add({i}, i == 0 ? 2001 : static_cast<std::int32_t>(2002 + 2 * i));
+  auto e = f.result();
+  REQUIRE(e);
+  CHECK(e->kind == TagExpr::Kind::LoopFirst);
+  CHECK(e->text() == "i0 == 0 ? 2001 : 2002 + 2*i0");
+  std::uint64_t i0 = 0, i3 = 3;
+  CHECK(e->eval(&i0, 1) == 2001);
+  CHECK(e->eval(&i3, 1) == 2008);
+  // Not affine after the first iteration either: no expression.
+  TagFitter g;
+  for (std::uint64_t i = 0; i < 4; ++i)
+    g.add({i}, static_cast<std::int32_t>(i * i));
+  CHECK_FALSE(g.result());
+}
+
+TEST_CASE("trace model: a polling loop whose rounds vary between profiles and ranks fits and conserves its work",
+          "[trace_model]")
+{
+  TempDir dir;
+  std::vector<std::filesystem::path> profiles;
+  for (int nw : {3, 4, 5, 6})
+    profiles.push_back(write_polling_update(dir, nw));
+  auto model = std::make_shared<const TraceModel>(fit_trace_model(profiles));
+  // Both ranks at every size run one template, as exact members: the rounds are not structure.
+  REQUIRE(model->groups.size() == 1);
+  CHECK(model->groups[0].approximate_members == 0);
+  CHECK(model->groups[0].members.size() == 4);
+  const std::vector<TemplateNode>& body = model->groups[0].body;
+  auto loop = std::find_if(body.begin(), body.end(), [](const TemplateNode& n) { return n.kind == RolledNode::Kind::Loop; });
+  REQUIRE(loop != body.end());
+  CHECK(loop->count.text() == "Nw");
+  // One construct per step, holding the step's whole update: 1000 Nw flops however it was cut.
+  auto poll = std::find_if(loop->body.begin(), loop->body.end(),
+                           [](const TemplateNode& n) { return n.kind == RolledNode::Kind::Poll; });
+  REQUIRE(poll != loop->body.end());
+  REQUIRE(poll->absorbed_flops);
+  CHECK(poll->absorbed_flops->eval(9, 2) == Approx(9000).epsilon(1e-9));
+  REQUIRE(poll->tag);
+  CHECK(poll->tag->kind == TagExpr::Kind::LoopFirst);
+
+  // Synthesized at an unseen size: per step the panel, the send, the update as one burst, one probe, the
+  // receive, the daxpy; the last send tagged 200 + Nw.
+  const int nw = 9;
+  SynthSource synth(model, {nw, 2});
+  for (int r = 0; r < 2; ++r) {
+    INFO("rank " << r);
+    auto s     = synth.open(r);
+    auto calls = gridcast::test::read_all(*s);
+    std::map<std::string, int> by_fn;
+    double update = 0;
+    for (const CallRecord& c : calls) {
+      ++by_fn[s->functions().name(c.function)];
+      if (s->functions().name(c.function) == "compute")
+        update += c.flops;
+    }
+    CHECK(by_fn["MPI_Iprobe"] == nw);
+    CHECK(by_fn["MPI_Recv"] == nw + 1);
+    CHECK(by_fn["cblas_daxpy"] == nw);
+    CHECK(update == Approx(1000.0 * nw * nw).epsilon(1e-6));
+    std::vector<std::int32_t> send_tags;
+    for (const CallRecord& c : calls)
+      if (c.op == Op::Send)
+        send_tags.push_back(c.tag);
+    REQUIRE(send_tags.size() == static_cast<std::size_t>(nw + 1));
+    CHECK(send_tags[0] == 50);
+    CHECK(send_tags[4] == 104);
+    CHECK(send_tags.back() == 200 + nw);
+  }
+  // model.json keeps it all.
+  const auto file = dir / "model.json";
+  write_model(file, *model);
+  TraceModel back = read_model(file);
+  CHECK(model_to_json(back).dump() == model_to_json(*model).dump());
+}
+
+TEST_CASE("trace model: the HPL np-2 example profiles fit with the default options and predict",
+          "[trace_model][cli][examples]")
+{
+  // examples/hpl-hpcc/hpl-np2.tar.xz: HPL's section of real HPCC runs (N 128-320, block size 32), cut as
+  // bench/accuracy/real_size.py cuts them. Each step's update-while-probing has a number of rounds set
+  // by the timing (0 to hundreds), sometimes a leftover round after the receive, and tags numbered by
+  // panel: every rank must still find one template per rank class, and the prediction at 2x and 3.2x the
+  // largest size must run to its end (messages matched, tags included).
+  using gridcast::test::run_gridcast;
+  TempDir dir;
+  const std::string source = GRIDCAST_SOURCE_DIR;
+  const std::string untar = "tar -xJf '" + source + "/examples/hpl-hpcc/hpl-np2.tar.xz' -C '" + dir.path().string() + "'";
+  REQUIRE(std::system(untar.c_str()) == 0);
+  std::string args;
+  for (int n : {128, 192, 256, 320})
+    args += " '" + (dir / "hpl-np2" / ("n" + std::to_string(n))).string() + "'";
+  const std::string model = (dir / "model.json").string();
+  auto fit = run_gridcast("fit" + args + " -o '" + model + "'");
+  INFO(fit.output);
+  REQUIRE(fit.exit_code == 0);
+  CHECK_THAT(fit.output, Catch::Contains("fitted 2 trace group(s)"));
+  TraceModel m = read_model(model);
+  // Rank 0 founds one group and rank 1 another; every rank 1 is an exact member.
+  CHECK(m.groups.at(1).approximate_members == 0);
+  bool absorbs = false;
+  auto find = [&](auto& self, const std::vector<TemplateNode>& nodes) -> void {
+    for (const TemplateNode& n : nodes) {
+      absorbs = absorbs || (n.kind == RolledNode::Kind::Poll && n.absorbed_flops.has_value());
+      self(self, n.body);
+    }
+  };
+  for (const TraceGroup& g : m.groups)
+    find(find, g.body);
+  CHECK(absorbs);
+  for (int n : {512, 640}) {
+    auto predict = run_gridcast("predict '" + model + "' --nw " + std::to_string(n) +
+                                " --np 2 --ranks-per-host 2 --no-timeline --platform '" + source +
+                                "/platforms/this-machine/platform.xml'");
+    INFO(predict.output);
+    REQUIRE(predict.exit_code == 0);
+    CHECK_THAT(predict.output, Catch::Contains("makespan: "));
+  }
 }

@@ -15,7 +15,9 @@
 #include <cstdint>
 #include <limits>
 #include <filesystem>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -39,7 +41,53 @@ struct FoldOptions {
   /// records between the calls of a polling loop (P burst P burst P is one construct, as P P P is).
   /// Indexed by token; empty: none.
   std::vector<bool> burst_token;
+  /// Tokens of compute calls (bursts and compute library functions such as BLAS), indexed by token. A
+  /// polling construct absorbs the work a rank does between its polls while it waits (HPL updates its
+  /// trailing matrix in chunks between MPI_Iprobe calls): `P (W* P)*`, plus a lead `W*` just before its
+  /// first poll when that lead reads as one of the rank's rounds. Empty: bursts only (burst_token).
+  std::vector<bool> work_token;
+  std::size_t max_round_calls = 16;  ///< most non-burst compute calls in one round between two polls
+  /// Rounds seen in every rank being fitted, by poll token (library calls of one round), added to the
+  /// rank's own: a rank whose constructs never had two rounds still has its lead and leftover recognized.
+  std::map<std::uint32_t, std::set<std::vector<std::uint32_t>>> round_bodies;
+  /// The optional leftover round: after a construct of poll P and the call X right after it (the receive
+  /// of what P waited for), a rank that got the message before its rounds were done finishes them with
+  /// one more round. Keyed by (P, X): the library calls that follow X when there is no leftover (calls
+  /// that some construct of the fitted ranks has after X, and another has after X and a round); a construct
+  /// followed by X, a round, then one of these absorbs that round. Empty: no leftover is recognized.
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::set<std::vector<std::uint32_t>>> leftover_base;
 };
+
+/// What follows one polling construct: its poll token, the call X right after it, and the library calls
+/// after X up to the next call that is not compute (at most 64).
+struct PollFollower {
+  std::uint32_t poll = 0;
+  std::uint32_t next = 0;
+  std::vector<std::uint32_t> after;
+  auto operator<=>(const PollFollower&) const = default;
+};
+/// The followers of every construct of a rank (roles from poll_roles), and the rank's rounds by poll token.
+void poll_followers(const std::vector<std::uint32_t>& tokens, const std::vector<bool>& poll_mask,
+                    const std::vector<std::uint32_t>& roles, const FoldOptions& opt, std::vector<PollFollower>& out,
+                    std::map<std::uint32_t, std::set<std::vector<std::uint32_t>>>& rounds);
+/// The leftover bases (FoldOptions::leftover_base) from the followers of every fitted construct: for each
+/// (P, X), what follows X in one construct and what follows X and a round in another (the same code
+/// with and without the leftover round). Deterministic.
+std::map<std::pair<std::uint32_t, std::uint32_t>, std::set<std::vector<std::uint32_t>>>
+leftover_bases(const std::map<PollFollower, std::uint64_t>& followers,
+               const std::map<std::uint32_t, std::set<std::vector<std::uint32_t>>>& rounds);
+
+/// Role of each call in polling constructs: kRoleNormal (not in one), kRoleAbsorbed (inside one), or, for
+/// the first call of a construct, the token of the construct's polling call.
+inline constexpr std::uint32_t kRoleNormal   = std::numeric_limits<std::uint32_t>::max();
+inline constexpr std::uint32_t kRoleAbsorbed = std::numeric_limits<std::uint32_t>::max() - 1;
+/// The roles of a rank's calls (`poll_mask[i]`: call i is a polling call). A construct is a run of polls
+/// of one token with only compute calls (FoldOptions::work_token) between two of them, at most
+/// max_round_calls of them not bursts, plus the compute just before its first poll when its library calls
+/// equal those of a round seen between two polls of that token in this rank (the chunk a rank updates
+/// before it first probes). How many rounds it has is the timing's: it is one element of the rolled trace.
+std::vector<std::uint32_t> poll_roles(const std::vector<std::uint32_t>& tokens, const std::vector<bool>& poll_mask,
+                                      const FoldOptions& opt);
 
 /// Folds a token sequence into a rolled trace. `is_poll(token)` marks polling calls: a run of them is
 /// one Poll node. Tandem repeats are folded shortest period first, leftmost first, then again on the
@@ -65,6 +113,11 @@ double shape_difference(const std::vector<std::int64_t>& a, const std::vector<st
 /// CallToken::tag of a function whose tags change from call to call: the tag is then a parameter of each
 /// template position (TemplateNode::tag), not part of what the call is.
 inline constexpr std::int32_t kVaryingTag = std::numeric_limits<std::int32_t>::min();
+/// CallToken::key of a communicator-creating function whose split key differs between the ranks of one
+/// profile (`MPI_Cart_create` records each rank's place in the new communicator; `MPI_Comm_split(comm,
+/// color, rank)` passes the rank): the key is then a rank expression of each position (TemplateNode::key),
+/// so the ranks still share one template.
+inline constexpr std::int32_t kVaryingKey = std::numeric_limits<std::int32_t>::min();
 
 /// What a call is, apart from the parameters fitted per position: its function, its op, and the fields
 /// that code writes as constants (tags, communicator, split color and key).
@@ -92,10 +145,19 @@ struct TemplateNode {
   // Call (and Poll) parameters; absent where the op does not use them.
   std::optional<RankExpr> peer, src, root;
   std::optional<TagExpr> tag;  ///< only for functions whose token has kVaryingTag
+  /// Instead of `tag`: a tag that is the same in every call of one run but changes with (Nw, Np) (HPL's
+  /// last panel message, numbered by the panel count), regressed like a size; it reproduces every
+  /// training point exactly.
+  std::optional<Formula> tag_formula;
+  std::optional<RankExpr> key;  ///< only for functions whose token has kVaryingKey
   std::optional<Formula> bytes, recv_bytes;
   /// Compute calls: the site's mean work in flops (the first step of the latency model; recorded seconds
   /// converted through the recording host's speed). Reduce-like collectives: their reduction flops.
   std::optional<Formula> flops;
+  /// Poll: the mean total work in flops of the compute a construct absorbed (its rounds and its lead),
+  /// present when the constructs held compute library calls (work done while waiting, not the polling
+  /// loop's own time). Synthesis emits it as one compute burst before the construct's single poll.
+  std::optional<Formula> absorbed_flops;
   std::optional<Formula> seconds;  ///< Sleep: idle seconds, which do not scale with the host
   std::optional<Formula> counts, recv_counts;  ///< v-collectives: the count of every other rank
   std::optional<Formula> counts_self, recv_counts_self;  ///< the rank's own entry, where it differs

@@ -80,11 +80,15 @@ bool same_target(const RankExpr& a, const RankExpr& b);
 /// A message tag that changes from call to call (codes that number their messages): a constant, or
 /// a + b x i(level), an affine function of a loop index.
 struct TagExpr {
-  enum class Kind : std::uint8_t { Fixed, Loop };
+  /// Fixed: a. Loop: a + b*i (i: the index of the loop `level` levels out from the innermost).
+  /// LoopFirst: `first` in the loop's first iteration, a + b*i in the others (a first iteration that
+  /// differs only in its tags: HPL numbers its first panel's messages apart).
+  enum class Kind : std::uint8_t { Fixed, Loop, LoopFirst };
   Kind kind = Kind::Fixed;
   std::int64_t a = 0;
   std::int64_t b = 0;
   int level = 0;
+  std::int64_t first = 0;  ///< LoopFirst
   std::optional<std::int32_t> eval(const std::uint64_t* loop, int depth) const;
   std::string text() const;  ///< "7", "100 + 1*i0"
 };
@@ -99,12 +103,19 @@ public:
   std::optional<TagExpr> result() const;
 
 private:
+  void add_first(const std::vector<std::uint64_t>& loop, std::int32_t tag);
   bool seen_ = false;
   bool fixed_ = true;
   std::int32_t v0_ = 0;
   std::vector<std::uint64_t> l0_;
   std::vector<int> state_;  ///< per level (0 = innermost): 0 undetermined, 1 determined, 2 ruled out
   std::vector<std::int64_t> a_, b_;
+  // LoopFirst, per level: the tag at index 0, and the affine fit of the other iterations (state as above,
+  // anchored at the first observation with a non-zero index).
+  std::vector<int> state2_;
+  std::vector<std::optional<std::int64_t>> first_;
+  std::vector<std::optional<std::pair<std::int64_t, std::int64_t>>> anchor2_;  ///< (index, tag)
+  std::vector<std::int64_t> a2_, b2_;
 };
 
 // ---- rank-to-group rules ----------------------------------------------------------------------------
