@@ -42,6 +42,9 @@ const std::vector<std::pair<std::string, std::string>>& gridcast_cfg_keys()
       {"gridcast/coll/<op>", "force the algorithm of collective <op> (barrier, bcast, reduce, allreduce, "
                              "alltoall, alltoallv, gather, gatherv, allgather, allgatherv, scatter, scatterv, "
                              "reducescatter, scan, exscan); `gridcast algorithms` lists the names"},
+      {"gridcast/coll-selector", "whose default algorithm choice to reproduce: mpich (default: MPICH 3.x's "
+                                 "rules) or smpi (SMPI 3.32's smpi/coll-selector:default, what smpirun runs; "
+                                 "use it to compare with smpirun); gridcast/coll/<op> still wins"},
     };
     for (const auto& g : gpu_cfg_keys())  // GPU costs and NCCL (docs/gpu.md)
       k.push_back(g);
@@ -92,6 +95,15 @@ void apply_cfg(ReplayOptions& options, const std::string& name_value)
     options.iprobe_cost_s = parse_double(value, name);
     if (options.iprobe_cost_s < 0)
       throw InputError({"--cfg", 0, name, -1}, "a cost cannot be negative");
+    return;
+  }
+  if (name == "gridcast/coll-selector") {
+    if (value == "mpich")
+      options.coll_selector = CollectiveSelector::Mpich;
+    else if (value == "smpi")
+      options.coll_selector = CollectiveSelector::Smpi;
+    else
+      throw InputError({"--cfg", 0, name, -1}, "unknown selector '" + value + "' (known: mpich, smpi)");
     return;
   }
   if (name.rfind("gridcast/coll/", 0) == 0) {

@@ -79,6 +79,11 @@ struct CollectiveArgs {
 
 using CollectiveAlgorithm = std::function<void(CollectiveContext&, const CollectiveArgs&)>;
 
+/// Whose default choice `select` reproduces (`--cfg gridcast/coll-selector:mpich|smpi`, docs/collectives.md):
+/// MPICH 3.x's (gridcast's default), or SMPI 3.32's `smpi/coll-selector:default`, which is what `smpirun`
+/// runs unless told otherwise, so that a comparison with SMPI compares the same messages.
+enum class CollectiveSelector { Mpich, Smpi };
+
 /// Every algorithm gridcast knows, by kind and name (e.g. Allreduce / "ring").
 class CollectiveRegistry {
 public:
@@ -90,6 +95,8 @@ public:
   /// shares (for v-collectives: the total bytes exchanged as this rank sees it is NOT shared, so those
   /// choose by communicator size only).
   std::string select(CollectiveKind kind, const CollectiveArgs& args, int comm_size) const;
+  /// The same with the choice of `selector`; CollectiveSelector::Mpich is the overload above.
+  std::string select(CollectiveKind kind, const CollectiveArgs& args, int comm_size, CollectiveSelector selector) const;
 
 private:
   std::map<CollectiveKind, std::map<std::string, CollectiveAlgorithm>> algorithms_;

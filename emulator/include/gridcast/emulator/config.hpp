@@ -24,6 +24,7 @@ struct ReplayOptions {
   double test_cost_s = 1e-4;              ///< simulated cost of one MPI_Test that fails, like SMPI's smpi/test
   double iprobe_cost_s = 1e-4;            ///< same for MPI_Iprobe, like SMPI's smpi/iprobe
   std::map<CollectiveKind, std::string> forced_algorithms;   ///< gridcast/coll/<op>:<algorithm>
+  CollectiveSelector coll_selector = CollectiveSelector::Mpich;  ///< gridcast/coll-selector:mpich|smpi
   std::vector<std::pair<std::string, std::string>> simgrid_cfg;  ///< passed to SimGrid in order
   std::filesystem::path out_dir;          ///< empty: no files written
   bool timeline = true;                   ///< write timeline.json when out_dir is set
