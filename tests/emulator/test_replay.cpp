@@ -201,3 +201,15 @@ TEST_CASE("replay: an unknown collective selector is an input error naming the k
   apply_cfg(opts, "gridcast/coll-selector:mpich");
   REQUIRE(opts.coll_selector == CollectiveSelector::Mpich);
 }
+
+TEST_CASE("replay: empty messages into one host overlap (a flat barrier takes two latencies)", "[replay]")
+{
+  // Rank 0 receives 7 empty messages at once, then sends 7. SimGrid 3.32 serializes zero-size comms
+  // that share a cluster link (7 route latencies for the fan-in); gridcast sends them as 1 byte.
+  TempDir dir;
+  auto result = run(dir, std::vector<std::string>(8, "{\"op\":\"barrier\",\"fn\":\"MPI_Barrier\"}\n"), 8, 1e9,
+                    {"gridcast/coll/barrier:linear"});
+  REQUIRE(result.collectives.at("barrier").count("linear") == 1);
+  // Fan-in then fan-out, each one route latency (plus 7 bytes on rank 0's link: 7 ns).
+  REQUIRE(result.makespan_s == Approx(2 * transfer(0)).margin(2 * 7 / kBw));
+}
