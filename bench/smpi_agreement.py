@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Does gridcast, told to use SMPI's network model, predict what `smpirun -replay` predicts?
 
-    python3 bench/smpi_agreement.py            # all 12 cases (a few seconds)
-    python3 bench/smpi_agreement.py --quick    # the CTest subset (8 cases, about a second)
+    python3 bench/smpi_agreement.py            # all 14 cases (a few seconds)
+    python3 bench/smpi_agreement.py --quick    # a subset (9 cases, about two seconds)
 
 For every case, the same trace, platform and hostfile go to
     gridcast replay TRACE --platform P --hostfile F --cfg network/model:SMPI --cfg surf/precision:1e-9
@@ -16,7 +16,7 @@ which is only reported (two libraries' algorithms differ by design).
 
 Cases: synthetic traces from scripts/gen_tit.py (ring with eager and rendezvous messages, ring with
 blocking even/odd send/recv, 3-D halos with extents of 2 and without allreduce, wildcard receives,
-two ranks per host) on scripts/gen_cluster.py clusters, plus the recorded traces of examples/.
+two ranks per host, every collective action) on scripts/gen_cluster.py clusters, plus the recorded traces of examples/.
 Wildcard receives are fed to gridcast as SMPI's tracer writes them (-333) and to smpirun as -555,
 which is all its replay can match (see bench/replay_tools.py).
 
@@ -62,6 +62,8 @@ GENERATED = (
     GenCase("p2p-wild-8-rendezvous", "p2p-wild", 8, 5, 256 * KIB, quick=False),
     GenCase("ring-256", "ring", 256, 10, 16 * KIB, quick=False),
     GenCase("halo3d-64", "halo3d", 64, 10, 32 * KIB, quick=False),  # with allreduce
+    GenCase("collectives-16", "collectives", 16, 4, 8 * KIB),
+    GenCase("collectives-64", "collectives", 64, 2, 64 * KIB, quick=False),
 )
 EXAMPLES = ("pingpong", "ring-halo")
 
