@@ -220,7 +220,7 @@ def main() -> int:
     ap.add_argument("--cfg", action="append", default=[], metavar="NAME:VALUE",
                     help="passed to every gridcast replay (e.g. gridcast/coll/allreduce:recursive_doubling)")
     ap.add_argument("--selection", default="openmpi-4.1", choices=["openmpi-4.1", "mpich"],
-                    help="gridcast/coll-selection of the replays: the collectives were measured with Open MPI, "
+                    help="gridcast/coll-selector of the replays: the collectives were measured with Open MPI, "
                          "so by default the emulator picks Open MPI 4.1's algorithms (docs/collectives.md)")
     ap.add_argument("--p2p-target", type=float, default=0.10)
     ap.add_argument("--coll-target", type=float, default=0.15)
@@ -281,8 +281,8 @@ def main() -> int:
               f"(fitted from the transfer-dominated sizes of {len(net.get('exchange', []))} exchange sizes)")
     else:
         print("no shared-memory capacity in the calibration: the loopback is one FATPIPE link")
-    emu = Emulator(args.gridcast, platform, work, speed, [f"gridcast/coll-selection:{args.selection}"] + args.cfg)
-    print(f"replay settings: gridcast/coll-selection:{args.selection} {' '.join(args.cfg)}\n")
+    emu = Emulator(args.gridcast, platform, work, speed, [f"gridcast/coll-selector:{args.selection}"] + args.cfg)
+    print(f"replay settings: gridcast/coll-selector:{args.selection} {' '.join(args.cfg)}\n")
     ok = True
     try:
         print("ping-pong, one-way time (us)")

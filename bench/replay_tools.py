@@ -173,7 +173,7 @@ def generated_scenario(work: Path, name: str, pattern: str, np_: int, iters: int
         (cdir / "stamp.json").write_text(cstamp)
     index = trace_dir / "trace.txt"
     return Scenario(name, index, cdir / "platform.xml", cdir / "hostfile", np_, count_events(index),
-                    not meta["allreduce"], f"{pattern} np={np_} iters={iters} bytes={nbytes} flops={flops:g}")
+                    meta["point_to_point_only"], f"{pattern} np={np_} iters={iters} bytes={nbytes} flops={flops:g}")
 
 
 def example_scenario(folder: Path) -> Scenario:

@@ -18,6 +18,9 @@ Patterns (one iteration each; --iters repeats it):
                  drops it). A dimension of extent 1 exchanges nothing.
   p2p-wild       compute F*(1 + (rank % 4)/4); every rank but 0 sends to rank 0 while rank 0 posts
                  np-1 wildcard receives; then isend next, wildcard recv, wait.
+  collectives    compute F*(1 + (rank % 4)/4); barrier; bcast, reduce and allreduce of --bytes (the
+                 root moves by one rank per iteration); allgather, alltoall, gather, scatter,
+                 allgatherv, alltoallv and reducescatter of --bytes/np per rank (at least one element)
 
 Messages are --bytes long, written as a count of --datatype elements with SMPI's datatype id, like
 the tracer does ("isend 1 7 100 0" = 100 MPI_DOUBLE to rank 1, tag 7). Compute amounts are flops,
@@ -36,7 +39,7 @@ from pathlib import Path
 
 # SMPI datatype ids (simgrid::smpi::Datatype::encode in 3.32, checked against -trace-ti output).
 DATATYPES = {"double": (0, 8), "int": (1, 4), "char": (2, 1), "byte": (6, 1)}
-PATTERNS = ("ring", "ring-blocking", "halo3d", "p2p-wild")
+PATTERNS = ("ring", "ring-blocking", "halo3d", "p2p-wild", "collectives")
 TRACER_ANY_SOURCE = -333  # what SimGrid 3.32's -trace-ti writes for MPI_ANY_SOURCE
 SMPI_ANY_SOURCE = -555    # MPI_ANY_SOURCE in SMPI; the only value 3.32's replay matches
 
@@ -175,6 +178,28 @@ def p2p_wild(rank: int, np_: int, iters: int, msg: Msg, flops: float, allreduce:
             yield allreduce
 
 
+def collectives(rank: int, np_: int, iters: int, msg: Msg, flops: float) -> Iterator[str]:
+    """Every collective action SMPI 3.32's replayer and gridcast both read, with the tracer's syntax."""
+    my_flops = flops * (1.0 + (rank % 4) / 4.0)
+    block = max(1, msg.count // np_)  # per-rank share of the buffer, in elements
+    dt = msg.dt
+    counts = " ".join([str(block)] * np_)
+    for it in range(iters):
+        root = it % np_
+        yield f"compute {fmt_flops(my_flops)}"
+        yield "barrier"
+        yield f"bcast {msg.count} {root} {dt}"
+        yield f"reduce {msg.count} 0 {root} {dt}"
+        yield f"allreduce {msg.count} 0 {dt}"
+        yield f"allgather {block} {block} {dt} {dt}"
+        yield f"alltoall {block} {block} {dt} {dt}"
+        yield f"gather {block} {block} {root} {dt} {dt}"
+        yield f"scatter {block} {block} {root} {dt} {dt}"
+        yield f"allgatherv {block} {counts} {dt} {dt}"
+        yield f"alltoallv {block * np_} {counts} {block * np_} {counts} {dt} {dt}"
+        yield f"reducescatter {counts} 0 {dt}"
+
+
 def rank_lines(pattern: str, rank: int, np_: int, iters: int, msg: Msg, flops: float,
                allreduce: str | None, any_source: int) -> Iterator[str]:
     yield "init"
@@ -186,6 +211,8 @@ def rank_lines(pattern: str, rank: int, np_: int, iters: int, msg: Msg, flops: f
         yield from halo3d(rank, np_, iters, msg, flops, allreduce)
     elif pattern == "p2p-wild":
         yield from p2p_wild(rank, np_, iters, msg, flops, allreduce, any_source)
+    elif pattern == "collectives":
+        yield from collectives(rank, np_, iters, msg, flops)
     else:
         raise ValueError(f"unknown pattern {pattern!r}")
     yield "finalize"
@@ -239,7 +266,7 @@ def generate(out: Path, pattern: str, np_: int, iters: int, nbytes: int, flops: 
         "allreduce": bool(allreduce),
         "allreduce_bytes": allreduce_bytes if allreduce else 0,
         "any_source": any_source,
-        "point_to_point_only": not allreduce,
+        "point_to_point_only": not allreduce and pattern != "collectives",
         "index": index_name,
         "events": events,
     }

@@ -84,6 +84,8 @@ def main() -> int:
     ap.add_argument("--gridcast", default=str(ROOT / "build" / "bin" / "gridcast"))
     ap.add_argument("--work", default=None, help="keep recordings here (reused when present)")
     ap.add_argument("--quick", action="store_true", help="np 64 only")
+    ap.add_argument("--coll-selector", choices=("smpi", "mpich"), default="smpi",
+                    help="gridcast's collective selection (default smpi: SMPI's default algorithms, as smpirun)")
     ap.add_argument("--apps", default=",".join(APPS), help="comma-separated subset of " + ", ".join(APPS))
     args = ap.parse_args()
     if not Path(args.gridcast).exists() or not shutil.which("smpicc") or not shutil.which("smpirun"):
@@ -92,6 +94,9 @@ def main() -> int:
     work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="gridcast-acc-"))
     work.mkdir(parents=True, exist_ok=True)
     target_np = TARGET_NP[:1] if args.quick else TARGET_NP
+    # smpirun runs SMPI's default collective selector: gridcast must expand the collectives into the same
+    # messages (as it uses the same platform), or the comparison measures two MPI libraries.
+    selector = ["--cfg", f"gridcast/coll-selector:{args.coll_selector}"]
     rows = []
     for app in args.apps.split(","):
         folder, source, train_nw, _ = APPS[app]
@@ -103,11 +108,12 @@ def main() -> int:
         for p in target_np:
             for w in (train_nw[-1], 2 * train_nw[-1]):
                 out = run([args.gridcast, "predict", str(model), "--nw", str(w), "--np", str(p), "--platform",
-                           str(ROOT / folder / "platform.xml")])
+                           str(ROOT / folder / "platform.xml"), *selector])
                 predicted = float(re.search(r"makespan: ([0-9.eE+-]+) s", out).group(1))
                 truth = smpi_time(app, binary, p, w, work)
                 recorded = record(app, p, w, work / f"{app}-np{p}-nw{w}", args.gridcast)
-                out = run([args.gridcast, "replay", str(recorded), "--platform", str(ROOT / folder / "platform.xml")])
+                out = run([args.gridcast, "replay", str(recorded), "--platform", str(ROOT / folder / "platform.xml"),
+                           *selector])
                 replayed = float(re.search(r"makespan: ([0-9.eE+-]+) s", out).group(1))
                 rows.append((app, p, w, predicted, truth, replayed, 100.0 * abs(predicted - truth) / truth))
     print(f"{'app':<15} {'np':>4} {'Nw':>6} {'predicted s':>13} {'smpirun s':>13} {'error':>8}   "

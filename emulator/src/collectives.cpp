@@ -21,6 +21,8 @@
 
 #include <algorithm>
 #include <bit>
+#include <functional>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -1247,6 +1249,212 @@ void bcast_default(CollectiveContext& ctx, const CollectiveArgs& a)
     bcast_binomial(ctx, a);
 }
 
+// ---------------------------------------------------------------------------------------------------
+// SMPI 3.32's default algorithms: what `smpirun` runs with smpi/coll-selector:default (its default),
+// from src/smpi/colls/smpi_default_selector.cpp and the flat "nbc" algorithms of smpi_nbc_impl.cpp,
+// which post every message at once. CollectiveSelector::Smpi chooses them (select_smpi below), so that
+// gridcast and SMPI exchange the same messages when they are compared. SMPI posts empty messages too:
+// these algorithms do, except where a whole call is empty (as everywhere in gridcast).
+
+/// barrier__ompi_basic_linear: every rank sends an empty message to rank 0 and waits for its reply;
+/// rank 0 receives them all, then replies to all (2 (n - 1) messages through rank 0).
+void barrier_linear(CollectiveContext& ctx, const CollectiveArgs&)
+{
+  const int n = ctx.size();
+  if (n == 1)
+    return;
+  if (ctx.rank() != 0) {
+    ctx.send(0, 0, tag::kBarrierFanIn);
+    ctx.recv(0, 0, tag::kBarrierFanOut);
+    return;
+  }
+  std::vector<RequestPtr> reqs;
+  for (int i = 1; i < n; ++i)
+    reqs.push_back(ctx.irecv(i, 0, tag::kBarrierFanIn));
+  ctx.wait_all(reqs);
+  reqs.clear();
+  for (int i = 1; i < n; ++i)
+    reqs.push_back(ctx.isend(i, 0, tag::kBarrierFanOut));
+  ctx.wait_all(reqs);
+}
+
+/// allreduce__default: SMPI's flat reduce to rank 0 (ireduce: rank 0 posts n - 1 receives at once),
+/// then a binomial broadcast from rank 0 (bcast__binomial_tree, the same tree as MPICH's).
+void allreduce_linear_reduce_bcast(CollectiveContext& ctx, const CollectiveArgs& a)
+{
+  CollectiveArgs at0 = a;
+  at0.root = 0;
+  reduce_linear(ctx, at0);
+  bcast_binomial(ctx, at0);
+}
+
+/// iallgather: every rank sends its block to every other rank and receives theirs, all at once.
+void allgather_linear(CollectiveContext& ctx, const CollectiveArgs& a)
+{
+  const int n = ctx.size();
+  if (a.bytes == 0 || n == 1)
+    return;
+  const int me = ctx.rank();
+  std::vector<RequestPtr> reqs;
+  for (int other = 0; other < n; ++other) {
+    if (other == me)
+      continue;
+    reqs.push_back(ctx.isend(other, a.bytes, tag::kAllgather));
+    reqs.push_back(ctx.irecv(other, a.bytes, tag::kAllgather));
+  }
+  ctx.wait_all(reqs);
+}
+
+/// alltoall__basic_linear (Open MPI's, as in SMPI): receives posted from rank + 1, rank + 2, ...,
+/// sends to rank - 1, rank - 2, ..., all at once (MPICH's `linear` throttles them by 32).
+void alltoall_basic_linear(CollectiveContext& ctx, const CollectiveArgs& a)
+{
+  const int n = ctx.size();
+  if (a.bytes == 0 || n == 1)
+    return;
+  const int me = ctx.rank();
+  std::vector<RequestPtr> reqs;
+  for (int i = 1; i < n; ++i)
+    reqs.push_back(ctx.irecv((me + i) % n, a.bytes, tag::kAlltoall));
+  for (int i = 1; i < n; ++i)
+    reqs.push_back(ctx.isend(wrap(me - i, n), a.bytes, tag::kAlltoall));
+  ctx.wait_all(reqs);
+}
+
+/// ialltoallv: receives from every other rank in rank order, then sends to every other rank in rank
+/// order, all at once; empty blocks are sent as empty messages.
+void alltoallv_basic_linear(CollectiveContext& ctx, const CollectiveArgs& a)
+{
+  const AlltoallvSizes s(ctx, a);
+  const int n = ctx.size();
+  const int me = ctx.rank();
+  std::vector<RequestPtr> reqs;
+  for (int i = 0; i < n; ++i)
+    if (i != me)
+      reqs.push_back(ctx.irecv(i, s.from.block(i), tag::kAlltoallv));
+  for (int i = 0; i < n; ++i)
+    if (i != me)
+      reqs.push_back(ctx.isend(i, s.to.block(i), tag::kAlltoallv));
+  ctx.wait_all(reqs);
+}
+
+/// reduce_scatter__default with equal blocks: SMPI's flat reduce of the whole buffer to rank 0, then a
+/// flat scatterv of the blocks (iscatterv posts every block, empty ones included).
+void redscat_linear_reduce_scatterv(CollectiveContext& ctx, const CollectiveArgs& a)
+{
+  const BlockCounts counts = redscat_blocks(ctx, a);
+  if (counts.total() == 0)
+    return;
+  CollectiveArgs whole = a;
+  whole.bytes = counts.total();
+  whole.root = 0;
+  reduce_linear(ctx, whole);
+  const int n = ctx.size();
+  if (ctx.rank() != 0) {
+    ctx.recv(0, counts.block(ctx.rank()), tag::kRedScatScatterv);
+    return;
+  }
+  std::vector<RequestPtr> reqs;
+  for (int i = 1; i < n; ++i)
+    reqs.push_back(ctx.isend(i, counts.block(i), tag::kRedScatScatterv));
+  ctx.wait_all(reqs);
+}
+
+/// SMPI's scan and exscan (smpi_coll.cpp): every rank receives the buffer of every lower rank and
+/// sends its own to every higher rank, all at once (n (n - 1) / 2 messages, one round).
+void prefix_direct(CollectiveContext& ctx, const CollectiveArgs& a, int t)
+{
+  const int n = ctx.size();
+  if (a.bytes == 0 || n == 1)
+    return;
+  const int me = ctx.rank();
+  std::vector<RequestPtr> reqs;
+  for (int other = 0; other < me; ++other)
+    reqs.push_back(ctx.irecv(other, a.bytes, t));
+  for (int other = me + 1; other < n; ++other)
+    reqs.push_back(ctx.isend(other, a.bytes, t));
+  ctx.wait_all(reqs);
+}
+void scan_direct(CollectiveContext& ctx, const CollectiveArgs& a) { prefix_direct(ctx, a, tag::kScan); }
+void exscan_direct(CollectiveContext& ctx, const CollectiveArgs& a) { prefix_direct(ctx, a, tag::kExscan); }
+
+/// alltoall__default = alltoall__ompi: Open MPI 4.1's decision table on (n, bytes per destination), as
+/// SMPI 3.32 carries it. Open MPI's "linear_sync" and "two_proc" are SMPI's basic_linear.
+std::string smpi_alltoall(Bytes bytes, int n)
+{
+  struct Step {
+    Bytes below;  ///< this algorithm while bytes < below
+    const char* algorithm;
+  };
+  struct Row {
+    int n_below;  ///< this row while n < n_below (n == 2 has its own row)
+    std::vector<Step> steps;
+  };
+  constexpr Bytes kAny = std::numeric_limits<Bytes>::max();
+  static const char* const L = "basic_linear";
+  static const char* const P = "pairwise";
+  static const char* const B = "bruck";
+  static const std::vector<Step> two{{2, P},     {4, L},      {16, P},      {64, L},  {256, P},
+                                     {4096, L},  {32768, P},  {1048576, L}, {kAny, P}};
+  static const std::vector<Row> table{
+      {8, {{524288, L}, {1048576, P}, {kAny, L}}},
+      {16, {{kAny, L}}},
+      {32, {{4, L}, {512, B}, {kAny, L}}},
+      {64, {{512, B}, {kAny, L}}},
+      {128, {{1024, B}, {262144, L}, {kAny, P}}},
+      {256, {{1024, B}, {262144, L}, {kAny, P}}},
+      {512, {{1024, B}, {32768, L}, {kAny, P}}},
+      {1024, {{512, B}, {262144, L}, {kAny, P}}},
+      {2048, {{512, B}, {kAny, L}}},
+      {4096, {{1024, B}, {kAny, L}}},
+      {std::numeric_limits<int>::max(), {{2048, B}, {kAny, L}}},
+  };
+  const std::vector<Step>* steps = &table.back().steps;
+  if (n == 2) {
+    steps = &two;
+  } else {
+    for (const Row& row : table) {
+      if (n < row.n_below) {
+        steps = &row.steps;
+        break;
+      }
+    }
+  }
+  for (const Step& s : *steps)
+    if (bytes < s.below)
+      return s.algorithm;
+  return steps->back().algorithm;
+}
+
+/// SMPI 3.32's default selector. Only alltoall depends on the size; reduce-scatter on whether the
+/// blocks are equal (SMPI hands unequal ones to its MPICH reduce-scatter, here MPICH's rule).
+std::string select_smpi(CollectiveKind kind, const CollectiveArgs& args, int n)
+{
+  using K = CollectiveKind;
+  switch (kind) {
+    case K::Barrier: return "linear";
+    case K::Bcast: return "binomial";
+    case K::Reduce: return "linear";
+    case K::Allreduce: return "linear_reduce_bcast";
+    case K::Allgather: return "linear";
+    case K::Allgatherv: return "linear";
+    case K::Alltoall: return smpi_alltoall(args.bytes, n);
+    case K::Alltoallv: return "basic_linear";
+    case K::Gather: return "linear";
+    case K::Gatherv: return "linear";
+    case K::Scatter: return "linear";
+    case K::Scatterv: return "linear";
+    case K::ReduceScatter: {
+      const bool equal = std::adjacent_find(args.recv_counts.begin(), args.recv_counts.end(),
+                                            std::not_equal_to<>()) == args.recv_counts.end();
+      return equal ? "linear_reduce_scatterv" : default_reduce_scatter(args, n);
+    }
+    case K::Scan: return "direct";
+    case K::Exscan: return "direct";
+  }
+  throw std::invalid_argument("select: invalid CollectiveKind " + std::to_string(static_cast<int>(kind)));
+}
+
 using AlgorithmFn = void (*)(CollectiveContext&, const CollectiveArgs&);
 
 /// A reducing algorithm: the communication, then the rank's reduction work (SMPI replay order).
@@ -1293,6 +1501,15 @@ CollectiveRegistry::CollectiveRegistry()
   algorithms_[K::Scan] = {{"linear", reducing(scan_linear)}, {"recursive_doubling", reducing(scan_recursive_doubling)}};
   algorithms_[K::Exscan] = {{"linear", reducing(exscan_linear)},
                             {"recursive_doubling", reducing(exscan_recursive_doubling)}};
+  // SMPI 3.32's defaults (CollectiveSelector::Smpi)
+  algorithms_[K::Barrier].emplace("linear", barrier_linear);
+  algorithms_[K::Allreduce].emplace("linear_reduce_bcast", reducing(allreduce_linear_reduce_bcast));
+  algorithms_[K::Allgather].emplace("linear", allgather_linear);
+  algorithms_[K::Alltoall].emplace("basic_linear", alltoall_basic_linear);
+  algorithms_[K::Alltoallv].emplace("basic_linear", alltoallv_basic_linear);
+  algorithms_[K::ReduceScatter].emplace("linear_reduce_scatterv", reducing(redscat_linear_reduce_scatterv));
+  algorithms_[K::Scan].emplace("direct", reducing(scan_direct));
+  algorithms_[K::Exscan].emplace("direct", reducing(exscan_direct));
 }
 
 const CollectiveAlgorithm* CollectiveRegistry::find(CollectiveKind kind, const std::string& name) const
@@ -1340,7 +1557,7 @@ std::string CollectiveRegistry::select(CollectiveKind kind, const CollectiveArgs
 
 
 // ---------------------------------------------------------------------------------------------------
-// Open MPI 4.1's selection (`--cfg gridcast/coll-selection:openmpi-4.1`, docs/collectives.md): the fixed
+// Open MPI 4.1's selection (`--cfg gridcast/coll-selector:openmpi-4.1`, docs/collectives.md): the fixed
 // decision rules of its tuned component (ompi/mca/coll/tuned/coll_tuned_decision_fixed.c of 4.1,
 // used while coll_tuned_use_dynamic_rules is false, the default), for the commutative reductions a
 // trace records. Each Open MPI algorithm maps to the gridcast algorithm that moves the same bytes in
@@ -1436,6 +1653,35 @@ std::string CollectiveRegistry::select_openmpi41(CollectiveKind kind, const Coll
     }
   }
   return select(kind, args, comm_size);
+}
+
+std::string CollectiveRegistry::select(CollectiveKind kind, const CollectiveArgs& args, int comm_size,
+                                       CollectiveSelector selector) const
+{
+  switch (selector) {
+  case CollectiveSelector::Mpich:
+    return select(kind, args, comm_size);
+  case CollectiveSelector::OpenMpi41:
+    return select_openmpi41(kind, args, comm_size);
+  case CollectiveSelector::Smpi:
+    break;
+  }
+  if (comm_size < 1)
+    throw std::invalid_argument("select: communicator size " + std::to_string(comm_size));
+  return select_smpi(kind, args, comm_size);
+}
+
+std::string_view collective_selector_name(CollectiveSelector selector)
+{
+  switch (selector) {
+  case CollectiveSelector::Mpich:
+    return "mpich";
+  case CollectiveSelector::Smpi:
+    return "smpi";
+  case CollectiveSelector::OpenMpi41:
+    return "openmpi-4.1";
+  }
+  throw std::invalid_argument("collective_selector_name: unknown selector");
 }
 
 }  // namespace gridcast::emulator

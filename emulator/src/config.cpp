@@ -42,9 +42,11 @@ const std::vector<std::pair<std::string, std::string>>& gridcast_cfg_keys()
       {"gridcast/coll/<op>", "force the algorithm of collective <op> (barrier, bcast, reduce, allreduce, "
                              "alltoall, alltoallv, gather, gatherv, allgather, allgatherv, scatter, scatterv, "
                              "reducescatter, scan, exscan); `gridcast algorithms` lists the names"},
-      {"gridcast/coll-selection", "how collectives not forced by gridcast/coll/<op> choose their algorithm: "
-                                  "mpich (default: MPICH's size rules) or openmpi-4.1 (Open MPI 4.1's fixed "
-                                  "rules for allreduce and alltoall, MPICH's for the rest; docs/collectives.md)"},
+      {"gridcast/coll-selector", "whose default algorithm choice to reproduce: mpich (default: MPICH 3.x's "
+                                 "rules), smpi (SMPI 3.32's smpi/coll-selector:default, what smpirun runs; "
+                                 "use it to compare with smpirun) or openmpi-4.1 (Open MPI 4.1's fixed rules "
+                                 "for allreduce and alltoall, MPICH's for the rest; for platforms calibrated "
+                                 "with Open MPI); gridcast/coll/<op> still wins"},
     };
     for (const auto& g : gpu_cfg_keys())  // GPU costs and NCCL (docs/gpu.md)
       k.push_back(g);
@@ -97,10 +99,15 @@ void apply_cfg(ReplayOptions& options, const std::string& name_value)
       throw InputError({"--cfg", 0, name, -1}, "a cost cannot be negative");
     return;
   }
-  if (name == "gridcast/coll-selection") {
-    if (value != "mpich" && value != "openmpi-4.1")
-      throw InputError({"--cfg", 0, name, -1}, "unknown selection '" + value + "' (known: mpich, openmpi-4.1)");
-    options.coll_selection = value;
+  if (name == "gridcast/coll-selector") {
+    if (value == "mpich")
+      options.coll_selector = CollectiveSelector::Mpich;
+    else if (value == "smpi")
+      options.coll_selector = CollectiveSelector::Smpi;
+    else if (value == "openmpi-4.1")
+      options.coll_selector = CollectiveSelector::OpenMpi41;
+    else
+      throw InputError({"--cfg", 0, name, -1}, "unknown selector '" + value + "' (known: mpich, smpi, openmpi-4.1)");
     return;
   }
   if (name.rfind("gridcast/coll/", 0) == 0) {

@@ -662,10 +662,8 @@ private:
       ;  // NCCL's own algorithm
     else if (forced != world_.options.forced_algorithms.end())
       name = forced->second;
-    else if (world_.options.coll_selection == "openmpi-4.1")
-      name = world_.registry.select_openmpi41(kind, args, comm.size());
     else
-      name = world_.registry.select(kind, args, comm.size());
+      name = world_.registry.select(kind, args, comm.size(), world_.options.coll_selector);
     const CollectiveAlgorithm* algo = world_.registry.find(kind, name);
     if (algo == nullptr)
       throw InternalError("no collective algorithm " + name + " for " + std::string(collective_name(kind)));
@@ -869,7 +867,8 @@ private:
     args.bytes = 8;
     args.recv_bytes = 8;
     CollectiveContext ctx(world_.board, parent, rank_, [](double) {});
-    std::string name = world_.registry.select(CollectiveKind::Allgather, args, parent.size());
+    std::string name =
+        world_.registry.select(CollectiveKind::Allgather, args, parent.size(), world_.options.coll_selector);
     double begin = sg4::Engine::get_clock();
     (*world_.registry.find(CollectiveKind::Allgather, name))(ctx, args);
     stats_.wait_s += ctx.partner_wait_s();

@@ -108,8 +108,8 @@ void write_prediction(const std::filesystem::path& file, const ReplayResult& res
     for (const auto& [kind, name] : run.options->forced_algorithms)
       forced[std::string(collective_name(kind))] = name;
     config["forced_collectives"] = std::move(forced);
-    if (run.options->coll_selection != "mpich")  // absent = the default, so existing outputs keep their bytes
-      config["coll_selection"] = run.options->coll_selection;
+    if (run.options->coll_selector != CollectiveSelector::Mpich)  // absent = the default: outputs keep their bytes
+      config["coll_selector"] = std::string(collective_selector_name(run.options->coll_selector));
     ordered sg = ordered::array();
     for (const auto& [name, value] : run.options->simgrid_cfg)
       sg.push_back(name + ":" + value);

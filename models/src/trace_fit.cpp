@@ -6,11 +6,14 @@
 #include "gridcast/models/trace_model.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <set>
 #include <sstream>
+#include <string_view>
 #include <tuple>
+#include <unordered_map>
 
 namespace gridcast::models::trace {
 
@@ -159,9 +162,29 @@ struct Series {
   std::map<std::pair<double, double>, std::pair<double, std::uint64_t>> sums;  ///< (nw, np) -> (sum, count)
   void add(double nw, double np, double v)
   {
-    auto& e = sums[{nw, np}];
-    e.first += v;
-    ++e.second;
+    // A profile is walked call after call: the same (nw, np) as the last call, found without a search.
+    if (last_ == nullptr || last_key_ != std::pair{nw, np}) {
+      last_     = &sums[{nw, np}];
+      last_key_ = {nw, np};
+    }
+    last_->first += v;
+    ++last_->second;
+  }
+  Series() = default;
+  Series(const Series& o) : sums(o.sums) {}
+  Series(Series&& o) noexcept : sums(std::move(o.sums)) { o.last_ = nullptr; }
+  Series& operator=(const Series& o)
+  {
+    sums  = o.sums;
+    last_ = nullptr;
+    return *this;
+  }
+  Series& operator=(Series&& o) noexcept
+  {
+    sums    = std::move(o.sums);
+    last_   = nullptr;
+    o.last_ = nullptr;
+    return *this;
   }
   bool empty() const { return sums.empty(); }
   /// Adds to the last observation at this point (a construct's work that comes after it, in pieces).
@@ -174,6 +197,10 @@ struct Series {
       out.push_back({key.first, key.second, e.first / static_cast<double>(e.second)});
     return out;
   }
+
+private:
+  std::pair<double, double> last_key_{};
+  std::pair<double, std::uint64_t>* last_ = nullptr;  ///< into sums (map nodes do not move)
 };
 
 /// Rank expressions still consistent with every observation so far, and the first few observations
@@ -228,7 +255,8 @@ struct SlotObs {
   std::set<std::int64_t> request_back;
   std::set<std::vector<std::int64_t>> requests_back;
   /// Integer quantities that took several values in one profile: (field, profile) -> (min, max).
-  std::map<std::pair<std::string, std::size_t>, std::pair<double, double>> spread;
+  /// (field, profile) -> value range. Fields are string literals: a view orders like the string, no copy.
+  std::map<std::pair<std::string_view, std::size_t>, std::pair<double, double>> spread;
   std::string where;  ///< first member's profile and rank, for messages
 
   // Latency model (compute calls): the call's context and its work per (profile, progress buckets).
@@ -250,6 +278,61 @@ std::uint64_t mix64(std::uint64_t x)
   return x ^ (x >> 31);
 }
 constexpr std::size_t kReservoir = 1024;  ///< single calls kept per call site for the histogram
+
+/// The token ids of one stream's calls, remembered by the call's integer fields and the stream's own
+/// function id. Building a CallToken (a copy of the function's name) and searching the fitter's map of
+/// tokens (string comparisons) for each of millions of calls was most of `gridcast fit`'s time; a
+/// stream has a handful of distinct tokens, so after the first call of each the answer is a hash
+/// lookup. `varying(fn)` says whether the function's tags are fitted per position (then the tag is
+/// not part of the token, nor of the key).
+class StreamTokenCache {
+public:
+  /// The id for `rec`, from `compute()` the first time this key is seen.
+  template <class Varying, class Compute>
+  std::uint32_t get(const CallRecord& rec, Varying varying, Compute compute)
+  {
+    if (rec.function >= varying_.size())
+      varying_.resize(rec.function + 1, -1);
+    std::int8_t& v = varying_[rec.function];
+    if (v < 0)
+      v = varying(rec.function) ? 1 : 0;
+    const Key k{rec.function, rec.op, v != 0 ? 0 : rec.tag, rec.recv_tag, rec.comm, rec.color, rec.key, rec.new_comm};
+    // A direct-mapped front (no bucket chains) answers almost every call; the map keeps every key.
+    Slot& slot = front_[KeyHash{}(k) % front_.size()];
+    if (slot.used && slot.key == k)
+      return slot.id;
+    auto it = ids_.find(k);
+    const std::uint32_t id = it != ids_.end() ? it->second : ids_.emplace(k, compute()).first->second;
+    slot = {k, id, true};
+    return id;
+  }
+
+private:
+  struct Key {
+    std::uint32_t function;
+    Op op;
+    std::int32_t tag, recv_tag, comm, color, key, new_comm;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    std::size_t operator()(const Key& k) const
+    {
+      auto u = [](std::int32_t x) { return static_cast<std::uint64_t>(static_cast<std::uint32_t>(x)); };
+      std::uint64_t h = (std::uint64_t{k.function} << 8 | static_cast<std::uint64_t>(k.op)) ^ u(k.tag) << 32;
+      h ^= (u(k.recv_tag) ^ u(k.comm) << 16 ^ u(k.color) << 24 ^ u(k.key) << 40 ^ u(k.new_comm) << 48) * 0x9e3779b97f4a7c15ULL;
+      h *= 0xff51afd7ed558ccdULL;
+      return static_cast<std::size_t>(h ^ (h >> 32));
+    }
+  };
+  struct Slot {
+    Key key{};
+    std::uint32_t id = 0;
+    bool used = false;
+  };
+  std::vector<std::int8_t> varying_;  ///< by the stream's function id: -1 not looked up yet
+  std::unordered_map<Key, std::uint32_t, KeyHash> ids_;
+  std::array<Slot, 64> front_{};
+};
 
 class Fitter {
 public:
@@ -529,6 +612,12 @@ private:
     return t;
   }
 
+  /// For StreamTokenCache: whether the function `fn` of stream `s` has its tags fitted per position.
+  auto varying_in(const CallStream& s) const
+  {
+    return [this, &s](std::uint32_t fn) { return varying_tag_functions_.count(s.functions().name(fn)) > 0; };
+  }
+
   void load(const std::filesystem::path& path)
   {
     ProfileDir dir(path);
@@ -542,12 +631,15 @@ private:
     std::vector<std::uint32_t> tokens;
     for (int r = 0; r < dir.rank_count(); ++r) {
       CallStreamPtr s = dir.open(r);
+      StreamTokenCache cache;
       tokens.clear();
       CallRecord rec;
       while (s->next(rec)) {
-        CallToken t = make_token(s->functions().name(rec.function), rec);
-        p.functions.insert(t.function);
-        tokens.push_back(intern(t));
+        tokens.push_back(cache.get(rec, varying_in(*s), [&] {
+          CallToken t = make_token(s->functions().name(rec.function), rec);
+          p.functions.insert(t.function);
+          return intern(t);
+        }));
       }
       RankTrace rt;
       FoldOptions fo  = opt_.fold;
@@ -573,15 +665,19 @@ private:
     out.clear();
     ProfileDir dir(profiles_[pr.first].path);
     CallStreamPtr s = dir.open(pr.second);
+    StreamTokenCache cache;
     CallRecord rec;
-    while (s->next(rec)) {
-      CallToken t = make_token(s->functions().name(rec.function), rec);
-      auto it = token_ids_.find(t);
-      if (it == token_ids_.end())
-        throw InputError({dir.rank_path(pr.second).string(), rec.line, {}, pr.second},
-                         "the trace changed while it was being fitted");
-      out.push_back(remap_[it->second]);
-    }
+    while (s->next(rec))
+      out.push_back(cache.get(rec, varying_in(*s), [&] { return model_token(*s, rec, dir.rank_path(pr.second), pr.second); }));
+  }
+
+  /// The model's id of `rec`'s token; an InputError if the fit never saw it (the file changed).
+  std::uint32_t model_token(const CallStream& s, const CallRecord& rec, const std::filesystem::path& file, int rank) const
+  {
+    auto it = token_ids_.find(make_token(s.functions().name(rec.function), rec));
+    if (it == token_ids_.end())
+      throw InputError({file.string(), rec.line, {}, rank}, "the trace changed while it was being fitted");
+    return remap_[it->second];
   }
 
   /// The polling-construct roles of a rank's calls (model ids), as folding gave them.
@@ -720,13 +816,10 @@ private:
       end = not stream_->next(rec);
       if (end)
         return;
-      CallToken t = fitter_.make_token(stream_->functions().name(rec.function), rec);
-      auto it = fitter_.token_ids_.find(t);
-      if (it == fitter_.token_ids_.end())
-        throw InputError({dir_.rank_path(rank_).string(), rec.line, {}, rank_},
-                         "the trace changed while it was being fitted");
-      token = fitter_.remap_[it->second];
+      token = cache_.get(rec, fitter_.varying_in(*stream_),
+                         [&] { return fitter_.model_token(*stream_, rec, dir_.rank_path(rank_), rank_); });
     }
+    StreamTokenCache cache_;
 
     const Fitter& fitter_;
     ProfileDir dir_;

@@ -3,6 +3,7 @@
 #include "gridcast/models/errors.hpp"
 
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <map>
 
@@ -88,15 +89,38 @@ std::optional<int> RankExpr::eval(int rank, int np, const std::uint64_t* loop, i
       return a + static_cast<int>(*i % static_cast<std::uint64_t>(np - a));
     }
     case Kind::Grid: {
-      // Fitting evaluates grids at a handful of (np, dims) millions of times: remember the last one.
-      thread_local int cached_np = -1, cached_dims = -1;
-      thread_local std::vector<int> cached;
-      if (cached_np != np || cached_dims != dims) {
-        cached      = dims_create(np, dims);
-        cached_np   = np;
-        cached_dims = dims;
+      // Fitting evaluates grids at a handful of (np, dims) millions of times, candidates of 2 and 3
+      // dimensions in turn: remember a few grids.
+      struct Cached {
+        int np = -1, dims = -1;
+        std::vector<int> d;
+      };
+      thread_local std::array<Cached, 4> cache;
+      thread_local std::size_t next_slot = 0;
+      const std::vector<int>* found = nullptr;
+      for (const Cached& c : cache)
+        if (c.np == np && c.dims == dims)
+          found = &c.d;
+      if (found == nullptr) {
+        Cached& slot = cache[next_slot++ % cache.size()];
+        slot         = {np, dims, dims_create(np, dims)};
+        found        = &slot.d;
       }
-      const std::vector<int>& d = cached;
+      const std::vector<int>& d = *found;
+      if (rank >= 0 && rank < np && dim >= 0 && static_cast<std::size_t>(dim) < d.size()) {
+        // Without building the coordinates: axis `dim` has stride prod(d[dim+1..]) in the rank.
+        const auto k = static_cast<std::size_t>(dim);
+        int stride = 1;
+        for (std::size_t j = k + 1; j < d.size(); ++j)
+          stride *= d[j];
+        const int ck = (rank / stride) % d[k];
+        int v = ck + a;
+        if (periodic)
+          v = (v % d[k] + d[k]) % d[k];
+        else if (v < 0 || v >= d[k])
+          return std::nullopt;
+        return rank + (v - ck) * stride;
+      }
       std::vector<int> c = grid_coords(rank, d);
       auto k = static_cast<std::size_t>(dim);
       int v  = c[k] + a;

@@ -1,4 +1,4 @@
-// Open MPI 4.1's collective selection (`--cfg gridcast/coll-selection:openmpi-4.1`): the fixed rules
+// Open MPI 4.1's collective selection (`--cfg gridcast/coll-selector:openmpi-4.1`): the fixed rules
 // of coll_tuned_decision_fixed.c (4.1) for commutative allreduce and for alltoall, mapped to gridcast's
 // algorithms. Expected values read off the 4.1 source by hand.
 #include "../models/models_support.hpp"
@@ -87,12 +87,12 @@ TEST_CASE("openmpi-4.1 selection: other collectives keep the MPICH choice", "[co
 TEST_CASE("openmpi-4.1 selection: the --cfg setting is checked", "[collectives][openmpi]")
 {
   ReplayOptions o;
-  CHECK(o.coll_selection == "mpich");
-  apply_cfg(o, "gridcast/coll-selection:openmpi-4.1");
-  CHECK(o.coll_selection == "openmpi-4.1");
-  apply_cfg(o, "gridcast/coll-selection:mpich");
-  CHECK(o.coll_selection == "mpich");
-  auto e = expect_input_error([&] { apply_cfg(o, "gridcast/coll-selection:openmpi-5"); });
-  CHECK(e.context().key == "gridcast/coll-selection");
+  CHECK(o.coll_selector == CollectiveSelector::Mpich);
+  apply_cfg(o, "gridcast/coll-selector:openmpi-4.1");
+  CHECK(o.coll_selector == CollectiveSelector::OpenMpi41);
+  apply_cfg(o, "gridcast/coll-selector:mpich");
+  CHECK(o.coll_selector == CollectiveSelector::Mpich);
+  auto e = expect_input_error([&] { apply_cfg(o, "gridcast/coll-selector:openmpi-5"); });
+  CHECK(e.context().key == "gridcast/coll-selector");
   CHECK(e.reason().find("openmpi-4.1") != std::string::npos);
 }

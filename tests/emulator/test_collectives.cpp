@@ -55,6 +55,8 @@ double T(double bytes)
 {
   return kL + bytes / kB;
 }
+/// An empty MPI message travels as 1 byte (SimGrid 3.32 serializes zero-size comms on a shared link).
+constexpr double kEmptyBytes = 1;
 /// Transfer part only.
 double X(double bytes)
 {
@@ -247,21 +249,23 @@ TEST_CASE("every collective kind has a name and its algorithms", "[collectives]"
   CHECK(collective_name(K::ReduceScatter) == "reducescatter");
   CHECK(collective_name(K::Exscan) == "exscan");
   using Names = std::vector<std::string>;
-  CHECK(registry().names(K::Barrier) == Names{"binomial", "dissemination"});
+  CHECK(registry().names(K::Barrier) == Names{"binomial", "dissemination", "linear"});
   CHECK(registry().names(K::Bcast) == Names{"binomial", "linear", "pipeline", "scatter_allgather"});
   CHECK(registry().names(K::Reduce) == Names{"binomial", "linear", "rabenseifner"});
-  CHECK(registry().names(K::Allreduce) == Names{"rabenseifner", "recursive_doubling", "reduce_bcast", "ring"});
-  CHECK(registry().names(K::Allgather) == Names{"bruck", "recursive_doubling", "ring"});
+  CHECK(registry().names(K::Allreduce) ==
+        Names{"linear_reduce_bcast", "rabenseifner", "recursive_doubling", "reduce_bcast", "ring"});
+  CHECK(registry().names(K::Allgather) == Names{"bruck", "linear", "recursive_doubling", "ring"});
   CHECK(registry().names(K::Allgatherv) == Names{"linear", "ring"});
-  CHECK(registry().names(K::Alltoall) == Names{"bruck", "linear", "pairwise"});
-  CHECK(registry().names(K::Alltoallv) == Names{"linear", "pairwise"});
+  CHECK(registry().names(K::Alltoall) == Names{"basic_linear", "bruck", "linear", "pairwise"});
+  CHECK(registry().names(K::Alltoallv) == Names{"basic_linear", "linear", "pairwise"});
   CHECK(registry().names(K::Gather) == Names{"binomial", "linear"});
   CHECK(registry().names(K::Gatherv) == Names{"linear"});
   CHECK(registry().names(K::Scatter) == Names{"binomial", "linear"});
   CHECK(registry().names(K::Scatterv) == Names{"linear"});
-  CHECK(registry().names(K::ReduceScatter) == Names{"pairwise", "recursive_halving", "reduce_scatterv"});
-  CHECK(registry().names(K::Scan) == Names{"linear", "recursive_doubling"});
-  CHECK(registry().names(K::Exscan) == Names{"linear", "recursive_doubling"});
+  CHECK(registry().names(K::ReduceScatter) ==
+        Names{"linear_reduce_scatterv", "pairwise", "recursive_halving", "reduce_scatterv"});
+  CHECK(registry().names(K::Scan) == Names{"direct", "linear", "recursive_doubling"});
+  CHECK(registry().names(K::Exscan) == Names{"direct", "linear", "recursive_doubling"});
   CHECK(registry().find(K::Bcast, "ring") == nullptr);
 }
 
@@ -320,6 +324,67 @@ TEST_CASE("select follows MPICH's size and communicator-size rules", "[collectiv
       }
 }
 
+TEST_CASE("select with the smpi selector follows SMPI 3.32's default selector", "[collectives]")
+{
+  const CollectiveRegistry& reg = registry();
+  auto pick = [&](K kind, std::uint64_t bytes, int n) {
+    return reg.select(kind, sized(bytes), n, CollectiveSelector::Smpi);
+  };
+  // smpi_default_selector.cpp: flat algorithms and a binomial bcast, whatever the size.
+  for (int n : {2, 7, 64, 256, 5000})
+    for (std::uint64_t bytes : {8ULL, 100000ULL, 1ULL << 24}) {
+      INFO(bytes << " B on " << n);
+      CHECK(pick(K::Barrier, 0, n) == "linear");
+      CHECK(pick(K::Bcast, bytes, n) == "binomial");
+      CHECK(pick(K::Reduce, bytes, n) == "linear");
+      CHECK(pick(K::Allreduce, bytes, n) == "linear_reduce_bcast");
+      CHECK(pick(K::Allgather, bytes, n) == "linear");
+      CHECK(pick(K::Allgatherv, bytes, n) == "linear");
+      CHECK(pick(K::Alltoallv, bytes, n) == "basic_linear");
+      CHECK(pick(K::Gather, bytes, n) == "linear");
+      CHECK(pick(K::Scatter, bytes, n) == "linear");
+      CHECK(pick(K::Gatherv, bytes, n) == "linear");
+      CHECK(pick(K::Scatterv, bytes, n) == "linear");
+      CHECK(pick(K::Scan, bytes, n) == "direct");
+      CHECK(pick(K::Exscan, bytes, n) == "direct");
+    }
+  // Alltoall: Open MPI 4.1's table on (n, bytes per destination). At 64 ranks 512 B is Bruck and 2500 B
+  // basic linear (both checked against smpirun 3.32: same simulated time as forcing smpi/alltoall).
+  CHECK(pick(K::Alltoall, 512, 64) == "bruck");
+  CHECK(pick(K::Alltoall, 1023, 64) == "bruck");
+  CHECK(pick(K::Alltoall, 1024, 64) == "basic_linear");
+  CHECK(pick(K::Alltoall, 2500, 64) == "basic_linear");
+  CHECK(pick(K::Alltoall, 262144, 64) == "pairwise");
+  CHECK(pick(K::Alltoall, 511, 63) == "bruck");
+  CHECK(pick(K::Alltoall, 512, 63) == "basic_linear");
+  CHECK(pick(K::Alltoall, 1 << 20, 63) == "basic_linear");
+  CHECK(pick(K::Alltoall, 3, 16) == "basic_linear");
+  CHECK(pick(K::Alltoall, 4, 16) == "bruck");
+  CHECK(pick(K::Alltoall, 1 << 20, 12) == "basic_linear");
+  CHECK(pick(K::Alltoall, 1, 2) == "pairwise");
+  CHECK(pick(K::Alltoall, 2, 2) == "basic_linear");
+  CHECK(pick(K::Alltoall, 300000, 4) == "basic_linear");
+  CHECK(pick(K::Alltoall, 600000, 4) == "pairwise");
+  CHECK(pick(K::Alltoall, 2047, 5000) == "bruck");
+  CHECK(pick(K::Alltoall, 2048, 5000) == "basic_linear");
+  // Reduce-scatter: equal blocks -> flat reduce + flat scatterv; unequal ones -> MPICH's rule.
+  CollectiveArgs rs;
+  rs.recv_counts = {100000, 100000, 100000, 100000, 100000, 100000};
+  CHECK(reg.select(K::ReduceScatter, rs, 6, CollectiveSelector::Smpi) == "linear_reduce_scatterv");
+  rs.recv_counts.back() = 1;
+  CHECK(reg.select(K::ReduceScatter, rs, 6, CollectiveSelector::Smpi) == "recursive_halving");
+  // The MPICH selector is the three-argument select.
+  CHECK(reg.select(K::Allreduce, sized(8), 256, CollectiveSelector::Mpich) == "recursive_doubling");
+
+  for (int k = 0; k <= static_cast<int>(K::Exscan); ++k)
+    for (std::uint64_t bytes : {0ULL, 1ULL, 3000ULL, 40000ULL, 1ULL << 20})
+      for (int n : {1, 2, 3, 8, 9, 1000}) {
+        auto kind = static_cast<K>(k);
+        INFO(collective_name(kind) << " " << bytes << " B on " << n);
+        CHECK(reg.find(kind, reg.select(kind, sized(bytes), n, CollectiveSelector::Smpi)) != nullptr);
+      }
+}
+
 TEST_CASE("a rank outside the communicator cannot build a context", "[collectives]")
 {
   Communicator comm;
@@ -337,10 +402,10 @@ TEST_CASE("barrier times", "[collectives]")
   for (int n : kSizes) {
     INFO("n = " << n);
     // Dissemination: ceil(log2 n) rounds of empty messages; each round all ranks signal at once.
-    CHECK(time_of(mesh, K::Barrier, "dissemination", n, {}) == Approx(ceil_log2(n) * kL));
+    CHECK(time_of(mesh, K::Barrier, "dissemination", n, {}) == Approx(ceil_log2(n) * T(kEmptyBytes)));
     // Binomial: the empty fan-in reaches rank 0 after ceil(log2 n) rounds (rank 0 receives its
     // children one after the other, the last one ready just in time), the fan-out takes as many.
-    CHECK(time_of(mesh, K::Barrier, "binomial", n, {}) == Approx(2 * ceil_log2(n) * kL));
+    CHECK(time_of(mesh, K::Barrier, "binomial", n, {}) == Approx(2 * ceil_log2(n) * T(kEmptyBytes)));
   }
 }
 
@@ -613,6 +678,40 @@ TEST_CASE("scan and exscan times", "[collectives]")
             Approx(ceil_log2(n) * T(s) + work));
     }
   }
+}
+
+TEST_CASE("SMPI's default algorithms times", "[collectives]")
+{
+  Mesh mesh(8);
+  const double s = 100000;
+  const double work = kFlops / kSpeed;
+  for (int n : kSizes) {
+    INFO("n = " << n);
+    const double flat = n == 1 ? 0.0 : 1.0;  // one parallel round on distinct links, none alone
+    // Linear barrier: empty messages into rank 0, then out of it.
+    CHECK(time_of(mesh, K::Barrier, "linear", n, {}) == Approx(2 * flat * T(kEmptyBytes)));
+    // Allreduce: flat reduce to rank 0 (one round), then ceil(log2 n) binomial rounds back.
+    CHECK(time_of(mesh, K::Allreduce, "linear_reduce_bcast", n, sized(s, 0, kFlops)) ==
+          Approx((flat + ceil_log2(n)) * T(s) + work));
+    CHECK(time_of(mesh, K::Allgather, "linear", n, sized(s)) == Approx(flat * T(s)));
+    CHECK(time_of(mesh, K::Alltoall, "basic_linear", n, sized(s)) == Approx(flat * T(s)));
+    CollectiveArgs v;
+    v.counts.assign(static_cast<std::size_t>(n), static_cast<std::uint64_t>(s));
+    v.recv_counts = v.counts;
+    CHECK(time_of(mesh, K::Alltoallv, "basic_linear", n, v) == Approx(flat * T(s)));
+    // Reduce-scatter of equal blocks u: the whole n u into rank 0, then one block out to each.
+    CollectiveArgs rs;
+    rs.recv_counts.assign(static_cast<std::size_t>(n), static_cast<std::uint64_t>(s));
+    rs.flops = kFlops;
+    CHECK(time_of(mesh, K::ReduceScatter, "linear_reduce_scatterv", n, rs) ==
+          Approx(flat * (T(n * s) + T(s)) + work));
+    // Scan and exscan: every lower rank's buffer arrives at once.
+    for (K kind : {K::Scan, K::Exscan})
+      CHECK(time_of(mesh, kind, "direct", n, sized(s, 0, kFlops)) == Approx(flat * T(s) + work));
+  }
+  // With eager sends the flat reduce's senders do not wait: only rank 0 and the bcast tree do, so the
+  // time is the same (the critical path is rank 0's receives, then the tree).
+  CHECK(time_of(mesh, K::Allreduce, "linear_reduce_bcast", 8, sized(1000), kEagerAll) == Approx(T(1000) * 4));
 }
 
 TEST_CASE("time spent waiting for a late partner is reported as partner wait", "[collectives]")

@@ -159,3 +159,57 @@ TEST_CASE("replay: forced collective algorithms are used and reported", "[replay
   REQUIRE(ring.collectives.at("allreduce").count("ring") == 1);
   REQUIRE(ring.collectives.at("bcast").size() == 1);
 }
+
+namespace {
+/// An allreduce, a reduce and a barrier of 8 ranks: MPICH's choices are recursive_doubling, binomial
+/// and dissemination.
+std::vector<std::string> small_collectives()
+{
+  return std::vector<std::string>(8, "{\"op\":\"allreduce\",\"fn\":\"MPI_Allreduce\",\"bytes\":8}\n"
+                                     "{\"op\":\"reduce\",\"fn\":\"MPI_Reduce\",\"bytes\":8}\n"
+                                     "{\"op\":\"barrier\",\"fn\":\"MPI_Barrier\"}\n");
+}
+}  // namespace
+
+// One replay per TEST_CASE: SimGrid 3.32 keeps one engine per process.
+TEST_CASE("replay: the smpi collective selector chooses SMPI's default algorithms", "[replay]")
+{
+  TempDir dir;
+  auto smpi = run(dir, small_collectives(), 8, 1e9, {"gridcast/coll-selector:smpi"});
+  REQUIRE(smpi.collectives.at("allreduce").count("linear_reduce_bcast") == 1);
+  REQUIRE(smpi.collectives.at("reduce").count("linear") == 1);
+  REQUIRE(smpi.collectives.at("barrier").count("linear") == 1);
+}
+
+TEST_CASE("replay: a forced algorithm wins over the collective selector", "[replay]")
+{
+  TempDir dir;
+  auto forced = run(dir, small_collectives(), 8, 1e9, {"gridcast/coll-selector:smpi", "gridcast/coll/allreduce:ring"});
+  REQUIRE(forced.collectives.at("allreduce").count("ring") == 1);
+  REQUIRE(forced.collectives.at("reduce").count("linear") == 1);
+  REQUIRE(forced.collectives.at("barrier").count("linear") == 1);
+}
+
+TEST_CASE("replay: an unknown collective selector is an input error naming the key", "[replay]")
+{
+  ReplayOptions opts;
+  REQUIRE_THROWS_AS(apply_cfg(opts, "gridcast/coll-selector:ompi"), InputError);
+  REQUIRE_THROWS_WITH(apply_cfg(opts, "gridcast/coll-selector:ompi"),
+                      Catch::Contains("gridcast/coll-selector") && Catch::Contains("known: mpich, smpi"));
+  apply_cfg(opts, "gridcast/coll-selector:smpi");
+  REQUIRE(opts.coll_selector == CollectiveSelector::Smpi);
+  apply_cfg(opts, "gridcast/coll-selector:mpich");
+  REQUIRE(opts.coll_selector == CollectiveSelector::Mpich);
+}
+
+TEST_CASE("replay: empty messages into one host overlap (a flat barrier takes two latencies)", "[replay]")
+{
+  // Rank 0 receives 7 empty messages at once, then sends 7. SimGrid 3.32 serializes zero-size comms
+  // that share a cluster link (7 route latencies for the fan-in); gridcast sends them as 1 byte.
+  TempDir dir;
+  auto result = run(dir, std::vector<std::string>(8, "{\"op\":\"barrier\",\"fn\":\"MPI_Barrier\"}\n"), 8, 1e9,
+                    {"gridcast/coll/barrier:linear"});
+  REQUIRE(result.collectives.at("barrier").count("linear") == 1);
+  // Fan-in then fan-out, each one route latency (plus 7 bytes on rank 0's link: 7 ns).
+  REQUIRE(result.makespan_s == Approx(2 * transfer(0)).margin(2 * 7 / kBw));
+}

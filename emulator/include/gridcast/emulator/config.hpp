@@ -24,7 +24,7 @@ struct ReplayOptions {
   double test_cost_s = 1e-4;              ///< simulated cost of one MPI_Test that fails, like SMPI's smpi/test
   double iprobe_cost_s = 1e-4;            ///< same for MPI_Iprobe, like SMPI's smpi/iprobe
   std::map<CollectiveKind, std::string> forced_algorithms;   ///< gridcast/coll/<op>:<algorithm>
-  std::string coll_selection = "mpich";  ///< gridcast/coll-selection: "mpich" (select) or "openmpi-4.1"
+  CollectiveSelector coll_selector = CollectiveSelector::Mpich;  ///< gridcast/coll-selector:mpich|smpi|openmpi-4.1
   std::vector<std::pair<std::string, std::string>> simgrid_cfg;  ///< passed to SimGrid in order
   std::filesystem::path out_dir;          ///< empty: no files written
   bool timeline = true;                   ///< write timeline.json when out_dir is set
