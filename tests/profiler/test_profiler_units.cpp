@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <functional>
 #include <sstream>
@@ -79,6 +80,8 @@ TEST_CASE("profiler: the application is found behind mpirun's options", "[profil
   CHECK(profiler::find_application(V{"./solo", "arg"}) == fs::path("./solo"));
   CHECK_FALSE(profiler::find_application(V{"mpirun", "-np", "2"}).has_value());
   CHECK(profiler::find_application(V{"sh"})->is_absolute());  // through PATH
+  CHECK(profiler::find_application(V{"srun", "-n", "4", "--mpi=pmix", "-p", "debug", "--exclusive", "./app", "-n"}) ==
+        fs::path("./app"));
 }
 
 TEST_CASE("profiler: MPI linkage is read from the ELF dynamic section", "[profiler]")
@@ -93,6 +96,8 @@ TEST_CASE("profiler: MPI linkage is read from the ELF dynamic section", "[profil
   CHECK_THAT(error_of([&] { profiler::links_mpi_dynamically(scratch("nothing")); }), Catch::Contains("no such application"));
   auto names = profiler::elf_function_names("/proc/self/exe");
   CHECK(std::find(names.begin(), names.end(), "main") != names.end());
+  auto libs = profiler::needed_libraries("/proc/self/exe");
+  CHECK(std::any_of(libs.begin(), libs.end(), [](const fs::path& p) { return p.filename() == "libc.so.6"; }));
   CHECK(profiler::is_builtin_function("MPI_Iprobe"));
   CHECK(profiler::is_builtin_function("cblas_dgemm"));
   CHECK_FALSE(profiler::is_builtin_function("main"));
@@ -231,4 +236,19 @@ TEST_CASE("profiler: a raw file cut by a kill keeps its whole records; a missing
     ops.emplace_back(models::op_name(r.op));
   CHECK(ops == std::vector<std::string>{"init", "compute", "send"});
   CHECK(fs::file_size(out / "rank-00001.jsonl") == 0);
+}
+
+TEST_CASE("profiler: every name of a function list is checked against the application and its libraries",
+          "[profiler]")
+{
+  auto list = scratch("check.txt");
+  // Wrapped by the hook, defined by this test program, exported by libc (with a symbol version).
+  write(list, "# list\ncblas_dgemm\nmain\nmalloc\nmemcpy@GLIBC_2.14\n");
+  auto ok = profiler::check_function_list(list, "/proc/self/exe");
+  CHECK(ok.application == std::vector<std::string>{"main"});
+  CHECK(ok.libraries == std::vector<std::string>{"malloc", "memcpy@GLIBC_2.14"});
+  write(list, "main\n\n# a typo\nmian\n");
+  CHECK_THAT(error_of([&] { profiler::check_function_list(list, "/proc/self/exe"); }),
+             Catch::Contains("check.txt:4") && Catch::Contains("unknown symbol 'mian'") &&
+                 Catch::Contains("/proc/self/exe"));
 }
