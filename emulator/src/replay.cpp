@@ -597,7 +597,7 @@ private:
     int src = c.peer == models::kAnySource ? kAnySource : world_rank(comm, c.peer);
     int tag = c.tag == models::kAnyTag ? kAnyTag : c.tag;
     std::string_view fn = stream_->functions().name(c.function);
-    if (contains(fn, "Iprobe", "iprobe")) {
+    if (contains(fn, "Iprobe", "iprobe") || contains(fn, "Improbe", "improbe")) {  // MPI_Improbe polls too
       bool found = world_.board.iprobe(rank_, src, tag, comm.p2p_context);
       return poll_cost(c.seconds, found, failed_iprobes_, world_.options.iprobe_cost_s);
     }
