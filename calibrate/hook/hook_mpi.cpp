@@ -4,7 +4,9 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <atomic>
+#include <climits>
 #include <cstdio>
 #include <mutex>
 #include <unordered_map>
@@ -29,8 +31,40 @@ std::atomic<int> g_ncomms{0};
 std::atomic<std::int32_t> g_next_comm_id{0};
 std::mutex g_comm_mutex;
 
+/// World rank of each rank of `group`, in order.
+std::vector<std::int32_t> group_world_ranks(MPI_Group group)
+{
+  MPI_Group world_group;
+  PMPI_Comm_group(MPI_COMM_WORLD, &world_group);
+  int size = 0;
+  PMPI_Group_size(group, &size);
+  std::vector<int> ranks(static_cast<std::size_t>(size));
+  for (int i = 0; i < size; ++i)
+    ranks[static_cast<std::size_t>(i)] = i;
+  std::vector<std::int32_t> world(static_cast<std::size_t>(size));
+  PMPI_Group_translate_ranks(group, size, ranks.data(), world_group, world.data());
+  PMPI_Group_free(&world_group);
+  return world;
+}
+
+/// The world ranks of `comm`'s local group (inter = false) or remote group (inter-communicators only).
+std::vector<std::int32_t> comm_world_ranks(MPI_Comm comm, bool remote)
+{
+  MPI_Group group;
+  if (remote)
+    PMPI_Comm_remote_group(comm, &group);
+  else
+    PMPI_Comm_group(comm, &group);
+  auto world = group_world_ranks(group);
+  PMPI_Group_free(&group);
+  return world;
+}
+
 /// Registers `comm` under a new id (replacing an older entry with the same handle, which MPI may reuse).
-CommEntry* register_comm(MPI_Comm comm)
+/// `world`: its ranks' world ranks when known already (MPI_Comm_idup: the handle may not be usable before
+/// the request completes); otherwise asked from MPI -- for an inter-communicator, of its remote group,
+/// the ranks its point-to-point calls name.
+CommEntry* register_comm(MPI_Comm comm, const std::vector<std::int32_t>* world = nullptr)
 {
   std::lock_guard<std::mutex> lock(g_comm_mutex);
   int n = g_ncomms.load();
@@ -42,23 +76,13 @@ CommEntry* register_comm(MPI_Comm comm)
   auto* e = new CommEntry;
   e->handle.store(comm);
   e->id = g_next_comm_id.fetch_add(1);
-  int inter = 0;
-  PMPI_Comm_test_inter(comm, &inter);
-  MPI_Group group, world_group;
-  if (inter)
-    PMPI_Comm_remote_group(comm, &group);
-  else
-    PMPI_Comm_group(comm, &group);
-  PMPI_Comm_group(MPI_COMM_WORLD, &world_group);
-  int size = 0;
-  PMPI_Group_size(group, &size);
-  std::vector<int> ranks(static_cast<std::size_t>(size));
-  for (int i = 0; i < size; ++i)
-    ranks[static_cast<std::size_t>(i)] = i;
-  e->world.resize(static_cast<std::size_t>(size));
-  PMPI_Group_translate_ranks(group, size, ranks.data(), world_group, e->world.data());
-  PMPI_Group_free(&group);
-  PMPI_Group_free(&world_group);
+  if (world != nullptr) {
+    e->world = *world;
+  } else {
+    int inter = 0;
+    PMPI_Comm_test_inter(comm, &inter);
+    e->world = comm_world_ranks(comm, inter != 0);
+  }
   g_comms[n] = e;
   g_ncomms.store(n + 1, std::memory_order_release);
   return e;
@@ -117,7 +141,8 @@ int comm_size(MPI_Comm comm)
 
 /// Fills a communicator-creation record: the new communicator as a split of `parent` -- color = world
 /// rank of the new communicator's rank 0 (the same on every member), key = rank in it; -1 = no new one.
-void fill_creation(RawRecord& r, MPI_Comm parent, MPI_Comm created, int color = -4, int key = -4)
+void fill_creation(RawRecord& r, MPI_Comm parent, MPI_Comm created, int color = -4, int key = -4,
+                   const std::vector<std::int32_t>* world = nullptr)
 {
   r.comm = comm_id(parent);
   if (created == MPI_COMM_NULL) {
@@ -125,11 +150,11 @@ void fill_creation(RawRecord& r, MPI_Comm parent, MPI_Comm created, int color = 
     r.new_comm = g_next_comm_id.fetch_add(1);  // a fresh id: the null result must not alias a real one
     return;
   }
-  CommEntry* e = register_comm(created);
+  CommEntry* e = register_comm(created, world);
   r.new_comm = e != nullptr ? e->id : -1;
   r.color = color != -4 ? color : (e != nullptr && not e->world.empty() ? e->world[0] : 0);
   r.key = key != -4 ? key : comm_rank(created);
-  r.root = comm_rank(created);
+  r.root = world != nullptr ? r.key : comm_rank(created);  // given world ranks: the handle is not usable yet
 }
 
 // ------------------------------------------------------------------ requests
@@ -495,6 +520,26 @@ void rec_reduce_scatter(Call& c, const void* sendbuf, const int* rcounts, int bl
   mark_device(c.r, sendbuf);
   nonblocking(c, req);
   c.finish(ExtraKind::RecvCounts, r.data(), r.size());
+}
+
+/// Ends a creation record made among its members only (ExtraKind::Members): the new communicator's world
+/// ranks, in rank order; a replay creates it from them without a collective over the parent.
+void finish_members(Call& c, const std::vector<std::int32_t>& members)
+{
+  std::vector<std::int64_t> v(members.begin(), members.end());
+  c.finish(ExtraKind::Members, v.data(), v.size());
+}
+
+/// An inter-communicator's members for the trace: both groups, the one holding the lower world rank
+/// first, so that both sides write the same list.
+std::vector<std::int32_t> intercomm_members(MPI_Comm inter)
+{
+  auto local = comm_world_ranks(inter, false), remote = comm_world_ranks(inter, true);
+  auto low = [](const std::vector<std::int32_t>& g) { return g.empty() ? INT32_MAX : *std::min_element(g.begin(), g.end()); };
+  if (low(remote) < low(local))
+    std::swap(local, remote);
+  local.insert(local.end(), remote.begin(), remote.end());
+  return local;
 }
 
 /// A local call (no communication): records the function and its communicator.
@@ -1268,9 +1313,10 @@ int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* new
   Call c(Fn::MPI_Comm_create_group);
   int rc = PMPI_Comm_create_group(comm, group, tag, newcomm);
   if (c) {
+    // Only the group's members call it: a creation among them, not a split of `comm`.
     fill_creation(c.r, comm, *newcomm);
     c.r.tag = tag;
-    c.finish();
+    finish_members(c, *newcomm == MPI_COMM_NULL ? std::vector<std::int32_t>{} : comm_world_ranks(*newcomm, false));
   }
   return rc;
 }
@@ -1776,6 +1822,97 @@ int MPI_Ineighbor_alltoallw(const void* sb, const int sc[], const MPI_Aint sd[],
 {
   return hooked(Fn::MPI_Ineighbor_alltoallw, PMPI_Ineighbor_alltoallw, kNeighborAlltoallw, sb, sc, sd, st, rb, rc_,
                 rd, rt, comm, req);
+}
+
+
+// ------------------------------------------------------------------ the remaining communicator creations
+
+int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm)
+{
+  Call c(Fn::MPI_Comm_dup_with_info);
+  int rc = PMPI_Comm_dup_with_info(comm, info, newcomm);
+  if (c) {
+    fill_creation(c.r, comm, *newcomm);
+    c.finish();
+  }
+  return rc;
+}
+
+/// MPI_Comm_idup: the new handle may be used only once the request completes, so its members are the
+/// parent's (a duplicate has the same group); recorded as the blocking split it amounts to.
+int MPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request)
+{
+  Call c(Fn::MPI_Comm_idup);
+  int rc = PMPI_Comm_idup(comm, newcomm, request);
+  if (c) {
+    CommEntry* parent = comm_entry(comm);
+    std::vector<std::int32_t> world = parent != nullptr ? parent->world : std::vector<std::int32_t>{};
+    fill_creation(c.r, comm, *newcomm, world.empty() ? 0 : world[0], comm_rank(comm), &world);
+    // Its request is not registered: the wait on it is a local record (the creation's cost is the split).
+    c.finish();
+  }
+  return rc;
+}
+
+int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm bridge, int remote_leader, int tag,
+                         MPI_Comm* newcomm)
+{
+  Call c(Fn::MPI_Intercomm_create);
+  int rc = PMPI_Intercomm_create(local_comm, local_leader, bridge, remote_leader, tag, newcomm);
+  if (c) {
+    fill_creation(c.r, local_comm, *newcomm);
+    c.r.tag = tag;
+    finish_members(c, *newcomm == MPI_COMM_NULL ? std::vector<std::int32_t>{} : intercomm_members(*newcomm));
+  }
+  return rc;
+}
+
+int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newcomm)
+{
+  Call c(Fn::MPI_Intercomm_merge);
+  int rc = PMPI_Intercomm_merge(intercomm, high, newcomm);
+  if (c) {
+    fill_creation(c.r, intercomm, *newcomm);
+    finish_members(c, *newcomm == MPI_COMM_NULL ? std::vector<std::int32_t>{} : comm_world_ranks(*newcomm, false));
+  }
+  return rc;
+}
+
+int MPI_Graph_create(MPI_Comm comm, int nnodes, const int index[], const int edges[], int reorder, MPI_Comm* newcomm)
+{
+  Call c(Fn::MPI_Graph_create);
+  int rc = PMPI_Graph_create(comm, nnodes, index, edges, reorder, newcomm);
+  if (c) {
+    fill_creation(c.r, comm, *newcomm);
+    c.finish();
+  }
+  return rc;
+}
+
+int MPI_Dist_graph_create(MPI_Comm comm, int n, const int nodes[], const int degrees[], const int targets[],
+                          const int weights[], MPI_Info info, int reorder, MPI_Comm* newcomm)
+{
+  Call c(Fn::MPI_Dist_graph_create);
+  int rc = PMPI_Dist_graph_create(comm, n, nodes, degrees, targets, weights, info, reorder, newcomm);
+  if (c) {
+    fill_creation(c.r, comm, *newcomm);
+    c.finish();
+  }
+  return rc;
+}
+
+int MPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int sources[], const int sourceweights[],
+                                   int outdegree, const int destinations[], const int destweights[], MPI_Info info,
+                                   int reorder, MPI_Comm* newcomm)
+{
+  Call c(Fn::MPI_Dist_graph_create_adjacent);
+  int rc = PMPI_Dist_graph_create_adjacent(comm, indegree, sources, sourceweights, outdegree, destinations,
+                                           destweights, info, reorder, newcomm);
+  if (c) {
+    fill_creation(c.r, comm, *newcomm);
+    c.finish();
+  }
+  return rc;
 }
 
 }  // extern "C"

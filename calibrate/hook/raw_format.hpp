@@ -56,7 +56,10 @@ namespace gridcast::hook {
   X(MPI_Neighbor_alltoall, neighbor) X(MPI_Neighbor_alltoallv, neighbor)                                 \
   X(MPI_Neighbor_alltoallw, neighbor) X(MPI_Ineighbor_allgather, neighbor)                               \
   X(MPI_Ineighbor_allgatherv, neighbor) X(MPI_Ineighbor_alltoall, neighbor)                              \
-  X(MPI_Ineighbor_alltoallv, neighbor) X(MPI_Ineighbor_alltoallw, neighbor)
+  X(MPI_Ineighbor_alltoallv, neighbor) X(MPI_Ineighbor_alltoallw, neighbor)                              \
+  X(MPI_Comm_idup, comm_split) X(MPI_Comm_dup_with_info, comm_split) X(MPI_Intercomm_create, comm_split) \
+  X(MPI_Intercomm_merge, comm_split) X(MPI_Graph_create, comm_split) X(MPI_Dist_graph_create, comm_split) \
+  X(MPI_Dist_graph_create_adjacent, comm_split)
 
 enum class Fn : std::uint16_t {
 #define GRIDCAST_HOOK_ENUM(name, family) name,
@@ -131,6 +134,9 @@ enum class ExtraKind : std::int32_t {
   /// Neighbourhood collectives: the `root` in-neighbours' world ranks, the `key` out-neighbours' world
   /// ranks (-3: MPI_PROC_NULL), the bytes sent to each out-neighbour, the bytes received from each in-neighbour.
   Neighbors = 5,
+  /// Communicator creation among some processes only (MPI_Comm_create_group, inter-communicators): the new
+  /// communicator's members as world ranks, in rank order.
+  Members = 6,
 };
 
 /// What a started persistent request performs (RawRecord::key of MPI_Start/MPI_Startall records).

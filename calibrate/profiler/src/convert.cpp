@@ -338,6 +338,12 @@ void to_call_record(const Event& e, double ticks_per_s, CallRecord& c)
     c.color = r.color;
     c.key = r.key;
     c.new_comm = r.new_comm;
+    if (static_cast<hook::ExtraKind>(r.extra_kind) == hook::ExtraKind::Members) {
+      // Created among its members only: `counts` lists them (world ranks, in rank order); none = null.
+      vals(0, e.values.size(), c.counts);
+      if (c.counts.empty())
+        c.color = -1;
+    }
     return;
   }
   if (family == "comm_dup") {

@@ -1,6 +1,7 @@
 // A 2-rank MPI program using the calls `gridcast profile` records beyond the everyday ones: persistent
 // requests (MPI_Send_init/Recv_init, MPI_Start/Startall), matched probes (MPI_Mprobe/Improbe,
-// MPI_Mrecv/Imrecv), MPI_Alltoallw and the neighbourhood collectives on a Cartesian topology. The tests
+// MPI_Mrecv/Imrecv), MPI_Alltoallw, the neighbourhood collectives, and the communicator creations beyond
+// MPI_Comm_split (MPI_Comm_idup, MPI_Comm_create_group, inter-communicators, graph topologies). The tests
 // profile it and then replay the profile (tests/profiler/test_profile_families.cpp), so every call must
 // become records a replay completes.
 #include <mpi.h>
@@ -82,6 +83,50 @@ int main(int argc, char** argv)
   MPI_Aint wd[2] = {0, 32};
   MPI_Neighbor_alltoallw(a.data(), vs, wd, types, b.data(), vs, wd, types, line);
   MPI_Comm_free(&line);
+
+  // Communicators the rest of the creation calls make, each used once. MPI_Comm_idup, then an allreduce
+  // on the duplicate.
+  MPI_Comm dup;
+  MPI_Request dup_req;
+  MPI_Comm_idup(MPI_COMM_WORLD, &dup, &dup_req);
+  MPI_Wait(&dup_req, MPI_STATUS_IGNORE);
+  int x = rank, sum = 0;
+  MPI_Allreduce(&x, &sum, 1, MPI_INT, MPI_SUM, dup);
+  // MPI_Comm_create_group, called by world rank 1 alone: a barrier among its one member.
+  MPI_Group world_group, only_one;
+  MPI_Comm_group(MPI_COMM_WORLD, &world_group);
+  int one_rank[1] = {1};
+  MPI_Group_incl(world_group, 1, one_rank, &only_one);
+  if (rank == 1) {
+    MPI_Comm alone;
+    MPI_Comm_create_group(MPI_COMM_WORLD, only_one, 3, &alone);
+    MPI_Barrier(alone);
+    MPI_Comm_free(&alone);
+  }
+  // An inter-communicator between two one-process halves: a message across it (to remote rank 0),
+  // then the merged intra-communicator with the high half second, and an allreduce on it.
+  MPI_Comm half, inter, merged;
+  MPI_Comm_split(MPI_COMM_WORLD, rank, 0, &half);
+  MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, other, 77, &inter);
+  if (rank == 0)
+    MPI_Send(a.data(), 6, MPI_INT, 0, 13, inter);
+  else
+    MPI_Recv(b.data(), 6, MPI_INT, 0, 13, inter, MPI_STATUS_IGNORE);
+  MPI_Intercomm_merge(inter, rank, &merged);
+  MPI_Allreduce(&x, &sum, 1, MPI_INT, MPI_SUM, merged);
+  // Graph topologies: a neighbourhood collective on each.
+  MPI_Comm dist, graph;
+  int nbr[1] = {other};
+  MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, nbr, MPI_UNWEIGHTED, 1, nbr, MPI_UNWEIGHTED, MPI_INFO_NULL, 0,
+                                 &dist);
+  MPI_Neighbor_allgather(a.data(), 2, MPI_INT, b.data(), 2, MPI_INT, dist);
+  int index[2] = {1, 2}, edges[2] = {1, 0};
+  MPI_Graph_create(MPI_COMM_WORLD, 2, index, edges, 0, &graph);
+  MPI_Neighbor_alltoall(a.data(), 7, MPI_INT, b.data(), 7, MPI_INT, graph);
+  for (MPI_Comm* comm : {&dup, &half, &inter, &merged, &dist, &graph})
+    MPI_Comm_free(comm);
+  MPI_Group_free(&only_one);
+  MPI_Group_free(&world_group);
 
   MPI_Finalize();
   return 0;
