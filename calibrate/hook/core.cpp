@@ -86,6 +86,11 @@ struct PollState {
   std::uint64_t flushes = 0;    ///< ThreadBuf::flushes right after it
 };
 thread_local PollState t_poll;
+/// The failed poll recorded right before t_poll (nothing in between): two polls that alternate (HPCC's
+/// RandomAccess loops on MPI_Testany then MPI_Test) fold as a cycle into these two records.
+thread_local PollState t_poll_before;
+/// ThreadBuf::appended before the last call record was pushed (is t_poll right before it?).
+thread_local std::uint64_t t_last_call_appended_before = 0;
 thread_local std::size_t t_last_call_index = 0;  ///< where append_with_values put its call record
 thread_local int t_depth = 0;
 
@@ -503,6 +508,7 @@ void append_with_values(RawRecord& call, ExtraKind kind, const std::int64_t* a, 
   if (buf->committed.load(std::memory_order_relaxed) + 1 + call.n_extra > kBufferRecords)
     flush(buf);
   t_last_call_index = buf->committed.load(std::memory_order_relaxed);
+  t_last_call_appended_before = buf->appended;
   push(buf, call);
   std::size_t i = 0;
   while (i < n) {
@@ -520,13 +526,26 @@ bool fold_poll(std::uint16_t fn, std::uint64_t key, std::int64_t start, std::int
 {
   ThreadBuf* b = t_buf;
   const PollState& p = t_poll;
-  if (b == nullptr || not p.valid || p.fn != fn || p.key != key || p.appended != b->appended ||
-      p.flushes != b->flushes)
-    return false;
-  RawRecord& r = b->records[p.index].r;
-  ++r.repeat;
-  r.busy_ticks += end - start;
-  r.duration_ticks = end - r.start_ticks;
+  if (b == nullptr || not p.valid || p.appended != b->appended || p.flushes != b->flushes)
+    return false;  // something was recorded since the last failed poll
+  RawRecord* r = nullptr;
+  if (p.fn == fn && p.key == key) {
+    r = &b->records[p.index].r;  // the same poll again
+  } else {
+    // A cycle of two: A B A B... -- this call repeats the poll before the last one (A), and A has been
+    // repeated as often as B so far. A is marked: the converter writes the two back interleaved.
+    const PollState& q = t_poll_before;
+    if (not q.valid || q.fn != fn || q.key != key || q.flushes != b->flushes)
+      return false;
+    RawRecord& a = b->records[q.index].r;
+    if (a.repeat != b->records[p.index].r.repeat)
+      return false;
+    a.flags |= kFlagPollCycle;
+    r = &a;
+  }
+  ++r->repeat;
+  r->busy_ticks += end - start;
+  r->duration_ticks = end - r->start_ticks;
   return true;
 }
 
@@ -535,6 +554,10 @@ void remember_poll(std::uint16_t fn, std::uint64_t key)
   ThreadBuf* b = t_buf;
   if (b == nullptr)
     return;
+  // The previous failed poll is "right before" this one when its record (and continuation records)
+  // were the last thing appended before this call's record, in the same buffer.
+  const bool adjacent = t_poll.valid && t_poll.appended == t_last_call_appended_before && t_poll.flushes == b->flushes;
+  t_poll_before = adjacent ? t_poll : PollState{};
   t_poll = {true, fn, key, t_last_call_index, b->appended, b->flushes};
 }
 

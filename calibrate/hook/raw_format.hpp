@@ -96,6 +96,9 @@ enum class Kind : std::uint8_t {
 inline constexpr std::uint8_t kFlagDeviceMemory = 1;  ///< the MPI/NCCL buffer is GPU memory
 inline constexpr std::uint8_t kFlagOutcome = 2;       ///< test/iprobe: succeeded; waitany: completed one
 inline constexpr std::uint8_t kFlagNonblocking = 4;   ///< a nonblocking collective: `request` is set
+/// A folded failed poll that alternated with the next call record (itself a folded failed poll): the calls
+/// were A B A B ..., `repeat` + 1 of this one, the next one's `repeat` + 1 of the other.
+inline constexpr std::uint8_t kFlagPollCycle = 8;
 
 /// One record, 104 bytes, native byte order (raw files are read on the machine that wrote them).
 /// Fields a call does not use are zero except peer/src (kNone).

@@ -473,6 +473,13 @@ private:
     std::string_view name = hook::kFnNames[e.rec.fn];
     if (std::string_view(hook::kFnFamilies[e.rec.fn]) == "neighbor")
       return neighbor_exchange(e, name);
+    if ((e.rec.flags & hook::kFlagPollCycle) != 0 && e.rec.repeat > 0) {
+      // Two failed polls that alternated, folded as a cycle: the partner is the next call of this file.
+      Event partner;
+      if (files_[file]->next(partner) && partner.rec.kind == Kind::Call)
+        return poll_cycle(e, partner, stack);
+      // The file ended (cut by a kill): the first one alone, below.
+    }
     record_.clear();
     to_call_record(e, ticks_per_s_, record_);
     record_.function = functions_.intern(name);
@@ -502,6 +509,56 @@ private:
       if (i > 0 && gap_s > 0)
         emit(gap_record_, gap_name, gap_s);
       emit(record_, name, record_.seconds);
+    }
+  }
+
+  /// Two failed polls folded as a cycle A B A B... (the hook's kFlagPollCycle): written back interleaved,
+  /// A's calls with A's mean duration and B's with B's, the rest of the span as compute gaps of the mean
+  /// length between them. Counts and total times are exact, as for a single folded poll.
+  void poll_cycle(const Event& a, const Event& b, const std::vector<std::string>& stack)
+  {
+    CallRecord ra, rb;
+    to_call_record(a, ticks_per_s_, ra);
+    to_call_record(b, ticks_per_s_, rb);
+    std::string_view name_a = hook::kFnNames[a.rec.fn], name_b = hook::kFnNames[b.rec.fn];
+    ra.function = functions_.intern(name_a);
+    rb.function = functions_.intern(name_b);
+    if (not neighbor_requests_.empty()) {
+      expand_neighbor_requests(ra);
+      expand_neighbor_requests(rb);
+    }
+    auto calls_a = static_cast<std::uint64_t>(std::max<std::int64_t>(0, a.rec.repeat)) + 1;
+    auto calls_b = static_cast<std::uint64_t>(std::max<std::int64_t>(0, b.rec.repeat)) + 1;
+    auto busy = [&](const RawRecord& r) {
+      return static_cast<double>(std::max<std::int64_t>(0, r.repeat > 0 ? r.busy_ticks : r.duration_ticks)) /
+             ticks_per_s_;
+    };
+    double busy_a = busy(a.rec), busy_b = busy(b.rec);
+    std::int64_t end = std::max(a.rec.start_ticks + std::max<std::int64_t>(0, a.rec.duration_ticks),
+                                b.rec.start_ticks + std::max<std::int64_t>(0, b.rec.duration_ticks));
+    double span_s = static_cast<double>(end - a.rec.start_ticks) / ticks_per_s_;
+    double gap_s = std::max(0.0, span_s - busy_a - busy_b) / static_cast<double>(calls_a + calls_b - 1);
+    ra.seconds = busy_a / static_cast<double>(calls_a);
+    rb.seconds = busy_b / static_cast<double>(calls_b);
+    covered(a.rec.start_ticks, end);
+    std::string gap_name = stack.empty() ? std::string("compute") : stack.back();
+    gap_record_.clear();
+    gap_record_.op = Op::Compute;
+    gap_record_.seconds = gap_s;
+    gap_record_.function = functions_.intern(gap_name);
+    summary_.hooked_s += busy_a + busy_b + (gap_name != "compute" ? span_s - busy_a - busy_b : 0.0);
+    bool first = true;
+    auto one = [&](const CallRecord& r, std::string_view name) {
+      if (not first && gap_s > 0)
+        emit(gap_record_, gap_name, gap_s);
+      first = false;
+      emit(r, name, r.seconds);
+    };
+    for (std::uint64_t i = 0; i < std::max(calls_a, calls_b); ++i) {
+      if (i < calls_a)
+        one(ra, name_a);
+      if (i < calls_b)
+        one(rb, name_b);
     }
   }
 

@@ -7,6 +7,7 @@
 #include <mpi.h>
 
 #include <cstdio>
+#include <unistd.h>
 #include <vector>
 
 int main(int argc, char** argv)
@@ -127,6 +128,21 @@ int main(int argc, char** argv)
     MPI_Comm_free(comm);
   MPI_Group_free(&only_one);
   MPI_Group_free(&world_group);
+
+  // Two polls that alternate until a message comes (20 ms later): MPI_Iprobe for a tag never sent, then
+  // MPI_Test of the receive. The hook folds them as a cycle; the profile has every call, in order.
+  if (rank == 1) {
+    usleep(20000);
+    MPI_Send(a.data(), 1, MPI_INT, 0, 60, MPI_COMM_WORLD);
+  } else {
+    MPI_Request rq;
+    MPI_Irecv(b.data(), 1, MPI_INT, 1, 60, MPI_COMM_WORLD, &rq);
+    int done = 0, found = 0;
+    while (not done) {
+      MPI_Iprobe(1, 61, MPI_COMM_WORLD, &found, MPI_STATUS_IGNORE);
+      MPI_Test(&rq, &done, MPI_STATUS_IGNORE);
+    }
+  }
 
   MPI_Finalize();
   return 0;
