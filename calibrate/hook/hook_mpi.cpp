@@ -9,6 +9,7 @@
 #include <climits>
 #include <cstdio>
 #include <mutex>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -542,6 +543,81 @@ std::vector<std::int32_t> intercomm_members(MPI_Comm inter)
   return local;
 }
 
+/// One hooked call: calls the PMPI function, then, if this call is recorded, `rec(call, args...)`. The
+/// wrappers below are one line each on top of it; what differs is only how a call is described.
+template <typename Pmpi, typename Rec, typename... A>
+int hooked(Fn fn, Pmpi pmpi, Rec&& rec, A... args)
+{
+  Call c(fn);
+  int rc = pmpi(args...);
+  if (c)
+    rec(c, rc, args...);
+  return rc;
+}
+
+/// The request argument of a nonblocking form (nullptr for the blocking one).
+MPI_Request* request_of() { return nullptr; }
+MPI_Request* request_of(MPI_Request* r) { return r; }
+
+// How each collective is described; `req` is empty for the blocking form, the request for the nonblocking one.
+constexpr auto kBarrier = [](Call& c, int, MPI_Comm comm, auto... req) {
+  c.r.comm = comm_id(comm);
+  nonblocking(c, request_of(req...));
+  c.finish();
+};
+constexpr auto kBcast = [](Call& c, int, void* buf, int count, MPI_Datatype dt, int root, MPI_Comm comm,
+                           auto... req) { rec_bcast(c, buf, count, dt, root, comm, request_of(req...)); };
+constexpr auto kReduce = [](Call& c, int, const void* sb, void* rb, int count, MPI_Datatype dt, MPI_Op, int root,
+                            MPI_Comm comm, auto... req) {
+  rec_sized(c, sb, rb, count, dt, comm, request_of(req...), root);
+};
+/// Allreduce, Scan, Exscan.
+constexpr auto kReduceAll = [](Call& c, int, const void* sb, void* rb, int count, MPI_Datatype dt, MPI_Op,
+                               MPI_Comm comm, auto... req) { rec_sized(c, sb, rb, count, dt, comm, request_of(req...)); };
+/// Alltoall, Allgather: one block per rank.
+constexpr auto kBlocks = [](Call& c, int, const void* sb, int sc, MPI_Datatype st, void*, int rc, MPI_Datatype rt,
+                            MPI_Comm comm, auto... req) { rec_alltoall(c, sb, sc, st, rc, rt, comm, request_of(req...)); };
+constexpr auto kAlltoallv = [](Call& c, int, const void* sb, const int* scounts, const int*, MPI_Datatype st, void*,
+                               const int* rcounts, const int*, MPI_Datatype rt, MPI_Comm comm, auto... req) {
+  rec_alltoallv(c, sb, scounts, st, rcounts, rt, comm, request_of(req...));
+};
+constexpr auto kGather = [](Call& c, int, const void* sb, int sc, MPI_Datatype st, void*, int rc, MPI_Datatype rt,
+                            int root, MPI_Comm comm, auto... req) {
+  rec_gather(c, sb, sc, st, rc, rt, root, comm, request_of(req...));
+};
+constexpr auto kGatherv = [](Call& c, int, const void* sb, int sc, MPI_Datatype st, void*, const int* rcounts,
+                             const int*, MPI_Datatype rt, int root, MPI_Comm comm, auto... req) {
+  rec_gatherv(c, sb, sc, st, rcounts, rt, root, comm, request_of(req...));
+};
+constexpr auto kAllgatherv = [](Call& c, int, const void* sb, int sc, MPI_Datatype st, void*, const int* rcounts,
+                                const int*, MPI_Datatype rt, MPI_Comm comm, auto... req) {
+  rec_allgatherv(c, sb, sc, st, rcounts, rt, comm, request_of(req...));
+};
+constexpr auto kScatter = [](Call& c, int, const void* sb, int sc, MPI_Datatype st, void* rb, int rc, MPI_Datatype rt,
+                             int root, MPI_Comm comm, auto... req) {
+  rec_scatter(c, sb, sc, st, rb, rc, rt, root, comm, request_of(req...));
+};
+constexpr auto kScatterv = [](Call& c, int, const void* sb, const int* scounts, const int*, MPI_Datatype st, void* rb,
+                              int rc, MPI_Datatype rt, int root, MPI_Comm comm, auto... req) {
+  rec_scatterv(c, sb, scounts, st, rb, rc, rt, root, comm, request_of(req...));
+};
+constexpr auto kReduceScatter = [](Call& c, int, const void* sb, void*, const int* rcounts, MPI_Datatype dt, MPI_Op,
+                                   MPI_Comm comm, auto... req) {
+  rec_reduce_scatter(c, sb, rcounts, 0, dt, comm, request_of(req...));
+};
+constexpr auto kReduceScatterBlock = [](Call& c, int, const void* sb, void*, int rcount, MPI_Datatype dt, MPI_Op,
+                                        MPI_Comm comm, auto... req) {
+  rec_reduce_scatter(c, sb, nullptr, rcount, dt, comm, request_of(req...));
+};
+
+/// A creation every member of `comm` takes part in, recorded as a split of it (fill_creation); the new
+/// communicator is the last argument.
+constexpr auto kCreation = [](Call& c, int, MPI_Comm comm, auto... rest) {
+  MPI_Comm* created = std::get<sizeof...(rest) - 1>(std::tie(rest...));
+  fill_creation(c.r, comm, *created);
+  c.finish();
+};
+
 /// A local call (no communication): records the function and its communicator.
 template <typename F>
 int local_call(Fn fn, MPI_Comm comm, F&& body)
@@ -983,287 +1059,166 @@ int MPI_Request_free(MPI_Request* request)
 }
 
 // ------------------------------------------------------------------ collectives
+// Each collective and its nonblocking form share one description (the k... lambdas above).
 
 int MPI_Barrier(MPI_Comm comm)
 {
-  Call c(Fn::MPI_Barrier);
-  int rc = PMPI_Barrier(comm);
-  if (c) {
-    c.r.comm = comm_id(comm);
-    c.finish();
-  }
-  return rc;
+  return hooked(Fn::MPI_Barrier, PMPI_Barrier, kBarrier, comm);
 }
+
 int MPI_Ibarrier(MPI_Comm comm, MPI_Request* req)
 {
-  Call c(Fn::MPI_Ibarrier);
-  int rc = PMPI_Ibarrier(comm, req);
-  if (c) {
-    c.r.comm = comm_id(comm);
-    nonblocking(c, req);
-    c.finish();
-  }
-  return rc;
+  return hooked(Fn::MPI_Ibarrier, PMPI_Ibarrier, kBarrier, comm, req);
 }
 
 int MPI_Bcast(void* buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
 {
-  Call c(Fn::MPI_Bcast);
-  int rc = PMPI_Bcast(buf, count, dt, root, comm);
-  if (c)
-    rec_bcast(c, buf, count, dt, root, comm, nullptr);
-  return rc;
+  return hooked(Fn::MPI_Bcast, PMPI_Bcast, kBcast, buf, count, dt, root, comm);
 }
+
 int MPI_Ibcast(void* buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, MPI_Request* req)
 {
-  Call c(Fn::MPI_Ibcast);
-  int rc = PMPI_Ibcast(buf, count, dt, root, comm, req);
-  if (c)
-    rec_bcast(c, buf, count, dt, root, comm, req);
-  return rc;
+  return hooked(Fn::MPI_Ibcast, PMPI_Ibcast, kBcast, buf, count, dt, root, comm, req);
 }
 
 int MPI_Reduce(const void* sb, void* rb, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm)
 {
-  Call c(Fn::MPI_Reduce);
-  int rc = PMPI_Reduce(sb, rb, count, dt, op, root, comm);
-  if (c)
-    rec_sized(c, sb, rb, count, dt, comm, nullptr, root);
-  return rc;
+  return hooked(Fn::MPI_Reduce, PMPI_Reduce, kReduce, sb, rb, count, dt, op, root, comm);
 }
-int MPI_Ireduce(const void* sb, void* rb, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm,
-                MPI_Request* req)
+
+int MPI_Ireduce(const void* sb, void* rb, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm, MPI_Request* req)
 {
-  Call c(Fn::MPI_Ireduce);
-  int rc = PMPI_Ireduce(sb, rb, count, dt, op, root, comm, req);
-  if (c)
-    rec_sized(c, sb, rb, count, dt, comm, req, root);
-  return rc;
+  return hooked(Fn::MPI_Ireduce, PMPI_Ireduce, kReduce, sb, rb, count, dt, op, root, comm, req);
 }
+
 int MPI_Allreduce(const void* sb, void* rb, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
-  Call c(Fn::MPI_Allreduce);
-  int rc = PMPI_Allreduce(sb, rb, count, dt, op, comm);
-  if (c)
-    rec_sized(c, sb, rb, count, dt, comm, nullptr);
-  return rc;
+  return hooked(Fn::MPI_Allreduce, PMPI_Allreduce, kReduceAll, sb, rb, count, dt, op, comm);
 }
+
 int MPI_Iallreduce(const void* sb, void* rb, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Request* req)
 {
-  Call c(Fn::MPI_Iallreduce);
-  int rc = PMPI_Iallreduce(sb, rb, count, dt, op, comm, req);
-  if (c)
-    rec_sized(c, sb, rb, count, dt, comm, req);
-  return rc;
+  return hooked(Fn::MPI_Iallreduce, PMPI_Iallreduce, kReduceAll, sb, rb, count, dt, op, comm, req);
 }
+
 int MPI_Scan(const void* sb, void* rb, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
-  Call c(Fn::MPI_Scan);
-  int rc = PMPI_Scan(sb, rb, count, dt, op, comm);
-  if (c)
-    rec_sized(c, sb, rb, count, dt, comm, nullptr);
-  return rc;
+  return hooked(Fn::MPI_Scan, PMPI_Scan, kReduceAll, sb, rb, count, dt, op, comm);
 }
+
 int MPI_Iscan(const void* sb, void* rb, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Request* req)
 {
-  Call c(Fn::MPI_Iscan);
-  int rc = PMPI_Iscan(sb, rb, count, dt, op, comm, req);
-  if (c)
-    rec_sized(c, sb, rb, count, dt, comm, req);
-  return rc;
+  return hooked(Fn::MPI_Iscan, PMPI_Iscan, kReduceAll, sb, rb, count, dt, op, comm, req);
 }
+
 int MPI_Exscan(const void* sb, void* rb, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
-  Call c(Fn::MPI_Exscan);
-  int rc = PMPI_Exscan(sb, rb, count, dt, op, comm);
-  if (c)
-    rec_sized(c, sb, rb, count, dt, comm, nullptr);
-  return rc;
+  return hooked(Fn::MPI_Exscan, PMPI_Exscan, kReduceAll, sb, rb, count, dt, op, comm);
 }
+
 int MPI_Iexscan(const void* sb, void* rb, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Request* req)
 {
-  Call c(Fn::MPI_Iexscan);
-  int rc = PMPI_Iexscan(sb, rb, count, dt, op, comm, req);
-  if (c)
-    rec_sized(c, sb, rb, count, dt, comm, req);
-  return rc;
+  return hooked(Fn::MPI_Iexscan, PMPI_Iexscan, kReduceAll, sb, rb, count, dt, op, comm, req);
 }
 
 int MPI_Alltoall(const void* sb, int sc, MPI_Datatype st, void* rb, int rc_, MPI_Datatype rt, MPI_Comm comm)
 {
-  Call c(Fn::MPI_Alltoall);
-  int rc = PMPI_Alltoall(sb, sc, st, rb, rc_, rt, comm);
-  if (c)
-    rec_alltoall(c, sb, sc, st, rc_, rt, comm, nullptr);
-  return rc;
-}
-int MPI_Ialltoall(const void* sb, int sc, MPI_Datatype st, void* rb, int rc_, MPI_Datatype rt, MPI_Comm comm,
-                  MPI_Request* req)
-{
-  Call c(Fn::MPI_Ialltoall);
-  int rc = PMPI_Ialltoall(sb, sc, st, rb, rc_, rt, comm, req);
-  if (c)
-    rec_alltoall(c, sb, sc, st, rc_, rt, comm, req);
-  return rc;
-}
-int MPI_Allgather(const void* sb, int sc, MPI_Datatype st, void* rb, int rc_, MPI_Datatype rt, MPI_Comm comm)
-{
-  Call c(Fn::MPI_Allgather);
-  int rc = PMPI_Allgather(sb, sc, st, rb, rc_, rt, comm);
-  if (c)
-    rec_alltoall(c, sb, sc, st, rc_, rt, comm, nullptr);
-  return rc;
-}
-int MPI_Iallgather(const void* sb, int sc, MPI_Datatype st, void* rb, int rc_, MPI_Datatype rt, MPI_Comm comm,
-                   MPI_Request* req)
-{
-  Call c(Fn::MPI_Iallgather);
-  int rc = PMPI_Iallgather(sb, sc, st, rb, rc_, rt, comm, req);
-  if (c)
-    rec_alltoall(c, sb, sc, st, rc_, rt, comm, req);
-  return rc;
+  return hooked(Fn::MPI_Alltoall, PMPI_Alltoall, kBlocks, sb, sc, st, rb, rc_, rt, comm);
 }
 
-int MPI_Alltoallv(const void* sb, const int scounts[], const int sdispls[], MPI_Datatype st, void* rb,
-                  const int rcounts[], const int rdispls[], MPI_Datatype rt, MPI_Comm comm)
+int MPI_Ialltoall(const void* sb, int sc, MPI_Datatype st, void* rb, int rc_, MPI_Datatype rt, MPI_Comm comm, MPI_Request* req)
 {
-  Call c(Fn::MPI_Alltoallv);
-  int rc = PMPI_Alltoallv(sb, scounts, sdispls, st, rb, rcounts, rdispls, rt, comm);
-  if (c)
-    rec_alltoallv(c, sb, scounts, st, rcounts, rt, comm, nullptr);
-  return rc;
+  return hooked(Fn::MPI_Ialltoall, PMPI_Ialltoall, kBlocks, sb, sc, st, rb, rc_, rt, comm, req);
 }
-int MPI_Ialltoallv(const void* sb, const int scounts[], const int sdispls[], MPI_Datatype st, void* rb,
-                   const int rcounts[], const int rdispls[], MPI_Datatype rt, MPI_Comm comm, MPI_Request* req)
+
+int MPI_Allgather(const void* sb, int sc, MPI_Datatype st, void* rb, int rc_, MPI_Datatype rt, MPI_Comm comm)
 {
-  Call c(Fn::MPI_Ialltoallv);
-  int rc = PMPI_Ialltoallv(sb, scounts, sdispls, st, rb, rcounts, rdispls, rt, comm, req);
-  if (c)
-    rec_alltoallv(c, sb, scounts, st, rcounts, rt, comm, req);
-  return rc;
+  return hooked(Fn::MPI_Allgather, PMPI_Allgather, kBlocks, sb, sc, st, rb, rc_, rt, comm);
+}
+
+int MPI_Iallgather(const void* sb, int sc, MPI_Datatype st, void* rb, int rc_, MPI_Datatype rt, MPI_Comm comm, MPI_Request* req)
+{
+  return hooked(Fn::MPI_Iallgather, PMPI_Iallgather, kBlocks, sb, sc, st, rb, rc_, rt, comm, req);
+}
+
+int MPI_Alltoallv(const void* sb, const int scounts[], const int sdispls[], MPI_Datatype st, void* rb, const int rcounts[], const int rdispls[], MPI_Datatype rt, MPI_Comm comm)
+{
+  return hooked(Fn::MPI_Alltoallv, PMPI_Alltoallv, kAlltoallv, sb, scounts, sdispls, st, rb, rcounts, rdispls, rt, comm);
+}
+
+int MPI_Ialltoallv(const void* sb, const int scounts[], const int sdispls[], MPI_Datatype st, void* rb, const int rcounts[], const int rdispls[], MPI_Datatype rt, MPI_Comm comm, MPI_Request* req)
+{
+  return hooked(Fn::MPI_Ialltoallv, PMPI_Ialltoallv, kAlltoallv, sb, scounts, sdispls, st, rb, rcounts, rdispls, rt, comm, req);
 }
 
 int MPI_Gather(const void* sb, int sc, MPI_Datatype st, void* rb, int rc_, MPI_Datatype rt, int root, MPI_Comm comm)
 {
-  Call c(Fn::MPI_Gather);
-  int rc = PMPI_Gather(sb, sc, st, rb, rc_, rt, root, comm);
-  if (c)
-    rec_gather(c, sb, sc, st, rc_, rt, root, comm, nullptr);
-  return rc;
+  return hooked(Fn::MPI_Gather, PMPI_Gather, kGather, sb, sc, st, rb, rc_, rt, root, comm);
 }
-int MPI_Igather(const void* sb, int sc, MPI_Datatype st, void* rb, int rc_, MPI_Datatype rt, int root, MPI_Comm comm,
-                MPI_Request* req)
+
+int MPI_Igather(const void* sb, int sc, MPI_Datatype st, void* rb, int rc_, MPI_Datatype rt, int root, MPI_Comm comm, MPI_Request* req)
 {
-  Call c(Fn::MPI_Igather);
-  int rc = PMPI_Igather(sb, sc, st, rb, rc_, rt, root, comm, req);
-  if (c)
-    rec_gather(c, sb, sc, st, rc_, rt, root, comm, req);
-  return rc;
+  return hooked(Fn::MPI_Igather, PMPI_Igather, kGather, sb, sc, st, rb, rc_, rt, root, comm, req);
 }
-int MPI_Gatherv(const void* sb, int sc, MPI_Datatype st, void* rb, const int rcounts[], const int displs[],
-                MPI_Datatype rt, int root, MPI_Comm comm)
+
+int MPI_Gatherv(const void* sb, int sc, MPI_Datatype st, void* rb, const int rcounts[], const int displs[], MPI_Datatype rt, int root, MPI_Comm comm)
 {
-  Call c(Fn::MPI_Gatherv);
-  int rc = PMPI_Gatherv(sb, sc, st, rb, rcounts, displs, rt, root, comm);
-  if (c)
-    rec_gatherv(c, sb, sc, st, rcounts, rt, root, comm, nullptr);
-  return rc;
+  return hooked(Fn::MPI_Gatherv, PMPI_Gatherv, kGatherv, sb, sc, st, rb, rcounts, displs, rt, root, comm);
 }
-int MPI_Igatherv(const void* sb, int sc, MPI_Datatype st, void* rb, const int rcounts[], const int displs[],
-                 MPI_Datatype rt, int root, MPI_Comm comm, MPI_Request* req)
+
+int MPI_Igatherv(const void* sb, int sc, MPI_Datatype st, void* rb, const int rcounts[], const int displs[], MPI_Datatype rt, int root, MPI_Comm comm, MPI_Request* req)
 {
-  Call c(Fn::MPI_Igatherv);
-  int rc = PMPI_Igatherv(sb, sc, st, rb, rcounts, displs, rt, root, comm, req);
-  if (c)
-    rec_gatherv(c, sb, sc, st, rcounts, rt, root, comm, req);
-  return rc;
+  return hooked(Fn::MPI_Igatherv, PMPI_Igatherv, kGatherv, sb, sc, st, rb, rcounts, displs, rt, root, comm, req);
 }
-int MPI_Allgatherv(const void* sb, int sc, MPI_Datatype st, void* rb, const int rcounts[], const int displs[],
-                   MPI_Datatype rt, MPI_Comm comm)
+
+int MPI_Allgatherv(const void* sb, int sc, MPI_Datatype st, void* rb, const int rcounts[], const int displs[], MPI_Datatype rt, MPI_Comm comm)
 {
-  Call c(Fn::MPI_Allgatherv);
-  int rc = PMPI_Allgatherv(sb, sc, st, rb, rcounts, displs, rt, comm);
-  if (c)
-    rec_allgatherv(c, sb, sc, st, rcounts, rt, comm, nullptr);
-  return rc;
+  return hooked(Fn::MPI_Allgatherv, PMPI_Allgatherv, kAllgatherv, sb, sc, st, rb, rcounts, displs, rt, comm);
 }
-int MPI_Iallgatherv(const void* sb, int sc, MPI_Datatype st, void* rb, const int rcounts[], const int displs[],
-                    MPI_Datatype rt, MPI_Comm comm, MPI_Request* req)
+
+int MPI_Iallgatherv(const void* sb, int sc, MPI_Datatype st, void* rb, const int rcounts[], const int displs[], MPI_Datatype rt, MPI_Comm comm, MPI_Request* req)
 {
-  Call c(Fn::MPI_Iallgatherv);
-  int rc = PMPI_Iallgatherv(sb, sc, st, rb, rcounts, displs, rt, comm, req);
-  if (c)
-    rec_allgatherv(c, sb, sc, st, rcounts, rt, comm, req);
-  return rc;
+  return hooked(Fn::MPI_Iallgatherv, PMPI_Iallgatherv, kAllgatherv, sb, sc, st, rb, rcounts, displs, rt, comm, req);
 }
+
 int MPI_Scatter(const void* sb, int sc, MPI_Datatype st, void* rb, int rc_, MPI_Datatype rt, int root, MPI_Comm comm)
 {
-  Call c(Fn::MPI_Scatter);
-  int rc = PMPI_Scatter(sb, sc, st, rb, rc_, rt, root, comm);
-  if (c)
-    rec_scatter(c, sb, sc, st, rb, rc_, rt, root, comm, nullptr);
-  return rc;
+  return hooked(Fn::MPI_Scatter, PMPI_Scatter, kScatter, sb, sc, st, rb, rc_, rt, root, comm);
 }
-int MPI_Iscatter(const void* sb, int sc, MPI_Datatype st, void* rb, int rc_, MPI_Datatype rt, int root,
-                 MPI_Comm comm, MPI_Request* req)
+
+int MPI_Iscatter(const void* sb, int sc, MPI_Datatype st, void* rb, int rc_, MPI_Datatype rt, int root, MPI_Comm comm, MPI_Request* req)
 {
-  Call c(Fn::MPI_Iscatter);
-  int rc = PMPI_Iscatter(sb, sc, st, rb, rc_, rt, root, comm, req);
-  if (c)
-    rec_scatter(c, sb, sc, st, rb, rc_, rt, root, comm, req);
-  return rc;
+  return hooked(Fn::MPI_Iscatter, PMPI_Iscatter, kScatter, sb, sc, st, rb, rc_, rt, root, comm, req);
 }
-int MPI_Scatterv(const void* sb, const int scounts[], const int displs[], MPI_Datatype st, void* rb, int rc_,
-                 MPI_Datatype rt, int root, MPI_Comm comm)
+
+int MPI_Scatterv(const void* sb, const int scounts[], const int displs[], MPI_Datatype st, void* rb, int rc_, MPI_Datatype rt, int root, MPI_Comm comm)
 {
-  Call c(Fn::MPI_Scatterv);
-  int rc = PMPI_Scatterv(sb, scounts, displs, st, rb, rc_, rt, root, comm);
-  if (c)
-    rec_scatterv(c, sb, scounts, st, rb, rc_, rt, root, comm, nullptr);
-  return rc;
+  return hooked(Fn::MPI_Scatterv, PMPI_Scatterv, kScatterv, sb, scounts, displs, st, rb, rc_, rt, root, comm);
 }
-int MPI_Iscatterv(const void* sb, const int scounts[], const int displs[], MPI_Datatype st, void* rb, int rc_,
-                  MPI_Datatype rt, int root, MPI_Comm comm, MPI_Request* req)
+
+int MPI_Iscatterv(const void* sb, const int scounts[], const int displs[], MPI_Datatype st, void* rb, int rc_, MPI_Datatype rt, int root, MPI_Comm comm, MPI_Request* req)
 {
-  Call c(Fn::MPI_Iscatterv);
-  int rc = PMPI_Iscatterv(sb, scounts, displs, st, rb, rc_, rt, root, comm, req);
-  if (c)
-    rec_scatterv(c, sb, scounts, st, rb, rc_, rt, root, comm, req);
-  return rc;
+  return hooked(Fn::MPI_Iscatterv, PMPI_Iscatterv, kScatterv, sb, scounts, displs, st, rb, rc_, rt, root, comm, req);
 }
+
 int MPI_Reduce_scatter(const void* sb, void* rb, const int rcounts[], MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
-  Call c(Fn::MPI_Reduce_scatter);
-  int rc = PMPI_Reduce_scatter(sb, rb, rcounts, dt, op, comm);
-  if (c)
-    rec_reduce_scatter(c, sb, rcounts, 0, dt, comm, nullptr);
-  return rc;
+  return hooked(Fn::MPI_Reduce_scatter, PMPI_Reduce_scatter, kReduceScatter, sb, rb, rcounts, dt, op, comm);
 }
-int MPI_Ireduce_scatter(const void* sb, void* rb, const int rcounts[], MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
-                        MPI_Request* req)
+
+int MPI_Ireduce_scatter(const void* sb, void* rb, const int rcounts[], MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Request* req)
 {
-  Call c(Fn::MPI_Ireduce_scatter);
-  int rc = PMPI_Ireduce_scatter(sb, rb, rcounts, dt, op, comm, req);
-  if (c)
-    rec_reduce_scatter(c, sb, rcounts, 0, dt, comm, req);
-  return rc;
+  return hooked(Fn::MPI_Ireduce_scatter, PMPI_Ireduce_scatter, kReduceScatter, sb, rb, rcounts, dt, op, comm, req);
 }
+
 int MPI_Reduce_scatter_block(const void* sb, void* rb, int rcount, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
-  Call c(Fn::MPI_Reduce_scatter_block);
-  int rc = PMPI_Reduce_scatter_block(sb, rb, rcount, dt, op, comm);
-  if (c)
-    rec_reduce_scatter(c, sb, nullptr, rcount, dt, comm, nullptr);
-  return rc;
+  return hooked(Fn::MPI_Reduce_scatter_block, PMPI_Reduce_scatter_block, kReduceScatterBlock, sb, rb, rcount, dt, op, comm);
 }
-int MPI_Ireduce_scatter_block(const void* sb, void* rb, int rcount, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
-                              MPI_Request* req)
+
+int MPI_Ireduce_scatter_block(const void* sb, void* rb, int rcount, MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Request* req)
 {
-  Call c(Fn::MPI_Ireduce_scatter_block);
-  int rc = PMPI_Ireduce_scatter_block(sb, rb, rcount, dt, op, comm, req);
-  if (c)
-    rec_reduce_scatter(c, sb, nullptr, rcount, dt, comm, req);
-  return rc;
+  return hooked(Fn::MPI_Ireduce_scatter_block, PMPI_Ireduce_scatter_block, kReduceScatterBlock, sb, rb, rcount, dt, op, comm, req);
 }
 
 // ------------------------------------------------------------------ communicators and groups
@@ -1280,33 +1235,15 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm)
 }
 int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm* newcomm)
 {
-  Call c(Fn::MPI_Comm_split_type);
-  int rc = PMPI_Comm_split_type(comm, split_type, key, info, newcomm);
-  if (c) {
-    fill_creation(c.r, comm, *newcomm);
-    c.finish();
-  }
-  return rc;
+  return hooked(Fn::MPI_Comm_split_type, PMPI_Comm_split_type, kCreation, comm, split_type, key, info, newcomm);
 }
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm)
 {
-  Call c(Fn::MPI_Comm_dup);
-  int rc = PMPI_Comm_dup(comm, newcomm);
-  if (c) {
-    fill_creation(c.r, comm, *newcomm);
-    c.finish();
-  }
-  return rc;
+  return hooked(Fn::MPI_Comm_dup, PMPI_Comm_dup, kCreation, comm, newcomm);
 }
 int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm)
 {
-  Call c(Fn::MPI_Comm_create);
-  int rc = PMPI_Comm_create(comm, group, newcomm);
-  if (c) {
-    fill_creation(c.r, comm, *newcomm);
-    c.finish();
-  }
-  return rc;
+  return hooked(Fn::MPI_Comm_create, PMPI_Comm_create, kCreation, comm, group, newcomm);
 }
 int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm)
 {
@@ -1333,13 +1270,7 @@ int MPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int period
 }
 int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm* newcomm)
 {
-  Call c(Fn::MPI_Cart_sub);
-  int rc = PMPI_Cart_sub(comm, remain_dims, newcomm);
-  if (c) {
-    fill_creation(c.r, comm, *newcomm);
-    c.finish();
-  }
-  return rc;
+  return hooked(Fn::MPI_Cart_sub, PMPI_Cart_sub, kCreation, comm, remain_dims, newcomm);
 }
 
 int MPI_Comm_free(MPI_Comm* comm)
@@ -1412,18 +1343,6 @@ int MPI_Dims_create(int nnodes, int ndims, int dims[])
 // and of the collectives: persistent requests, matched probes, MPI_Alltoallw, neighbourhood collectives.
 
 namespace {
-
-/// One hooked call: calls the PMPI function, then, if this call is recorded, `rec(call, args...)`. The
-/// wrappers below are one line each on top of it; what differs is only how a call is described.
-template <typename Pmpi, typename Rec, typename... A>
-int hooked(Fn fn, Pmpi pmpi, Rec&& rec, A... args)
-{
-  Call c(fn);
-  int rc = pmpi(args...);
-  if (c)
-    rec(c, rc, args...);
-  return rc;
-}
 
 // Persistent requests: the init call is a local record; what it will do is kept with its handle.
 template <typename Buf>
@@ -1604,10 +1523,6 @@ void rec_neighbors(Call& c, MPI_Comm comm, const void* sendbuf, SendBytes&& send
   nonblocking(c, req);
   c.finish(ExtraKind::Neighbors, ranks.data(), ranks.size(), bytes.data(), bytes.size());
 }
-
-/// The request argument of a nonblocking form (nullptr for the blocking one).
-MPI_Request* request_of() { return nullptr; }
-MPI_Request* request_of(MPI_Request* r) { return r; }
 
 // Allgather and alltoall send the same block to every out-neighbour and receive one from every in-neighbour.
 constexpr auto kNeighborBlocks = [](Call& c, int, const void* sb, int sc, MPI_Datatype st, void*, int rc,
@@ -1829,13 +1744,7 @@ int MPI_Ineighbor_alltoallw(const void* sb, const int sc[], const MPI_Aint sd[],
 
 int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm)
 {
-  Call c(Fn::MPI_Comm_dup_with_info);
-  int rc = PMPI_Comm_dup_with_info(comm, info, newcomm);
-  if (c) {
-    fill_creation(c.r, comm, *newcomm);
-    c.finish();
-  }
-  return rc;
+  return hooked(Fn::MPI_Comm_dup_with_info, PMPI_Comm_dup_with_info, kCreation, comm, info, newcomm);
 }
 
 /// MPI_Comm_idup: the new handle may be used only once the request completes, so its members are the
@@ -1880,39 +1789,20 @@ int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newcomm)
 
 int MPI_Graph_create(MPI_Comm comm, int nnodes, const int index[], const int edges[], int reorder, MPI_Comm* newcomm)
 {
-  Call c(Fn::MPI_Graph_create);
-  int rc = PMPI_Graph_create(comm, nnodes, index, edges, reorder, newcomm);
-  if (c) {
-    fill_creation(c.r, comm, *newcomm);
-    c.finish();
-  }
-  return rc;
+  return hooked(Fn::MPI_Graph_create, PMPI_Graph_create, kCreation, comm, nnodes, index, edges, reorder, newcomm);
 }
 
 int MPI_Dist_graph_create(MPI_Comm comm, int n, const int nodes[], const int degrees[], const int targets[],
                           const int weights[], MPI_Info info, int reorder, MPI_Comm* newcomm)
 {
-  Call c(Fn::MPI_Dist_graph_create);
-  int rc = PMPI_Dist_graph_create(comm, n, nodes, degrees, targets, weights, info, reorder, newcomm);
-  if (c) {
-    fill_creation(c.r, comm, *newcomm);
-    c.finish();
-  }
-  return rc;
+  return hooked(Fn::MPI_Dist_graph_create, PMPI_Dist_graph_create, kCreation, comm, n, nodes, degrees, targets, weights, info, reorder, newcomm);
 }
 
 int MPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int sources[], const int sourceweights[],
                                    int outdegree, const int destinations[], const int destweights[], MPI_Info info,
                                    int reorder, MPI_Comm* newcomm)
 {
-  Call c(Fn::MPI_Dist_graph_create_adjacent);
-  int rc = PMPI_Dist_graph_create_adjacent(comm, indegree, sources, sourceweights, outdegree, destinations,
-                                           destweights, info, reorder, newcomm);
-  if (c) {
-    fill_creation(c.r, comm, *newcomm);
-    c.finish();
-  }
-  return rc;
+  return hooked(Fn::MPI_Dist_graph_create_adjacent, PMPI_Dist_graph_create_adjacent, kCreation, comm, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder, newcomm);
 }
 
 }  // extern "C"

@@ -833,15 +833,7 @@ private:
     pending.entries.push_back({color, key, parent.rank_of(rank_), rank_});
 
     // Every member exchanges (color, key) like MPICH's allgather inside MPI_Comm_split: 8 bytes each.
-    CollectiveArgs args;
-    args.bytes = 8;
-    args.recv_bytes = 8;
-    CollectiveContext ctx(world_.board, parent, rank_, [](double) {});
-    std::string name = world_.registry.select(CollectiveKind::Allgather, args, parent.size());
-    double begin = sg4::Engine::get_clock();
-    (*world_.registry.find(CollectiveKind::Allgather, name))(ctx, args);
-    stats_.wait_s += ctx.partner_wait_s();
-    stats_.comm_s += sg4::Engine::get_clock() - begin - ctx.partner_wait_s();
+    creation_exchange(parent);
 
     if (static_cast<int>(pending.entries.size()) != parent.size())
       throw InternalError("comm_split: allgather finished before every member deposited its color");
@@ -910,11 +902,18 @@ private:
     }
     const Communicator& comm = world_.comms[static_cast<std::size_t>(it->second)];
     comms_[c.new_comm] = &comm;
+    creation_exchange(comm);
+  }
+
+  /// The cost of creating a communicator: its members (of the parent, for a split) exchange 8 bytes each
+  /// with an allgather, as MPI_Comm_split does for (color, key).
+  void creation_exchange(const Communicator& among)
+  {
     CollectiveArgs args;
     args.bytes = 8;
     args.recv_bytes = 8;
-    CollectiveContext ctx(world_.board, comm, rank_, [](double) {});
-    std::string name = world_.registry.select(CollectiveKind::Allgather, args, comm.size());
+    CollectiveContext ctx(world_.board, among, rank_, [](double) {});
+    std::string name = world_.registry.select(CollectiveKind::Allgather, args, among.size());
     double begin = sg4::Engine::get_clock();
     (*world_.registry.find(CollectiveKind::Allgather, name))(ctx, args);
     stats_.wait_s += ctx.partner_wait_s();
