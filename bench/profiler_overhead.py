@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
 """Overhead of libgridcast-hook.so on real MPI applications (target: at most 3% of wall time).
 
-    cmake --build build --target gridcast gridcast_hook && python3 bench/profiler_overhead.py  # ~6 minutes
+    cmake --build build --target gridcast gridcast_hook && python3 bench/profiler_overhead.py  # ~4-5 minutes
     python3 bench/profiler_overhead.py --reps 3 --cases lammps-np2       # quicker
 
 Cases: HPCC (HPL and the other HPCC tests, Debian `hpcc`) and LAMMPS on the standard LJ input (100
 steps), at 1 and 2 ranks. The inputs are sized so that every run lasts several seconds (about 3 to 6 s
 on an idle 2-core x86 VM): on runs of a fraction of a second the hook's fixed costs (loading, MPI_Init,
 the last flush) would dominate, and what `gridcast profile` is for is real runs. HPCC at 1 rank solves
-N = --hpl-n (default 2400), at 2 ranks N * 2^(1/3) (the same work per rank: weak scaling); LAMMPS at 1
+N = --hpl-n (default 2000), at 2 ranks N * 2^(1/3) (the same work per rank: weak scaling); LAMMPS at 1
 rank runs 32000 * --lammps-z atoms (default 3), at 2 ranks twice as many. Each repetition runs the same command twice, without and
 with the hook preloaded (`mpirun -x LD_PRELOAD=... -x GRIDCAST_HOOK_DIR=...`, exactly what `gridcast
 profile` does), in alternating order. The conversion to a profile happens after the application has
@@ -98,8 +98,8 @@ def main() -> int:
     ap.add_argument("--cases", default="hpcc-np1,hpcc-np2,lammps-np1,lammps-np2")
     ap.add_argument("--max-other-cores", type=float, default=0.3,
                     help="discard a pair when other processes used more cores than this during a run")
-    ap.add_argument("--hpl-n", type=int, default=2400,
-                    help="HPL problem size of the 1-rank HPCC case (default 2400; 2 ranks: N * 2^(1/3))")
+    ap.add_argument("--hpl-n", type=int, default=2000,
+                    help="HPL problem size of the 1-rank HPCC case (default 2000; 2 ranks: N * 2^(1/3))")
     ap.add_argument("--lammps-z", type=float, default=3,
                     help="LAMMPS box depth of the 1-rank case, in units of 32000 atoms (default 3; 2 ranks: twice)")
     ap.add_argument("--gridcast", default=str(ROOT / "build/bin/gridcast"))
