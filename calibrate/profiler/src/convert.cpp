@@ -89,6 +89,7 @@ public:
     thread_ = h.thread;
   }
   int thread() const { return thread_; }
+  const fs::path& path() const { return path_; }
   std::uint64_t records_read() const { return count_; }
 
   /// Next Call/Enter/Exit; definitions are absorbed. A record cut by the end of the run ends the file.
@@ -472,7 +473,7 @@ private:
     gap_until(e.rec.start_ticks, &stack);
     std::string_view name = hook::kFnNames[e.rec.fn];
     if (std::string_view(hook::kFnFamilies[e.rec.fn]) == "neighbor")
-      return neighbor_exchange(e, name);
+      return neighbor_exchange(e, name, file);
     if ((e.rec.flags & hook::kFlagPollCycle) != 0 && e.rec.repeat > 0) {
       // Two failed polls that alternated, folded as a cycle: the partner is the next call of this file.
       Event partner;
@@ -568,13 +569,13 @@ private:
   /// application's messages; MPI_PROC_NULL neighbours skipped), then a waitall of them. The requests are
   /// ids of the converter's own (from kFirstNeighborRequest). The nonblocking forms leave out the waitall:
   /// the wait or test of their request later waits for or tests these requests instead.
-  void neighbor_exchange(const Event& e, std::string_view name)
+  void neighbor_exchange(const Event& e, std::string_view name, std::size_t file)
   {
     const RawRecord& r = e.rec;
     auto in = static_cast<std::size_t>(std::max(0, r.root));
     auto out = static_cast<std::size_t>(std::max(0, r.key));
     if (e.values.size() != 2 * (in + out))
-      throw InputError({"rank " + std::to_string(rank_) + " raw files", 0, {}, rank_},
+      throw InputError({files_[file]->path().string(), files_[file]->records_read(), {}, rank_},
                        std::string(name) + " record with " + std::to_string(e.values.size()) + " values for " +
                            std::to_string(in) + " in- and " + std::to_string(out) + " out-neighbours");
     const std::uint32_t fn = functions_.intern(name);
@@ -644,6 +645,10 @@ private:
                                [&](std::int64_t h) { return neighbor_requests_.count(h) > 0; });
     if (not single && not in_list)
       return;
+    if (c.op == Op::CommSize) {  // MPI_Request_free/MPI_Cancel of the collective: its exchanges go on
+      c.request = models::kNoRequest;
+      return;
+    }
     if (c.op == Op::Wait || (c.op == Op::Waitany && single)) {
       c.op = Op::Waitall;  // waiting for the collective is waiting for all its exchanges
       c.requests = neighbor_requests_[c.request];
