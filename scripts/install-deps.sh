@@ -12,6 +12,7 @@ packages=(
   libeigen3-dev libdtl-dev  # trace model: least squares (Eigen), Myers diffs (dtl, header-only)
   libdlib-dev             # latency model: random forest regression of call latency ratios
   libblas-dev hpcc lammps     # profiler: BLAS of its test program; HPCC and LAMMPS for examples/ and bench/
+  libelf-dev              # profiler: reads the symbol tables of the application and its libraries (--functions check)
 )
 
 missing=()

@@ -42,7 +42,13 @@ struct ThreadBuf {
   std::uint64_t appended = 0;             ///< records appended so far (poll folding: nothing in between)
   std::uint64_t flushes = 0;              ///< flushes so far (a folded-into record must still be here)
   std::vector<bool> defined;              ///< dynamic function ids this thread's file has defined
-  RawRecord records[kBufferRecords];
+  /// The records, left uninitialised: a zeroed 416 KiB buffer per thread would touch every page at the
+  /// thread's first call (start-up cost); untouched pages cost nothing until records land on them.
+  union Slot {
+    Slot() {}
+    RawRecord r;
+  };
+  Slot records[kBufferRecords];
 };
 
 Config g_config;
@@ -53,7 +59,7 @@ std::atomic<bool> g_initialized{false};  ///< this process called MPI_Init (it o
 std::atomic<int> g_rank{-1};
 int g_size = 0;
 std::int64_t g_init_ns = 0;          // in ticks
-std::int64_t g_cal_ticks = 0;        // clock calibration: ticks and ns read together at MPI_Init
+std::int64_t g_cal_ticks = 0;        // clock calibration: ticks and ns read together when the hook loads
 std::int64_t g_cal_ns = 0;
 std::int64_t g_ticks_per_s = 1000000000;
 std::atomic<int> g_next_thread{0};
@@ -80,6 +86,11 @@ struct PollState {
   std::uint64_t flushes = 0;    ///< ThreadBuf::flushes right after it
 };
 thread_local PollState t_poll;
+/// The failed poll recorded right before t_poll (nothing in between): two polls that alternate (HPCC's
+/// RandomAccess loops on MPI_Testany then MPI_Test) fold as a cycle into these two records.
+thread_local PollState t_poll_before;
+/// ThreadBuf::appended before the last call record was pushed (is t_poll right before it?).
+thread_local std::uint64_t t_last_call_appended_before = 0;
 thread_local std::size_t t_last_call_index = 0;  ///< where append_with_values put its call record
 thread_local int t_depth = 0;
 
@@ -179,6 +190,7 @@ void flush(ThreadBuf* b)
     return;  // another flush of this buffer is under way (interrupted by a signal): it writes them
   std::size_t n = b->committed.load(std::memory_order_acquire);
   if (n > 0 && b->fd >= 0) {
+    static_assert(sizeof(ThreadBuf::Slot) == sizeof(RawRecord));
     const char* p = reinterpret_cast<const char*>(b->records);
     std::size_t left = n * sizeof(RawRecord);
     while (left > 0) {
@@ -241,7 +253,7 @@ void push(ThreadBuf* b, const RawRecord& r)
     if (n == kBufferRecords)
       return;  // could not flush (a signal handler holds it): drop rather than overwrite
   }
-  b->records[n] = r;
+  b->records[n].r = r;
   ++b->appended;
   b->committed.store(n + 1, std::memory_order_release);
 }
@@ -338,6 +350,9 @@ __attribute__((constructor)) void hook_load()
   if (not forced_ns && __get_cpuid(0x80000007, &a, &b, &c, &d) && (d & (1u << 8)) != 0)
     g_tsc_clock = true;
 #endif
+  // The start of the clock calibration (on_init): both clocks read together, now.
+  g_cal_ns = clock_ns();
+  g_cal_ticks = now_ticks();
   const char* disc = std::getenv("GRIDCAST_HOOK_DISCOVER");
   g_config.discover = disc != nullptr && std::strcmp(disc, "1") == 0;
   if (const char* list = std::getenv("GRIDCAST_HOOK_FUNCTIONS"); list != nullptr && *list != 0)
@@ -493,6 +508,7 @@ void append_with_values(RawRecord& call, ExtraKind kind, const std::int64_t* a, 
   if (buf->committed.load(std::memory_order_relaxed) + 1 + call.n_extra > kBufferRecords)
     flush(buf);
   t_last_call_index = buf->committed.load(std::memory_order_relaxed);
+  t_last_call_appended_before = buf->appended;
   push(buf, call);
   std::size_t i = 0;
   while (i < n) {
@@ -510,13 +526,26 @@ bool fold_poll(std::uint16_t fn, std::uint64_t key, std::int64_t start, std::int
 {
   ThreadBuf* b = t_buf;
   const PollState& p = t_poll;
-  if (b == nullptr || not p.valid || p.fn != fn || p.key != key || p.appended != b->appended ||
-      p.flushes != b->flushes)
-    return false;
-  RawRecord& r = b->records[p.index];
-  ++r.repeat;
-  r.busy_ticks += end - start;
-  r.duration_ticks = end - r.start_ticks;
+  if (b == nullptr || not p.valid || p.appended != b->appended || p.flushes != b->flushes)
+    return false;  // something was recorded since the last failed poll
+  RawRecord* r = nullptr;
+  if (p.fn == fn && p.key == key) {
+    r = &b->records[p.index].r;  // the same poll again
+  } else {
+    // A cycle of two: A B A B... -- this call repeats the poll before the last one (A), and A has been
+    // repeated as often as B so far. A is marked: the converter writes the two back interleaved.
+    const PollState& q = t_poll_before;
+    if (not q.valid || q.fn != fn || q.key != key || q.flushes != b->flushes)
+      return false;
+    RawRecord& a = b->records[q.index].r;
+    if (a.repeat != b->records[p.index].r.repeat)
+      return false;
+    a.flags |= kFlagPollCycle;
+    r = &a;
+  }
+  ++r->repeat;
+  r->busy_ticks += end - start;
+  r->duration_ticks = end - r->start_ticks;
   return true;
 }
 
@@ -525,6 +554,10 @@ void remember_poll(std::uint16_t fn, std::uint64_t key)
   ThreadBuf* b = t_buf;
   if (b == nullptr)
     return;
+  // The previous failed poll is "right before" this one when its record (and continuation records)
+  // were the last thing appended before this call's record, in the same buffer.
+  const bool adjacent = t_poll.valid && t_poll.appended == t_last_call_appended_before && t_poll.flushes == b->flushes;
+  t_poll_before = adjacent ? t_poll : PollState{};
   t_poll = {true, fn, key, t_last_call_index, b->appended, b->flushes};
 }
 
@@ -536,10 +569,10 @@ void on_init(int world_rank, int world_size, std::int64_t init_start_ticks)
   g_size = world_size;
   g_init_ns = init_start_ticks;
   if (g_tsc_clock) {
-    // Ticks per second from a 2 ms busy wait; refined over the whole run when it ends.
-    g_cal_ns = clock_ns();
-    g_cal_ticks = now_ticks();
-    std::int64_t ns = g_cal_ns, ticks = g_cal_ticks;
+    // Ticks per second over the time since the hook was loaded (the start-up and MPI_Init: tens to
+    // hundreds of ms, already spent), so no busy wait is needed; only when that was under 2 ms does it
+    // wait for the rest. Refined over the whole run when it ends.
+    std::int64_t ns = clock_ns(), ticks = now_ticks();
     while (ns - g_cal_ns < 2000000) {
       ns = clock_ns();
       ticks = now_ticks();

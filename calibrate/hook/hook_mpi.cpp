@@ -4,9 +4,12 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <atomic>
+#include <climits>
 #include <cstdio>
 #include <mutex>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -29,8 +32,40 @@ std::atomic<int> g_ncomms{0};
 std::atomic<std::int32_t> g_next_comm_id{0};
 std::mutex g_comm_mutex;
 
+/// World rank of each rank of `group`, in order.
+std::vector<std::int32_t> group_world_ranks(MPI_Group group)
+{
+  MPI_Group world_group;
+  PMPI_Comm_group(MPI_COMM_WORLD, &world_group);
+  int size = 0;
+  PMPI_Group_size(group, &size);
+  std::vector<int> ranks(static_cast<std::size_t>(size));
+  for (int i = 0; i < size; ++i)
+    ranks[static_cast<std::size_t>(i)] = i;
+  std::vector<std::int32_t> world(static_cast<std::size_t>(size));
+  PMPI_Group_translate_ranks(group, size, ranks.data(), world_group, world.data());
+  PMPI_Group_free(&world_group);
+  return world;
+}
+
+/// The world ranks of `comm`'s local group (inter = false) or remote group (inter-communicators only).
+std::vector<std::int32_t> comm_world_ranks(MPI_Comm comm, bool remote)
+{
+  MPI_Group group;
+  if (remote)
+    PMPI_Comm_remote_group(comm, &group);
+  else
+    PMPI_Comm_group(comm, &group);
+  auto world = group_world_ranks(group);
+  PMPI_Group_free(&group);
+  return world;
+}
+
 /// Registers `comm` under a new id (replacing an older entry with the same handle, which MPI may reuse).
-CommEntry* register_comm(MPI_Comm comm)
+/// `world`: its ranks' world ranks when known already (MPI_Comm_idup: the handle may not be usable before
+/// the request completes); otherwise asked from MPI -- for an inter-communicator, of its remote group,
+/// the ranks its point-to-point calls name.
+CommEntry* register_comm(MPI_Comm comm, const std::vector<std::int32_t>* world = nullptr)
 {
   std::lock_guard<std::mutex> lock(g_comm_mutex);
   int n = g_ncomms.load();
@@ -42,23 +77,13 @@ CommEntry* register_comm(MPI_Comm comm)
   auto* e = new CommEntry;
   e->handle.store(comm);
   e->id = g_next_comm_id.fetch_add(1);
-  int inter = 0;
-  PMPI_Comm_test_inter(comm, &inter);
-  MPI_Group group, world_group;
-  if (inter)
-    PMPI_Comm_remote_group(comm, &group);
-  else
-    PMPI_Comm_group(comm, &group);
-  PMPI_Comm_group(MPI_COMM_WORLD, &world_group);
-  int size = 0;
-  PMPI_Group_size(group, &size);
-  std::vector<int> ranks(static_cast<std::size_t>(size));
-  for (int i = 0; i < size; ++i)
-    ranks[static_cast<std::size_t>(i)] = i;
-  e->world.resize(static_cast<std::size_t>(size));
-  PMPI_Group_translate_ranks(group, size, ranks.data(), world_group, e->world.data());
-  PMPI_Group_free(&group);
-  PMPI_Group_free(&world_group);
+  if (world != nullptr) {
+    e->world = *world;
+  } else {
+    int inter = 0;
+    PMPI_Comm_test_inter(comm, &inter);
+    e->world = comm_world_ranks(comm, inter != 0);
+  }
   g_comms[n] = e;
   g_ncomms.store(n + 1, std::memory_order_release);
   return e;
@@ -117,7 +142,8 @@ int comm_size(MPI_Comm comm)
 
 /// Fills a communicator-creation record: the new communicator as a split of `parent` -- color = world
 /// rank of the new communicator's rank 0 (the same on every member), key = rank in it; -1 = no new one.
-void fill_creation(RawRecord& r, MPI_Comm parent, MPI_Comm created, int color = -4, int key = -4)
+void fill_creation(RawRecord& r, MPI_Comm parent, MPI_Comm created, int color = -4, int key = -4,
+                   const std::vector<std::int32_t>* world = nullptr)
 {
   r.comm = comm_id(parent);
   if (created == MPI_COMM_NULL) {
@@ -125,11 +151,11 @@ void fill_creation(RawRecord& r, MPI_Comm parent, MPI_Comm created, int color = 
     r.new_comm = g_next_comm_id.fetch_add(1);  // a fresh id: the null result must not alias a real one
     return;
   }
-  CommEntry* e = register_comm(created);
+  CommEntry* e = register_comm(created, world);
   r.new_comm = e != nullptr ? e->id : -1;
   r.color = color != -4 ? color : (e != nullptr && not e->world.empty() ? e->world[0] : 0);
   r.key = key != -4 ? key : comm_rank(created);
-  r.root = comm_rank(created);
+  r.root = world != nullptr ? r.key : comm_rank(created);  // given world ranks: the handle is not usable yet
 }
 
 // ------------------------------------------------------------------ requests
@@ -193,6 +219,33 @@ void forget_request(MPI_Request r)
   g_request_generation.fetch_add(1, std::memory_order_release);
 }
 
+/// A persistent request (MPI_Send_init...): what each MPI_Start of it performs. A start gives the handle a
+/// fresh request id (new_request), so that the isend/irecv record it writes and the waits and tests that
+/// complete it name the same id; a completion makes the handle inactive (id -1) until the next start.
+struct PersistentOp {
+  StartKind kind = StartKind::Unknown;
+  std::int32_t peer = -2;  ///< world rank (-1 any source, -3 MPI_PROC_NULL)
+  std::int32_t tag = 0;
+  std::uint64_t bytes = 0;
+  std::int32_t comm = 0;
+  bool device = false;
+};
+std::unordered_map<MPI_Request, PersistentOp> g_persistent;  // guarded by g_request_mutex
+/// Whether any persistent request exists: the wait/test wrappers skip all of this when none does.
+std::atomic<bool> g_any_persistent{false};
+
+/// A completed persistent request stays allocated but inactive: a later wait on it returns at once.
+void completed_persistent(MPI_Request r)
+{
+  if (not g_any_persistent.load(std::memory_order_relaxed) || r == MPI_REQUEST_NULL)
+    return;
+  std::lock_guard<std::mutex> lock(g_request_mutex);
+  if (g_persistent.count(r) == 0)
+    return;
+  g_requests[r] = -1;
+  g_request_generation.fetch_add(1, std::memory_order_release);
+}
+
 /// The requests of a wait/test-family call, on the stack for the common small case: the handles are
 /// copied before the call (MPI nulls completed ones), their ids looked up after it (resolve()), before
 /// forget_completed() drops the completed ones -- and not at all for a folded poll.
@@ -223,6 +276,18 @@ struct RequestIds {
     for (std::size_t i = 0; i < count; ++i)
       if (handles[i] != MPI_REQUEST_NULL && after[i] == MPI_REQUEST_NULL)
         forget_request(handles[i]);
+  }
+  /// Request `i` completed: a persistent one (still allocated) becomes inactive.
+  void completed(const MPI_Request* after, std::size_t i) const
+  {
+    if (g_any_persistent.load(std::memory_order_relaxed) && i < count && after[i] != MPI_REQUEST_NULL)
+      completed_persistent(handles[i]);
+  }
+  void all_completed(const MPI_Request* after) const
+  {
+    if (g_any_persistent.load(std::memory_order_relaxed))
+      for (std::size_t i = 0; i < count; ++i)
+        completed(after, i);
   }
   static constexpr std::size_t kStack = 32;
   std::size_t count;
@@ -457,6 +522,101 @@ void rec_reduce_scatter(Call& c, const void* sendbuf, const int* rcounts, int bl
   nonblocking(c, req);
   c.finish(ExtraKind::RecvCounts, r.data(), r.size());
 }
+
+/// Ends a creation record made among its members only (ExtraKind::Members): the new communicator's world
+/// ranks, in rank order; a replay creates it from them without a collective over the parent.
+void finish_members(Call& c, const std::vector<std::int32_t>& members)
+{
+  std::vector<std::int64_t> v(members.begin(), members.end());
+  c.finish(ExtraKind::Members, v.data(), v.size());
+}
+
+/// An inter-communicator's members for the trace: both groups, the one holding the lower world rank
+/// first, so that both sides write the same list.
+std::vector<std::int32_t> intercomm_members(MPI_Comm inter)
+{
+  auto local = comm_world_ranks(inter, false), remote = comm_world_ranks(inter, true);
+  auto low = [](const std::vector<std::int32_t>& g) { return g.empty() ? INT32_MAX : *std::min_element(g.begin(), g.end()); };
+  if (low(remote) < low(local))
+    std::swap(local, remote);
+  local.insert(local.end(), remote.begin(), remote.end());
+  return local;
+}
+
+/// One hooked call: calls the PMPI function, then, if this call is recorded, `rec(call, args...)`. The
+/// wrappers below are one line each on top of it; what differs is only how a call is described.
+template <typename Pmpi, typename Rec, typename... A>
+int hooked(Fn fn, Pmpi pmpi, Rec&& rec, A... args)
+{
+  Call c(fn);
+  int rc = pmpi(args...);
+  if (c)
+    rec(c, rc, args...);
+  return rc;
+}
+
+/// The request argument of a nonblocking form (nullptr for the blocking one).
+MPI_Request* request_of() { return nullptr; }
+MPI_Request* request_of(MPI_Request* r) { return r; }
+
+// How each collective is described; `req` is empty for the blocking form, the request for the nonblocking one.
+constexpr auto kBarrier = [](Call& c, int, MPI_Comm comm, auto... req) {
+  c.r.comm = comm_id(comm);
+  nonblocking(c, request_of(req...));
+  c.finish();
+};
+constexpr auto kBcast = [](Call& c, int, void* buf, int count, MPI_Datatype dt, int root, MPI_Comm comm,
+                           auto... req) { rec_bcast(c, buf, count, dt, root, comm, request_of(req...)); };
+constexpr auto kReduce = [](Call& c, int, const void* sb, void* rb, int count, MPI_Datatype dt, MPI_Op, int root,
+                            MPI_Comm comm, auto... req) {
+  rec_sized(c, sb, rb, count, dt, comm, request_of(req...), root);
+};
+/// Allreduce, Scan, Exscan.
+constexpr auto kReduceAll = [](Call& c, int, const void* sb, void* rb, int count, MPI_Datatype dt, MPI_Op,
+                               MPI_Comm comm, auto... req) { rec_sized(c, sb, rb, count, dt, comm, request_of(req...)); };
+/// Alltoall, Allgather: one block per rank.
+constexpr auto kBlocks = [](Call& c, int, const void* sb, int sc, MPI_Datatype st, void*, int rc, MPI_Datatype rt,
+                            MPI_Comm comm, auto... req) { rec_alltoall(c, sb, sc, st, rc, rt, comm, request_of(req...)); };
+constexpr auto kAlltoallv = [](Call& c, int, const void* sb, const int* scounts, const int*, MPI_Datatype st, void*,
+                               const int* rcounts, const int*, MPI_Datatype rt, MPI_Comm comm, auto... req) {
+  rec_alltoallv(c, sb, scounts, st, rcounts, rt, comm, request_of(req...));
+};
+constexpr auto kGather = [](Call& c, int, const void* sb, int sc, MPI_Datatype st, void*, int rc, MPI_Datatype rt,
+                            int root, MPI_Comm comm, auto... req) {
+  rec_gather(c, sb, sc, st, rc, rt, root, comm, request_of(req...));
+};
+constexpr auto kGatherv = [](Call& c, int, const void* sb, int sc, MPI_Datatype st, void*, const int* rcounts,
+                             const int*, MPI_Datatype rt, int root, MPI_Comm comm, auto... req) {
+  rec_gatherv(c, sb, sc, st, rcounts, rt, root, comm, request_of(req...));
+};
+constexpr auto kAllgatherv = [](Call& c, int, const void* sb, int sc, MPI_Datatype st, void*, const int* rcounts,
+                                const int*, MPI_Datatype rt, MPI_Comm comm, auto... req) {
+  rec_allgatherv(c, sb, sc, st, rcounts, rt, comm, request_of(req...));
+};
+constexpr auto kScatter = [](Call& c, int, const void* sb, int sc, MPI_Datatype st, void* rb, int rc, MPI_Datatype rt,
+                             int root, MPI_Comm comm, auto... req) {
+  rec_scatter(c, sb, sc, st, rb, rc, rt, root, comm, request_of(req...));
+};
+constexpr auto kScatterv = [](Call& c, int, const void* sb, const int* scounts, const int*, MPI_Datatype st, void* rb,
+                              int rc, MPI_Datatype rt, int root, MPI_Comm comm, auto... req) {
+  rec_scatterv(c, sb, scounts, st, rb, rc, rt, root, comm, request_of(req...));
+};
+constexpr auto kReduceScatter = [](Call& c, int, const void* sb, void*, const int* rcounts, MPI_Datatype dt, MPI_Op,
+                                   MPI_Comm comm, auto... req) {
+  rec_reduce_scatter(c, sb, rcounts, 0, dt, comm, request_of(req...));
+};
+constexpr auto kReduceScatterBlock = [](Call& c, int, const void* sb, void*, int rcount, MPI_Datatype dt, MPI_Op,
+                                        MPI_Comm comm, auto... req) {
+  rec_reduce_scatter(c, sb, nullptr, rcount, dt, comm, request_of(req...));
+};
+
+/// A creation every member of `comm` takes part in, recorded as a split of it (fill_creation); the new
+/// communicator is the last argument.
+constexpr auto kCreation = [](Call& c, int, MPI_Comm comm, auto... rest) {
+  MPI_Comm* created = std::get<sizeof...(rest) - 1>(std::tie(rest...));
+  fill_creation(c.r, comm, *created);
+  c.finish();
+};
 
 /// A local call (no communication): records the function and its communicator.
 template <typename F>
@@ -704,6 +864,8 @@ int MPI_Wait(MPI_Request* request, MPI_Status* status)
   int rc = PMPI_Wait(request, status);
   if (before != MPI_REQUEST_NULL && *request == MPI_REQUEST_NULL)
     forget_request(before);
+  else
+    completed_persistent(before);
   if (c) {
     c.r.request = id;
     c.finish();
@@ -719,6 +881,8 @@ int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status)
   int rc = PMPI_Test(request, flag, status);
   if (before != MPI_REQUEST_NULL && *request == MPI_REQUEST_NULL)
     forget_request(before);
+  else if (*flag)
+    completed_persistent(before);
   if (c) {
     c.r.request = id;
     if (*flag)
@@ -736,6 +900,7 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
   if (c)
     ids.resolve();
   ids.forget_completed(requests);
+  ids.all_completed(requests);
   if (c)
     c.finish(ExtraKind::Requests, ids.ids, ids.count);
   return rc;
@@ -751,6 +916,8 @@ int MPI_Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuse
   if (c)
     ids.resolve();
   ids.forget_completed(requests);
+  if (*flag)
+    ids.all_completed(requests);
   if (c) {
     if (*flag)
       c.r.flags |= kFlagOutcome;
@@ -767,6 +934,8 @@ int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* statu
   if (c)
     ids.resolve();
   ids.forget_completed(requests);
+  if (*index != MPI_UNDEFINED && *index >= 0)
+    ids.completed(requests, static_cast<std::size_t>(*index));
   if (c) {
     if (*index != MPI_UNDEFINED && *index >= 0 && static_cast<std::size_t>(*index) < ids.count) {
       c.r.flags |= kFlagOutcome;
@@ -788,6 +957,8 @@ int MPI_Testany(int count, MPI_Request requests[], int* index, int* flag, MPI_St
   if (c)
     ids.resolve();
   ids.forget_completed(requests);
+  if (done)
+    ids.completed(requests, static_cast<std::size_t>(*index));
   if (c) {
     if (done) {
       c.r.flags |= kFlagOutcome;
@@ -826,6 +997,9 @@ int MPI_Waitsome(int incount, MPI_Request requests[], int* outcount, int indices
   if (c)
     ids.resolve();
   ids.forget_completed(requests);
+  if (*outcount != MPI_UNDEFINED)
+    for (int i = 0; i < *outcount; ++i)
+      ids.completed(requests, static_cast<std::size_t>(indices[i]));
   if (c)
     finish_some(c, ids, *outcount, indices, false);
   return rc;
@@ -842,6 +1016,9 @@ int MPI_Testsome(int incount, MPI_Request requests[], int* outcount, int indices
   if (c)
     ids.resolve();
   ids.forget_completed(requests);
+  if (*outcount != MPI_UNDEFINED)
+    for (int i = 0; i < *outcount; ++i)
+      ids.completed(requests, static_cast<std::size_t>(indices[i]));
   if (c)
     finish_some(c, ids, *outcount, indices, true);
   return rc;
@@ -867,8 +1044,13 @@ int MPI_Request_free(MPI_Request* request)
   MPI_Request before = *request;
   std::int64_t id = c ? request_id(before) : -1;
   int rc = PMPI_Request_free(request);
-  if (before != MPI_REQUEST_NULL)
+  if (before != MPI_REQUEST_NULL) {
     forget_request(before);
+    if (g_any_persistent.load(std::memory_order_relaxed)) {
+      std::lock_guard<std::mutex> lock(g_request_mutex);
+      g_persistent.erase(before);
+    }
+  }
   if (c) {
     c.r.request = id;
     c.finish();
@@ -877,287 +1059,166 @@ int MPI_Request_free(MPI_Request* request)
 }
 
 // ------------------------------------------------------------------ collectives
+// Each collective and its nonblocking form share one description (the k... lambdas above).
 
 int MPI_Barrier(MPI_Comm comm)
 {
-  Call c(Fn::MPI_Barrier);
-  int rc = PMPI_Barrier(comm);
-  if (c) {
-    c.r.comm = comm_id(comm);
-    c.finish();
-  }
-  return rc;
+  return hooked(Fn::MPI_Barrier, PMPI_Barrier, kBarrier, comm);
 }
+
 int MPI_Ibarrier(MPI_Comm comm, MPI_Request* req)
 {
-  Call c(Fn::MPI_Ibarrier);
-  int rc = PMPI_Ibarrier(comm, req);
-  if (c) {
-    c.r.comm = comm_id(comm);
-    nonblocking(c, req);
-    c.finish();
-  }
-  return rc;
+  return hooked(Fn::MPI_Ibarrier, PMPI_Ibarrier, kBarrier, comm, req);
 }
 
 int MPI_Bcast(void* buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
 {
-  Call c(Fn::MPI_Bcast);
-  int rc = PMPI_Bcast(buf, count, dt, root, comm);
-  if (c)
-    rec_bcast(c, buf, count, dt, root, comm, nullptr);
-  return rc;
+  return hooked(Fn::MPI_Bcast, PMPI_Bcast, kBcast, buf, count, dt, root, comm);
 }
+
 int MPI_Ibcast(void* buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, MPI_Request* req)
 {
-  Call c(Fn::MPI_Ibcast);
-  int rc = PMPI_Ibcast(buf, count, dt, root, comm, req);
-  if (c)
-    rec_bcast(c, buf, count, dt, root, comm, req);
-  return rc;
+  return hooked(Fn::MPI_Ibcast, PMPI_Ibcast, kBcast, buf, count, dt, root, comm, req);
 }
 
 int MPI_Reduce(const void* sb, void* rb, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm)
 {
-  Call c(Fn::MPI_Reduce);
-  int rc = PMPI_Reduce(sb, rb, count, dt, op, root, comm);
-  if (c)
-    rec_sized(c, sb, rb, count, dt, comm, nullptr, root);
-  return rc;
+  return hooked(Fn::MPI_Reduce, PMPI_Reduce, kReduce, sb, rb, count, dt, op, root, comm);
 }
-int MPI_Ireduce(const void* sb, void* rb, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm,
-                MPI_Request* req)
+
+int MPI_Ireduce(const void* sb, void* rb, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm, MPI_Request* req)
 {
-  Call c(Fn::MPI_Ireduce);
-  int rc = PMPI_Ireduce(sb, rb, count, dt, op, root, comm, req);
-  if (c)
-    rec_sized(c, sb, rb, count, dt, comm, req, root);
-  return rc;
+  return hooked(Fn::MPI_Ireduce, PMPI_Ireduce, kReduce, sb, rb, count, dt, op, root, comm, req);
 }
+
 int MPI_Allreduce(const void* sb, void* rb, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
-  Call c(Fn::MPI_Allreduce);
-  int rc = PMPI_Allreduce(sb, rb, count, dt, op, comm);
-  if (c)
-    rec_sized(c, sb, rb, count, dt, comm, nullptr);
-  return rc;
+  return hooked(Fn::MPI_Allreduce, PMPI_Allreduce, kReduceAll, sb, rb, count, dt, op, comm);
 }
+
 int MPI_Iallreduce(const void* sb, void* rb, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Request* req)
 {
-  Call c(Fn::MPI_Iallreduce);
-  int rc = PMPI_Iallreduce(sb, rb, count, dt, op, comm, req);
-  if (c)
-    rec_sized(c, sb, rb, count, dt, comm, req);
-  return rc;
+  return hooked(Fn::MPI_Iallreduce, PMPI_Iallreduce, kReduceAll, sb, rb, count, dt, op, comm, req);
 }
+
 int MPI_Scan(const void* sb, void* rb, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
-  Call c(Fn::MPI_Scan);
-  int rc = PMPI_Scan(sb, rb, count, dt, op, comm);
-  if (c)
-    rec_sized(c, sb, rb, count, dt, comm, nullptr);
-  return rc;
+  return hooked(Fn::MPI_Scan, PMPI_Scan, kReduceAll, sb, rb, count, dt, op, comm);
 }
+
 int MPI_Iscan(const void* sb, void* rb, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Request* req)
 {
-  Call c(Fn::MPI_Iscan);
-  int rc = PMPI_Iscan(sb, rb, count, dt, op, comm, req);
-  if (c)
-    rec_sized(c, sb, rb, count, dt, comm, req);
-  return rc;
+  return hooked(Fn::MPI_Iscan, PMPI_Iscan, kReduceAll, sb, rb, count, dt, op, comm, req);
 }
+
 int MPI_Exscan(const void* sb, void* rb, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
-  Call c(Fn::MPI_Exscan);
-  int rc = PMPI_Exscan(sb, rb, count, dt, op, comm);
-  if (c)
-    rec_sized(c, sb, rb, count, dt, comm, nullptr);
-  return rc;
+  return hooked(Fn::MPI_Exscan, PMPI_Exscan, kReduceAll, sb, rb, count, dt, op, comm);
 }
+
 int MPI_Iexscan(const void* sb, void* rb, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Request* req)
 {
-  Call c(Fn::MPI_Iexscan);
-  int rc = PMPI_Iexscan(sb, rb, count, dt, op, comm, req);
-  if (c)
-    rec_sized(c, sb, rb, count, dt, comm, req);
-  return rc;
+  return hooked(Fn::MPI_Iexscan, PMPI_Iexscan, kReduceAll, sb, rb, count, dt, op, comm, req);
 }
 
 int MPI_Alltoall(const void* sb, int sc, MPI_Datatype st, void* rb, int rc_, MPI_Datatype rt, MPI_Comm comm)
 {
-  Call c(Fn::MPI_Alltoall);
-  int rc = PMPI_Alltoall(sb, sc, st, rb, rc_, rt, comm);
-  if (c)
-    rec_alltoall(c, sb, sc, st, rc_, rt, comm, nullptr);
-  return rc;
-}
-int MPI_Ialltoall(const void* sb, int sc, MPI_Datatype st, void* rb, int rc_, MPI_Datatype rt, MPI_Comm comm,
-                  MPI_Request* req)
-{
-  Call c(Fn::MPI_Ialltoall);
-  int rc = PMPI_Ialltoall(sb, sc, st, rb, rc_, rt, comm, req);
-  if (c)
-    rec_alltoall(c, sb, sc, st, rc_, rt, comm, req);
-  return rc;
-}
-int MPI_Allgather(const void* sb, int sc, MPI_Datatype st, void* rb, int rc_, MPI_Datatype rt, MPI_Comm comm)
-{
-  Call c(Fn::MPI_Allgather);
-  int rc = PMPI_Allgather(sb, sc, st, rb, rc_, rt, comm);
-  if (c)
-    rec_alltoall(c, sb, sc, st, rc_, rt, comm, nullptr);
-  return rc;
-}
-int MPI_Iallgather(const void* sb, int sc, MPI_Datatype st, void* rb, int rc_, MPI_Datatype rt, MPI_Comm comm,
-                   MPI_Request* req)
-{
-  Call c(Fn::MPI_Iallgather);
-  int rc = PMPI_Iallgather(sb, sc, st, rb, rc_, rt, comm, req);
-  if (c)
-    rec_alltoall(c, sb, sc, st, rc_, rt, comm, req);
-  return rc;
+  return hooked(Fn::MPI_Alltoall, PMPI_Alltoall, kBlocks, sb, sc, st, rb, rc_, rt, comm);
 }
 
-int MPI_Alltoallv(const void* sb, const int scounts[], const int sdispls[], MPI_Datatype st, void* rb,
-                  const int rcounts[], const int rdispls[], MPI_Datatype rt, MPI_Comm comm)
+int MPI_Ialltoall(const void* sb, int sc, MPI_Datatype st, void* rb, int rc_, MPI_Datatype rt, MPI_Comm comm, MPI_Request* req)
 {
-  Call c(Fn::MPI_Alltoallv);
-  int rc = PMPI_Alltoallv(sb, scounts, sdispls, st, rb, rcounts, rdispls, rt, comm);
-  if (c)
-    rec_alltoallv(c, sb, scounts, st, rcounts, rt, comm, nullptr);
-  return rc;
+  return hooked(Fn::MPI_Ialltoall, PMPI_Ialltoall, kBlocks, sb, sc, st, rb, rc_, rt, comm, req);
 }
-int MPI_Ialltoallv(const void* sb, const int scounts[], const int sdispls[], MPI_Datatype st, void* rb,
-                   const int rcounts[], const int rdispls[], MPI_Datatype rt, MPI_Comm comm, MPI_Request* req)
+
+int MPI_Allgather(const void* sb, int sc, MPI_Datatype st, void* rb, int rc_, MPI_Datatype rt, MPI_Comm comm)
 {
-  Call c(Fn::MPI_Ialltoallv);
-  int rc = PMPI_Ialltoallv(sb, scounts, sdispls, st, rb, rcounts, rdispls, rt, comm, req);
-  if (c)
-    rec_alltoallv(c, sb, scounts, st, rcounts, rt, comm, req);
-  return rc;
+  return hooked(Fn::MPI_Allgather, PMPI_Allgather, kBlocks, sb, sc, st, rb, rc_, rt, comm);
+}
+
+int MPI_Iallgather(const void* sb, int sc, MPI_Datatype st, void* rb, int rc_, MPI_Datatype rt, MPI_Comm comm, MPI_Request* req)
+{
+  return hooked(Fn::MPI_Iallgather, PMPI_Iallgather, kBlocks, sb, sc, st, rb, rc_, rt, comm, req);
+}
+
+int MPI_Alltoallv(const void* sb, const int scounts[], const int sdispls[], MPI_Datatype st, void* rb, const int rcounts[], const int rdispls[], MPI_Datatype rt, MPI_Comm comm)
+{
+  return hooked(Fn::MPI_Alltoallv, PMPI_Alltoallv, kAlltoallv, sb, scounts, sdispls, st, rb, rcounts, rdispls, rt, comm);
+}
+
+int MPI_Ialltoallv(const void* sb, const int scounts[], const int sdispls[], MPI_Datatype st, void* rb, const int rcounts[], const int rdispls[], MPI_Datatype rt, MPI_Comm comm, MPI_Request* req)
+{
+  return hooked(Fn::MPI_Ialltoallv, PMPI_Ialltoallv, kAlltoallv, sb, scounts, sdispls, st, rb, rcounts, rdispls, rt, comm, req);
 }
 
 int MPI_Gather(const void* sb, int sc, MPI_Datatype st, void* rb, int rc_, MPI_Datatype rt, int root, MPI_Comm comm)
 {
-  Call c(Fn::MPI_Gather);
-  int rc = PMPI_Gather(sb, sc, st, rb, rc_, rt, root, comm);
-  if (c)
-    rec_gather(c, sb, sc, st, rc_, rt, root, comm, nullptr);
-  return rc;
+  return hooked(Fn::MPI_Gather, PMPI_Gather, kGather, sb, sc, st, rb, rc_, rt, root, comm);
 }
-int MPI_Igather(const void* sb, int sc, MPI_Datatype st, void* rb, int rc_, MPI_Datatype rt, int root, MPI_Comm comm,
-                MPI_Request* req)
+
+int MPI_Igather(const void* sb, int sc, MPI_Datatype st, void* rb, int rc_, MPI_Datatype rt, int root, MPI_Comm comm, MPI_Request* req)
 {
-  Call c(Fn::MPI_Igather);
-  int rc = PMPI_Igather(sb, sc, st, rb, rc_, rt, root, comm, req);
-  if (c)
-    rec_gather(c, sb, sc, st, rc_, rt, root, comm, req);
-  return rc;
+  return hooked(Fn::MPI_Igather, PMPI_Igather, kGather, sb, sc, st, rb, rc_, rt, root, comm, req);
 }
-int MPI_Gatherv(const void* sb, int sc, MPI_Datatype st, void* rb, const int rcounts[], const int displs[],
-                MPI_Datatype rt, int root, MPI_Comm comm)
+
+int MPI_Gatherv(const void* sb, int sc, MPI_Datatype st, void* rb, const int rcounts[], const int displs[], MPI_Datatype rt, int root, MPI_Comm comm)
 {
-  Call c(Fn::MPI_Gatherv);
-  int rc = PMPI_Gatherv(sb, sc, st, rb, rcounts, displs, rt, root, comm);
-  if (c)
-    rec_gatherv(c, sb, sc, st, rcounts, rt, root, comm, nullptr);
-  return rc;
+  return hooked(Fn::MPI_Gatherv, PMPI_Gatherv, kGatherv, sb, sc, st, rb, rcounts, displs, rt, root, comm);
 }
-int MPI_Igatherv(const void* sb, int sc, MPI_Datatype st, void* rb, const int rcounts[], const int displs[],
-                 MPI_Datatype rt, int root, MPI_Comm comm, MPI_Request* req)
+
+int MPI_Igatherv(const void* sb, int sc, MPI_Datatype st, void* rb, const int rcounts[], const int displs[], MPI_Datatype rt, int root, MPI_Comm comm, MPI_Request* req)
 {
-  Call c(Fn::MPI_Igatherv);
-  int rc = PMPI_Igatherv(sb, sc, st, rb, rcounts, displs, rt, root, comm, req);
-  if (c)
-    rec_gatherv(c, sb, sc, st, rcounts, rt, root, comm, req);
-  return rc;
+  return hooked(Fn::MPI_Igatherv, PMPI_Igatherv, kGatherv, sb, sc, st, rb, rcounts, displs, rt, root, comm, req);
 }
-int MPI_Allgatherv(const void* sb, int sc, MPI_Datatype st, void* rb, const int rcounts[], const int displs[],
-                   MPI_Datatype rt, MPI_Comm comm)
+
+int MPI_Allgatherv(const void* sb, int sc, MPI_Datatype st, void* rb, const int rcounts[], const int displs[], MPI_Datatype rt, MPI_Comm comm)
 {
-  Call c(Fn::MPI_Allgatherv);
-  int rc = PMPI_Allgatherv(sb, sc, st, rb, rcounts, displs, rt, comm);
-  if (c)
-    rec_allgatherv(c, sb, sc, st, rcounts, rt, comm, nullptr);
-  return rc;
+  return hooked(Fn::MPI_Allgatherv, PMPI_Allgatherv, kAllgatherv, sb, sc, st, rb, rcounts, displs, rt, comm);
 }
-int MPI_Iallgatherv(const void* sb, int sc, MPI_Datatype st, void* rb, const int rcounts[], const int displs[],
-                    MPI_Datatype rt, MPI_Comm comm, MPI_Request* req)
+
+int MPI_Iallgatherv(const void* sb, int sc, MPI_Datatype st, void* rb, const int rcounts[], const int displs[], MPI_Datatype rt, MPI_Comm comm, MPI_Request* req)
 {
-  Call c(Fn::MPI_Iallgatherv);
-  int rc = PMPI_Iallgatherv(sb, sc, st, rb, rcounts, displs, rt, comm, req);
-  if (c)
-    rec_allgatherv(c, sb, sc, st, rcounts, rt, comm, req);
-  return rc;
+  return hooked(Fn::MPI_Iallgatherv, PMPI_Iallgatherv, kAllgatherv, sb, sc, st, rb, rcounts, displs, rt, comm, req);
 }
+
 int MPI_Scatter(const void* sb, int sc, MPI_Datatype st, void* rb, int rc_, MPI_Datatype rt, int root, MPI_Comm comm)
 {
-  Call c(Fn::MPI_Scatter);
-  int rc = PMPI_Scatter(sb, sc, st, rb, rc_, rt, root, comm);
-  if (c)
-    rec_scatter(c, sb, sc, st, rb, rc_, rt, root, comm, nullptr);
-  return rc;
+  return hooked(Fn::MPI_Scatter, PMPI_Scatter, kScatter, sb, sc, st, rb, rc_, rt, root, comm);
 }
-int MPI_Iscatter(const void* sb, int sc, MPI_Datatype st, void* rb, int rc_, MPI_Datatype rt, int root,
-                 MPI_Comm comm, MPI_Request* req)
+
+int MPI_Iscatter(const void* sb, int sc, MPI_Datatype st, void* rb, int rc_, MPI_Datatype rt, int root, MPI_Comm comm, MPI_Request* req)
 {
-  Call c(Fn::MPI_Iscatter);
-  int rc = PMPI_Iscatter(sb, sc, st, rb, rc_, rt, root, comm, req);
-  if (c)
-    rec_scatter(c, sb, sc, st, rb, rc_, rt, root, comm, req);
-  return rc;
+  return hooked(Fn::MPI_Iscatter, PMPI_Iscatter, kScatter, sb, sc, st, rb, rc_, rt, root, comm, req);
 }
-int MPI_Scatterv(const void* sb, const int scounts[], const int displs[], MPI_Datatype st, void* rb, int rc_,
-                 MPI_Datatype rt, int root, MPI_Comm comm)
+
+int MPI_Scatterv(const void* sb, const int scounts[], const int displs[], MPI_Datatype st, void* rb, int rc_, MPI_Datatype rt, int root, MPI_Comm comm)
 {
-  Call c(Fn::MPI_Scatterv);
-  int rc = PMPI_Scatterv(sb, scounts, displs, st, rb, rc_, rt, root, comm);
-  if (c)
-    rec_scatterv(c, sb, scounts, st, rb, rc_, rt, root, comm, nullptr);
-  return rc;
+  return hooked(Fn::MPI_Scatterv, PMPI_Scatterv, kScatterv, sb, scounts, displs, st, rb, rc_, rt, root, comm);
 }
-int MPI_Iscatterv(const void* sb, const int scounts[], const int displs[], MPI_Datatype st, void* rb, int rc_,
-                  MPI_Datatype rt, int root, MPI_Comm comm, MPI_Request* req)
+
+int MPI_Iscatterv(const void* sb, const int scounts[], const int displs[], MPI_Datatype st, void* rb, int rc_, MPI_Datatype rt, int root, MPI_Comm comm, MPI_Request* req)
 {
-  Call c(Fn::MPI_Iscatterv);
-  int rc = PMPI_Iscatterv(sb, scounts, displs, st, rb, rc_, rt, root, comm, req);
-  if (c)
-    rec_scatterv(c, sb, scounts, st, rb, rc_, rt, root, comm, req);
-  return rc;
+  return hooked(Fn::MPI_Iscatterv, PMPI_Iscatterv, kScatterv, sb, scounts, displs, st, rb, rc_, rt, root, comm, req);
 }
+
 int MPI_Reduce_scatter(const void* sb, void* rb, const int rcounts[], MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
-  Call c(Fn::MPI_Reduce_scatter);
-  int rc = PMPI_Reduce_scatter(sb, rb, rcounts, dt, op, comm);
-  if (c)
-    rec_reduce_scatter(c, sb, rcounts, 0, dt, comm, nullptr);
-  return rc;
+  return hooked(Fn::MPI_Reduce_scatter, PMPI_Reduce_scatter, kReduceScatter, sb, rb, rcounts, dt, op, comm);
 }
-int MPI_Ireduce_scatter(const void* sb, void* rb, const int rcounts[], MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
-                        MPI_Request* req)
+
+int MPI_Ireduce_scatter(const void* sb, void* rb, const int rcounts[], MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Request* req)
 {
-  Call c(Fn::MPI_Ireduce_scatter);
-  int rc = PMPI_Ireduce_scatter(sb, rb, rcounts, dt, op, comm, req);
-  if (c)
-    rec_reduce_scatter(c, sb, rcounts, 0, dt, comm, req);
-  return rc;
+  return hooked(Fn::MPI_Ireduce_scatter, PMPI_Ireduce_scatter, kReduceScatter, sb, rb, rcounts, dt, op, comm, req);
 }
+
 int MPI_Reduce_scatter_block(const void* sb, void* rb, int rcount, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
-  Call c(Fn::MPI_Reduce_scatter_block);
-  int rc = PMPI_Reduce_scatter_block(sb, rb, rcount, dt, op, comm);
-  if (c)
-    rec_reduce_scatter(c, sb, nullptr, rcount, dt, comm, nullptr);
-  return rc;
+  return hooked(Fn::MPI_Reduce_scatter_block, PMPI_Reduce_scatter_block, kReduceScatterBlock, sb, rb, rcount, dt, op, comm);
 }
-int MPI_Ireduce_scatter_block(const void* sb, void* rb, int rcount, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
-                              MPI_Request* req)
+
+int MPI_Ireduce_scatter_block(const void* sb, void* rb, int rcount, MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Request* req)
 {
-  Call c(Fn::MPI_Ireduce_scatter_block);
-  int rc = PMPI_Ireduce_scatter_block(sb, rb, rcount, dt, op, comm, req);
-  if (c)
-    rec_reduce_scatter(c, sb, nullptr, rcount, dt, comm, req);
-  return rc;
+  return hooked(Fn::MPI_Ireduce_scatter_block, PMPI_Ireduce_scatter_block, kReduceScatterBlock, sb, rb, rcount, dt, op, comm, req);
 }
 
 // ------------------------------------------------------------------ communicators and groups
@@ -1174,42 +1235,25 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm)
 }
 int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm* newcomm)
 {
-  Call c(Fn::MPI_Comm_split_type);
-  int rc = PMPI_Comm_split_type(comm, split_type, key, info, newcomm);
-  if (c) {
-    fill_creation(c.r, comm, *newcomm);
-    c.finish();
-  }
-  return rc;
+  return hooked(Fn::MPI_Comm_split_type, PMPI_Comm_split_type, kCreation, comm, split_type, key, info, newcomm);
 }
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm)
 {
-  Call c(Fn::MPI_Comm_dup);
-  int rc = PMPI_Comm_dup(comm, newcomm);
-  if (c) {
-    fill_creation(c.r, comm, *newcomm);
-    c.finish();
-  }
-  return rc;
+  return hooked(Fn::MPI_Comm_dup, PMPI_Comm_dup, kCreation, comm, newcomm);
 }
 int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm)
 {
-  Call c(Fn::MPI_Comm_create);
-  int rc = PMPI_Comm_create(comm, group, newcomm);
-  if (c) {
-    fill_creation(c.r, comm, *newcomm);
-    c.finish();
-  }
-  return rc;
+  return hooked(Fn::MPI_Comm_create, PMPI_Comm_create, kCreation, comm, group, newcomm);
 }
 int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm)
 {
   Call c(Fn::MPI_Comm_create_group);
   int rc = PMPI_Comm_create_group(comm, group, tag, newcomm);
   if (c) {
+    // Only the group's members call it: a creation among them, not a split of `comm`.
     fill_creation(c.r, comm, *newcomm);
     c.r.tag = tag;
-    c.finish();
+    finish_members(c, *newcomm == MPI_COMM_NULL ? std::vector<std::int32_t>{} : comm_world_ranks(*newcomm, false));
   }
   return rc;
 }
@@ -1226,13 +1270,7 @@ int MPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int period
 }
 int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm* newcomm)
 {
-  Call c(Fn::MPI_Cart_sub);
-  int rc = PMPI_Cart_sub(comm, remain_dims, newcomm);
-  if (c) {
-    fill_creation(c.r, comm, *newcomm);
-    c.finish();
-  }
-  return rc;
+  return hooked(Fn::MPI_Cart_sub, PMPI_Cart_sub, kCreation, comm, remain_dims, newcomm);
 }
 
 int MPI_Comm_free(MPI_Comm* comm)
@@ -1297,6 +1335,474 @@ int MPI_Cartdim_get(MPI_Comm comm, int* ndims)
 int MPI_Dims_create(int nnodes, int ndims, int dims[])
 {
   return local_call(Fn::MPI_Dims_create, MPI_COMM_NULL, [&] { return PMPI_Dims_create(nnodes, ndims, dims); });
+}
+
+}  // extern "C"
+
+// ------------------------------------------------------------------ the rest of the point-to-point family
+// and of the collectives: persistent requests, matched probes, MPI_Alltoallw, neighbourhood collectives.
+
+namespace {
+
+// Persistent requests: the init call is a local record; what it will do is kept with its handle.
+template <typename Buf>
+void rec_persistent_init(Call& c, int rc, StartKind kind, Buf buf, int count, MPI_Datatype dt, int peer, int tag,
+                         MPI_Comm comm, MPI_Request* req)
+{
+  c.r.comm = comm_id(comm);
+  if (rc == MPI_SUCCESS) {
+    PersistentOp op;
+    op.kind = kind;
+    op.peer = world_of(comm, peer);
+    op.tag = tag;
+    op.bytes = type_bytes(count, dt);
+    op.comm = c.r.comm;
+    op.device = buf != nullptr && is_device_memory(buf);
+    std::lock_guard<std::mutex> lock(g_request_mutex);
+    g_persistent[*req] = op;
+    g_requests[*req] = -1;  // inactive until started (a handle MPI reuses must not keep an old id)
+    g_request_generation.fetch_add(1, std::memory_order_release);
+    g_any_persistent.store(true, std::memory_order_relaxed);
+  }
+  c.finish();
+}
+
+template <StartKind kind>
+constexpr auto kPersistentInit = [](Call& c, int rc, auto buf, int count, MPI_Datatype dt, int peer, int tag,
+                                    MPI_Comm comm, MPI_Request* req) {
+  rec_persistent_init(c, rc, kind, buf, count, dt, peer, tag, comm, req);
+};
+
+/// Fills the isend/irecv record of one started persistent request, giving its handle a fresh id.
+void fill_start(RawRecord& r, MPI_Request handle)
+{
+  PersistentOp op;
+  bool known = false;
+  {
+    std::lock_guard<std::mutex> lock(g_request_mutex);
+    if (auto it = g_persistent.find(handle); it != g_persistent.end()) {
+      op = it->second;
+      known = true;
+    }
+  }
+  r.key = static_cast<std::int32_t>(known ? op.kind : StartKind::Unknown);
+  if (not known)
+    return;
+  r.peer = op.peer;
+  r.tag = op.tag;
+  r.bytes = op.bytes;
+  r.comm = op.comm;
+  if (op.device)
+    r.flags |= kFlagDeviceMemory;
+  r.request = new_request(handle);
+}
+
+// Matched probes: the message handle remembers where the probe found its message, for MPI_(I)mrecv.
+struct MatchedMessage {
+  std::int32_t comm = 0;
+  std::int32_t src = -2;  ///< world rank (-3: MPI_PROC_NULL)
+  std::int32_t tag = 0;
+};
+std::mutex g_message_mutex;
+std::unordered_map<MPI_Message, MatchedMessage> g_messages;
+
+void remember_message(MPI_Message m, MPI_Comm comm, const MPI_Status* st)
+{
+  MatchedMessage msg{comm_id(comm), world_of(comm, st->MPI_SOURCE), st->MPI_TAG};
+  std::lock_guard<std::mutex> lock(g_message_mutex);
+  g_messages[m] = msg;
+}
+
+MatchedMessage take_message(MPI_Message m)
+{
+  std::lock_guard<std::mutex> lock(g_message_mutex);
+  MatchedMessage msg;
+  if (auto it = g_messages.find(m); it != g_messages.end()) {
+    msg = it->second;
+    g_messages.erase(it);
+  }
+  return msg;
+}
+
+/// MPI_Mrecv/MPI_Imrecv: a receive from where the probe found the message (MPI_MESSAGE_NO_PROC: a
+/// receive from MPI_PROC_NULL, which returns at once).
+void rec_matched_recv(Call& c, const MatchedMessage& msg, const void* buf, int count, MPI_Datatype dt)
+{
+  c.r.peer = msg.src;
+  c.r.src = msg.src;
+  c.r.tag = msg.tag;
+  c.r.comm = msg.comm;
+  c.r.bytes = type_bytes(count, dt);
+  mark_device(c.r, buf);
+}
+
+// MPI_Alltoallw: per-peer bytes, each with its own datatype; recorded as an alltoallv.
+void per_peer_bytes(const int* counts, const MPI_Datatype* types, int n, std::vector<std::int64_t>& out)
+{
+  out.resize(static_cast<std::size_t>(n < 0 ? 0 : n));
+  for (int i = 0; i < n; ++i)
+    out[static_cast<std::size_t>(i)] = static_cast<std::int64_t>(type_bytes(counts[i], types[i]));
+}
+
+constexpr auto kAlltoallw = [](Call& c, int, const void* sb, const int* scounts, const int*,
+                               const MPI_Datatype* stypes, void*, const int* rcounts, const int*,
+                               const MPI_Datatype* rtypes, MPI_Comm comm, auto... req) {
+  int n = comm_size(comm);
+  std::vector<std::int64_t> s, r;
+  per_peer_bytes(rcounts, rtypes, n, r);
+  if (sb == MPI_IN_PLACE)
+    s = r;
+  else
+    per_peer_bytes(scounts, stypes, n, s);
+  c.r.comm = comm_id(comm);
+  mark_device(c.r, sb);
+  if constexpr (sizeof...(req) == 1)
+    nonblocking(c, req...);
+  c.finish(ExtraKind::CountsBoth, s.data(), s.size(), r.data(), r.size());
+};
+
+/// The in- and out-neighbours of a process topology, in the order the neighbourhood collectives use
+/// (MPI 4.0, 8.6): Cartesian -- per dimension, the -1 then the +1 neighbour (MPI_PROC_NULL at a
+/// non-periodic border); graph -- MPI_Graph_neighbors; distributed graph -- MPI_Dist_graph_neighbors.
+void topology_neighbors(MPI_Comm comm, std::vector<int>& sources, std::vector<int>& dests)
+{
+  sources.clear();
+  dests.clear();
+  int kind = MPI_UNDEFINED;
+  PMPI_Topo_test(comm, &kind);
+  if (kind == MPI_CART) {
+    int ndims = 0;
+    PMPI_Cartdim_get(comm, &ndims);
+    for (int d = 0; d < ndims; ++d) {
+      int lo = MPI_PROC_NULL, hi = MPI_PROC_NULL;
+      PMPI_Cart_shift(comm, d, 1, &lo, &hi);
+      sources.push_back(lo);
+      sources.push_back(hi);
+    }
+    dests = sources;
+  } else if (kind == MPI_GRAPH) {
+    int n = 0, me = comm_rank(comm);
+    PMPI_Graph_neighbors_count(comm, me, &n);
+    sources.resize(static_cast<std::size_t>(n));
+    if (n > 0)
+      PMPI_Graph_neighbors(comm, me, n, sources.data());
+    dests = sources;
+  } else if (kind == MPI_DIST_GRAPH) {
+    int in = 0, out = 0, weighted = 0;
+    PMPI_Dist_graph_neighbors_count(comm, &in, &out, &weighted);
+    sources.resize(static_cast<std::size_t>(in));
+    dests.resize(static_cast<std::size_t>(out));
+    std::vector<int> wi(static_cast<std::size_t>(in) + 1), wo(static_cast<std::size_t>(out) + 1);
+    PMPI_Dist_graph_neighbors(comm, in, sources.data(), wi.data(), out, dests.data(), wo.data());
+  }
+}
+
+/// A neighbourhood collective: the neighbours as world ranks, the bytes to each out-neighbour
+/// (`send(i)`) and from each in-neighbour (`recv(i)`). The converter expands it into the point-to-point
+/// exchanges it performs (docs/profiler.md).
+template <typename SendBytes, typename RecvBytes>
+void rec_neighbors(Call& c, MPI_Comm comm, const void* sendbuf, SendBytes&& send, RecvBytes&& recv, MPI_Request* req)
+{
+  std::vector<int> sources, dests;
+  topology_neighbors(comm, sources, dests);
+  std::vector<std::int64_t> ranks, bytes;
+  ranks.reserve(sources.size() + dests.size());
+  bytes.reserve(sources.size() + dests.size());
+  for (int s : sources)
+    ranks.push_back(world_of(comm, s));
+  for (int d : dests)
+    ranks.push_back(world_of(comm, d));
+  for (std::size_t i = 0; i < dests.size(); ++i)
+    bytes.push_back(static_cast<std::int64_t>(send(static_cast<int>(i))));
+  for (std::size_t i = 0; i < sources.size(); ++i)
+    bytes.push_back(static_cast<std::int64_t>(recv(static_cast<int>(i))));
+  c.r.comm = comm_id(comm);
+  c.r.root = static_cast<std::int32_t>(sources.size());
+  c.r.key = static_cast<std::int32_t>(dests.size());
+  mark_device(c.r, sendbuf);
+  nonblocking(c, req);
+  c.finish(ExtraKind::Neighbors, ranks.data(), ranks.size(), bytes.data(), bytes.size());
+}
+
+// Allgather and alltoall send the same block to every out-neighbour and receive one from every in-neighbour.
+constexpr auto kNeighborBlocks = [](Call& c, int, const void* sb, int sc, MPI_Datatype st, void*, int rc,
+                                    MPI_Datatype rt, MPI_Comm comm, auto... req) {
+  std::uint64_t s = type_bytes(sc, st), r = type_bytes(rc, rt);
+  rec_neighbors(c, comm, sb, [&](int) { return s; }, [&](int) { return r; }, request_of(req...));
+};
+constexpr auto kNeighborAllgatherv = [](Call& c, int, const void* sb, int sc, MPI_Datatype st, void*,
+                                        const int* rcounts, const int*, MPI_Datatype rt, MPI_Comm comm, auto... req) {
+  std::uint64_t s = type_bytes(sc, st);
+  rec_neighbors(c, comm, sb, [&](int) { return s; }, [&](int i) { return type_bytes(rcounts[i], rt); },
+                request_of(req...));
+};
+constexpr auto kNeighborAlltoallv = [](Call& c, int, const void* sb, const int* scounts, const int*,
+                                       MPI_Datatype st, void*, const int* rcounts, const int*, MPI_Datatype rt,
+                                       MPI_Comm comm, auto... req) {
+  rec_neighbors(c, comm, sb, [&](int i) { return type_bytes(scounts[i], st); },
+                [&](int i) { return type_bytes(rcounts[i], rt); }, request_of(req...));
+};
+constexpr auto kNeighborAlltoallw = [](Call& c, int, const void* sb, const int* scounts, const MPI_Aint*,
+                                       const MPI_Datatype* stypes, void*, const int* rcounts, const MPI_Aint*,
+                                       const MPI_Datatype* rtypes, MPI_Comm comm, auto... req) {
+  rec_neighbors(c, comm, sb, [&](int i) { return type_bytes(scounts[i], stypes[i]); },
+                [&](int i) { return type_bytes(rcounts[i], rtypes[i]); }, request_of(req...));
+};
+
+}  // namespace
+
+extern "C" {
+
+int MPI_Send_init(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* req)
+{
+  return hooked(Fn::MPI_Send_init, PMPI_Send_init, kPersistentInit<StartKind::Isend>, buf, count, dt, dest, tag, comm, req);
+}
+int MPI_Bsend_init(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* req)
+{
+  return hooked(Fn::MPI_Bsend_init, PMPI_Bsend_init, kPersistentInit<StartKind::Isend>, buf, count, dt, dest, tag, comm, req);
+}
+int MPI_Rsend_init(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* req)
+{
+  return hooked(Fn::MPI_Rsend_init, PMPI_Rsend_init, kPersistentInit<StartKind::Isend>, buf, count, dt, dest, tag, comm, req);
+}
+int MPI_Ssend_init(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* req)
+{
+  return hooked(Fn::MPI_Ssend_init, PMPI_Ssend_init, kPersistentInit<StartKind::Issend>, buf, count, dt, dest, tag, comm, req);
+}
+int MPI_Recv_init(void* buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, MPI_Request* req)
+{
+  return hooked(Fn::MPI_Recv_init, PMPI_Recv_init, kPersistentInit<StartKind::Irecv>, buf, count, dt, source, tag, comm, req);
+}
+
+int MPI_Start(MPI_Request* req)
+{
+  Call c(Fn::MPI_Start);
+  MPI_Request handle = *req;
+  int rc = PMPI_Start(req);
+  if (c) {
+    fill_start(c.r, handle);
+    c.finish();
+  }
+  return rc;
+}
+
+/// One record per request started, in order, the call's time shared between them: each is the
+/// isend/irecv it performs.
+int MPI_Startall(int count, MPI_Request requests[])
+{
+  Call c(Fn::MPI_Startall);
+  std::vector<MPI_Request> handles(requests, requests + (count < 0 ? 0 : count));
+  int rc = PMPI_Startall(count, requests);
+  if (c) {
+    std::int64_t end = now_ticks();
+    std::int64_t n = static_cast<std::int64_t>(handles.size());
+    for (std::int64_t i = 0; i < n; ++i) {
+      RawRecord r = c.r;
+      std::int64_t from = c.r.start_ticks + (end - c.r.start_ticks) * i / n;
+      std::int64_t to = c.r.start_ticks + (end - c.r.start_ticks) * (i + 1) / n;
+      r.start_ticks = from;
+      r.duration_ticks = to - from;
+      fill_start(r, handles[static_cast<std::size_t>(i)]);
+      append(r);
+    }
+  }
+  return rc;
+}
+
+int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status)
+{
+  Call c(Fn::MPI_Mprobe);
+  MPI_Status local;
+  MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
+  int rc = PMPI_Mprobe(source, tag, comm, message, st);
+  if (rc == MPI_SUCCESS && config().enabled)
+    remember_message(*message, comm, st);
+  if (c) {
+    fill_probe(c.r, source, tag, comm, st, rc == MPI_SUCCESS);
+    c.finish();
+  }
+  return rc;
+}
+
+int MPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message, MPI_Status* status)
+{
+  Call c(Fn::MPI_Improbe);
+  MPI_Status local;
+  MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
+  int rc = PMPI_Improbe(source, tag, comm, flag, message, st);
+  bool found = rc == MPI_SUCCESS && *flag;
+  if (found && config().enabled)
+    remember_message(*message, comm, st);
+  if (c) {
+    std::uint64_t key = mix(mix(mix(static_cast<std::uint64_t>(Fn::MPI_Improbe), reinterpret_cast<std::uintptr_t>(comm)),
+                                static_cast<std::uint32_t>(source)),
+                            static_cast<std::uint32_t>(tag));
+    if (c.fold_if_repeated(not found, key))
+      return rc;
+    fill_probe(c.r, source, tag, comm, st, found);
+    c.finish_poll(not found, key);
+  }
+  return rc;
+}
+
+int MPI_Mrecv(void* buf, int count, MPI_Datatype dt, MPI_Message* message, MPI_Status* status)
+{
+  Call c(Fn::MPI_Mrecv);
+  MatchedMessage msg = config().enabled ? take_message(*message) : MatchedMessage{};
+  int rc = PMPI_Mrecv(buf, count, dt, message, status);
+  if (c) {
+    rec_matched_recv(c, msg, buf, count, dt);
+    c.finish();
+  }
+  return rc;
+}
+
+int MPI_Imrecv(void* buf, int count, MPI_Datatype dt, MPI_Message* message, MPI_Request* request)
+{
+  Call c(Fn::MPI_Imrecv);
+  MatchedMessage msg = config().enabled ? take_message(*message) : MatchedMessage{};
+  int rc = PMPI_Imrecv(buf, count, dt, message, request);
+  if (c) {
+    rec_matched_recv(c, msg, buf, count, dt);
+    c.r.request = new_request(*request);
+    c.finish();
+  }
+  return rc;
+}
+
+int MPI_Alltoallw(const void* sb, const int sc[], const int sd[], const MPI_Datatype st[], void* rb, const int rc_[],
+                  const int rd[], const MPI_Datatype rt[], MPI_Comm comm)
+{
+  return hooked(Fn::MPI_Alltoallw, PMPI_Alltoallw, kAlltoallw, sb, sc, sd, st, rb, rc_, rd, rt, comm);
+}
+int MPI_Ialltoallw(const void* sb, const int sc[], const int sd[], const MPI_Datatype st[], void* rb, const int rc_[],
+                   const int rd[], const MPI_Datatype rt[], MPI_Comm comm, MPI_Request* req)
+{
+  return hooked(Fn::MPI_Ialltoallw, PMPI_Ialltoallw, kAlltoallw, sb, sc, sd, st, rb, rc_, rd, rt, comm, req);
+}
+
+int MPI_Neighbor_allgather(const void* sb, int sc, MPI_Datatype st, void* rb, int rc_, MPI_Datatype rt, MPI_Comm comm)
+{
+  return hooked(Fn::MPI_Neighbor_allgather, PMPI_Neighbor_allgather, kNeighborBlocks, sb, sc, st, rb, rc_, rt, comm);
+}
+int MPI_Ineighbor_allgather(const void* sb, int sc, MPI_Datatype st, void* rb, int rc_, MPI_Datatype rt,
+                            MPI_Comm comm, MPI_Request* req)
+{
+  return hooked(Fn::MPI_Ineighbor_allgather, PMPI_Ineighbor_allgather, kNeighborBlocks, sb, sc, st, rb, rc_, rt,
+                comm, req);
+}
+int MPI_Neighbor_alltoall(const void* sb, int sc, MPI_Datatype st, void* rb, int rc_, MPI_Datatype rt, MPI_Comm comm)
+{
+  return hooked(Fn::MPI_Neighbor_alltoall, PMPI_Neighbor_alltoall, kNeighborBlocks, sb, sc, st, rb, rc_, rt, comm);
+}
+int MPI_Ineighbor_alltoall(const void* sb, int sc, MPI_Datatype st, void* rb, int rc_, MPI_Datatype rt, MPI_Comm comm,
+                           MPI_Request* req)
+{
+  return hooked(Fn::MPI_Ineighbor_alltoall, PMPI_Ineighbor_alltoall, kNeighborBlocks, sb, sc, st, rb, rc_, rt, comm,
+                req);
+}
+int MPI_Neighbor_allgatherv(const void* sb, int sc, MPI_Datatype st, void* rb, const int rcounts[], const int displs[],
+                            MPI_Datatype rt, MPI_Comm comm)
+{
+  return hooked(Fn::MPI_Neighbor_allgatherv, PMPI_Neighbor_allgatherv, kNeighborAllgatherv, sb, sc, st, rb, rcounts,
+                displs, rt, comm);
+}
+int MPI_Ineighbor_allgatherv(const void* sb, int sc, MPI_Datatype st, void* rb, const int rcounts[],
+                             const int displs[], MPI_Datatype rt, MPI_Comm comm, MPI_Request* req)
+{
+  return hooked(Fn::MPI_Ineighbor_allgatherv, PMPI_Ineighbor_allgatherv, kNeighborAllgatherv, sb, sc, st, rb, rcounts,
+                displs, rt, comm, req);
+}
+int MPI_Neighbor_alltoallv(const void* sb, const int sc[], const int sd[], MPI_Datatype st, void* rb, const int rc_[],
+                           const int rd[], MPI_Datatype rt, MPI_Comm comm)
+{
+  return hooked(Fn::MPI_Neighbor_alltoallv, PMPI_Neighbor_alltoallv, kNeighborAlltoallv, sb, sc, sd, st, rb, rc_, rd,
+                rt, comm);
+}
+int MPI_Ineighbor_alltoallv(const void* sb, const int sc[], const int sd[], MPI_Datatype st, void* rb,
+                            const int rc_[], const int rd[], MPI_Datatype rt, MPI_Comm comm, MPI_Request* req)
+{
+  return hooked(Fn::MPI_Ineighbor_alltoallv, PMPI_Ineighbor_alltoallv, kNeighborAlltoallv, sb, sc, sd, st, rb, rc_,
+                rd, rt, comm, req);
+}
+int MPI_Neighbor_alltoallw(const void* sb, const int sc[], const MPI_Aint sd[], const MPI_Datatype st[], void* rb,
+                           const int rc_[], const MPI_Aint rd[], const MPI_Datatype rt[], MPI_Comm comm)
+{
+  return hooked(Fn::MPI_Neighbor_alltoallw, PMPI_Neighbor_alltoallw, kNeighborAlltoallw, sb, sc, sd, st, rb, rc_, rd,
+                rt, comm);
+}
+int MPI_Ineighbor_alltoallw(const void* sb, const int sc[], const MPI_Aint sd[], const MPI_Datatype st[], void* rb,
+                            const int rc_[], const MPI_Aint rd[], const MPI_Datatype rt[], MPI_Comm comm,
+                            MPI_Request* req)
+{
+  return hooked(Fn::MPI_Ineighbor_alltoallw, PMPI_Ineighbor_alltoallw, kNeighborAlltoallw, sb, sc, sd, st, rb, rc_,
+                rd, rt, comm, req);
+}
+
+
+// ------------------------------------------------------------------ the remaining communicator creations
+
+int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm)
+{
+  return hooked(Fn::MPI_Comm_dup_with_info, PMPI_Comm_dup_with_info, kCreation, comm, info, newcomm);
+}
+
+/// MPI_Comm_idup: the new handle may be used only once the request completes, so its members are the
+/// parent's (a duplicate has the same group); recorded as the blocking split it amounts to.
+int MPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request)
+{
+  Call c(Fn::MPI_Comm_idup);
+  int rc = PMPI_Comm_idup(comm, newcomm, request);
+  if (c) {
+    CommEntry* parent = comm_entry(comm);
+    std::vector<std::int32_t> world = parent != nullptr ? parent->world : std::vector<std::int32_t>{};
+    fill_creation(c.r, comm, *newcomm, world.empty() ? 0 : world[0], comm_rank(comm), &world);
+    // Its request is not registered: the wait on it is a local record (the creation's cost is the split).
+    c.finish();
+  }
+  return rc;
+}
+
+int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm bridge, int remote_leader, int tag,
+                         MPI_Comm* newcomm)
+{
+  Call c(Fn::MPI_Intercomm_create);
+  int rc = PMPI_Intercomm_create(local_comm, local_leader, bridge, remote_leader, tag, newcomm);
+  if (c) {
+    fill_creation(c.r, local_comm, *newcomm);
+    c.r.tag = tag;
+    finish_members(c, *newcomm == MPI_COMM_NULL ? std::vector<std::int32_t>{} : intercomm_members(*newcomm));
+  }
+  return rc;
+}
+
+int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newcomm)
+{
+  Call c(Fn::MPI_Intercomm_merge);
+  int rc = PMPI_Intercomm_merge(intercomm, high, newcomm);
+  if (c) {
+    fill_creation(c.r, intercomm, *newcomm);
+    finish_members(c, *newcomm == MPI_COMM_NULL ? std::vector<std::int32_t>{} : comm_world_ranks(*newcomm, false));
+  }
+  return rc;
+}
+
+int MPI_Graph_create(MPI_Comm comm, int nnodes, const int index[], const int edges[], int reorder, MPI_Comm* newcomm)
+{
+  return hooked(Fn::MPI_Graph_create, PMPI_Graph_create, kCreation, comm, nnodes, index, edges, reorder, newcomm);
+}
+
+int MPI_Dist_graph_create(MPI_Comm comm, int n, const int nodes[], const int degrees[], const int targets[],
+                          const int weights[], MPI_Info info, int reorder, MPI_Comm* newcomm)
+{
+  return hooked(Fn::MPI_Dist_graph_create, PMPI_Dist_graph_create, kCreation, comm, n, nodes, degrees, targets, weights, info, reorder, newcomm);
+}
+
+int MPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int sources[], const int sourceweights[],
+                                   int outdegree, const int destinations[], const int destweights[], MPI_Info info,
+                                   int reorder, MPI_Comm* newcomm)
+{
+  return hooked(Fn::MPI_Dist_graph_create_adjacent, PMPI_Dist_graph_create_adjacent, kCreation, comm, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder, newcomm);
 }
 
 }  // extern "C"

@@ -47,7 +47,19 @@ namespace gridcast::hook {
   X(ncclAllReduce, allreduce) X(ncclBroadcast, bcast) X(ncclReduce, reduce) X(ncclAllGather, allgather) \
   X(ncclReduceScatter, reducescatter) X(ncclSend, send) X(ncclRecv, recv) X(ncclGroupStart, local)      \
   X(ncclGroupEnd, local) X(ncclCommInitRank, comm_dup)                                                 \
-  X(MPI_Cancel, local) X(MPI_Request_free, local)
+  X(MPI_Cancel, local) X(MPI_Request_free, local)                                                      \
+  X(MPI_Send_init, local) X(MPI_Bsend_init, local) X(MPI_Rsend_init, local) X(MPI_Ssend_init, local)    \
+  X(MPI_Recv_init, local) X(MPI_Start, start) X(MPI_Startall, start)                                     \
+  X(MPI_Mprobe, probe) X(MPI_Improbe, probe) X(MPI_Mrecv, recv) X(MPI_Imrecv, irecv)                    \
+  X(MPI_Alltoallw, alltoallv) X(MPI_Ialltoallw, alltoallv)                                               \
+  X(MPI_Neighbor_allgather, neighbor) X(MPI_Neighbor_allgatherv, neighbor)                               \
+  X(MPI_Neighbor_alltoall, neighbor) X(MPI_Neighbor_alltoallv, neighbor)                                 \
+  X(MPI_Neighbor_alltoallw, neighbor) X(MPI_Ineighbor_allgather, neighbor)                               \
+  X(MPI_Ineighbor_allgatherv, neighbor) X(MPI_Ineighbor_alltoall, neighbor)                              \
+  X(MPI_Ineighbor_alltoallv, neighbor) X(MPI_Ineighbor_alltoallw, neighbor)                              \
+  X(MPI_Comm_idup, comm_split) X(MPI_Comm_dup_with_info, comm_split) X(MPI_Intercomm_create, comm_split) \
+  X(MPI_Intercomm_merge, comm_split) X(MPI_Graph_create, comm_split) X(MPI_Dist_graph_create, comm_split) \
+  X(MPI_Dist_graph_create_adjacent, comm_split)
 
 enum class Fn : std::uint16_t {
 #define GRIDCAST_HOOK_ENUM(name, family) name,
@@ -84,6 +96,9 @@ enum class Kind : std::uint8_t {
 inline constexpr std::uint8_t kFlagDeviceMemory = 1;  ///< the MPI/NCCL buffer is GPU memory
 inline constexpr std::uint8_t kFlagOutcome = 2;       ///< test/iprobe: succeeded; waitany: completed one
 inline constexpr std::uint8_t kFlagNonblocking = 4;   ///< a nonblocking collective: `request` is set
+/// A folded failed poll that alternated with the next call record (itself a folded failed poll): the calls
+/// were A B A B ..., `repeat` + 1 of this one, the next one's `repeat` + 1 of the other.
+inline constexpr std::uint8_t kFlagPollCycle = 8;
 
 /// One record, 104 bytes, native byte order (raw files are read on the machine that wrote them).
 /// Fields a call does not use are zero except peer/src (kNone).
@@ -113,7 +128,22 @@ struct RawRecord {
 static_assert(sizeof(RawRecord) == 104);
 
 /// Values carried by continuation records after a Call.
-enum class ExtraKind : std::int32_t { None = 0, Requests = 1, Counts = 2, RecvCounts = 3, CountsBoth = 4 };
+enum class ExtraKind : std::int32_t {
+  None = 0,
+  Requests = 1,
+  Counts = 2,
+  RecvCounts = 3,
+  CountsBoth = 4,
+  /// Neighbourhood collectives: the `root` in-neighbours' world ranks, the `key` out-neighbours' world
+  /// ranks (-3: MPI_PROC_NULL), the bytes sent to each out-neighbour, the bytes received from each in-neighbour.
+  Neighbors = 5,
+  /// Communicator creation among some processes only (MPI_Comm_create_group, inter-communicators): the new
+  /// communicator's members as world ranks, in rank order.
+  Members = 6,
+};
+
+/// What a started persistent request performs (RawRecord::key of MPI_Start/MPI_Startall records).
+enum class StartKind : std::int32_t { Unknown = -1, Isend = 0, Issend = 1, Irecv = 2 };
 inline constexpr int kValuesPerExtra = 13;  // 104 bytes / 8
 
 inline constexpr std::int32_t kNcclCommBase = 65536;

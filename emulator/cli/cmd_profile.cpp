@@ -272,25 +272,17 @@ int run_profile(const std::vector<std::string>& all_args)
   std::vector<std::pair<std::string, std::string>> env;
   env.emplace_back("LD_PRELOAD", hook.string() + (std::getenv("LD_PRELOAD") ? std::string(":") + std::getenv("LD_PRELOAD") : ""));
   if (not functions.empty()) {
-    auto names = profiler::read_function_list(functions);  // a malformed list is an error before any run
-    auto defined = profiler::elf_function_names(*app);
-    std::set<std::string> known(defined.begin(), defined.end());
-    bool instrumented = profiler::elf_imports(*app, "__cyg_profile_func_enter");
-    bool warned_instrumentation = false;
-    for (const auto& n : names) {
-      if (profiler::is_builtin_function(n))
-        continue;
-      if (known.count(n) == 0)
-        std::cerr << "gridcast profile: warning: " << functions << ": '" << n
-                  << "' is neither a function the hook wraps (MPI, BLAS/LAPACK, CUDA, NCCL) nor a function of "
-                  << app->string() << ": it will not be recorded\n";
-      else if (not instrumented && not warned_instrumentation) {
-        warned_instrumentation = true;
-        std::cerr << "gridcast profile: warning: " << app->string() << " is not built with "
-                  << "-finstrument-functions: its own functions in " << functions << " ('" << n
-                  << "'...) will not be recorded\n";
-      }
-    }
+    // A malformed list or a symbol neither the hook, the application nor its libraries know is an error
+    // before any run (a typo would otherwise cost a whole profiling run).
+    auto listed = profiler::check_function_list(functions, *app);
+    if (not listed.application.empty() && not profiler::elf_imports(*app, "__cyg_profile_func_enter"))
+      std::cerr << "gridcast profile: warning: " << app->string() << " is not built with "
+                << "-finstrument-functions: its own functions in " << functions << " ('" << listed.application.front()
+                << "'...) will not be recorded\n";
+    for (const auto& n : listed.libraries)
+      std::cerr << "gridcast profile: warning: " << functions << ": '" << n << "' is a function of a library "
+                << app->string() << " needs, not one the hook wraps: it is recorded only if that library is built "
+                << "with -finstrument-functions\n";
     env.emplace_back("GRIDCAST_HOOK_FUNCTIONS", fs::absolute(functions).string());
   }
 

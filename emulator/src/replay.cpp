@@ -85,6 +85,9 @@ struct World {
   CollectiveRegistry registry;
   std::deque<Communicator> comms;  // deque: references stay valid as communicators are added
   std::map<std::pair<int, std::uint64_t>, PendingSplit> splits;
+  /// Communicators created among their members only (a comm_split with `counts`), keyed by (members,
+  /// sequence of creations of that member list at each member): global comm id.
+  std::map<std::pair<std::vector<int>, std::uint64_t>, int> member_comms;
   std::map<std::string, std::map<std::string, std::uint64_t>> collective_choices;
   std::unique_ptr<GpuSystem> gpus;  ///< GPU hosts and costs (docs/gpu.md)
   /// Matching contexts of nonblocking collectives in flight, keyed by (comm id, sequence number of the
@@ -599,7 +602,7 @@ private:
     int src = c.peer == models::kAnySource ? kAnySource : world_rank(comm, c.peer);
     int tag = c.tag == models::kAnyTag ? kAnyTag : c.tag;
     std::string_view fn = stream_->functions().name(c.function);
-    if (contains(fn, "Iprobe", "iprobe")) {
+    if (contains(fn, "Iprobe", "iprobe") || contains(fn, "Improbe", "improbe")) {  // MPI_Improbe polls too
       bool found = world_.board.iprobe(rank_, src, tag, comm.p2p_context);
       return poll_cost(c.seconds, found, failed_iprobes_, world_.options.iprobe_cost_s);
     }
@@ -855,6 +858,8 @@ private:
     // (SMPI's replayer ignores them), and they land here with new_comm = world.
     if (c.new_comm == models::kWorldComm)
       return;
+    if (not c.counts.empty() || (c.op == Op::CommSplit && c.color < 0 && created_among_members(c)))
+      return create_among_members(c);
     const Communicator& parent = communicator(c.comm);
     std::uint64_t seq = split_seq_[parent.id]++;
     World::PendingSplit& pending = world_.splits[{parent.id, seq}];
@@ -863,16 +868,7 @@ private:
     pending.entries.push_back({color, key, parent.rank_of(rank_), rank_});
 
     // Every member exchanges (color, key) like MPICH's allgather inside MPI_Comm_split: 8 bytes each.
-    CollectiveArgs args;
-    args.bytes = 8;
-    args.recv_bytes = 8;
-    CollectiveContext ctx(world_.board, parent, rank_, [](double) {});
-    std::string name =
-        world_.registry.select(CollectiveKind::Allgather, args, parent.size(), world_.options.coll_selector);
-    double begin = sg4::Engine::get_clock();
-    (*world_.registry.find(CollectiveKind::Allgather, name))(ctx, args);
-    stats_.wait_s += ctx.partner_wait_s();
-    stats_.comm_s += sg4::Engine::get_clock() - begin - ctx.partner_wait_s();
+    creation_exchange(parent);
 
     if (static_cast<int>(pending.entries.size()) != parent.size())
       throw InternalError("comm_split: allgather finished before every member deposited its color");
@@ -901,6 +897,65 @@ private:
     comms_[c.new_comm] = &world_.comms[it->second];
   }
 
+  /// A creation that the profiler wrote with its members (MPI_Comm_create_group, MPI_Intercomm_create and
+  /// _merge): the members' world ranks in `counts`, none when this rank got MPI_COMM_NULL.
+  bool created_among_members(const CallRecord& c) const
+  {
+    std::string_view fn = stream_->functions().name(c.function);
+    return fn == "MPI_Comm_create_group" || fn == "MPI_Intercomm_create" || fn == "MPI_Intercomm_merge";
+  }
+
+  /// Creates the communicator of `counts` (world ranks in rank order) among its members alone: the n-th
+  /// creation of a member list at one member is the n-th at every other. Its cost: the members exchange
+  /// 8 bytes each on it (an allgather), as the split of a parent does.
+  void create_among_members(const CallRecord& c)
+  {
+    if (c.counts.empty()) {
+      comms_[c.new_comm] = nullptr;  // MPI_COMM_NULL at this rank
+      return;
+    }
+    std::vector<int> members;
+    members.reserve(c.counts.size());
+    for (std::uint64_t w : c.counts) {
+      if (w >= world_.comms.front().world_ranks.size())
+        fail("communicator members name world rank " + std::to_string(w) + ", outside the world of " +
+             std::to_string(world_.comms.front().world_ranks.size()));
+      members.push_back(static_cast<int>(w));
+    }
+    if (std::find(members.begin(), members.end(), rank_) == members.end())
+      fail("a communicator created among its members does not list this rank");
+    std::uint64_t seq = member_seq_[members]++;
+    auto [it, created] = world_.member_comms.try_emplace({members, seq}, -1);
+    if (created) {
+      Communicator comm;
+      comm.id = static_cast<int>(world_.comms.size());
+      comm.p2p_context = 2 * comm.id;
+      comm.coll_context = 2 * comm.id + 1;
+      comm.world_ranks = members;
+      world_.comms.push_back(std::move(comm));
+      it->second = world_.comms.back().id;
+    }
+    const Communicator& comm = world_.comms[static_cast<std::size_t>(it->second)];
+    comms_[c.new_comm] = &comm;
+    creation_exchange(comm);
+  }
+
+  /// The cost of creating a communicator: its members (of the parent, for a split) exchange 8 bytes each
+  /// with an allgather, as MPI_Comm_split does for (color, key).
+  void creation_exchange(const Communicator& among)
+  {
+    CollectiveArgs args;
+    args.bytes = 8;
+    args.recv_bytes = 8;
+    CollectiveContext ctx(world_.board, among, rank_, [](double) {});
+    std::string name =
+        world_.registry.select(CollectiveKind::Allgather, args, among.size(), world_.options.coll_selector);
+    double begin = sg4::Engine::get_clock();
+    (*world_.registry.find(CollectiveKind::Allgather, name))(ctx, args);
+    stats_.wait_s += ctx.partner_wait_s();
+    stats_.comm_s += sg4::Engine::get_clock() - begin - ctx.partner_wait_s();
+  }
+
   World& world_;
   int rank_;
   models::CallStreamPtr stream_;
@@ -912,6 +967,7 @@ private:
   std::unordered_map<std::int64_t, RequestPtr> requests_;
   std::unordered_map<std::int32_t, const Communicator*> comms_;
   std::map<int, std::uint64_t> split_seq_;
+  std::map<std::vector<int>, std::uint64_t> member_seq_;  ///< creations among members, per member list
   /// The call in progress, copied: after a deadlock SimGrid may have unwound the actor's stack.
   struct CurrentCall {
     bool valid = false;

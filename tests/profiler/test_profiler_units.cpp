@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <functional>
 #include <sstream>
@@ -79,6 +80,8 @@ TEST_CASE("profiler: the application is found behind mpirun's options", "[profil
   CHECK(profiler::find_application(V{"./solo", "arg"}) == fs::path("./solo"));
   CHECK_FALSE(profiler::find_application(V{"mpirun", "-np", "2"}).has_value());
   CHECK(profiler::find_application(V{"sh"})->is_absolute());  // through PATH
+  CHECK(profiler::find_application(V{"srun", "-n", "4", "--mpi=pmix", "-p", "debug", "--exclusive", "./app", "-n"}) ==
+        fs::path("./app"));
 }
 
 TEST_CASE("profiler: MPI linkage is read from the ELF dynamic section", "[profiler]")
@@ -93,6 +96,8 @@ TEST_CASE("profiler: MPI linkage is read from the ELF dynamic section", "[profil
   CHECK_THAT(error_of([&] { profiler::links_mpi_dynamically(scratch("nothing")); }), Catch::Contains("no such application"));
   auto names = profiler::elf_function_names("/proc/self/exe");
   CHECK(std::find(names.begin(), names.end(), "main") != names.end());
+  auto libs = profiler::needed_libraries("/proc/self/exe");
+  CHECK(std::any_of(libs.begin(), libs.end(), [](const fs::path& p) { return p.filename() == "libc.so.6"; }));
   CHECK(profiler::is_builtin_function("MPI_Iprobe"));
   CHECK(profiler::is_builtin_function("cblas_dgemm"));
   CHECK_FALSE(profiler::is_builtin_function("main"));
@@ -197,6 +202,47 @@ TEST_CASE("profiler: folded polls are written back one by one, gaps become compu
         "{\"op\":\"finalize\",\"fn\":\"MPI_Finalize\",\"seconds\":0}\n");
 }
 
+TEST_CASE("profiler: two failed polls folded as a cycle are written back interleaved", "[profiler]")
+{
+  fs::path raw = scratch("raw-cycle");
+  fs::remove_all(raw);
+  fs::create_directories(raw);
+  // 1 tick = 1 ms. MPI_Test of request 5 (A) and MPI_Test of request 6 (B) alternated: A B A B A, from 20
+  // to 48; A's three calls took 6 ms, B's two 4 ms; 18 ms of gaps between the five calls.
+  write(raw / "rank-0.meta",
+        "rank 0\nsize 1\npid 1\nhost h\ninit_ticks 0\nend_ticks 100\nticks_per_s 1000\nthreads 1\n"
+        "status finalized\ncode 0\n");
+  auto a = raw_call(hook::Fn::MPI_Test, 20, 28);
+  a.request = 5;
+  a.repeat = 2;
+  a.busy_ticks = 6;
+  a.flags = hook::kFlagPollCycle;
+  auto b = raw_call(hook::Fn::MPI_Test, 24, 20);
+  b.request = 6;
+  b.repeat = 1;
+  b.busy_ticks = 4;
+  write_raw(raw / "rank-0.thread-0.gcraw",
+            {raw_call(hook::Fn::MPI_Init, 0, 10), a, b, raw_call(hook::Fn::MPI_Finalize, 100, 0)});
+  models::RunInfo info;
+  info.encoding = models::TraceEncoding::JsonLines;
+  fs::path out = scratch("prof-cycle");
+  fs::remove_all(out);
+  auto result = profiler::convert_raw(raw, info, out);
+  REQUIRE(result.ranks.size() == 1);
+  CHECK(result.ranks[0].coverage() == Approx(1.0));
+  std::ifstream in(out / "rank-00000.jsonl");
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string gap = "{\"op\":\"compute\",\"fn\":\"compute\",\"seconds\":0.0045}\n";
+  const std::string ta = "{\"op\":\"test\",\"fn\":\"MPI_Test\",\"seconds\":0.002,\"request\":5}\n";
+  const std::string tb = "{\"op\":\"test\",\"fn\":\"MPI_Test\",\"seconds\":0.002,\"request\":6}\n";
+  CHECK(text.str() == "{\"op\":\"init\",\"fn\":\"MPI_Init\",\"seconds\":0.01}\n"
+                      "{\"op\":\"compute\",\"fn\":\"compute\",\"seconds\":0.01}\n" +
+                          ta + gap + tb + gap + ta + gap + tb + gap + ta +
+                          "{\"op\":\"compute\",\"fn\":\"compute\",\"seconds\":0.052}\n"
+                          "{\"op\":\"finalize\",\"fn\":\"MPI_Finalize\",\"seconds\":0}\n");
+}
+
 TEST_CASE("profiler: a raw file cut by a kill keeps its whole records; a missing rank is an empty trace",
           "[profiler]")
 {
@@ -231,4 +277,19 @@ TEST_CASE("profiler: a raw file cut by a kill keeps its whole records; a missing
     ops.emplace_back(models::op_name(r.op));
   CHECK(ops == std::vector<std::string>{"init", "compute", "send"});
   CHECK(fs::file_size(out / "rank-00001.jsonl") == 0);
+}
+
+TEST_CASE("profiler: every name of a function list is checked against the application and its libraries",
+          "[profiler]")
+{
+  auto list = scratch("check.txt");
+  // Wrapped by the hook, defined by this test program, exported by libc (with a symbol version).
+  write(list, "# list\ncblas_dgemm\nmain\nmalloc\nmemcpy@GLIBC_2.14\n");
+  auto ok = profiler::check_function_list(list, "/proc/self/exe");
+  CHECK(ok.application == std::vector<std::string>{"main"});
+  CHECK(ok.libraries == std::vector<std::string>{"malloc", "memcpy@GLIBC_2.14"});
+  write(list, "main\n\n# a typo\nmian\n");
+  CHECK_THAT(error_of([&] { profiler::check_function_list(list, "/proc/self/exe"); }),
+             Catch::Contains("check.txt:4") && Catch::Contains("unknown symbol 'mian'") &&
+                 Catch::Contains("/proc/self/exe"));
 }

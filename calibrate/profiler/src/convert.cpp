@@ -89,6 +89,7 @@ public:
     thread_ = h.thread;
   }
   int thread() const { return thread_; }
+  const fs::path& path() const { return path_; }
   std::uint64_t records_read() const { return count_; }
 
   /// Next Call/Enter/Exit; definitions are absorbed. A record cut by the end of the run ends the file.
@@ -162,6 +163,13 @@ private:
 
 // ------------------------------------------------------------------ raw record -> CallRecord
 
+/// The tag of the exchanges a neighbourhood collective is expanded into: the largest tag a trace can hold
+/// (traces take tags >= 0 only), which applications practically never use (MPI guarantees only 32767),
+/// so that the exchanges match only each other.
+constexpr std::int32_t kNeighborTag = 2147483647;
+/// The converter's own request ids (neighbourhood exchanges), far above the hook's (0, 1, 2...).
+constexpr std::int64_t kFirstNeighborRequest = std::int64_t{1} << 40;
+
 std::int32_t peer_of(std::int32_t raw) { return raw == -1 ? models::kAnySource : raw; }
 std::int32_t comm_of(std::int32_t raw) { return raw < 0 ? models::kWorldComm : raw; }
 
@@ -232,6 +240,20 @@ void to_call_record(const Event& e, double ticks_per_s, CallRecord& c)
     c.bytes = r.bytes;
     if (family[0] == 'i')
       c.request = r.request;
+    return;
+  }
+  if (family == "start") {  // MPI_Start(all): the isend/irecv the persistent request performs
+    auto kind = static_cast<hook::StartKind>(r.key);
+    if (kind == hook::StartKind::Unknown || r.peer == -3) {  // not seen created, or MPI_PROC_NULL
+      local();
+      c.request = models::kNoRequest;
+      return;
+    }
+    c.op = kind == hook::StartKind::Isend ? Op::Isend : kind == hook::StartKind::Issend ? Op::Issend : Op::Irecv;
+    c.peer = peer_of(r.peer);
+    c.tag = r.tag == -1 ? models::kAnyTag : r.tag;
+    c.bytes = r.bytes;
+    c.request = r.request;
     return;
   }
   if (family == "sendrecv") {
@@ -317,6 +339,12 @@ void to_call_record(const Event& e, double ticks_per_s, CallRecord& c)
     c.color = r.color;
     c.key = r.key;
     c.new_comm = r.new_comm;
+    if (static_cast<hook::ExtraKind>(r.extra_kind) == hook::ExtraKind::Members) {
+      // Created among its members only: `counts` lists them (world ranks, in rank order); none = null.
+      vals(0, e.values.size(), c.counts);
+      if (c.counts.empty())
+        c.color = -1;
+    }
     return;
   }
   if (family == "comm_dup") {
@@ -443,10 +471,21 @@ private:
       return;
     }
     gap_until(e.rec.start_ticks, &stack);
+    std::string_view name = hook::kFnNames[e.rec.fn];
+    if (std::string_view(hook::kFnFamilies[e.rec.fn]) == "neighbor")
+      return neighbor_exchange(e, name, file);
+    if ((e.rec.flags & hook::kFlagPollCycle) != 0 && e.rec.repeat > 0) {
+      // Two failed polls that alternated, folded as a cycle: the partner is the next call of this file.
+      Event partner;
+      if (files_[file]->next(partner) && partner.rec.kind == Kind::Call)
+        return poll_cycle(e, partner, stack);
+      // The file ended (cut by a kill): the first one alone, below.
+    }
     record_.clear();
     to_call_record(e, ticks_per_s_, record_);
-    std::string_view name = hook::kFnNames[e.rec.fn];
     record_.function = functions_.intern(name);
+    if (not neighbor_requests_.empty())
+      expand_neighbor_requests(record_);
     std::int64_t end = e.rec.start_ticks + std::max<std::int64_t>(0, e.rec.duration_ticks);
     covered(e.rec.start_ticks, end);
     if (e.rec.repeat <= 0) {
@@ -471,6 +510,160 @@ private:
       if (i > 0 && gap_s > 0)
         emit(gap_record_, gap_name, gap_s);
       emit(record_, name, record_.seconds);
+    }
+  }
+
+  /// Two failed polls folded as a cycle A B A B... (the hook's kFlagPollCycle): written back interleaved,
+  /// A's calls with A's mean duration and B's with B's, the rest of the span as compute gaps of the mean
+  /// length between them. Counts and total times are exact, as for a single folded poll.
+  void poll_cycle(const Event& a, const Event& b, const std::vector<std::string>& stack)
+  {
+    CallRecord ra, rb;
+    to_call_record(a, ticks_per_s_, ra);
+    to_call_record(b, ticks_per_s_, rb);
+    std::string_view name_a = hook::kFnNames[a.rec.fn], name_b = hook::kFnNames[b.rec.fn];
+    ra.function = functions_.intern(name_a);
+    rb.function = functions_.intern(name_b);
+    if (not neighbor_requests_.empty()) {
+      expand_neighbor_requests(ra);
+      expand_neighbor_requests(rb);
+    }
+    auto calls_a = static_cast<std::uint64_t>(std::max<std::int64_t>(0, a.rec.repeat)) + 1;
+    auto calls_b = static_cast<std::uint64_t>(std::max<std::int64_t>(0, b.rec.repeat)) + 1;
+    auto busy = [&](const RawRecord& r) {
+      return static_cast<double>(std::max<std::int64_t>(0, r.repeat > 0 ? r.busy_ticks : r.duration_ticks)) /
+             ticks_per_s_;
+    };
+    double busy_a = busy(a.rec), busy_b = busy(b.rec);
+    std::int64_t end = std::max(a.rec.start_ticks + std::max<std::int64_t>(0, a.rec.duration_ticks),
+                                b.rec.start_ticks + std::max<std::int64_t>(0, b.rec.duration_ticks));
+    double span_s = static_cast<double>(end - a.rec.start_ticks) / ticks_per_s_;
+    double gap_s = std::max(0.0, span_s - busy_a - busy_b) / static_cast<double>(calls_a + calls_b - 1);
+    ra.seconds = busy_a / static_cast<double>(calls_a);
+    rb.seconds = busy_b / static_cast<double>(calls_b);
+    covered(a.rec.start_ticks, end);
+    std::string gap_name = stack.empty() ? std::string("compute") : stack.back();
+    gap_record_.clear();
+    gap_record_.op = Op::Compute;
+    gap_record_.seconds = gap_s;
+    gap_record_.function = functions_.intern(gap_name);
+    summary_.hooked_s += busy_a + busy_b + (gap_name != "compute" ? span_s - busy_a - busy_b : 0.0);
+    bool first = true;
+    auto one = [&](const CallRecord& r, std::string_view name) {
+      if (not first && gap_s > 0)
+        emit(gap_record_, gap_name, gap_s);
+      first = false;
+      emit(r, name, r.seconds);
+    };
+    for (std::uint64_t i = 0; i < std::max(calls_a, calls_b); ++i) {
+      if (i < calls_a)
+        one(ra, name_a);
+      if (i < calls_b)
+        one(rb, name_b);
+    }
+  }
+
+  /// A neighbourhood collective becomes the point-to-point exchanges it performs, which a replay can
+  /// simulate on any topology: an irecv from every in-neighbour, an isend to every out-neighbour (world
+  /// ranks, on the topology's communicator, with the reserved tag kNeighborTag so that they never match the
+  /// application's messages; MPI_PROC_NULL neighbours skipped), then a waitall of them. The requests are
+  /// ids of the converter's own (from kFirstNeighborRequest). The nonblocking forms leave out the waitall:
+  /// the wait or test of their request later waits for or tests these requests instead.
+  void neighbor_exchange(const Event& e, std::string_view name, std::size_t file)
+  {
+    const RawRecord& r = e.rec;
+    auto in = static_cast<std::size_t>(std::max(0, r.root));
+    auto out = static_cast<std::size_t>(std::max(0, r.key));
+    if (e.values.size() != 2 * (in + out))
+      throw InputError({files_[file]->path().string(), files_[file]->records_read(), {}, rank_},
+                       std::string(name) + " record with " + std::to_string(e.values.size()) + " values for " +
+                           std::to_string(in) + " in- and " + std::to_string(out) + " out-neighbours");
+    const std::uint32_t fn = functions_.intern(name);
+    const std::int32_t comm = comm_of(r.comm);
+    const bool device = (r.flags & hook::kFlagDeviceMemory) != 0;
+    std::vector<CallRecord> records;
+    std::vector<std::int64_t> ids;
+    auto exchange = [&](Op op, std::int64_t peer, std::int64_t bytes) {
+      if (peer < 0)  // MPI_PROC_NULL (or a rank the hook could not translate): no communication
+        return;
+      CallRecord c;
+      c.op = op;
+      c.function = fn;
+      c.seconds = 0;
+      c.peer = static_cast<std::int32_t>(peer);
+      c.tag = kNeighborTag;
+      c.bytes = static_cast<std::uint64_t>(std::max<std::int64_t>(0, bytes));
+      c.comm = comm;
+      if (device)
+        c.memory = models::Memory::Device;
+      c.request = next_neighbor_request_++;
+      ids.push_back(c.request);
+      records.push_back(std::move(c));
+    };
+    for (std::size_t i = 0; i < in; ++i)
+      exchange(Op::Irecv, e.values[i], e.values[in + out + out + i]);
+    for (std::size_t i = 0; i < out; ++i)
+      exchange(Op::Isend, e.values[in + i], e.values[in + out + i]);
+    const bool nonblocking = (r.flags & hook::kFlagNonblocking) != 0;
+    if (nonblocking)
+      neighbor_requests_[r.request] = ids;
+    CallRecord last;
+    last.function = fn;
+    if (not nonblocking && not ids.empty()) {
+      last.op = Op::Waitall;
+      last.requests = ids;
+      records.push_back(std::move(last));
+    } else if (records.empty()) {
+      last.op = Op::CommSize;  // no neighbour to talk to: a local call
+      last.comm = comm;
+      records.push_back(std::move(last));
+    }
+    // The call's time goes to its last record (the waitall, where a blocking one spends it).
+    double seconds = static_cast<double>(std::max<std::int64_t>(0, r.duration_ticks)) / ticks_per_s_;
+    records.back().seconds = seconds;
+    covered(r.start_ticks, r.start_ticks + std::max<std::int64_t>(0, r.duration_ticks));
+    summary_.hooked_s += seconds;
+    for (const auto& c : records)
+      emit(c, name, c.seconds);
+  }
+
+  /// A wait or test of a nonblocking neighbourhood collective's request waits for or tests the exchanges
+  /// it stands for (neighbor_exchange()).
+  void expand_neighbor_requests(CallRecord& c)
+  {
+    auto splice = [&](std::vector<std::int64_t>& list) {
+      std::vector<std::int64_t> out;
+      for (std::int64_t h : list)
+        if (auto it = neighbor_requests_.find(h); it != neighbor_requests_.end())
+          out.insert(out.end(), it->second.begin(), it->second.end());
+        else
+          out.push_back(h);
+      list = std::move(out);
+    };
+    bool single = c.request >= 0 && neighbor_requests_.count(c.request) > 0;
+    bool in_list = std::any_of(c.requests.begin(), c.requests.end(),
+                               [&](std::int64_t h) { return neighbor_requests_.count(h) > 0; });
+    if (not single && not in_list)
+      return;
+    if (c.op == Op::CommSize) {  // MPI_Request_free/MPI_Cancel of the collective: its exchanges go on
+      c.request = models::kNoRequest;
+      return;
+    }
+    if (c.op == Op::Wait || (c.op == Op::Waitany && single)) {
+      c.op = Op::Waitall;  // waiting for the collective is waiting for all its exchanges
+      c.requests = neighbor_requests_[c.request];
+      c.request = models::kNoRequest;
+    } else if (c.op == Op::Test && single && c.requests.empty()) {
+      c.requests = neighbor_requests_[c.request];
+      c.request = models::kNoRequest;
+    } else {
+      if (single && c.op == Op::Test)
+        c.request = models::kNoRequest;
+      splice(c.requests);
+    }
+    if (c.requests.empty() && c.request < 0 && c.op != Op::CommSize) {
+      c.op = Op::CommSize;  // a collective without neighbours: nothing to wait for
+      c.requests.clear();
     }
   }
 
@@ -522,6 +715,9 @@ private:
   models::FunctionTable functions_;
   CallRecord record_;
   CallRecord gap_record_;
+  /// Requests of the exchanges of each nonblocking neighbourhood collective, by the collective's request.
+  std::unordered_map<std::int64_t, std::vector<std::int64_t>> neighbor_requests_;
+  std::int64_t next_neighbor_request_ = kFirstNeighborRequest;
   RankSummary summary_;
 };
 

@@ -1,90 +1,135 @@
-// ELF checks of the driver: is the application dynamically linked to MPI (like ldd, without running
-// it), and which functions does it define (to tell which names of a function list can be recorded).
+// ELF checks of the driver, read with libelf (elfutils): is the application dynamically linked to MPI
+// (like ldd, without running it), which libraries does it need, and which functions do they define (to
+// check a function list before the run).
 #include "gridcast/profiler/profiler.hpp"
 
 #include "gridcast/models/errors.hpp"
 
-#include <elf.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <set>
 #include <sstream>
-#include <unistd.h>
 
 namespace fs = std::filesystem;
 
 namespace gridcast::profiler {
 namespace {
 
-std::string read_file(const fs::path& file)
+/// One ELF file opened read-only through libelf; `elf()` is null when the file is missing or not ELF.
+class ElfFile {
+public:
+  explicit ElfFile(const fs::path& file)
+  {
+    // elf_version must be called once before any other libelf call; it is idempotent.
+    if (elf_version(EV_CURRENT) == EV_NONE)
+      return;
+    fd_ = open(file.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0)
+      return;
+    elf_ = elf_begin(fd_, ELF_C_READ_MMAP, nullptr);
+    if (elf_ != nullptr && elf_kind(elf_) != ELF_K_ELF) {
+      elf_end(elf_);
+      elf_ = nullptr;
+    }
+  }
+  ElfFile(const ElfFile&) = delete;
+  ElfFile& operator=(const ElfFile&) = delete;
+  ~ElfFile()
+  {
+    if (elf_ != nullptr)
+      elf_end(elf_);
+    if (fd_ >= 0)
+      close(fd_);
+  }
+  Elf* elf() const { return elf_; }
+
+  /// Calls `f(shdr, data)` for every section of type `type` (with its data).
+  template <typename F>
+  void for_sections(std::uint32_t type, F&& f) const
+  {
+    for (Elf_Scn* scn = elf_nextscn(elf_, nullptr); scn != nullptr; scn = elf_nextscn(elf_, scn)) {
+      GElf_Shdr sh;
+      if (gelf_getshdr(scn, &sh) == nullptr || sh.sh_type != type)
+        continue;
+      if (Elf_Data* data = elf_getdata(scn, nullptr); data != nullptr)
+        f(sh, data);
+    }
+  }
+
+  /// Calls `f(sym, name)` for every symbol of the sections of type `type` (SHT_SYMTAB or SHT_DYNSYM).
+  template <typename F>
+  void for_symbols(std::uint32_t type, F&& f) const
+  {
+    for_sections(type, [&](const GElf_Shdr& sh, Elf_Data* data) {
+      std::size_t count = sh.sh_entsize > 0 ? sh.sh_size / sh.sh_entsize : 0;
+      for (std::size_t i = 0; i < count; ++i) {
+        GElf_Sym sym;
+        if (gelf_getsym(data, static_cast<int>(i), &sym) == nullptr)
+          continue;
+        const char* name = elf_strptr(elf_, sh.sh_link, sym.st_name);
+        if (name != nullptr && *name != 0)
+          f(sym, name);
+      }
+    });
+  }
+
+private:
+  int fd_ = -1;
+  Elf* elf_ = nullptr;
+};
+
+/// A function the file defines: FUNC or IFUNC (glibc's memcpy...), with an address.
+bool defines_function(const GElf_Sym& sym)
 {
-  std::ifstream in(file, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  int type = GELF_ST_TYPE(sym.st_info);
+  return (type == STT_FUNC || type == STT_GNU_IFUNC) && sym.st_shndx != SHN_UNDEF && sym.st_value != 0;
 }
 
-bool is_elf64(const std::string& bytes)
-{
-  return bytes.size() >= sizeof(Elf64_Ehdr) && std::memcmp(bytes.data(), ELFMAG, SELFMAG) == 0 &&
-         bytes[EI_CLASS] == ELFCLASS64;
-}
-
-template <typename T>
-const T* at(const std::string& bytes, std::uint64_t offset, std::uint64_t count = 1)
-{
-  if (offset > bytes.size() || count * sizeof(T) > bytes.size() - offset)
-    return nullptr;
-  return reinterpret_cast<const T*>(bytes.data() + offset);
-}
-
-/// DT_NEEDED names and DT_RUNPATH/DT_RPATH of an ELF image; `dynamic` false when it has no dynamic section.
+/// DT_NEEDED names and DT_RUNPATH/DT_RPATH directories of an ELF file.
 struct DynamicInfo {
-  bool dynamic = false;
   std::vector<std::string> needed;
   std::vector<std::string> runpath;
 };
 
-DynamicInfo dynamic_info(const std::string& bytes)
+DynamicInfo dynamic_info(const ElfFile& f)
 {
   DynamicInfo info;
-  const auto* eh = at<Elf64_Ehdr>(bytes, 0);
-  const auto* sh = eh ? at<Elf64_Shdr>(bytes, eh->e_shoff, eh->e_shnum) : nullptr;
-  if (sh == nullptr)
-    return info;
-  for (int i = 0; i < eh->e_shnum; ++i) {
-    if (sh[i].sh_type != SHT_DYNAMIC || sh[i].sh_link >= eh->e_shnum)
-      continue;
-    info.dynamic = true;
-    const auto& strs = sh[sh[i].sh_link];
-    const auto* dyn = at<Elf64_Dyn>(bytes, sh[i].sh_offset, sh[i].sh_size / sizeof(Elf64_Dyn));
-    if (dyn == nullptr)
-      continue;
-    for (std::uint64_t k = 0; k < sh[i].sh_size / sizeof(Elf64_Dyn) && dyn[k].d_tag != DT_NULL; ++k) {
-      if (dyn[k].d_tag != DT_NEEDED && dyn[k].d_tag != DT_RUNPATH && dyn[k].d_tag != DT_RPATH)
+  f.for_sections(SHT_DYNAMIC, [&](const GElf_Shdr& sh, Elf_Data* data) {
+    std::size_t count = sh.sh_entsize > 0 ? sh.sh_size / sh.sh_entsize : 0;
+    for (std::size_t i = 0; i < count; ++i) {
+      GElf_Dyn dyn;
+      if (gelf_getdyn(data, static_cast<int>(i), &dyn) == nullptr || dyn.d_tag == DT_NULL)
+        break;
+      if (dyn.d_tag != DT_NEEDED && dyn.d_tag != DT_RUNPATH && dyn.d_tag != DT_RPATH)
         continue;
-      std::uint64_t off = strs.sh_offset + dyn[k].d_un.d_val;
-      if (off >= bytes.size())
+      const char* s = elf_strptr(f.elf(), sh.sh_link, dyn.d_un.d_val);
+      if (s == nullptr)
         continue;
-      std::string s(bytes.data() + off, strnlen(bytes.data() + off, bytes.size() - off));
-      if (dyn[k].d_tag == DT_NEEDED)
-        info.needed.push_back(s);
-      else {
+      if (dyn.d_tag == DT_NEEDED) {
+        info.needed.emplace_back(s);
+      } else {
         std::stringstream parts(s);
         std::string p;
         while (std::getline(parts, p, ':'))
           info.runpath.push_back(p);
       }
     }
-  }
+  });
   return info;
 }
 
+/// Where the dynamic linker would find library `name`: LD_LIBRARY_PATH, the file's RUNPATH/RPATH ($ORIGIN
+/// expanded), then the system directories of Debian's multiarch layout.
 std::optional<fs::path> find_library(const std::string& name, const std::vector<std::string>& runpath,
                                      const fs::path& origin)
 {
+  if (name.find('/') != std::string::npos)
+    return fs::path(name);
   std::vector<std::string> dirs;
   if (const char* ld = std::getenv("LD_LIBRARY_PATH")) {
     std::stringstream parts(ld);
@@ -109,22 +154,15 @@ std::optional<fs::path> find_library(const std::string& name, const std::vector<
   return std::nullopt;
 }
 
-bool needs_mpi(const fs::path& file, std::set<std::string>& seen, int depth)
+void check_application(const fs::path& app)
 {
-  std::string bytes = read_file(file);
-  if (not is_elf64(bytes))
-    return false;
-  DynamicInfo info = dynamic_info(bytes);
-  for (const auto& n : info.needed) {
-    if (n.rfind("libmpi", 0) == 0)
-      return true;
-    if (depth >= 4 || not seen.insert(n).second)
-      continue;
-    if (auto lib = find_library(n, info.runpath, file.parent_path()))
-      if (needs_mpi(*lib, seen, depth + 1))
-        return true;
-  }
-  return false;
+  std::error_code ec;
+  if (not fs::exists(app, ec))
+    throw InputError({app.string(), 0, {}, -1}, "no such application");
+  if (ElfFile(app).elf() == nullptr)
+    throw InputError({app.string(), 0, {}, -1},
+                     "not an ELF executable: the profiler preloads a library into the MPI application itself, "
+                     "so the command must launch it directly (not through a script)");
 }
 
 }  // namespace
@@ -132,57 +170,67 @@ bool needs_mpi(const fs::path& file, std::set<std::string>& seen, int depth)
 std::vector<std::string> elf_function_names(const fs::path& file)
 {
   std::vector<std::string> out;
-  std::string bytes = read_file(file);
-  if (not is_elf64(bytes))
+  ElfFile f(file);
+  if (f.elf() == nullptr)
     return out;
-  const auto* eh = at<Elf64_Ehdr>(bytes, 0);
-  const auto* sh = at<Elf64_Shdr>(bytes, eh->e_shoff, eh->e_shnum);
-  if (sh == nullptr)
-    return out;
-  for (std::uint32_t want : {static_cast<std::uint32_t>(SHT_SYMTAB), static_cast<std::uint32_t>(SHT_DYNSYM)}) {
-    for (int i = 0; i < eh->e_shnum; ++i) {
-      if (sh[i].sh_type != want || sh[i].sh_link >= eh->e_shnum)
-        continue;
-      const auto& strs = sh[sh[i].sh_link];
-      std::uint64_t count = sh[i].sh_size / sizeof(Elf64_Sym);
-      const auto* syms = at<Elf64_Sym>(bytes, sh[i].sh_offset, count);
-      if (syms == nullptr)
-        continue;
-      for (std::uint64_t k = 0; k < count; ++k) {
-        std::uint64_t off = strs.sh_offset + syms[k].st_name;
-        if (ELF64_ST_TYPE(syms[k].st_info) == STT_FUNC && syms[k].st_value != 0 && off < bytes.size())
-          out.emplace_back(bytes.data() + off, strnlen(bytes.data() + off, bytes.size() - off));
-      }
-    }
+  // .symtab has every function (static ones too); a stripped file keeps only .dynsym.
+  for (std::uint32_t type : {static_cast<std::uint32_t>(SHT_SYMTAB), static_cast<std::uint32_t>(SHT_DYNSYM)}) {
+    f.for_symbols(type, [&](const GElf_Sym& sym, const char* name) {
+      if (defines_function(sym))
+        out.emplace_back(name);
+    });
     if (not out.empty())
       break;
   }
   return out;
 }
 
+std::vector<std::string> elf_exported_functions(const fs::path& file)
+{
+  std::vector<std::string> out;
+  ElfFile f(file);
+  if (f.elf() == nullptr)
+    return out;
+  f.for_symbols(SHT_DYNSYM, [&](const GElf_Sym& sym, const char* name) {
+    if (defines_function(sym) && GELF_ST_BIND(sym.st_info) != STB_LOCAL)
+      out.emplace_back(name);
+  });
+  return out;
+}
+
 bool elf_imports(const fs::path& file, const std::string& symbol)
 {
-  std::string bytes = read_file(file);
-  if (not is_elf64(bytes))
+  ElfFile f(file);
+  if (f.elf() == nullptr)
     return false;
-  const auto* eh = at<Elf64_Ehdr>(bytes, 0);
-  const auto* sh = at<Elf64_Shdr>(bytes, eh->e_shoff, eh->e_shnum);
-  if (sh == nullptr)
-    return false;
-  for (int i = 0; i < eh->e_shnum; ++i) {
-    if (sh[i].sh_type != SHT_DYNSYM || sh[i].sh_link >= eh->e_shnum)
+  bool found = false;
+  f.for_symbols(SHT_DYNSYM, [&](const GElf_Sym& sym, const char* name) {
+    found = found || (sym.st_shndx == SHN_UNDEF && symbol == name);
+  });
+  return found;
+}
+
+std::vector<fs::path> needed_libraries(const fs::path& app)
+{
+  std::vector<fs::path> out;
+  std::set<std::string> seen;
+  // Breadth first, as the dynamic linker loads them; each soname once.
+  std::vector<fs::path> queue = {app};
+  for (std::size_t i = 0; i < queue.size(); ++i) {
+    ElfFile f(queue[i]);
+    if (f.elf() == nullptr)
       continue;
-    const auto& strs = sh[sh[i].sh_link];
-    std::uint64_t count = sh[i].sh_size / sizeof(Elf64_Sym);
-    const auto* syms = at<Elf64_Sym>(bytes, sh[i].sh_offset, count);
-    for (std::uint64_t k = 0; syms != nullptr && k < count; ++k) {
-      std::uint64_t off = strs.sh_offset + syms[k].st_name;
-      if (syms[k].st_shndx == SHN_UNDEF && off < bytes.size() &&
-          symbol == std::string_view(bytes.data() + off, strnlen(bytes.data() + off, bytes.size() - off)))
-        return true;
+    DynamicInfo info = dynamic_info(f);
+    for (const auto& n : info.needed) {
+      if (not seen.insert(n).second)
+        continue;
+      if (auto lib = find_library(n, info.runpath, queue[i].parent_path())) {
+        queue.push_back(*lib);
+        out.push_back(*lib);
+      }
     }
   }
-  return false;
+  return out;
 }
 
 std::optional<fs::path> find_application(const std::vector<std::string>& command)
@@ -191,25 +239,35 @@ std::optional<fs::path> find_application(const std::vector<std::string>& command
     return std::nullopt;
   std::size_t i = 0;
   std::string launcher = fs::path(command[0]).filename().string();
-  if (launcher == "mpirun" || launcher == "mpiexec" || launcher == "orterun" || launcher == "mpiexec.openmpi" ||
-      launcher == "mpirun.openmpi") {
-    // Skip the launcher's options; those that take a value skip it too.
-    static const std::set<std::string> kOneValue = {
+  const bool mpirun = launcher == "mpirun" || launcher == "mpiexec" || launcher == "orterun" ||
+                      launcher == "mpiexec.openmpi" || launcher == "mpirun.openmpi" || launcher == "mpiexec.hydra" ||
+                      launcher == "mpirun.mpich" || launcher == "mpiexec.mpich";
+  const bool srun = launcher == "srun";
+  if (mpirun || srun) {
+    // Skip the launcher's options; those that take a separate value skip it too ("--opt=value" is one).
+    static const std::set<std::string> kMpirunOneValue = {
         "-np", "-n", "-c", "--np", "--n", "-H", "-host", "--host", "-hostfile", "--hostfile", "-machinefile",
         "--machinefile", "-x", "--map-by", "-map-by", "--bind-to", "-bind-to", "--rank-by", "-rank-by", "-N",
         "--npernode", "-npernode", "-wdir", "--wdir", "-wd", "--prefix", "-prefix", "--output-filename",
         "-output-filename", "--cpus-per-proc", "--cpus-per-rank", "--report-bindings-file", "--tag-output-file",
-        "-am", "--am", "--app", "-app", "--preload-files", "--path", "-path"};
-    static const std::set<std::string> kTwoValues = {"-mca", "--mca", "-gmca", "--gmca"};
+        "-am", "--am", "--app", "-app", "--preload-files", "--path", "-path", "-ppn", "-f"};
+    static const std::set<std::string> kMpirunTwoValues = {"-mca", "--mca", "-gmca", "--gmca", "-genv", "-env"};
+    // Slurm's short options that take a value (the long ones are written --name=value or --name value).
+    static const std::set<std::string> kSrunOneValue = {
+        "-n", "-N", "-c", "-p", "-t", "-J", "-w", "-x", "-o", "-e", "-i", "-A", "-q", "-D", "-m", "-B", "-C", "-d",
+        "-G", "-L", "-r", "-T", "-W", "--ntasks", "--nodes", "--cpus-per-task", "--partition", "--time",
+        "--job-name", "--nodelist", "--exclude", "--output", "--error", "--input", "--account", "--qos",
+        "--chdir", "--distribution", "--constraint", "--dependency", "--gpus", "--licenses", "--mpi",
+        "--ntasks-per-node", "--mem", "--mem-per-cpu", "--cpu-bind", "--export", "--gres", "--reservation"};
     for (i = 1; i < command.size(); ++i) {
       const std::string& a = command[i];
       if (a.empty() || a[0] != '-')
         break;
       if (a.find('=') != std::string::npos)
         continue;
-      if (kTwoValues.count(a) > 0)
+      if (mpirun && kMpirunTwoValues.count(a) > 0)
         i += 2;
-      else if (kOneValue.count(a) > 0)
+      else if ((mpirun && kMpirunOneValue.count(a) > 0) || (srun && kSrunOneValue.count(a) > 0))
         i += 1;
     }
     if (i >= command.size())
@@ -232,16 +290,11 @@ std::optional<fs::path> find_application(const std::vector<std::string>& command
 
 bool links_mpi_dynamically(const fs::path& app)
 {
-  std::error_code ec;
-  if (not fs::exists(app, ec))
-    throw InputError({app.string(), 0, {}, -1}, "no such application");
-  std::string bytes = read_file(app);
-  if (not is_elf64(bytes))
-    throw InputError({app.string(), 0, {}, -1},
-                     "not an ELF executable: the profiler preloads a library into the MPI application itself, "
-                     "so the command must launch it directly (not through a script)");
-  std::set<std::string> seen;
-  return needs_mpi(app, seen, 0);
+  check_application(app);
+  for (const auto& lib : needed_libraries(app))
+    if (lib.filename().string().rfind("libmpi", 0) == 0)
+      return true;
+  return false;
 }
 
 }  // namespace gridcast::profiler

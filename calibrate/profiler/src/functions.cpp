@@ -13,6 +13,7 @@
 #include <fstream>
 #include <iomanip>
 #include <sstream>
+#include <unordered_set>
 #include <vector>
 
 namespace fs = std::filesystem;
@@ -68,10 +69,18 @@ bool symbol_char(char c, bool first)
 
 std::vector<std::string> read_function_list(const fs::path& file)
 {
+  std::vector<std::string> names;
+  for (auto& e : read_function_list_entries(file))
+    names.push_back(std::move(e.name));
+  return names;
+}
+
+std::vector<ListedFunction> read_function_list_entries(const fs::path& file)
+{
   std::ifstream in(file);
   if (not in)
     throw InputError({file.string(), 0, {}, -1}, "cannot read the function list");
-  std::vector<std::string> names;
+  std::vector<ListedFunction> names;
   std::string line;
   std::uint64_t line_no = 0;
   while (std::getline(in, line)) {
@@ -98,9 +107,58 @@ std::vector<std::string> read_function_list(const fs::path& file)
         throw InputError({file.string(), line_no, {}, -1},
                          "expected 'name [seconds [share]]', got '" + line.substr(first) + "'");
     }
-    names.push_back(name);
+    names.push_back({name, line_no});
   }
   return names;
+}
+
+FunctionListCheck check_function_list(const fs::path& file, const fs::path& app)
+{
+  auto entries = read_function_list_entries(file);
+  std::vector<const ListedFunction*> unknown;
+  FunctionListCheck out;
+  auto base = [](const std::string& n) { return n.substr(0, n.find('@')); };
+  std::vector<const ListedFunction*> rest;
+  for (const auto& e : entries)
+    if (not is_builtin_function(base(e.name)))
+      rest.push_back(&e);
+  if (rest.empty())
+    return out;
+  // The application's own symbols first (.symtab: static functions too), then what its libraries export;
+  // the libraries are only read when a name is still unknown.
+  auto own = elf_function_names(app);
+  std::unordered_set<std::string> defined(own.begin(), own.end());
+  std::vector<const ListedFunction*> in_libs;
+  for (const auto* e : rest)
+    if (defined.count(base(e->name)) > 0)
+      out.application.push_back(e->name);
+    else
+      in_libs.push_back(e);
+  if (in_libs.empty())
+    return out;
+  std::unordered_set<std::string> exported;
+  for (const auto& lib : needed_libraries(app))
+    for (auto& n : elf_exported_functions(lib))
+      exported.insert(std::move(n));
+  for (const auto* e : in_libs)
+    if (exported.count(base(e->name)) > 0)
+      out.libraries.push_back(e->name);
+    else
+      unknown.push_back(e);
+  if (not unknown.empty()) {
+    std::string more;
+    if (unknown.size() > 1) {
+      more = " (" + std::to_string(unknown.size() - 1) + " more unknown:";
+      for (std::size_t i = 1; i < unknown.size() && i < 6; ++i)
+        more += " '" + unknown[i]->name + "' (line " + std::to_string(unknown[i]->line) + ")";
+      more += unknown.size() > 6 ? " ...)" : ")";
+    }
+    throw InputError({file.string(), unknown.front()->line, {}, -1},
+                     "unknown symbol '" + unknown.front()->name + "': not a function the hook wraps (MPI, "
+                     "BLAS/LAPACK, CUDA, NCCL), not in the symbol tables of " + app.string() +
+                     " nor exported by a library it needs" + more);
+  }
+  return out;
 }
 
 bool is_builtin_function(const std::string& name)

@@ -74,17 +74,44 @@ void write_function_list(const std::filesystem::path& file, const std::vector<Fu
 /// followed by numbers. A malformed line is an InputError naming the file and line.
 std::vector<std::string> read_function_list(const std::filesystem::path& file);
 
+/// One name of a function list and the line it is on (1-based), for error messages.
+struct ListedFunction {
+  std::string name;
+  std::uint64_t line = 0;
+};
+/// read_function_list() with the line of each name.
+std::vector<ListedFunction> read_function_list_entries(const std::filesystem::path& file);
+
+/// What a function list names, checked against the application before the run.
+struct FunctionListCheck {
+  std::vector<std::string> application;  ///< names defined by the application itself (need -finstrument-functions)
+  std::vector<std::string> libraries;    ///< names exported only by a library it needs, not wrapped by the hook
+};
+/// Checks every name of the list `file`: a function the hook wraps (MPI, BLAS/LAPACK, CUDA, NCCL), a function
+/// of `app`'s symbol tables, or one exported by a shared library `app` needs (directly or not). The first
+/// name that is none of them is an InputError naming the file, its line and the symbol (and how many more
+/// there are). A name may carry a symbol version (`name@VERSION`): the part before '@' is looked up.
+FunctionListCheck check_function_list(const std::filesystem::path& file, const std::filesystem::path& app);
+
 /// The names the hook can record by itself (MPI, BLAS/LAPACK, CUDA, NCCL).
 bool is_builtin_function(const std::string& name);
 
 /// FUNC symbols defined in an ELF file (.symtab, else .dynsym); empty if it is not ELF.
 std::vector<std::string> elf_function_names(const std::filesystem::path& file);
 
+/// FUNC/IFUNC symbols an ELF shared library exports (its .dynsym, defined, not local); empty if not ELF.
+std::vector<std::string> elf_exported_functions(const std::filesystem::path& file);
+
+/// The shared libraries `app` needs, directly or through each other (DT_NEEDED, breadth first, each once),
+/// found as the dynamic linker would (LD_LIBRARY_PATH, RUNPATH/RPATH with $ORIGIN, system directories);
+/// libraries that cannot be found are left out.
+std::vector<std::filesystem::path> needed_libraries(const std::filesystem::path& app);
+
 /// Whether an ELF file imports `symbol` (an undefined dynamic symbol), e.g. __cyg_profile_func_enter
 /// in a program built with -finstrument-functions.
 bool elf_imports(const std::filesystem::path& file, const std::string& symbol);
 
-/// The application in a launch command: the first argument after the launcher (mpirun/mpiexec) and
+/// The application in a launch command: the first argument after the launcher (mpirun/mpiexec/srun) and
 /// its options, resolved through PATH. nullopt when the command has no such argument.
 std::optional<std::filesystem::path> find_application(const std::vector<std::string>& command);
 

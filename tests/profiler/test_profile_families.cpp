@@ -1,0 +1,192 @@
+// `gridcast profile` of tests/profiler/apps/mpi_families.cpp (2 ranks, a second or so), then `gridcast
+// replay` of the profile: persistent requests, matched probes, MPI_Alltoallw and the neighbourhood
+// collectives are recorded as records the emulator replays.
+#include "../support.hpp"
+
+#include "gridcast/models/native.hpp"
+#include "gridcast/models/profile.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <map>
+#include <sstream>
+
+namespace fs = std::filesystem;
+using namespace gridcast;
+using models::CallRecord;
+using models::Op;
+
+namespace {
+
+struct Named {
+  CallRecord r;
+  std::string fn;
+};
+
+/// The records of `rank` without the compute bursts and the local calls of MPI_Comm_rank/size.
+std::vector<Named> calls_of(const fs::path& dir, int rank)
+{
+  models::ProfileDir prof(dir);
+  auto stream = prof.open(rank);
+  std::vector<Named> out;
+  CallRecord r;
+  while (stream->next(r)) {
+    std::string fn = stream->functions().name(r.function);
+    if (r.op == Op::Compute || fn == "MPI_Comm_rank" || fn == "MPI_Comm_size")
+      continue;
+    out.push_back({r, fn});
+  }
+  return out;
+}
+
+std::string describe(const Named& n)
+{
+  std::ostringstream s;
+  s << models::op_name(n.r.op) << ' ' << n.fn;
+  if (n.r.peer != models::kNoRank)
+    s << " peer=" << n.r.peer;
+  if (n.r.bytes != 0)
+    s << " bytes=" << n.r.bytes;
+  if (n.r.request != models::kNoRequest)
+    s << " request=" << n.r.request;
+  for (auto q : n.r.requests)
+    s << " r" << q;
+  return s.str();
+}
+
+/// Profiles the families program with 2 ranks into `out`.
+test::RunResult profile_families(const fs::path& out)
+{
+  setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+  setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+  return test::run_gridcast("profile --nw 2 --keep-raw --out '" + out.string() +
+                            "' -- mpirun -np 2 --oversubscribe --bind-to none " GRIDCAST_MPI_FAMILIES);
+}
+
+}  // namespace
+
+TEST_CASE("profile: persistent requests, matched probes, alltoallw, neighbourhood collectives, communicator "
+          "creations, replayed",
+          "[profiler][mpi][replay]")
+{
+  test::TempDir dir;
+  auto r = profile_families(dir / "prof");
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  REQUIRE_THAT(r.output, Catch::Contains("(complete)"));
+
+  std::vector<std::string> got;
+  for (const auto& n : calls_of(dir / "prof", 1))
+    got.push_back(describe(n));
+  auto nb = [&](int k) { return std::to_string((std::int64_t{1} << 40) + k); };
+  std::vector<std::string> want = {
+      "init MPI_Init",
+      // Each start of a persistent request is the irecv it performs, with a fresh request id that the
+      // wait names; the wait on the inactive request is a local call.
+      "comm_size MPI_Recv_init",
+      "irecv MPI_Start peer=0 bytes=100 request=0", "wait MPI_Wait request=0",
+      "irecv MPI_Start peer=0 bytes=100 request=1", "wait MPI_Wait request=1",
+      "irecv MPI_Start peer=0 bytes=100 request=2", "wait MPI_Wait request=2",
+      "comm_size MPI_Wait", "comm_size MPI_Request_free",
+      "comm_size MPI_Ssend_init", "comm_size MPI_Recv_init",
+      "issend MPI_Startall peer=0 bytes=32 request=3", "irecv MPI_Startall peer=0 bytes=32 request=4",
+      "waitall MPI_Waitall r3 r4",
+      "issend MPI_Startall peer=0 bytes=32 request=5", "irecv MPI_Startall peer=0 bytes=32 request=6",
+      "waitall MPI_Waitall r5 r6",
+      "comm_size MPI_Request_free", "comm_size MPI_Request_free",
+      // Matched probes: a probe that found the message, then the receive from where it was found.
+      "probe MPI_Mprobe peer=-1", "recv MPI_Mrecv peer=0 bytes=40",
+      "probe MPI_Improbe peer=0", "irecv MPI_Imrecv peer=0 bytes=48 request=7", "wait MPI_Wait request=7",
+      "alltoallv MPI_Alltoallw",
+      "comm_split MPI_Cart_create",
+      // Neighbourhood collectives: the exchanges with the one neighbour (world rank 0), then a waitall;
+      // the nonblocking one's MPI_Wait waits for its exchanges.
+      "irecv MPI_Neighbor_alltoall peer=0 bytes=12 request=" + nb(0),
+      "isend MPI_Neighbor_alltoall peer=0 bytes=12 request=" + nb(1),
+      "waitall MPI_Neighbor_alltoall r" + nb(0) + " r" + nb(1),
+      "irecv MPI_Neighbor_allgatherv peer=0 bytes=16 request=" + nb(2),
+      "isend MPI_Neighbor_allgatherv peer=0 bytes=16 request=" + nb(3),
+      "waitall MPI_Neighbor_allgatherv r" + nb(2) + " r" + nb(3),
+      "irecv MPI_Ineighbor_alltoallv peer=0 bytes=20 request=" + nb(4),
+      "isend MPI_Ineighbor_alltoallv peer=0 bytes=20 request=" + nb(5),
+      "waitall MPI_Wait r" + nb(4) + " r" + nb(5),
+      "irecv MPI_Neighbor_alltoallw peer=0 bytes=20 request=" + nb(6),
+      "isend MPI_Neighbor_alltoallw peer=0 bytes=20 request=" + nb(7),
+      "waitall MPI_Neighbor_alltoallw r" + nb(6) + " r" + nb(7),
+      "comm_size MPI_Comm_free",
+  };
+  REQUIRE(got.size() > want.size());
+  CHECK(std::vector<std::string>(got.begin(), got.begin() + static_cast<long>(want.size())) == want);
+  auto calls = calls_of(dir / "prof", 1);
+  for (const auto& n : calls)
+    if (n.fn == "MPI_Alltoallw") {
+      CHECK(n.r.counts == std::vector<std::uint64_t>{4, 8});  // (i + 1) ints to rank i
+      CHECK(n.r.recv_counts == std::vector<std::uint64_t>{8, 8});  // (rank + 1) ints from each
+    }
+
+  // Communicators from the remaining creation calls: MPI_Comm_idup as the split it amounts to (its wait
+  // a local call), MPI_Comm_create_group (rank 1 alone calls it) and the inter-communicator calls as
+  // creations among their members, listed as world ranks; the graph topologies as splits of the world.
+  for (int rank : {0, 1}) {
+    INFO("rank " << rank);
+    std::map<std::string, Named> made;
+    auto all = calls_of(dir / "prof", rank);
+    for (std::size_t i = 0; i < all.size(); ++i)
+      if (all[i].r.op == Op::CommSplit)
+        made[all[i].fn] = all[i];
+    for (const char* fn : {"MPI_Comm_idup", "MPI_Intercomm_create", "MPI_Intercomm_merge", "MPI_Dist_graph_create_adjacent",
+                           "MPI_Graph_create"})
+      REQUIRE(made.count(fn) == 1);
+    CHECK(made["MPI_Comm_idup"].r.counts.empty());
+    CHECK(made["MPI_Comm_idup"].r.key == rank);
+    CHECK(made["MPI_Intercomm_create"].r.counts == std::vector<std::uint64_t>{0, 1});
+    CHECK(made["MPI_Intercomm_merge"].r.counts == std::vector<std::uint64_t>{0, 1});
+    CHECK(made["MPI_Graph_create"].r.counts.empty());
+    CHECK(made.count("MPI_Comm_create_group") == static_cast<std::size_t>(rank));
+    if (rank == 1)
+      CHECK(made["MPI_Comm_create_group"].r.counts == std::vector<std::uint64_t>{1});
+    // The message across the inter-communicator names the other side's world rank.
+    bool across = false;
+    for (const auto& n : all)
+      across = across || ((n.r.op == Op::Send || n.r.op == Op::Recv) && n.r.comm == made["MPI_Intercomm_create"].r.new_comm &&
+                          n.r.peer == 1 - rank && n.r.tag == 13);
+    CHECK(across);
+  }
+
+  // Rank 0 alternated MPI_Iprobe and MPI_Test until the message came: every call is in the profile, in
+  // alternation, but the hook wrote the failed ones as one cycle (a handful of raw records).
+  {
+    auto all = calls_of(dir / "prof", 0);
+    std::size_t first = all.size();
+    for (std::size_t i = 0; i < all.size(); ++i)
+      if (all[i].r.op == Op::Irecv && all[i].r.tag == 60)
+        first = i + 1;
+    REQUIRE(first < all.size());
+    std::size_t probes = 0, tests = 0, i = first;
+    bool alternating = true;
+    for (; i < all.size() && (all[i].r.op == Op::Probe || all[i].r.op == Op::Test); ++i) {
+      bool probe = all[i].r.op == Op::Probe;
+      alternating = alternating && probe == ((i - first) % 2 == 0);
+      (probe ? probes : tests) += 1;
+    }
+    CHECK(alternating);
+    CHECK(probes == tests);
+    CHECK(probes >= 2);
+    auto raw_records = fs::file_size(dir / "prof" / "raw" / "rank-0.thread-0.gcraw") / 104;
+    INFO("polls " << probes + tests << ", raw records of rank 0 " << raw_records);
+    if (probes > 200)  // the loop ran long enough for folding to show
+      CHECK(raw_records < probes);
+  }
+
+  // The profile replays to completion, and the same profile gives the same prediction.
+  std::string platform = std::string(GRIDCAST_SOURCE_DIR) + "/platforms/this-machine/platform.xml";
+  for (const char* out : {"replay-a", "replay-b"}) {
+    auto rep = test::run_gridcast("replay '" + (dir / "prof").string() + "' --platform '" + platform +
+                                  "' --ranks-per-host 2 --out '" + (dir / out).string() + "'");
+    INFO(rep.output);
+    REQUIRE(rep.exit_code == 0);
+    CHECK_THAT(rep.output, Catch::Contains("makespan: "));
+  }
+  CHECK(test::read_file(dir / "replay-a" / "prediction.json") == test::read_file(dir / "replay-b" / "prediction.json"));
+}
