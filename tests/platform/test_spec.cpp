@@ -144,6 +144,6 @@ TEST_CASE("spec: read_spec names the file of bad JSON", "[platform][spec]")
     platform::read_spec(dir / "bad.json");
     FAIL("no error");
   } catch (const InputError& e) {
-    CHECK_THAT(e.what(), Catch::Contains("bad.json") && Catch::Contains("not valid JSON"));
+    CHECK_THAT(e.what(), Catch::Contains("bad.json") && Catch::Contains("invalid JSON"));
   }
 }
