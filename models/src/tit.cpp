@@ -318,12 +318,7 @@ struct TitLineParser::Impl {
         bad_arg(i, what, "is negative");
       return static_cast<std::uint64_t>(v);
     }
-    double d;
-    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), d);
-    if (ec != std::errc() || p != s.data() + s.size() || not std::isfinite(d))
-      bad_arg(i, what, "is not a number");
-    if (d < 0)
-      bad_arg(i, what, "is negative");
+    const double d = amount(i, what);
     if (d != std::floor(d) || d > 9007199254740992.0)
       bad_arg(i, what, "is not an integer");
     return static_cast<std::uint64_t>(d);

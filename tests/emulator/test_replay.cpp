@@ -10,7 +10,7 @@
 
 using namespace gridcast;
 using namespace gridcast::emulator;
-using namespace gridcast::test;  // TempDir, replay_jsonl, transfer, kLat, kBw
+using namespace gridcast::test;
 
 TEST_CASE("replay: ping-pong and compute scaled from the recording host", "[replay]")
 {

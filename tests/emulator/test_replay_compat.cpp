@@ -16,7 +16,7 @@
 
 using namespace gridcast;
 using namespace gridcast::emulator;
-using namespace gridcast::test;  // TempDir, replay_jsonl, transfer, kLat, kBw
+using namespace gridcast::test;
 
 namespace {
 
