@@ -78,8 +78,10 @@ def source_digest(app: str) -> str:
     """Recordings are reused from --work only while the program and its record script are unchanged."""
     h = hashlib.sha1()
     folder = ROOT / APPS[app][0]
+    # record.sh delegates to the shared scripts/record-smpi.sh: a change there re-records too.
     for f in sorted(folder.glob("*.c")) + [folder / n for n in ("record.sh", "platform.xml", "build.sh",
-                                                                  "hpccinf.template")]:
+                                                                  "hpccinf.template")] + [
+            ROOT / "scripts" / "record-smpi.sh"]:
         if f.exists():
             h.update(f.read_bytes())
     h.update(repr(APPS[app][3]).encode())

@@ -75,6 +75,19 @@ inline std::string cluster_xml(int n, const std::string& speed = "1Gf", const st
          "\" sharing_policy=\"SHARED\"/>\n</platform>\n";
 }
 
+/// JSON-lines texts of two ranks (for write_jsonl_profile): rank 0 sends `bytes` to rank 1 with tag 0, after
+/// `compute_s` seconds of compute when given; rank 1 receives them.
+inline std::vector<std::string> one_message_ranks(const std::string& bytes, const std::string& compute_s = "")
+{
+  const std::string init = "{\"op\":\"init\",\"fn\":\"MPI_Init\"}\n";
+  const std::string finalize = "{\"op\":\"finalize\",\"fn\":\"MPI_Finalize\"}\n";
+  const std::string compute =
+      compute_s.empty() ? "" : "{\"op\":\"compute\",\"fn\":\"compute\",\"seconds\":" + compute_s + "}\n";
+  return {init + compute + "{\"op\":\"send\",\"fn\":\"MPI_Send\",\"peer\":1,\"tag\":0,\"bytes\":" + bytes + "}\n" +
+              finalize,
+          init + "{\"op\":\"recv\",\"fn\":\"MPI_Recv\",\"peer\":0,\"tag\":0,\"bytes\":" + bytes + "}\n" + finalize};
+}
+
 /// Writes a JSON-lines profile directory: run.json plus one rank file per entry of `ranks`.
 inline void write_jsonl_profile(const std::filesystem::path& dir, const std::vector<std::string>& ranks,
                                 double speed_flops = 1e9)

@@ -232,13 +232,8 @@ int run_predict(const std::vector<std::string>& args)
   for (const std::string& w : warnings)
     std::cerr << "gridcast predict: warning: " << w << '\n';
 
-  emulator::ReplayOptions opts;
-  opts.platform           = platform;
-  opts.placement.hostfile = hostfile;
-  opts.placement.ranks_per_host = ranks_per_host > 0 ? ranks_per_host : 1;
-  opts.seed     = seed;
-  opts.out_dir  = out;
-  opts.timeline = vm.count("no-timeline") == 0;
+  const RunTarget target{platform, hostfile, ranks_per_host, seed, out, vm.count("no-timeline") == 0};
+  emulator::ReplayOptions opts = replay_options(target);
   for (const std::string& c : cfg)
     emulator::apply_cfg(opts, c);
   opts.recorded_host_speed_flops = 0;  // synthesized compute is in flops: the host's speed converts it
@@ -251,15 +246,7 @@ int run_predict(const std::vector<std::string>& args)
   Progress progress(synth.total_calls());
   CountingSource source(synth, totals, progress);
 
-  std::filesystem::path timeline_path;
-  if (not out.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(out, ec);
-    if (ec)
-      throw InputError({out, 0, {}, -1}, "cannot create the output directory: " + ec.message());
-    if (opts.timeline)
-      timeline_path = std::filesystem::path(out) / "timeline.json";
-  }
+  const std::filesystem::path timeline_path = prepare_output(target);
 
   emulator::ReplayResult result = emulator::replay(source, opts, timeline_path);
   std::cout << "predicted at Nw " << number(nw) << ", Np " << np << " from " << model_file
@@ -271,9 +258,7 @@ int run_predict(const std::vector<std::string>& args)
     run.command = "predict";
     run.options = &opts;
     run.inputs.push_back({"model", model_file, emulator::digest_file(model_file)});
-    run.inputs.push_back({"platform", platform, emulator::digest_file(platform)});
-    if (not hostfile.empty())
-      run.inputs.push_back({"hostfile", hostfile, emulator::digest_file(hostfile)});
+    add_target_inputs(run, target);
     const std::filesystem::path dir(out);
     emulator::write_prediction(dir / "prediction.json", result, run);
 

@@ -43,6 +43,36 @@ bool parse(const std::string& command, const std::string& synopsis, const std::v
   return true;
 }
 
+emulator::ReplayOptions replay_options(const RunTarget& target)
+{
+  emulator::ReplayOptions opts;
+  opts.platform                 = target.platform;
+  opts.placement.hostfile       = target.hostfile;
+  opts.placement.ranks_per_host = target.ranks_per_host > 0 ? target.ranks_per_host : 1;
+  opts.seed                     = target.seed;
+  opts.out_dir                  = target.out;
+  opts.timeline                 = target.timeline;
+  return opts;
+}
+
+std::filesystem::path prepare_output(const RunTarget& target)
+{
+  if (target.out.empty())
+    return {};
+  std::error_code ec;
+  std::filesystem::create_directories(target.out, ec);
+  if (ec)
+    throw InputError({target.out, 0, {}, -1}, "cannot create the output directory: " + ec.message());
+  return target.timeline ? std::filesystem::path(target.out) / "timeline.json" : std::filesystem::path();
+}
+
+void add_target_inputs(emulator::RunDescription& run, const RunTarget& target)
+{
+  run.inputs.push_back({"platform", target.platform, emulator::digest_file(target.platform)});
+  if (not target.hostfile.empty())
+    run.inputs.push_back({"hostfile", target.hostfile, emulator::digest_file(target.hostfile)});
+}
+
 namespace {
 
 /// A trace given on the command line: a profile directory, or an SMPI TIT index / single file.
@@ -141,13 +171,8 @@ int run_replay(const std::vector<std::string>& args)
   if (not hostfile.empty() && ranks_per_host > 0)
     throw UsageError{"--hostfile and --ranks-per-host exclude each other", "replay"};
 
-  emulator::ReplayOptions opts;
-  opts.platform = platform;
-  opts.placement.hostfile = hostfile;
-  opts.placement.ranks_per_host = ranks_per_host > 0 ? ranks_per_host : 1;
-  opts.seed = seed;
-  opts.out_dir = out;
-  opts.timeline = vm.count("no-timeline") == 0;
+  const RunTarget target{platform, hostfile, ranks_per_host, seed, out, vm.count("no-timeline") == 0};
+  emulator::ReplayOptions opts = replay_options(target);
   opts.gpu.mpi = emulator::parse_gpu_mpi_mode(gpu_mpi, "--gpu-mpi");
   for (const std::string& c : cfg)
     emulator::apply_cfg(opts, c);
@@ -155,15 +180,7 @@ int run_replay(const std::vector<std::string>& args)
   OpenedTrace t = open_trace(trace);
   opts.recorded_host_speed_flops = t.recorded_speed_flops;
 
-  std::filesystem::path timeline_path;
-  if (not out.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(out, ec);
-    if (ec)
-      throw InputError({out, 0, {}, -1}, "cannot create the output directory: " + ec.message());
-    if (opts.timeline)
-      timeline_path = std::filesystem::path(out) / "timeline.json";
-  }
+  const std::filesystem::path timeline_path = prepare_output(target);
 
   emulator::ReplayResult result = emulator::replay(*t.source, opts, timeline_path);
   emulator::print_summary(std::cout, result);
@@ -173,9 +190,7 @@ int run_replay(const std::vector<std::string>& args)
     run.command = "replay";
     run.options = &opts;
     run.inputs.push_back({"trace", trace, emulator::digest_files(t.files)});
-    run.inputs.push_back({"platform", platform, emulator::digest_file(platform)});
-    if (not hostfile.empty())
-      run.inputs.push_back({"hostfile", hostfile, emulator::digest_file(hostfile)});
+    add_target_inputs(run, target);
     emulator::write_prediction(std::filesystem::path(out) / "prediction.json", result, run);
     std::cout << "wrote " << (std::filesystem::path(out) / "prediction.json").string();
     if (not timeline_path.empty())

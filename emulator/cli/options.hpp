@@ -1,8 +1,14 @@
-// Command-line parsing shared by every `gridcast` subcommand.
+// Command-line parsing shared by every `gridcast` subcommand, and the set-up that the emulating subcommands
+// (replay, predict) share.
 #pragma once
+
+#include "gridcast/emulator/config.hpp"
+#include "gridcast/emulator/report.hpp"
 
 #include <boost/program_options.hpp>
 
+#include <cstdint>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -15,5 +21,25 @@ bool parse(const std::string& command, const std::string& synopsis, const std::v
            boost::program_options::options_description& options,
            const boost::program_options::positional_options_description& positional,
            boost::program_options::variables_map& vm, const std::string& description = {});
+
+/// Where and how a run is emulated: the command-line options that `replay` and `predict` share.
+struct RunTarget {
+  std::string platform;  ///< SimGrid platform XML
+  std::string hostfile;  ///< empty: placement by ranks_per_host
+  int ranks_per_host = 0;  ///< 0: not given (one rank per host)
+  std::uint64_t seed = 0;
+  std::string out;  ///< output directory; empty: print only
+  bool timeline  = true;
+};
+
+/// The replay options of `target` (before any --cfg setting is applied).
+emulator::ReplayOptions replay_options(const RunTarget& target);
+
+/// Creates the output directory of `target` if one is given; returns where timeline.json goes (empty when
+/// there is no output directory or the timeline is off).
+std::filesystem::path prepare_output(const RunTarget& target);
+
+/// Adds the platform and the hostfile (when given) with their digests to the inputs of prediction.json.
+void add_target_inputs(emulator::RunDescription& run, const RunTarget& target);
 
 }  // namespace gridcast::cli

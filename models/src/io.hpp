@@ -7,6 +7,7 @@
 #include "gridcast/models/errors.hpp"
 #include "gridcast/models/stream.hpp"
 
+#include <cerrno>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -78,6 +79,26 @@ private:
   std::size_t end_       = 0;  // end of valid data
   bool eof_              = false;
   std::uint64_t line_no_ = 0;
+};
+
+/// Base of the streams that parse a text trace line by line (JSON lines, TIT): the file's reader, its name
+/// for errors and source(), and the function table the parsed records refer to.
+class TextTraceStream : public CallStream {
+public:
+  const FunctionTable& functions() const override { return functions_; }
+  const std::string& source() const override { return source_; }
+
+protected:
+  /// Opens `file`; "cannot open <what>: <errno text>" (for `rank`) when it cannot be read.
+  TextTraceStream(const std::filesystem::path& file, int rank, std::string_view what) : in_(file), source_(file.string())
+  {
+    if (not in_.is_open())
+      throw InputError({source_, 0, "", rank}, "cannot open " + std::string(what) + ": " + std::strerror(errno));
+  }
+
+  LineReader in_;
+  std::string source_;
+  FunctionTable functions_;
 };
 
 /// Reads bytes from a file through a kIoBufferSize buffer.

@@ -791,13 +791,9 @@ private:
   std::string reason_;
 };
 
-class JsonLinesStream final : public CallStream {
+class JsonLinesStream final : public detail::TextTraceStream {
 public:
-  JsonLinesStream(const fs::path& file, int rank) : in_(file), source_(file.string()), rank_(rank)
-  {
-    if (not in_.is_open())
-      throw InputError({source_, 0, "", rank}, "cannot open trace: " + std::string(std::strerror(errno)));
-  }
+  JsonLinesStream(const fs::path& file, int rank) : TextTraceStream(file, rank, "trace"), rank_(rank) {}
 
   bool next(CallRecord& out) override
   {
@@ -821,14 +817,8 @@ public:
     }
     return false;
   }
-  const FunctionTable& functions() const override { return functions_; }
-  const std::string& source() const override { return source_; }
-
 private:
-  detail::LineReader in_;
-  std::string source_;
   int rank_;
-  FunctionTable functions_;
   std::string fn_;
 };
 

@@ -318,12 +318,7 @@ struct TitLineParser::Impl {
         bad_arg(i, what, "is negative");
       return static_cast<std::uint64_t>(v);
     }
-    double d;
-    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), d);
-    if (ec != std::errc() || p != s.data() + s.size() || not std::isfinite(d))
-      bad_arg(i, what, "is not a number");
-    if (d < 0)
-      bad_arg(i, what, "is negative");
+    const double d = amount(i, what);
     if (d != std::floor(d) || d > 9007199254740992.0)
       bad_arg(i, what, "is not an integer");
     return static_cast<std::uint64_t>(d);
@@ -495,8 +490,9 @@ bool TitLineParser::Impl::parse(std::string_view line, std::uint64_t number, Cal
         default_dt = kDoubleSize;
       break;
     case Action::Finalize:
+    case Action::Barrier:
       expect_args(0, 0);
-      out.op = Op::Finalize;
+      out.op = action == Action::Finalize ? Op::Finalize : Op::Barrier;
       break;
     case Action::Compute:
       expect_args(1, 1);
@@ -568,10 +564,6 @@ bool TitLineParser::Impl::parse(std::string_view line, std::uint64_t number, Cal
       out.recv_tag   = 0;
       out.recv_bytes = bytes(count(2, "recvcount"), datatype(5));
       break;
-    case Action::Barrier:
-      expect_args(0, 0);
-      out.op = Op::Barrier;
-      break;
     case Action::Bcast:
       expect_args(1, 3);
       out.op    = Op::Bcast;
@@ -620,20 +612,17 @@ bool TitLineParser::Impl::parse(std::string_view line, std::uint64_t number, Cal
       break;
     }
     case Action::Gatherv:
-      // <sendcount> <recvcounts x np> [root] [sdt rdt]
-      expect_args(n + 1, n + 4);
-      out.op    = Op::Gatherv;
-      out.root  = root(n + 1);
-      out.bytes = bytes(count(0, "sendcount"), datatype(n + 2));
-      counts(1, n, datatype(n + 3), out.recv_counts);
+    case Action::Allgatherv: {
+      // gatherv: <sendcount> <recvcounts x np> [root] [sdt rdt]; allgatherv: the same without the root
+      const std::size_t r = action == Action::Gatherv ? 1 : 0;  // the root's slot, which shifts the datatypes
+      expect_args(n + 1, n + 3 + r);
+      out.op = action == Action::Gatherv ? Op::Gatherv : Op::Allgatherv;
+      if (r == 1)
+        out.root = root(n + 1);
+      out.bytes = bytes(count(0, "sendcount"), datatype(n + 1 + r));
+      counts(1, n, datatype(n + 2 + r), out.recv_counts);
       break;
-    case Action::Allgatherv:
-      // <sendcount> <recvcounts x np> [sdt rdt]
-      expect_args(n + 1, n + 3);
-      out.op    = Op::Allgatherv;
-      out.bytes = bytes(count(0, "sendcount"), datatype(n + 1));
-      counts(1, n, datatype(n + 2), out.recv_counts);
-      break;
+    }
     case Action::Scatterv:
       // <sendcounts x np> <recvcount> [root] [sdt rdt]
       expect_args(n + 1, n + 4);
@@ -709,12 +698,11 @@ void parse_tit_line(std::string_view line, int np, CallRecord& out, FunctionTabl
 namespace {
 
 /// One rank's trace file of an index, parsed while streaming.
-class TitTextStream final : public CallStream {
+class TitTextStream final : public detail::TextTraceStream {
 public:
-  TitTextStream(const fs::path& file, int rank, int np) : in_(file), source_(file.string()), parser_(np, rank, source_)
+  TitTextStream(const fs::path& file, int rank, int np)
+      : TextTraceStream(file, rank, "TIT trace"), parser_(np, rank, source_)
   {
-    if (not in_.is_open())
-      throw InputError({source_, 0, "", rank}, "cannot open TIT trace: " + std::string(std::strerror(errno)));
   }
   bool next(CallRecord& out) override
   {
@@ -724,14 +712,8 @@ public:
         return true;
     return false;
   }
-  const FunctionTable& functions() const override { return functions_; }
-  const std::string& source() const override { return source_; }
-
 private:
-  detail::LineReader in_;
-  std::string source_;
   TitLineParser parser_;
-  FunctionTable functions_;
 };
 
 std::string_view trim(std::string_view s)

@@ -139,16 +139,12 @@ std::string Formula::text() const
   return s;
 }
 
-Formula fit_formula(const std::vector<FitPoint>& raw, bool integer, int max_terms)
-{
-  return fit_formula(raw, integer, max_terms, Parsimony{});
-}
+namespace {
 
-Formula fit_formula(const std::vector<FitPoint>& raw, bool integer, int max_terms, Parsimony parsimony)
+/// One point per distinct (Nw, Np), the mean of its repeated observations, in (Nw, Np) order (an ordered
+/// map: deterministic).
+std::vector<FitPoint> average_repeats(const std::vector<FitPoint>& raw)
 {
-  if (raw.empty())
-    throw InternalError("fit_formula: no points");
-  // Average repeated observations of one (Nw, Np) point (ordered map: deterministic).
   std::map<std::pair<double, double>, std::pair<double, int>> acc;
   for (const FitPoint& p : raw) {
     auto& [sum, n] = acc[{p.nw, p.np}];
@@ -158,6 +154,21 @@ Formula fit_formula(const std::vector<FitPoint>& raw, bool integer, int max_term
   std::vector<FitPoint> pts;
   for (const auto& [key, v] : acc)
     pts.push_back({key.first, key.second, v.first / v.second});
+  return pts;
+}
+
+}  // namespace
+
+Formula fit_formula(const std::vector<FitPoint>& raw, bool integer, int max_terms)
+{
+  return fit_formula(raw, integer, max_terms, Parsimony{});
+}
+
+Formula fit_formula(const std::vector<FitPoint>& raw, bool integer, int max_terms, Parsimony parsimony)
+{
+  if (raw.empty())
+    throw InternalError("fit_formula: no points");
+  std::vector<FitPoint> pts = average_repeats(raw);
   const int n = static_cast<int>(pts.size());
 
   Formula best;
@@ -270,15 +281,7 @@ Formula fit_formula(const std::vector<FitPoint>& raw, bool integer, int max_term
 
 std::vector<std::optional<double>> loo_predictions(const Formula& f, const std::vector<FitPoint>& raw)
 {
-  std::map<std::pair<double, double>, std::pair<double, int>> acc;
-  for (const FitPoint& p : raw) {
-    auto& [sum, n] = acc[{p.nw, p.np}];
-    sum += p.value;
-    ++n;
-  }
-  std::vector<FitPoint> pts;
-  for (const auto& [key, v] : acc)
-    pts.push_back({key.first, key.second, v.first / v.second});
+  std::vector<FitPoint> pts = average_repeats(raw);
   const auto n = static_cast<Eigen::Index>(pts.size());
   const auto k = static_cast<Eigen::Index>(f.terms.size());
   std::map<std::pair<double, double>, std::optional<double>> by_point;

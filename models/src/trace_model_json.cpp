@@ -1,5 +1,6 @@
 // model.json: writing (deterministic) and strict reading of the trace model. Format: docs/formats.md.
 #include "gridcast/models/errors.hpp"
+#include "gridcast/models/json_reader.hpp"
 #include "gridcast/models/trace_model.hpp"
 
 #include <algorithm>
@@ -174,98 +175,13 @@ ojson nodes_json(const std::vector<TemplateNode>& nodes, const TraceModel& m)
 
 // ---- strict reading --------------------------------------------------------------------------------------
 
-class Reader {
-public:
-  Reader(const json& j, std::string file, std::string path) : j_(j), file_(std::move(file)), path_(std::move(path))
-  {
-    if (not j_.is_object())
-      fail("", std::string("expected an object, got ") + j_.type_name());
-  }
-  [[noreturn]] void fail(std::string_view key, const std::string& why) const
-  {
-    std::string k = path_;
-    if (not key.empty())
-      k += (k.empty() ? "" : ".") + std::string(key);
-    throw InputError({file_, 0, k, -1}, why);
-  }
-  void only(std::initializer_list<std::string_view> keys) const
-  {
-    for (auto it = j_.begin(); it != j_.end(); ++it) {
-      bool ok = false;
-      for (auto k : keys)
-        ok = ok || it.key() == k;
-      if (not ok)
-        fail(it.key(), "unknown key");
-    }
-  }
-  bool has(std::string_view key) const { return j_.contains(key); }
-  const json& at(std::string_view key) const
-  {
-    auto it = j_.find(key);
-    if (it == j_.end())
-      fail(key, "missing required key");
-    return *it;
-  }
-  Reader obj(std::string_view key) const { return Reader(at(key), file_, sub(key)); }
-  std::string sub(std::string_view key) const { return path_.empty() ? std::string(key) : path_ + "." + std::string(key); }
-  std::string str(std::string_view key) const
-  {
-    const json& v = at(key);
-    if (not v.is_string())
-      fail(key, std::string("expected a string, got ") + v.type_name());
-    return v.get<std::string>();
-  }
-  double num(std::string_view key) const
-  {
-    const json& v = at(key);
-    if (not v.is_number() || not std::isfinite(v.get<double>()))
-      fail(key, std::string("expected a finite number, got ") + v.type_name());
-    return v.get<double>();
-  }
-  std::int64_t integer(std::string_view key) const
-  {
-    const json& v = at(key);
-    if (not v.is_number_integer())
-      fail(key, std::string("expected an integer, got ") + v.dump());
-    return v.get<std::int64_t>();
-  }
-  int int32(std::string_view key, std::int64_t lo, std::int64_t hi) const
-  {
-    std::int64_t v = integer(key);
-    if (v < lo || v > hi)
-      fail(key, "value " + std::to_string(v) + " out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
-    return static_cast<int>(v);
-  }
-  bool boolean(std::string_view key) const
-  {
-    const json& v = at(key);
-    if (not v.is_boolean())
-      fail(key, std::string("expected a boolean, got ") + v.type_name());
-    return v.get<bool>();
-  }
-  const json& array(std::string_view key) const
-  {
-    const json& v = at(key);
-    if (not v.is_array())
-      fail(key, std::string("expected an array, got ") + v.type_name());
-    return v;
-  }
-  const std::string& file() const { return file_; }
-  const std::string& path() const { return path_; }
-
-private:
-  const json& j_;
-  std::string file_;
-  std::string path_;
-};
-
-Formula read_formula(const Reader& r)
+Formula read_formula(const JsonObject& r)
 {
   r.only({"text", "terms", "integer", "cv_error", "points"});
   Formula f;
   f.integer = r.boolean("integer");
   f.points  = r.int32("points", 0, 1 << 30);
-  const json& cv = r.at("cv_error");
+  const json& cv = r.need("cv_error");
   if (not cv.is_null()) {
     if (not cv.is_number())
       r.fail("cv_error", "expected a number or null");
@@ -273,20 +189,20 @@ Formula read_formula(const Reader& r)
   }
   const json& terms = r.array("terms");
   for (std::size_t i = 0; i < terms.size(); ++i) {
-    Reader t(terms[i], r.file(), r.sub("terms[" + std::to_string(i) + "]"));
+    JsonObject t = r.element("terms", i);
     t.only({"feature", "coef"});
-    auto feat = feature_from_name(t.str("feature"));
+    auto feat = feature_from_name(t.string("feature"));
     if (not feat)
-      t.fail("feature", "unknown feature '" + t.str("feature") + "'");
-    f.terms.push_back({*feat, t.num("coef")});
+      t.fail("feature", "unknown feature '" + t.string("feature") + "'");
+    f.terms.push_back({*feat, t.number("coef")});
   }
-  r.str("text");  // informative; must be a string
+  r.string("text");  // informative; must be a string
   return f;
 }
 
-std::optional<double> read_optional(const Reader& r, std::string_view key)
+std::optional<double> read_optional(const JsonObject& r, std::string_view key)
 {
-  const json& v = r.at(key);
+  const json& v = r.need(key);
   if (v.is_null())
     return std::nullopt;
   if (not v.is_number())
@@ -294,34 +210,31 @@ std::optional<double> read_optional(const Reader& r, std::string_view key)
   return v.get<double>();
 }
 
-FunctionLatency read_latency(const Reader& r)
+FunctionLatency read_latency(const JsonObject& r)
 {
   r.only({"function", "calls", "sites", "train_error", "cv_error", "ratio", "variability"});
   FunctionLatency f;
-  f.function    = r.str("function");
+  f.function    = r.string("function");
   f.calls       = static_cast<std::uint64_t>(r.integer("calls"));
   f.sites       = r.int32("sites", 0, 1 << 30);
-  f.train_error = r.num("train_error");
+  f.train_error = r.number("train_error");
   f.cv_error    = read_optional(r, "cv_error");
-  if (not r.at("ratio").is_null()) {
-    Reader ratio = r.obj("ratio");
+  if (not r.need("ratio").is_null()) {
+    JsonObject ratio = r.child("ratio");
     ratio.only({"samples", "train_error", "oob_error", "trees"});
     f.ratio_samples     = static_cast<std::size_t>(ratio.int32("samples", 0, 1 << 30));
     f.ratio_train_error = read_optional(ratio, "train_error");
     f.ratio_oob_error   = read_optional(ratio, "oob_error");
     RatioForest forest;
-    const json& trees = ratio.array("trees");
-    if (trees.empty())
+    const std::size_t trees = ratio.array("trees").size();
+    if (trees == 0)
       ratio.fail("trees", "a forest needs at least one tree");
-    for (std::size_t t = 0; t < trees.size(); ++t) {
-      Reader tr(trees[t], r.file(), ratio.sub("trees[" + std::to_string(t) + "]"));
+    for (std::size_t t = 0; t < trees; ++t) {
+      JsonObject tr = ratio.element("trees", t);
       tr.only({"nodes", "leaves"});
       RatioForest::Tree tree;
-      for (const json& l : tr.array("leaves")) {
-        if (not l.is_number())
-          tr.fail("leaves", "expected numbers");
-        tree.leaves.push_back(l.get<float>());
-      }
+      for (double l : tr.numbers("leaves"))
+        tree.leaves.push_back(static_cast<float>(l));
       const json& nodes   = tr.array("nodes");
       const std::size_t n = nodes.size() + tree.leaves.size();
       for (std::size_t k = 0; k < nodes.size(); ++k) {
@@ -343,26 +256,22 @@ FunctionLatency read_latency(const Reader& r)
     }
     f.ratio = std::move(forest);
   }
-  if (not r.at("variability").is_null()) {
-    Reader v = r.obj("variability");
+  if (not r.need("variability").is_null()) {
+    JsonObject v = r.child("variability");
     v.only({"edges"});
-    for (const json& e : v.array("edges")) {
-      if (not e.is_number())
-        v.fail("edges", "expected numbers");
-      f.variability.edges.push_back(e.get<double>());
-    }
+    f.variability.edges = v.numbers("edges");
     if (f.variability.edges.size() < 2 || not std::is_sorted(f.variability.edges.begin(), f.variability.edges.end()))
       v.fail("edges", "expected at least two edges in increasing order");
   }
   return f;
 }
 
-RankExpr read_rank(const Reader& r)
+RankExpr read_rank(const JsonObject& r)
 {
   r.only({"expr", "text", "a", "level", "dims", "dim", "periodic"});
-  auto kind = RankExpr::kind_from_name(r.str("expr"));
+  auto kind = RankExpr::kind_from_name(r.string("expr"));
   if (not kind)
-    r.fail("expr", "unknown rank expression '" + r.str("expr") + "'");
+    r.fail("expr", "unknown rank expression '" + r.string("expr") + "'");
   RankExpr e;
   e.kind = *kind;
   constexpr std::int64_t kBig = 1LL << 30;
@@ -378,19 +287,20 @@ RankExpr read_rank(const Reader& r)
   return e;
 }
 
-std::vector<TemplateNode> read_nodes(const json& arr, const std::string& file, const std::string& path,
-                                     const TraceModel& m)
+/// The template nodes in the array under `key` of `parent`.
+std::vector<TemplateNode> read_nodes(const JsonObject& parent, std::string_view key, const TraceModel& m)
 {
   std::vector<TemplateNode> out;
-  for (std::size_t i = 0; i < arr.size(); ++i) {
-    Reader r(arr[i], file, path + "[" + std::to_string(i) + "]");
+  const std::size_t count = parent.array(key).size();
+  for (std::size_t i = 0; i < count; ++i) {
+    JsonObject r = parent.element(key, i);
     TemplateNode n;
     if (r.has("loop")) {
       r.only({"loop", "nw_dependent", "body"});
       n.kind         = RolledNode::Kind::Loop;
-      n.count        = read_formula(r.obj("loop"));
+      n.count        = read_formula(r.child("loop"));
       n.nw_dependent = r.boolean("nw_dependent");
-      n.body         = read_nodes(r.array("body"), file, r.sub("body"), m);
+      n.body         = read_nodes(r, "body", m);
       out.push_back(std::move(n));
       continue;
     }
@@ -399,36 +309,36 @@ std::vector<TemplateNode> read_nodes(const json& arr, const std::string& file, c
     const char* tkey = r.has("poll") ? "poll" : "call";
     n.kind  = r.has("poll") ? RolledNode::Kind::Poll : RolledNode::Kind::Call;
     n.token = static_cast<std::uint32_t>(r.int32(tkey, 0, static_cast<std::int64_t>(m.tokens.size()) - 1));
-    if (r.str("fn") != m.tokens[n.token].function)
-      r.fail("fn", "'" + r.str("fn") + "' is not the function of token " + std::to_string(n.token) + " ('" +
+    if (r.string("fn") != m.tokens[n.token].function)
+      r.fail("fn", "'" + r.string("fn") + "' is not the function of token " + std::to_string(n.token) + " ('" +
                        m.tokens[n.token].function + "')");
     if (n.kind == RolledNode::Kind::Poll)
-      n.count = read_formula(r.obj("count"));
+      n.count = read_formula(r.child("count"));
     if (r.has("absorbed_flops")) {
       if (n.kind != RolledNode::Kind::Poll)
         r.fail("absorbed_flops", "only a polling construct (\"poll\") absorbs compute");
-      n.absorbed_flops = read_formula(r.obj("absorbed_flops"));
+      n.absorbed_flops = read_formula(r.child("absorbed_flops"));
     }
     if (r.has("peer"))
-      n.peer = read_rank(r.obj("peer"));
+      n.peer = read_rank(r.child("peer"));
     if (r.has("src"))
-      n.src = read_rank(r.obj("src"));
+      n.src = read_rank(r.child("src"));
     if (r.has("root"))
-      n.root = read_rank(r.obj("root"));
+      n.root = read_rank(r.child("root"));
     if ((m.tokens[n.token].key == kVaryingKey) != r.has("key"))
       r.fail("key", "a position has a key expression exactly when its token's key is \"varies\"");
     if (r.has("key"))
-      n.key = read_rank(r.obj("key"));
+      n.key = read_rank(r.child("key"));
     if ((m.tokens[n.token].tag == kVaryingTag) != (r.has("tag") != r.has("tag_formula")))
       r.fail("tag", "a position has a tag expression (\"tag\" or \"tag_formula\", not both) exactly when its "
                     "token's tag is \"varies\"");
     if (r.has("tag_formula"))
-      n.tag_formula = read_formula(r.obj("tag_formula"));
+      n.tag_formula = read_formula(r.child("tag_formula"));
     if (r.has("tag")) {
-      Reader tg = r.obj("tag");
+      JsonObject tg = r.child("tag");
       tg.only({"expr", "text", "a", "b", "level", "first"});
       TagExpr e;
-      std::string kind = tg.str("expr");
+      std::string kind = tg.string("expr");
       if (kind != "fixed" && kind != "loop" && kind != "loop_first")
         tg.fail("expr", "expected \"fixed\", \"loop\" or \"loop_first\"");
       e.kind = kind == "fixed" ? TagExpr::Kind::Fixed : kind == "loop" ? TagExpr::Kind::Loop : TagExpr::Kind::LoopFirst;
@@ -442,30 +352,25 @@ std::vector<TemplateNode> read_nodes(const json& arr, const std::string& file, c
       n.tag = e;
     }
     if (r.has("bytes"))
-      n.bytes = read_formula(r.obj("bytes"));
+      n.bytes = read_formula(r.child("bytes"));
     if (r.has("recv_bytes"))
-      n.recv_bytes = read_formula(r.obj("recv_bytes"));
+      n.recv_bytes = read_formula(r.child("recv_bytes"));
     if (r.has("flops"))
-      n.flops = read_formula(r.obj("flops"));
+      n.flops = read_formula(r.child("flops"));
     if (r.has("seconds"))
-      n.seconds = read_formula(r.obj("seconds"));
+      n.seconds = read_formula(r.child("seconds"));
     if (r.has("counts"))
-      n.counts = read_formula(r.obj("counts"));
+      n.counts = read_formula(r.child("counts"));
     if (r.has("recv_counts"))
-      n.recv_counts = read_formula(r.obj("recv_counts"));
+      n.recv_counts = read_formula(r.child("recv_counts"));
     if (r.has("counts_self"))
-      n.counts_self = read_formula(r.obj("counts_self"));
+      n.counts_self = read_formula(r.child("counts_self"));
     if (r.has("recv_counts_self"))
-      n.recv_counts_self = read_formula(r.obj("recv_counts_self"));
+      n.recv_counts_self = read_formula(r.child("recv_counts_self"));
     if (r.has("request_back"))
       n.request_back = r.integer("request_back");
-    if (r.has("requests_back")) {
-      for (const json& v : r.array("requests_back")) {
-        if (not v.is_number_integer())
-          r.fail("requests_back", "expected integers");
-        n.requests_back.push_back(v.get<std::int64_t>());
-      }
-    }
+    if (r.has("requests_back"))
+      n.requests_back = r.integers("requests_back");
     out.push_back(std::move(n));
   }
   return out;
@@ -534,10 +439,10 @@ nlohmann::ordered_json model_to_json(const TraceModel& m)
 
 TraceModel model_from_json(const nlohmann::json& j, const std::string& file)
 {
-  Reader top(j, file, "");
+  JsonObject top(j, file);
   top.only({"format", "format_version", "group_threshold", "features", "training", "tokens", "rule", "groups",
             "latency", "warnings"});
-  if (top.str("format") != kFormatName)
+  if (top.string("format") != kFormatName)
     top.fail("format", std::string("expected \"") + kFormatName + "\"");
   if (top.integer("format_version") != TraceModel::kFormatVersion)
     top.fail("format_version", "model written by another gridcast version (format_version " +
@@ -545,28 +450,28 @@ TraceModel model_from_json(const nlohmann::json& j, const std::string& file)
                                    std::to_string(TraceModel::kFormatVersion) +
                                    "): fit it again with this gridcast (`gridcast fit`)");
   TraceModel m;
-  m.group_threshold = top.num("group_threshold");
+  m.group_threshold = top.number("group_threshold");
   top.array("features");  // informative
   const json& training = top.array("training");
   for (std::size_t i = 0; i < training.size(); ++i) {
-    Reader t(training[i], file, "training[" + std::to_string(i) + "]");
+    JsonObject t = top.element("training", i);
     t.only({"profile", "nw", "np"});
-    m.training.push_back({t.str("profile"), t.num("nw"), t.int32("np", 1, 1 << 30)});
+    m.training.push_back({t.string("profile"), t.number("nw"), t.int32("np", 1, 1 << 30)});
   }
   const json& tokens = top.array("tokens");
   for (std::size_t i = 0; i < tokens.size(); ++i) {
-    Reader t(tokens[i], file, "tokens[" + std::to_string(i) + "]");
+    JsonObject t = top.element("tokens", i);
     t.only({"function", "op", "tag", "recv_tag", "comm", "color", "key", "new_comm"});
     CallToken tok;
-    tok.function = t.str("function");
-    auto op      = op_from_name(t.str("op"));
+    tok.function = t.string("function");
+    auto op      = op_from_name(t.string("op"));
     if (not op)
-      t.fail("op", "unknown op '" + t.str("op") + "'");
+      t.fail("op", "unknown op '" + t.string("op") + "'");
     tok.op = *op;
     constexpr std::int64_t lo = INT32_MIN, hi = INT32_MAX;
     if (t.has("tag")) {
-      if (t.at("tag").is_string()) {
-        if (t.str("tag") != "varies")
+      if (t.need("tag").is_string()) {
+        if (t.string("tag") != "varies")
           t.fail("tag", "expected an integer or \"varies\"");
         tok.tag = kVaryingTag;
       } else {
@@ -580,8 +485,8 @@ TraceModel model_from_json(const nlohmann::json& j, const std::string& file)
     if (t.has("color"))
       tok.color = t.int32("color", lo, hi);
     if (t.has("key")) {
-      if (t.at("key").is_string()) {
-        if (t.str("key") != "varies")
+      if (t.need("key").is_string()) {
+        if (t.string("key") != "varies")
           t.fail("key", "expected an integer or \"varies\"");
         tok.key = kVaryingKey;
       } else {
@@ -593,42 +498,34 @@ TraceModel model_from_json(const nlohmann::json& j, const std::string& file)
     m.tokens.push_back(tok);
   }
   const json& groups = top.array("groups");
-  Reader rule = top.obj("rule");
+  JsonObject rule = top.child("rule");
   rule.only({"classifier", "classes"});
-  auto cls = RankClassifier::from_name(rule.str("classifier"));
+  auto cls = RankClassifier::from_name(rule.string("classifier"));
   if (not cls)
-    rule.fail("classifier", "unknown rank classifier '" + rule.str("classifier") + "'");
+    rule.fail("classifier", "unknown rank classifier '" + rule.string("classifier") + "'");
   m.rule.classifier   = *cls;
   const json& classes = rule.array("classes");
   for (std::size_t i = 0; i < classes.size(); ++i) {
-    Reader c(classes[i], file, "rule.classes[" + std::to_string(i) + "]");
+    JsonObject c = rule.element("classes", i);
     c.only({"class", "group"});
-    m.rule.classes.emplace_back(c.str("class"), c.int32("group", 0, static_cast<std::int64_t>(groups.size()) - 1));
+    m.rule.classes.emplace_back(c.string("class"), c.int32("group", 0, static_cast<std::int64_t>(groups.size()) - 1));
   }
   std::sort(m.rule.classes.begin(), m.rule.classes.end());
   for (std::size_t i = 0; i < groups.size(); ++i) {
-    Reader g(groups[i], file, "groups[" + std::to_string(i) + "]");
+    JsonObject g = top.element("groups", i);
     g.only({"id", "members", "approximate_members", "template"});
     if (g.integer("id") != static_cast<std::int64_t>(i))
       g.fail("id", "groups must be numbered 0, 1, 2... in order");
     TraceGroup grp;
-    for (const json& s : g.array("members")) {
-      if (not s.is_string())
-        g.fail("members", "expected strings");
-      grp.members.push_back(s.get<std::string>());
-    }
+    grp.members = g.strings("members");
     grp.approximate_members = static_cast<std::uint64_t>(g.int32("approximate_members", 0, 1 << 30));
-    grp.body = read_nodes(g.array("template"), file, g.sub("template"), m);
+    grp.body = read_nodes(g, "template", m);
     m.groups.push_back(std::move(grp));
   }
   const json& latency = top.array("latency");
   for (std::size_t i = 0; i < latency.size(); ++i)
-    m.latency.push_back(read_latency(Reader(latency[i], file, "latency[" + std::to_string(i) + "]")));
-  for (const json& w : top.array("warnings")) {
-    if (not w.is_string())
-      top.fail("warnings", "expected strings");
-    m.warnings.push_back(w.get<std::string>());
-  }
+    m.latency.push_back(read_latency(top.element("latency", i)));
+  m.warnings = top.strings("warnings");
   return m;
 }
 
@@ -644,16 +541,7 @@ void write_model(const std::filesystem::path& file, const TraceModel& model)
 
 TraceModel read_model(const std::filesystem::path& file)
 {
-  std::ifstream in(file, std::ios::binary);
-  if (not in)
-    throw InputError({file.string(), 0, {}, -1}, "cannot open the model: " + std::string(std::strerror(errno)));
-  json j;
-  try {
-    j = json::parse(in);
-  } catch (const json::parse_error& e) {
-    throw InputError({file.string(), 0, {}, -1}, std::string("invalid JSON: ") + e.what());
-  }
-  return model_from_json(j, file.string());
+  return model_from_json(read_json_file(file, "the model"), file.string());
 }
 
 }  // namespace gridcast::models::trace

@@ -3,12 +3,11 @@
 #include "gridcast/platform/spec.hpp"
 
 #include "gridcast/models/errors.hpp"
+#include "gridcast/models/json_reader.hpp"
 #include "gridcast/platform/units.hpp"
 
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <limits>
 #include <set>
 
@@ -19,98 +18,18 @@ using json   = nlohmann::json;
 
 namespace {
 
-/// One JSON object under validation; `path` is its key path ("node_kinds.dgx.pcie"), used in errors.
-class Obj {
-public:
-  Obj(const std::string& file, const json& j, std::string path) : file_(file), j_(j), path_(std::move(path))
-  {
-    if (not j_.is_object())
-      throw InputError({file_, 0, path_, -1}, std::string("expected an object, got ") + j_.type_name());
-  }
+using Obj = models::JsonObject;
 
-  std::string key_path(std::string_view key) const
-  {
-    return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
-  }
-  ErrorContext at(std::string_view key) const { return {file_, 0, key_path(key), -1}; }
-  [[noreturn]] void fail(std::string_view key, const std::string& reason) const { throw InputError(at(key), reason); }
-
-  void only(std::initializer_list<std::string_view> allowed) const
-  {
-    for (const auto& item : j_.items())
-      if (std::find(allowed.begin(), allowed.end(), item.key()) == allowed.end()) {
-        std::string list;
-        for (auto a : allowed)
-          list += (list.empty() ? "" : ", ") + std::string(a);
-        fail(item.key(), "unknown key (allowed here: " + list + ")");
-      }
-  }
-
-  bool has(std::string_view key) const { return j_.find(key) != j_.end(); }
-  const json& need(std::string_view key) const
-  {
-    auto it = j_.find(key);
-    if (it == j_.end())
-      fail(key, "missing required key");
-    return *it;
-  }
-
-  std::string string(std::string_view key) const
-  {
-    const json& v = need(key);
-    if (not v.is_string())
-      fail(key, std::string("expected a string, got ") + v.type_name());
-    return v.get<std::string>();
-  }
-
-  int integer(std::string_view key, int min) const { return integer_value(need(key), key_path(key), min); }
-
-  int integer_value(const json& v, const std::string& path, int min) const
-  {
-    if (not v.is_number_integer())
-      throw InputError({file_, 0, path, -1}, "expected an integer, got " + v.dump());
-    std::int64_t i = v.get<std::int64_t>();
-    if (i < min || i > std::numeric_limits<int>::max())
-      throw InputError({file_, 0, path, -1}, "expected an integer >= " + std::to_string(min) + ", got " + v.dump());
-    return static_cast<int>(i);
-  }
-
-  std::vector<int> integers(std::string_view key, int min) const
-  {
-    const json& v = need(key);
-    if (not v.is_array() || v.empty())
-      fail(key, "expected a non-empty array of integers");
-    std::vector<int> out;
-    for (std::size_t i = 0; i < v.size(); ++i)
-      out.push_back(integer_value(v[i], key_path(key) + "[" + std::to_string(i) + "]", min));
-    return out;
-  }
-
-  /// A quantity with its unit in a string; a bare number is refused so that no unit is ever guessed.
-  double quantity(std::string_view key, double (*parse)(std::string_view, const ErrorContext&)) const
-  {
-    const json& v = need(key);
-    if (not v.is_string())
-      fail(key, "expected a string with a unit (like \"25GBps\", \"1.3us\", \"19.5Tf\", \"80GiB\"), got " + v.dump());
-    return parse(v.get_ref<const std::string&>(), at(key));
-  }
-  std::optional<double> opt_quantity(std::string_view key, double (*parse)(std::string_view, const ErrorContext&)) const
-  {
-    if (not has(key))
-      return std::nullopt;
-    return quantity(key, parse);
-  }
-
-  Obj child(std::string_view key) const { return Obj(file_, need(key), key_path(key)); }
-  const json& raw() const { return j_; }
-  const std::string& file() const { return file_; }
-  const std::string& path() const { return path_; }
-
-private:
-  const std::string& file_;
-  const json& j_;
-  std::string path_;
-};
+/// A non-empty array of integers >= `min` (fat-tree levels, torus dimensions).
+std::vector<int> int_list(const Obj& o, std::string_view key, int min)
+{
+  if (o.array(key).empty())
+    o.fail(key, "expected a non-empty array of integers");
+  std::vector<int> out;
+  for (std::int64_t v : o.integers(key, min, std::numeric_limits<int>::max()))
+    out.push_back(static_cast<int>(v));
+  return out;
+}
 
 LinkSpec link_from(const Obj& parent, std::string_view key)
 {
@@ -132,7 +51,7 @@ GpuSpec gpus_from(const Obj& o)
   GpuSpec g;
   g.key = o.path();
   if (o.has("count"))
-    g.count = o.integer("count", 1);
+    g.count = o.int32("count", 1);
   g.speed_flops  = o.opt_quantity("speed", parse_speed_flops);
   g.memory_bytes = o.opt_quantity("memory", parse_size_bytes);
   g.copy         = link_from(o, "copy");
@@ -148,7 +67,7 @@ PcieSpec pcie_from(const Obj& o)
   p.device_down = link_from(o, "device_down");
   p.root        = link_from(o, "root");
   if (o.has("switches_per_socket"))
-    p.switches_per_socket = o.integer("switches_per_socket", 0);
+    p.switches_per_socket = o.int32("switches_per_socket", 0);
   p.switch_link = link_from(o, "switch_link");
   return p;
 }
@@ -176,8 +95,9 @@ NvlinkSpec nvlink_from(const Obj& o)
       std::string path = o.key_path("pairs") + "[" + std::to_string(i) + "]";
       if (not v[i].is_array() || v[i].size() != 2)
         throw InputError({o.file(), 0, path, -1}, "expected a pair [a, b] of GPU indices, got " + v[i].dump());
-      int a = o.integer_value(v[i][0], path + "[0]", 0);
-      int b = o.integer_value(v[i][1], path + "[1]", 0);
+      const std::string key = "pairs[" + std::to_string(i) + "]";
+      int a = static_cast<int>(o.integer_value(v[i][0], key + "[0]", 0, std::numeric_limits<int>::max()));
+      int b = static_cast<int>(o.integer_value(v[i][1], key + "[1]", 0, std::numeric_limits<int>::max()));
       if (a == b)
         throw InputError({o.file(), 0, path, -1}, "a GPU cannot be linked to itself");
       n.pairs.emplace_back(std::min(a, b), std::max(a, b));
@@ -194,7 +114,7 @@ NicSpec nics_from(const Obj& o)
   NicSpec n;
   n.key = o.path();
   if (o.has("count"))
-    n.count = o.integer("count", 1);
+    n.count = o.int32("count", 1);
   if (o.has("attach")) {
     std::string a = o.string("attach");
     if (a == "node")
@@ -216,8 +136,8 @@ NodeKindSpec kind_from(const Obj& o, const std::string& name)
   k.name = name;
   k.key  = o.path();
   if (o.has("sockets"))
-    k.sockets = o.integer("sockets", 1);
-  k.cores_per_socket = o.integer("cores_per_socket", 1);
+    k.sockets = o.int32("sockets", 1);
+  k.cores_per_socket = o.int32("cores_per_socket", 1);
   k.core_speed_flops = o.opt_quantity("core_speed", parse_speed_flops);
   k.memory_bytes     = o.opt_quantity("memory", parse_size_bytes);
   k.memory_link      = link_from(o, "memory_link");
@@ -258,10 +178,10 @@ NetworkSpec network_from(const Obj& o)
   if (n.topology == Topology::FatTree) {
     Obj f = o.child("fat_tree");
     f.only({"down", "up", "parallel"});
-    n.fat_tree.down = f.integers("down", 1);
-    n.fat_tree.up   = f.integers("up", 1);
+    n.fat_tree.down = int_list(f, "down", 1);
+    n.fat_tree.up   = int_list(f, "up", 1);
     n.fat_tree.parallel =
-        f.has("parallel") ? f.integers("parallel", 1) : std::vector<int>(n.fat_tree.down.size(), 1);
+        f.has("parallel") ? int_list(f, "parallel", 1) : std::vector<int>(n.fat_tree.down.size(), 1);
     if (n.fat_tree.up.size() != n.fat_tree.down.size())
       f.fail("up", "needs one entry per level (" + std::to_string(n.fat_tree.down.size()) + ", like down)");
     if (n.fat_tree.parallel.size() != n.fat_tree.down.size())
@@ -271,15 +191,15 @@ NetworkSpec network_from(const Obj& o)
   } else if (n.topology == Topology::Torus) {
     Obj t = o.child("torus");
     t.only({"dims"});
-    n.torus.dims = t.integers("dims", 1);
+    n.torus.dims = int_list(t, "dims", 1);
   } else if (n.topology == Topology::Dragonfly) {
     Obj d = o.child("dragonfly");
     d.only({"groups", "routers_per_group", "endpoints_per_router", "global_links", "local", "global"});
-    n.dragonfly.groups               = d.integer("groups", 2);
-    n.dragonfly.routers_per_group    = d.integer("routers_per_group", 1);
-    n.dragonfly.endpoints_per_router = d.integer("endpoints_per_router", 1);
+    n.dragonfly.groups               = d.int32("groups", 2);
+    n.dragonfly.routers_per_group    = d.int32("routers_per_group", 1);
+    n.dragonfly.endpoints_per_router = d.int32("endpoints_per_router", 1);
     if (d.has("global_links"))
-      n.dragonfly.global_links = d.integer("global_links", 1);
+      n.dragonfly.global_links = d.int32("global_links", 1);
     n.dragonfly.local  = link_from(d, "local");
     n.dragonfly.global = link_from(d, "global");
   }
@@ -290,7 +210,7 @@ NetworkSpec network_from(const Obj& o)
 
 PlatformSpec spec_from_json(const json& j, const std::string& file)
 {
-  Obj root(file, j, "");
+  Obj root(j, file);
   root.only({"name", "description", "sources", "node_kinds", "nodes", "network"});
   PlatformSpec s;
   s.file = file;
@@ -299,16 +219,8 @@ PlatformSpec spec_from_json(const json& j, const std::string& file)
     root.fail("name", "expected a non-empty name without spaces, quotes or <>&");
   if (root.has("description"))
     s.description = root.string("description");
-  if (root.has("sources")) {
-    const json& v = root.need("sources");
-    if (not v.is_array())
-      root.fail("sources", "expected an array of strings");
-    for (std::size_t i = 0; i < v.size(); ++i) {
-      if (not v[i].is_string())
-        throw InputError({file, 0, "sources[" + std::to_string(i) + "]", -1}, "expected a string");
-      s.sources.push_back(v[i].get<std::string>());
-    }
-  }
+  if (root.has("sources"))
+    s.sources = root.strings("sources");
   Obj kinds = root.child("node_kinds");
   if (kinds.raw().empty())
     root.fail("node_kinds", "expected at least one node kind");
@@ -319,12 +231,12 @@ PlatformSpec spec_from_json(const json& j, const std::string& file)
   if (not nodes.is_array() || nodes.empty())
     root.fail("nodes", "expected a non-empty array of {\"kind\": ..., \"count\": ...}");
   for (std::size_t i = 0; i < nodes.size(); ++i) {
-    Obj g(file, nodes[i], "nodes[" + std::to_string(i) + "]");
+    Obj g = root.element("nodes", i);
     g.only({"kind", "count"});
     NodeGroupSpec group;
     group.key   = g.path();
     group.kind  = g.string("kind");
-    group.count = g.integer("count", 1);
+    group.count = g.int32("count", 1);
     if (std::none_of(s.kinds.begin(), s.kinds.end(), [&](const NodeKindSpec& k) { return k.name == group.kind; }))
       g.fail("kind", "no node kind named \"" + group.kind + "\" in node_kinds");
     s.nodes.push_back(group);
@@ -336,19 +248,7 @@ PlatformSpec spec_from_json(const json& j, const std::string& file)
 
 PlatformSpec read_spec(const fs::path& file)
 {
-  std::ifstream in(file, std::ios::binary);
-  if (not in)
-    throw InputError({file.string(), 0, {}, -1}, "cannot open the platform spec: " + std::string(std::strerror(errno)));
-  json j;
-  try {
-    j = json::parse(in);
-  } catch (const json::parse_error& e) {
-    std::string msg = e.what();
-    if (auto p = msg.find("] "); p != std::string::npos)
-      msg = msg.substr(p + 2);
-    throw InputError({file.string(), 0, {}, -1}, "not valid JSON: " + msg);
-  }
-  return spec_from_json(j, file.string());
+  return spec_from_json(models::read_json_file(file, "the platform spec"), file.string());
 }
 
 // ---------------------------------------------------------------------------------------------------

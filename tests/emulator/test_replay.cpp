@@ -4,55 +4,31 @@
 #include "gridcast/models/errors.hpp"
 #include "gridcast/models/profile.hpp"
 
-#include "../support.hpp"
+#include "replay_support.hpp"
 
 #include <catch2/catch.hpp>
 
 using namespace gridcast;
 using namespace gridcast::emulator;
-using gridcast::test::TempDir;
-
-namespace {
-
-constexpr double kLat = 10e-6;  // cluster_xml's default per-link latency
-constexpr double kBw = 1e9;     // 1GBps
-double transfer(double bytes) { return 2 * kLat + bytes / kBw; }
-
-ReplayResult run(const TempDir& dir, const std::vector<std::string>& ranks, int hosts, double speed_flops = 1e9,
-                 std::vector<std::string> cfg = {})
-{
-  test::write_jsonl_profile(dir / "trace", ranks, speed_flops);
-  test::write_file(dir / "platform.xml", test::cluster_xml(hosts));
-  ReplayOptions opts;
-  opts.platform = dir / "platform.xml";
-  apply_cfg(opts, "network/model:CM02");
-  apply_cfg(opts, "network/crosstraffic:0");
-  for (const auto& c : cfg)
-    apply_cfg(opts, c);
-  models::ProfileDir trace(dir / "trace");
-  opts.recorded_host_speed_flops = trace.info().host.speed_flops;
-  return replay(trace, opts);
-}
-
-}  // namespace
+using namespace gridcast::test;
 
 TEST_CASE("replay: ping-pong and compute scaled from the recording host", "[replay]")
 {
   TempDir dir;
   // Recorded on a 2 Gf/s host: 1 ms of compute there is 2e6 flops, i.e. 2 ms on the 1 Gf/s target.
-  auto result = run(dir,
-                    {R"({"op":"init","fn":"MPI_Init"}
+  auto result = replay_jsonl(dir,
+                             {R"({"op":"init","fn":"MPI_Init"}
 {"op":"compute","fn":"compute","seconds":0.001}
 {"op":"send","fn":"MPI_Send","peer":1,"tag":0,"bytes":1000000}
 {"op":"recv","fn":"MPI_Recv","peer":1,"tag":0,"bytes":1000000}
 {"op":"finalize","fn":"MPI_Finalize"}
 )",
-                     R"({"op":"init","fn":"MPI_Init"}
+                              R"({"op":"init","fn":"MPI_Init"}
 {"op":"recv","fn":"MPI_Recv","peer":0,"tag":0,"bytes":1000000}
 {"op":"send","fn":"MPI_Send","peer":0,"tag":0,"bytes":1000000}
 {"op":"finalize","fn":"MPI_Finalize"}
 )"},
-                    2, 2e9);
+                             2, 2e9);
   REQUIRE(result.makespan_s == Approx(0.002 + 2 * transfer(1e6)).epsilon(1e-9));
   REQUIRE(result.ranks[0].compute_s == Approx(0.002).epsilon(1e-9));
   // Rank 1 waits 2 ms for rank 0 to send: that is partner wait, not communication.
@@ -77,7 +53,7 @@ TEST_CASE("replay: nonblocking ring with waitall and test", "[replay]")
                     "{\"op\":\"test\",\"fn\":\"MPI_Test\",\"request\":1}\n"
                     "{\"op\":\"waitall\",\"fn\":\"MPI_Waitall\",\"requests\":[1,2]}\n");
   }
-  auto result = run(dir, ranks, np, 1e9, {"gridcast/test-cost:0"});
+  auto result = replay_jsonl(dir, ranks, np, 1e9, {"gridcast/test-cost:0"});
   // Every rank sends to a different host: no sharing, each transfer alone on its two links... except
   // that each host's private link carries one outgoing and one incoming flow: cluster links are shared
   // (not split-duplex), so both flows get half of it.
@@ -103,7 +79,7 @@ TEST_CASE("replay: communicators from comm_split carry point-to-point and collec
     t += "{\"op\":\"allreduce\",\"fn\":\"MPI_Allreduce\",\"bytes\":8,\"comm\":5}\n";
     ranks.push_back(t);
   }
-  auto result = run(dir, ranks, 4);
+  auto result = replay_jsonl(dir, ranks, 4);
   REQUIRE(result.blocked.empty());
   // Both communicators ran one allreduce each; its algorithm is recorded once per communicator.
   std::uint64_t allreduces = 0;
@@ -116,11 +92,11 @@ TEST_CASE("replay: a receive that is never matched is a deadlock report, not a c
 {
   TempDir dir;
   try {
-    run(dir,
-        {"{\"op\":\"recv\",\"fn\":\"MPI_Recv\",\"peer\":1,\"tag\":4,\"bytes\":8}\n",
-         "{\"op\":\"compute\",\"fn\":\"compute\",\"flops\":1000}\n"
-         "{\"op\":\"recv\",\"fn\":\"MPI_Recv\",\"peer\":0,\"tag\":4,\"bytes\":8}\n"},
-        2);
+    replay_jsonl(dir,
+                 {"{\"op\":\"recv\",\"fn\":\"MPI_Recv\",\"peer\":1,\"tag\":4,\"bytes\":8}\n",
+                  "{\"op\":\"compute\",\"fn\":\"compute\",\"flops\":1000}\n"
+                  "{\"op\":\"recv\",\"fn\":\"MPI_Recv\",\"peer\":0,\"tag\":4,\"bytes\":8}\n"},
+                 2);
     FAIL("expected a DeadlockError");
   } catch (const DeadlockError& e) {
     REQUIRE(e.blocked().size() == 2);
@@ -138,7 +114,7 @@ TEST_CASE("replay: a peer outside the communicator names the file, line and rank
 {
   TempDir dir;
   try {
-    run(dir, {"{\"op\":\"init\",\"fn\":\"MPI_Init\"}\n{\"op\":\"send\",\"fn\":\"MPI_Send\",\"peer\":7,\"bytes\":8}\n",
+    replay_jsonl(dir, {"{\"op\":\"init\",\"fn\":\"MPI_Init\"}\n{\"op\":\"send\",\"fn\":\"MPI_Send\",\"peer\":7,\"bytes\":8}\n",
               "{\"op\":\"init\",\"fn\":\"MPI_Init\"}\n"},
         2);
     FAIL("expected an InputError");
@@ -155,7 +131,7 @@ TEST_CASE("replay: forced collective algorithms are used and reported", "[replay
   TempDir dir;
   std::vector<std::string> ranks(8, "{\"op\":\"allreduce\",\"fn\":\"MPI_Allreduce\",\"bytes\":1048576}\n"
                                     "{\"op\":\"bcast\",\"fn\":\"MPI_Bcast\",\"bytes\":64,\"root\":3}\n");
-  auto ring = run(dir, ranks, 8, 1e9, {"gridcast/coll/allreduce:ring"});
+  auto ring = replay_jsonl(dir, ranks, 8, 1e9, {"gridcast/coll/allreduce:ring"});
   REQUIRE(ring.collectives.at("allreduce").count("ring") == 1);
   REQUIRE(ring.collectives.at("bcast").size() == 1);
 }
@@ -175,7 +151,7 @@ std::vector<std::string> small_collectives()
 TEST_CASE("replay: the smpi collective selector chooses SMPI's default algorithms", "[replay]")
 {
   TempDir dir;
-  auto smpi = run(dir, small_collectives(), 8, 1e9, {"gridcast/coll-selector:smpi"});
+  auto smpi = replay_jsonl(dir, small_collectives(), 8, 1e9, {"gridcast/coll-selector:smpi"});
   REQUIRE(smpi.collectives.at("allreduce").count("linear_reduce_bcast") == 1);
   REQUIRE(smpi.collectives.at("reduce").count("linear") == 1);
   REQUIRE(smpi.collectives.at("barrier").count("linear") == 1);
@@ -184,7 +160,7 @@ TEST_CASE("replay: the smpi collective selector chooses SMPI's default algorithm
 TEST_CASE("replay: a forced algorithm wins over the collective selector", "[replay]")
 {
   TempDir dir;
-  auto forced = run(dir, small_collectives(), 8, 1e9, {"gridcast/coll-selector:smpi", "gridcast/coll/allreduce:ring"});
+  auto forced = replay_jsonl(dir, small_collectives(), 8, 1e9, {"gridcast/coll-selector:smpi", "gridcast/coll/allreduce:ring"});
   REQUIRE(forced.collectives.at("allreduce").count("ring") == 1);
   REQUIRE(forced.collectives.at("reduce").count("linear") == 1);
   REQUIRE(forced.collectives.at("barrier").count("linear") == 1);
@@ -207,7 +183,7 @@ TEST_CASE("replay: empty messages into one host overlap (a flat barrier takes tw
   // Rank 0 receives 7 empty messages at once, then sends 7. SimGrid 3.32 serializes zero-size comms
   // that share a cluster link (7 route latencies for the fan-in); gridcast sends them as 1 byte.
   TempDir dir;
-  auto result = run(dir, std::vector<std::string>(8, "{\"op\":\"barrier\",\"fn\":\"MPI_Barrier\"}\n"), 8, 1e9,
+  auto result = replay_jsonl(dir, std::vector<std::string>(8, "{\"op\":\"barrier\",\"fn\":\"MPI_Barrier\"}\n"), 8, 1e9,
                     {"gridcast/coll/barrier:linear"});
   REQUIRE(result.collectives.at("barrier").count("linear") == 1);
   // Fan-in then fan-out, each one route latency (plus 7 bytes on rank 0's link: 7 ns).

@@ -8,7 +8,7 @@
 #include "gridcast/models/errors.hpp"
 #include "gridcast/models/profile.hpp"
 
-#include "../support.hpp"
+#include "replay_support.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -16,27 +16,14 @@
 
 using namespace gridcast;
 using namespace gridcast::emulator;
-using gridcast::test::TempDir;
+using namespace gridcast::test;
 
 namespace {
 
-constexpr double kLat = 10e-6;
-constexpr double kBw = 1e9;
-double transfer(double bytes) { return 2 * kLat + bytes / kBw; }
-
-ReplayResult run(const TempDir& dir, const std::vector<std::string>& ranks, std::vector<std::string> cfg = {})
+/// Replays `ranks`, one per node (see replay_support.hpp).
+ReplayResult run(const TempDir& dir, const std::vector<std::string>& ranks, const std::vector<std::string>& cfg = {})
 {
-  test::write_jsonl_profile(dir / "trace", ranks, 1e9);
-  test::write_file(dir / "platform.xml", test::cluster_xml(static_cast<int>(ranks.size())));
-  ReplayOptions opts;
-  opts.platform = dir / "platform.xml";
-  apply_cfg(opts, "network/model:CM02");
-  apply_cfg(opts, "network/crosstraffic:0");
-  for (const auto& c : cfg)
-    apply_cfg(opts, c);
-  models::ProfileDir trace(dir / "trace");
-  opts.recorded_host_speed_flops = trace.info().host.speed_flops;
-  return replay(trace, opts);
+  return test::replay_jsonl(dir, ranks, static_cast<int>(ranks.size()), 1e9, cfg);
 }
 
 /// The message of the InputError the replay of `ranks` throws ("" when it throws none).

@@ -23,24 +23,6 @@ using gridcast::test::run_gridcast;
 
 namespace {
 
-struct VectorStream final : CallStream {
-  VectorStream(std::vector<CallRecord> c, FunctionTable t) : calls(std::move(c)), table(std::move(t)) {}
-  std::vector<CallRecord> calls;
-  FunctionTable table;
-  std::size_t next_ = 0;
-  std::string src = "lu";
-  bool next(CallRecord& out) override
-  {
-    if (next_ == calls.size())
-      return false;
-    out      = calls[next_++];
-    out.line = next_;
-    return true;
-  }
-  const FunctionTable& functions() const override { return table; }
-  const std::string& source() const override { return src; }
-};
-
 /// An LU-like application, recorded in seconds as a profiler does. Rank r of np at size nw runs nw/8
 /// iterations k: a panel factorization ("panel", 1e-6 nw s), a broadcast of the panel, a trailing update
 /// ("dgemm_", 24e-9 (nw - 8k)^2 / np s: shrinking with k), an allreduce. `noise` scatters every
@@ -51,14 +33,8 @@ public:
   int rank_count() const override { return np_; }
   CallStreamPtr open(int rank) const override
   {
-    std::vector<CallRecord> calls;
-    FunctionTable table;
-    auto add = [&](Op op, const char* fn) -> CallRecord& {
-      calls.emplace_back();
-      calls.back().op       = op;
-      calls.back().function = table.intern(fn);
-      return calls.back();
-    };
+    auto s   = std::make_unique<gridcast::test::MemoryStream>("lu");
+    auto add = [&](Op op, const char* fn) -> CallRecord& { return s->add(op, fn); };
     add(Op::Init, "MPI_Init");
     for (int k = 0; k < nw_ / 8; ++k) {
       add(Op::Compute, "panel").seconds = 1e-6 * nw_;
@@ -74,7 +50,7 @@ public:
       add(Op::Allreduce, "MPI_Allreduce").bytes = 8;
     }
     add(Op::Finalize, "MPI_Finalize");
-    return std::make_unique<VectorStream>(std::move(calls), std::move(table));
+    return s;
   }
 
 private:

@@ -4,12 +4,17 @@
 #include "../support.hpp"
 
 #include "gridcast/models/errors.hpp"
+#include "gridcast/models/native.hpp"
+#include "gridcast/models/profile.hpp"
 #include "gridcast/models/stream.hpp"
 
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+#include <initializer_list>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace gridcast::test {
@@ -39,6 +44,58 @@ inline std::vector<models::CallRecord> read_all(models::CallStream& stream)
 inline std::string source_path(const std::string& relative)
 {
   return std::string(GRIDCAST_SOURCE_DIR) + "/" + relative;
+}
+
+/// One rank's calls built in memory by a test's TraceSource: add() appends a call (its function interned in
+/// first-use order) for the test to fill; next() hands the calls out in order, each with its 1-based position
+/// as its line.
+class MemoryStream final : public models::CallStream {
+public:
+  explicit MemoryStream(std::string source) : source_(std::move(source)) {}
+  models::CallRecord& add(models::Op op, const char* function)
+  {
+    calls_.emplace_back();
+    calls_.back().op       = op;
+    calls_.back().function = table_.intern(function);
+    return calls_.back();
+  }
+  bool next(models::CallRecord& out) override
+  {
+    if (next_ == calls_.size())
+      return false;
+    out      = calls_[next_++];
+    out.line = next_;
+    return true;
+  }
+  const models::FunctionTable& functions() const override { return table_; }
+  const std::string& source() const override { return source_; }
+
+private:
+  std::vector<models::CallRecord> calls_;
+  models::FunctionTable table_;
+  std::size_t next_ = 0;
+  std::string source_;
+};
+
+/// Training profiles: `make(nw, np)` (a TraceSource) written as dir/<name>-np<np>-nw<nw> in `encoding` for
+/// every np of `nps` and nw of `nws`, in that order; run.json is `info` with np, nw and the encoding set.
+template <class Make>
+std::vector<std::filesystem::path> write_profile_grid(const std::filesystem::path& dir, const std::string& name,
+                                                      std::initializer_list<int> nps, std::initializer_list<int> nws,
+                                                      models::TraceEncoding encoding, Make make,
+                                                      models::RunInfo info = {})
+{
+  std::vector<std::filesystem::path> out;
+  for (int np : nps)
+    for (int nw : nws) {
+      info.np       = np;
+      info.nw       = nw;
+      info.encoding = encoding;
+      auto p        = dir / (name + "-np" + std::to_string(np) + "-nw" + std::to_string(nw));
+      models::write_profile(make(nw, np), info, p, encoding);
+      out.push_back(p);
+    }
+  return out;
 }
 
 }  // namespace gridcast::test

@@ -4,4 +4,5 @@ set(GRIDCAST_MODELS_TEST_SOURCES
   models/test_profile.cpp
   models/test_native.cpp
   models/test_tit.cpp
+  models/test_json_reader.cpp
 )

@@ -10,11 +10,7 @@
 
 using namespace gridcast;
 using namespace gridcast::models;
-using gridcast::test::expect_input_error;
-using gridcast::test::read_all;
-using gridcast::test::read_file;
-using gridcast::test::TempDir;
-using gridcast::test::write_file;
+using namespace gridcast::test;
 
 namespace {
 

@@ -6,10 +6,7 @@
 
 using namespace gridcast;
 using namespace gridcast::models;
-using gridcast::test::expect_input_error;
-using gridcast::test::read_file;
-using gridcast::test::TempDir;
-using gridcast::test::write_file;
+using namespace gridcast::test;
 
 namespace {
 const char* const kRunJson = R"({
@@ -109,75 +106,41 @@ TEST_CASE("run.json errors name the file and the key path", "[models][profile]")
     CHECK(e.context().file == file.string());
     // The unknown key is reported first (before the missing speed_flops).
     CHECK(e.context().key == "host.speed");
-    CHECK(e.reason() == "unknown key");
-    CHECK(std::string(e.what()) == file.string() + ": key 'host.speed': unknown key");
+    CHECK(e.reason() == "unknown key (allowed here: name, speed_flops)");
+    CHECK(std::string(e.what()) == file.string() + ": key 'host.speed': unknown key (allowed here: name, speed_flops)");
   }
-  SECTION("unknown top-level key")
+  SECTION("one wrong key at a time")
   {
-    auto e = error_for(edited("\"date\"", "\"when\""));
-    CHECK(e.context().key == "when");
-  }
-  SECTION("unknown unit key")
-  {
-    auto e = error_for(edited("\"size\": \"B\"", "\"size\": \"B\", \"energy\": \"J\""));
-    CHECK(e.context().key == "units.energy");
-  }
-  SECTION("missing np")
-  {
-    auto e = error_for(edited("\"np\": 4,", ""));
-    CHECK(e.context().key == "np");
-    CHECK(e.reason() == "missing required key");
-  }
-  SECTION("missing host.speed_flops")
-  {
-    auto e = error_for(edited("\"speed_flops\": 1000000000.0", "\"name\": \"x\""));
-    CHECK(e.context().key == "host.speed_flops");
-  }
-  SECTION("missing encoding")
-  {
-    auto e = error_for(edited("\"encoding\": \"jsonl\",", ""));
-    CHECK(e.context().key == "encoding");
-  }
-  SECTION("np < 1")
-  {
-    auto e = error_for(edited("\"np\": 4", "\"np\": 0"));
-    CHECK(e.context().key == "np");
-  }
-  SECTION("np not an integer")
-  {
-    auto e = error_for(edited("\"np\": 4", "\"np\": \"4\""));
-    CHECK(e.context().key == "np");
-    CHECK(e.reason() == "expected an integer, got string");
-  }
-  SECTION("speed <= 0")
-  {
-    auto e = error_for(edited("1000000000.0", "0"));
-    CHECK(e.context().key == "host.speed_flops");
-  }
-  SECTION("bad encoding")
-  {
-    auto e = error_for(edited("\"jsonl\"", "\"xml\""));
-    CHECK(e.context().key == "encoding");
-  }
-  SECTION("wrong format name")
-  {
-    auto e = error_for(edited("\"gridcast-profile\"", "\"other\""));
-    CHECK(e.context().key == "format");
-  }
-  SECTION("unsupported format_version")
-  {
-    auto e = error_for(edited("\"format_version\": 1", "\"format_version\": 2"));
-    CHECK(e.context().key == "format_version");
-  }
-  SECTION("unsupported unit")
-  {
-    auto e = error_for(edited("\"time\": \"s\"", "\"time\": \"ms\""));
-    CHECK(e.context().key == "units.time");
-  }
-  SECTION("complete not a boolean")
-  {
-    auto e = error_for(edited("\"complete\": true", "\"complete\": 1"));
-    CHECK(e.context().key == "complete");
+    // What is changed in kRunJson, and the key path (and, where given, the reason) of the error.
+    struct Case {
+      const char* name;
+      const char* what;
+      const char* replace;
+      const char* key;
+      const char* reason;  // "" = not checked
+    };
+    const Case cases[] = {
+      {"unknown top-level key", "\"date\"", "\"when\"", "when", ""},
+      {"unknown unit key", "\"size\": \"B\"", "\"size\": \"B\", \"energy\": \"J\"", "units.energy", ""},
+      {"missing np", "\"np\": 4,", "", "np", "missing required key"},
+      {"missing host.speed_flops", "\"speed_flops\": 1000000000.0", "\"name\": \"x\"", "host.speed_flops", ""},
+      {"missing encoding", "\"encoding\": \"jsonl\",", "", "encoding", ""},
+      {"np < 1", "\"np\": 4", "\"np\": 0", "np", ""},
+      {"np not an integer", "\"np\": 4", "\"np\": \"4\"", "np", "expected an integer, got \"4\""},
+      {"speed <= 0", "1000000000.0", "0", "host.speed_flops", ""},
+      {"bad encoding", "\"jsonl\"", "\"xml\"", "encoding", ""},
+      {"wrong format name", "\"gridcast-profile\"", "\"other\"", "format", ""},
+      {"unsupported format_version", "\"format_version\": 1", "\"format_version\": 2", "format_version", ""},
+      {"unsupported unit", "\"time\": \"s\"", "\"time\": \"ms\"", "units.time", ""},
+      {"complete not a boolean", "\"complete\": true", "\"complete\": 1", "complete", ""},
+    };
+    for (const Case& c : cases) {
+      INFO(c.name);
+      auto e = error_for(edited(c.what, c.replace));
+      CHECK(e.context().key == c.key);
+      if (*c.reason != '\0')
+        CHECK(e.reason() == c.reason);
+    }
   }
   SECTION("invalid JSON")
   {

@@ -54,6 +54,24 @@ inline json spec_json(const json& kind, int nodes, const json& network = nullptr
   return s;
 }
 
+/// A calibration with the figures a spec may leave out: core speed (2.5 Gf/s), network latency (0.4 us)
+/// and bandwidth (7.5 GB/s), eager threshold (4096 B) and piecewise latency and bandwidth factors.
+inline platform::Calibration calibration()
+{
+  platform::Calibration c;
+  c.host.name                = "calhost";
+  c.host.date                = "2026-11-22";
+  c.compute.core_speed_flops = 2.5e9;
+  platform::NetworkCalibration n;
+  n.latency_s             = 4e-7;
+  n.bandwidth_Bps         = 7.5e9;
+  n.eager_threshold_bytes = 4096;
+  n.lat_factor            = {{0, 1.5}, {4096, 2.0}};
+  n.bw_factor             = {{0, 0.5}, {65536, 0.9}};
+  c.network               = n;
+  return c;
+}
+
 inline platform::PlatformModel build(const json& spec, const platform::Calibration* cal = nullptr)
 {
   return platform::build_platform(platform::spec_from_json(spec, "spec.json"), cal, "spec.json");

@@ -51,15 +51,7 @@ TEST_CASE("platform cli: a trace replays on a generated 2-node platform", "[plat
   REQUIRE(run_gridcast("platform " + (dir / "spec.json").string() + " -o " + (dir / "p.xml").string()).exit_code == 0);
   // Rank 0 computes then sends 1 MB to rank 1 over the network: one rank per CPU host (GPU hosts run
   // no rank).
-  write_jsonl_profile(dir / "prof", {R"({"op":"init","fn":"MPI_Init"}
-{"op":"compute","fn":"compute","seconds":0.001}
-{"op":"send","fn":"MPI_Send","peer":1,"tag":0,"bytes":1000000}
-{"op":"finalize","fn":"MPI_Finalize"}
-)",
-                                     R"({"op":"init","fn":"MPI_Init"}
-{"op":"recv","fn":"MPI_Recv","peer":0,"tag":0,"bytes":1000000}
-{"op":"finalize","fn":"MPI_Finalize"}
-)"});
+  write_jsonl_profile(dir / "prof", one_message_ranks("1000000", "0.001"));
   auto r = run_gridcast("replay " + (dir / "prof").string() + " --platform " + (dir / "p.xml").string() +
                         " --ranks-per-host 1 --out " + (dir / "out").string());
   INFO(r.output);
@@ -76,25 +68,16 @@ TEST_CASE("platform cli: a calibration fills the figures and its factors reach t
   k.erase("core_speed");
   k.erase("loopback");
   write_file(dir / "spec.json", spec_json(k, 2, {{"topology", "star"}}).dump(2));
-  gridcast::platform::Calibration cal;
-  cal.host.name                = "calhost";
-  cal.host.date                = "2026-11-22";
+  // The figures of calibration(), and the measurements a written calibration.json carries besides.
+  gridcast::platform::Calibration cal = calibration();
   cal.host.cores               = 2;
   cal.host.cpu_model           = "test cpu";
   cal.host.gridcast_version    = "0.1.0";
-  cal.compute.core_speed_flops = 2.5e9;
   cal.compute.dgemm_flops      = {2.5e9, 2.4e9, 2.6e9, 5};
   cal.compute.stream_triad_Bps = {1.2e10, 1.1e10, 1.3e10, 5};
   cal.compute.scalar_flops     = {1.1e9, 1e9, 1.2e9, 5};
-  gridcast::platform::NetworkCalibration net;
-  net.launcher              = "mpirun";
-  net.pingpong              = {{1, {5e-7, 4e-7, 6e-7, 5}}, {4194304, {9e-4, 8e-4, 1e-3, 5}}};
-  net.latency_s             = 4e-7;
-  net.bandwidth_Bps         = 7.5e9;
-  net.eager_threshold_bytes = 4096;
-  net.lat_factor            = {{0, 1.5}, {4096, 2.0}};
-  net.bw_factor             = {{0, 0.5}, {65536, 0.9}};
-  cal.network               = net;
+  cal.network->launcher        = "mpirun";
+  cal.network->pingpong        = {{1, {5e-7, 4e-7, 6e-7, 5}}, {4194304, {9e-4, 8e-4, 1e-3, 5}}};
   gridcast::platform::write_calibration(dir / "calibration.json", cal);
 
   const std::string spec = (dir / "spec.json").string();
@@ -112,14 +95,7 @@ TEST_CASE("platform cli: a calibration fills the figures and its factors reach t
                       Catch::Contains("<host id=\"node-1\" speed=\"2.5e+09f\" core=\"8\">") &&
                       Catch::Contains("bandwidth=\"7.5e+09Bps\" latency=\"4e-07s\" sharing_policy=\"FATPIPE\""));
   // The emulator runs on it (and installs the calibrated factors from the root zone).
-  write_jsonl_profile(dir / "prof", {R"({"op":"init","fn":"MPI_Init"}
-{"op":"send","fn":"MPI_Send","peer":1,"tag":0,"bytes":1000}
-{"op":"finalize","fn":"MPI_Finalize"}
-)",
-                                     R"({"op":"init","fn":"MPI_Init"}
-{"op":"recv","fn":"MPI_Recv","peer":0,"tag":0,"bytes":1000}
-{"op":"finalize","fn":"MPI_Finalize"}
-)"});
+  write_jsonl_profile(dir / "prof", one_message_ranks("1000"));
   auto replay = run_gridcast("replay " + (dir / "prof").string() + " --platform " + (dir / "p.xml").string() +
                              " --ranks-per-host 1");
   INFO(replay.output);

@@ -20,22 +20,6 @@ std::string error_of(const json& spec, const platform::Calibration* cal = nullpt
   return "no error";
 }
 
-platform::Calibration calibration()
-{
-  platform::Calibration c;
-  c.host.name                = "calhost";
-  c.host.date                = "2026-11-22";
-  c.compute.core_speed_flops = 2.5e9;
-  platform::NetworkCalibration n;
-  n.latency_s             = 4e-7;
-  n.bandwidth_Bps         = 7.5e9;
-  n.eager_threshold_bytes = 4096;
-  n.lat_factor            = {{0, 1.5}, {4096, 2.0}};
-  n.bw_factor             = {{0, 0.5}, {65536, 0.9}};
-  c.network               = n;
-  return c;
-}
-
 }  // namespace
 
 TEST_CASE("spec: unknown keys are rejected with their key path", "[platform][spec]")
@@ -144,6 +128,6 @@ TEST_CASE("spec: read_spec names the file of bad JSON", "[platform][spec]")
     platform::read_spec(dir / "bad.json");
     FAIL("no error");
   } catch (const InputError& e) {
-    CHECK_THAT(e.what(), Catch::Contains("bad.json") && Catch::Contains("not valid JSON"));
+    CHECK_THAT(e.what(), Catch::Contains("bad.json") && Catch::Contains("invalid JSON"));
   }
 }

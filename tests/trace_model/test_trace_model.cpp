@@ -17,7 +17,9 @@
 
 using namespace gridcast::models;
 using namespace gridcast::models::trace;
+using gridcast::test::MemoryStream;
 using gridcast::test::TempDir;
+using gridcast::test::write_profile_grid;
 
 namespace {
 
@@ -64,14 +66,8 @@ public:
   int rank_count() const override { return np_; }
   CallStreamPtr open(int rank) const override
   {
-    auto s = std::make_unique<Stream>();
-    auto add = [&](Op op, const char* fn) -> CallRecord& {
-      s->calls.emplace_back();
-      CallRecord& c = s->calls.back();
-      c.op          = op;
-      c.function    = s->table.intern(fn);
-      return c;
-    };
+    auto s   = std::make_unique<MemoryStream>("ground-truth");
+    auto add = [&](Op op, const char* fn) -> CallRecord& { return s->add(op, fn); };
     const auto nw = static_cast<int>(nw_);
     std::int64_t req = 0;
     add(Op::Init, "MPI_Init");
@@ -111,22 +107,6 @@ public:
   }
 
 private:
-  struct Stream final : CallStream {
-    std::vector<CallRecord> calls;
-    FunctionTable table;
-    std::size_t next_ = 0;
-    std::string src = "ground-truth";
-    bool next(CallRecord& out) override
-    {
-      if (next_ == calls.size())
-        return false;
-      out      = calls[next_++];
-      out.line = next_;
-      return true;
-    }
-    const FunctionTable& functions() const override { return table; }
-    const std::string& source() const override { return src; }
-  };
   double nw_;
   int np_;
   bool varying_polls_;
@@ -148,14 +128,8 @@ public:
       nbr.push_back(c[k] > 0 ? rank - (k == 0 ? d[1] : 1) : -1);
       nbr.push_back(c[k] < d[k] - 1 ? rank + (k == 0 ? d[1] : 1) : -1);
     }
-    std::vector<CallRecord> calls;
-    FunctionTable table;
-    auto add = [&](Op op, const char* fn) -> CallRecord& {
-      calls.emplace_back();
-      calls.back().op       = op;
-      calls.back().function = table.intern(fn);
-      return calls.back();
-    };
+    auto s   = std::make_unique<MemoryStream>("open2d");
+    auto add = [&](Op op, const char* fn) -> CallRecord& { return s->add(op, fn); };
     std::int64_t req = 0;
     for (int it = 0; it < nw_; ++it) {
       std::vector<std::int64_t> reqs;
@@ -172,27 +146,10 @@ public:
       add(Op::Waitall, "MPI_Waitall").requests = reqs;
       add(Op::Compute, "compute").flops = 100.0 * nw_;
     }
-    return std::make_unique<VectorStream>(std::move(calls), std::move(table));
+    return s;
   }
 
 private:
-  struct VectorStream final : CallStream {
-    VectorStream(std::vector<CallRecord> c, FunctionTable t) : calls(std::move(c)), table(std::move(t)) {}
-    std::vector<CallRecord> calls;
-    FunctionTable table;
-    std::size_t next_ = 0;
-    std::string src = "open2d";
-    bool next(CallRecord& out) override
-    {
-      if (next_ == calls.size())
-        return false;
-      out      = calls[next_++];
-      out.line = next_;
-      return true;
-    }
-    const FunctionTable& functions() const override { return table; }
-    const std::string& source() const override { return src; }
-  };
   int nw_;
   int np_;
 };
@@ -605,17 +562,8 @@ TEST_CASE("trace model: polling whose length varies keeps the loop and is synthe
 TEST_CASE("trace model: a non-periodic 2-D halo exchange extrapolates to a grid with an interior", "[trace_model]")
 {
   TempDir dir;
-  std::vector<std::filesystem::path> profiles;
-  for (int np : {4, 8, 16})
-    for (int nw : {2, 3, 4}) {
-      RunInfo info;
-      info.np       = np;
-      info.nw       = nw;
-      info.encoding = TraceEncoding::Binary;
-      auto p        = dir / ("open-np" + std::to_string(np) + "-nw" + std::to_string(nw));
-      write_profile(Open2D(nw, np), info, p, TraceEncoding::Binary);
-      profiles.push_back(p);
-    }
+  const auto profiles = write_profile_grid(dir.path(), "open", {4, 8, 16}, {2, 3, 4}, TraceEncoding::Binary,
+                                           [](int nw, int np) { return Open2D(nw, np); });
   auto model = std::make_shared<const TraceModel>(fit_trace_model(profiles));
   CHECK(model->rule.classifier.name() == "grid2-sides");
   CHECK(model->groups.size() == 9);
@@ -650,50 +598,27 @@ public:
   int rank_count() const override { return np_; }
   CallStreamPtr open(int rank) const override
   {
-    GroundTruthLike s;
+    auto s = std::make_unique<MemoryStream>("numbered");
     std::int64_t req = 0;
-    s.add(Op::Init, "MPI_Init");
+    s->add(Op::Init, "MPI_Init");
     for (int it = 0; it < 8 * nw_; ++it) {
-      CallRecord& a = s.add(Op::Isend, "MPI_Isend");
+      CallRecord& a = s->add(Op::Isend, "MPI_Isend");
       a.peer        = (rank + 1) % np_;
       a.tag         = 100 + it;
       a.bytes       = 64;
       a.request     = req++;
-      CallRecord& b = s.add(Op::Irecv, "MPI_Irecv");
+      CallRecord& b = s->add(Op::Irecv, "MPI_Irecv");
       b.peer        = (rank - 1 + np_) % np_;
       b.tag         = 100 + it;
       b.bytes       = 64;
       b.request     = req++;
-      s.add(Op::Waitall, "MPI_Waitall").requests = {req - 2, req - 1};
+      s->add(Op::Waitall, "MPI_Waitall").requests = {req - 2, req - 1};
     }
-    s.add(Op::Finalize, "MPI_Finalize");
-    return std::make_unique<GroundTruthLike>(std::move(s));
+    s->add(Op::Finalize, "MPI_Finalize");
+    return s;
   }
 
 private:
-  struct GroundTruthLike final : CallStream {
-    std::vector<CallRecord> calls;
-    FunctionTable table;
-    std::size_t next_ = 0;
-    std::string src = "numbered";
-    CallRecord& add(Op op, const char* fn)
-    {
-      calls.emplace_back();
-      calls.back().op       = op;
-      calls.back().function = table.intern(fn);
-      return calls.back();
-    }
-    bool next(CallRecord& out) override
-    {
-      if (next_ == calls.size())
-        return false;
-      out      = calls[next_++];
-      out.line = next_;
-      return true;
-    }
-    const FunctionTable& functions() const override { return table; }
-    const std::string& source() const override { return src; }
-  };
   int nw_;
   int np_;
 };
@@ -703,17 +628,8 @@ private:
 TEST_CASE("trace model: tags numbered by the iteration become tag expressions", "[trace_model]")
 {
   TempDir dir;
-  std::vector<std::filesystem::path> profiles;
-  for (int np : {4, 8})
-    for (int nw : {3, 4, 5}) {
-      RunInfo info;
-      info.np       = np;
-      info.nw       = nw;
-      info.encoding = TraceEncoding::Binary;
-      auto p        = dir / ("num-np" + std::to_string(np) + "-nw" + std::to_string(nw));
-      write_profile(Numbered(nw, np), info, p, TraceEncoding::Binary);
-      profiles.push_back(p);
-    }
+  const auto profiles = write_profile_grid(dir.path(), "num", {4, 8}, {3, 4, 5}, TraceEncoding::Binary,
+                                           [](int nw, int np) { return Numbered(nw, np); });
   auto model = std::make_shared<const TraceModel>(fit_trace_model(profiles));
   REQUIRE(model->groups.size() == 1);
   std::string json = model_to_json(*model).dump(2);
@@ -735,44 +651,19 @@ public:
   int rank_count() const override { return np_; }
   CallStreamPtr open(int rank) const override
   {
-    std::vector<CallRecord> calls(1);
-    calls[0].op = Op::Init;
+    auto s = std::make_unique<MemoryStream>("exchange");
+    s->add(Op::Init, "MPI_Init");
     std::vector<std::uint64_t> counts(static_cast<std::size_t>(np_), static_cast<std::uint64_t>(8 * nw_));
     counts[static_cast<std::size_t>(rank)] = 0;
     for (int it = 0; it < 2 * nw_; ++it) {
-      CallRecord a;
-      a.op          = Op::Alltoallv;
+      CallRecord& a = s->add(Op::Alltoallv, "MPI_Alltoallv");
       a.counts      = counts;
       a.recv_counts = counts;
-      calls.push_back(a);
     }
-    return std::make_unique<Vec>(std::move(calls));
+    return s;
   }
 
 private:
-  struct Vec final : CallStream {
-    explicit Vec(std::vector<CallRecord> c) : calls(std::move(c))
-    {
-      table.intern("MPI_Init");
-      table.intern("MPI_Alltoallv");
-      for (auto& r : calls)
-        r.function = r.op == Op::Init ? 0 : 1;
-    }
-    std::vector<CallRecord> calls;
-    FunctionTable table;
-    std::size_t next_ = 0;
-    std::string src = "exchange";
-    bool next(CallRecord& out) override
-    {
-      if (next_ == calls.size())
-        return false;
-      out      = calls[next_++];
-      out.line = next_;
-      return true;
-    }
-    const FunctionTable& functions() const override { return table; }
-    const std::string& source() const override { return src; }
-  };
   int nw_;
   int np_;
 };
@@ -782,17 +673,8 @@ private:
 TEST_CASE("trace model: v-collective counts for the other ranks and for the rank itself", "[trace_model]")
 {
   TempDir dir;
-  std::vector<std::filesystem::path> profiles;
-  for (int np : {4, 8})
-    for (int nw : {2, 3, 4}) {
-      RunInfo info;
-      info.np       = np;
-      info.nw       = nw;
-      info.encoding = TraceEncoding::JsonLines;
-      auto p        = dir / ("x-np" + std::to_string(np) + "-nw" + std::to_string(nw));
-      write_profile(Exchange(nw, np), info, p, TraceEncoding::JsonLines);
-      profiles.push_back(p);
-    }
+  const auto profiles = write_profile_grid(dir.path(), "x", {4, 8}, {2, 3, 4}, TraceEncoding::JsonLines,
+                                           [](int nw, int np) { return Exchange(nw, np); });
   auto model = std::make_shared<const TraceModel>(fit_trace_model(profiles));
   std::string json = model_to_json(*model).dump(2);
   CHECK_THAT(json, Catch::Contains("\"counts_self\"") && Catch::Contains("\"text\": \"8*Nw\""));
