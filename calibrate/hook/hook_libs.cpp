@@ -142,6 +142,17 @@ std::int32_t stream_id(cudaStream_t s)
   return it->second;
 }
 
+/// cudaEvent_t -> id (0, 1, ...): the trace names an event by the order it was first seen, since the
+/// runtime reuses handles and their values mean nothing in another run.
+std::unordered_map<void*, std::int64_t> g_events;
+
+std::int64_t event_id(void* event)
+{
+  std::lock_guard<std::mutex> lock(g_gpu_mutex);
+  auto [it, added] = g_events.try_emplace(event, static_cast<std::int64_t>(g_events.size()));
+  return it->second;
+}
+
 std::int32_t nccl_comm_id(void* comm)
 {
   std::lock_guard<std::mutex> lock(g_gpu_mutex);
@@ -307,6 +318,45 @@ cudaError_t cudaStreamSynchronize(cudaStream_t stream)
   cudaError_t rc = real(stream);
   if (c) {
     gpu_fields(c.r, stream);
+    c.finish();
+  }
+  return rc;
+}
+
+// Events order work between streams and the host. Each is a gpu_sync record whose `request` is the
+// event's id; `color` the stream that records it or waits for it (docs/formats.md, GPU records).
+cudaError_t cudaEventRecord(void* event, cudaStream_t stream)
+{
+  GRIDCAST_GPU_PROLOGUE(cudaEventRecord, (void*, cudaStream_t));
+  cudaError_t rc = real(event, stream);
+  if (c) {
+    c.r.request = event_id(event);
+    gpu_fields(c.r, stream);
+    c.finish();
+  }
+  return rc;
+}
+
+cudaError_t cudaStreamWaitEvent(cudaStream_t stream, void* event, unsigned flags)
+{
+  GRIDCAST_GPU_PROLOGUE(cudaStreamWaitEvent, (cudaStream_t, void*, unsigned));
+  cudaError_t rc = real(stream, event, flags);
+  if (c) {
+    c.r.request = event_id(event);
+    gpu_fields(c.r, stream);
+    c.finish();
+  }
+  return rc;
+}
+
+cudaError_t cudaEventSynchronize(void* event)
+{
+  GRIDCAST_GPU_PROLOGUE(cudaEventSynchronize, (void*));
+  cudaError_t rc = real(event);
+  if (c) {
+    c.r.request = event_id(event);
+    c.r.color = -1;  // the host waits, no stream does
+    c.r.key = current_device();
     c.finish();
   }
   return rc;

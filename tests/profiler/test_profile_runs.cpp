@@ -247,9 +247,10 @@ TEST_CASE("profile: CUDA runtime and NCCL calls through a test double", "[profil
     fns.push_back(n.fn);
   CHECK(fns == std::vector<std::string>{"MPI_Init", "cudaMalloc", "cudaMemcpy", "cudaLaunchKernel",
                                         "cudaLaunchKernel", "cudaStreamSynchronize", "MPI_Sendrecv", "ncclCommInitRank", "ncclAllReduce",
-                                        "ncclSend", "ncclRecv", "cudaMemcpyAsync", "cudaDeviceSynchronize",
+                                        "ncclSend", "ncclRecv", "cudaMemcpyAsync", "cudaEventRecord",
+                                        "cudaStreamWaitEvent", "cudaEventSynchronize", "cudaDeviceSynchronize",
                                         "cudaFree", "MPI_Finalize"});
-  REQUIRE(fns.size() == 15);
+  REQUIRE(fns.size() == 18);
   const auto& malloc_ = rank1[1].r;
   CHECK(malloc_.op == Op::GpuMalloc);
   CHECK(malloc_.bytes == 4096);
@@ -278,7 +279,16 @@ TEST_CASE("profile: CUDA runtime and NCCL calls through a test double", "[profil
   CHECK(rank1[9].r.bytes == 800);  // 100 doubles
   CHECK(rank1[11].r.tag == 2);      // device to host
   CHECK(rank1[11].r.memory == models::Memory::Host);
-  CHECK(rank1[13].r.op == Op::GpuFree);
+  // Events: one id (the first event seen is 0); the stream that records it, the one that waits for it.
+  CHECK(rank1[12].r.op == Op::GpuSync);
+  CHECK(rank1[12].r.request == 0);
+  CHECK(rank1[12].r.stream == 1);
+  CHECK(rank1[13].r.op == Op::GpuSync);
+  CHECK(rank1[13].r.request == 0);
+  CHECK(rank1[13].r.stream == 2);
+  CHECK(rank1[14].r.op == Op::GpuSync);
+  CHECK(rank1[14].r.request == 0);
+  CHECK(rank1[16].r.op == Op::GpuFree);
 }
 
 TEST_CASE("profile: bad command lines exit 1 with a clear message", "[profiler][mpi]")

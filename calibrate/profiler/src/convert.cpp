@@ -358,7 +358,13 @@ void to_call_record(const Event& e, double ticks_per_s, CallRecord& c)
   if (family == "gpu_free") { c.op = Op::GpuFree; c.comm = 0; return; }
   if (family == "gpu_memcpy") { c.op = Op::GpuMemcpy; c.bytes = r.bytes; c.tag = r.peer; c.comm = 0; return; }
   if (family == "gpu_kernel") { c.op = Op::GpuKernel; c.bytes = r.bytes; c.recv_bytes = r.recv_bytes; c.comm = 0; return; }
-  if (family == "gpu_sync") { c.op = Op::GpuSync; c.comm = 0; return; }
+  if (family == "gpu_sync") {
+    c.op = Op::GpuSync;
+    c.comm = 0;
+    if (r.request >= 0)  // events: the event's id (cudaEventRecord, cudaStreamWaitEvent, cudaEventSynchronize)
+      c.request = r.request;
+    return;
+  }
   if (auto op = collective_op(family)) {
     c.op = *op;
     c.bytes = r.bytes;

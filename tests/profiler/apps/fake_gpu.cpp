@@ -61,6 +61,9 @@ int __cudaLaunchKernel(const void* kernel, dim3 grid, dim3 block, void** args, s
   return cudaLaunchKernel(kernel, grid, block, args, shared, stream);
 }
 int cudaDeviceSynchronize(void) { return 0; }
+int cudaEventRecord(void*, void*) { return 0; }
+int cudaStreamWaitEvent(void*, void*, unsigned) { return 0; }
+int cudaEventSynchronize(void*) { return 0; }
 int cudaStreamSynchronize(void*) { return 0; }
 int cudaSetDevice(int d)
 {

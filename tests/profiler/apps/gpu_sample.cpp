@@ -22,6 +22,9 @@ int cudaMemcpyAsync(void*, const void*, std::size_t, int, void*);
 int cudaLaunchKernel(const void*, dim3, dim3, void**, std::size_t, void*);
 int __cudaLaunchKernel(const void*, dim3, dim3, void**, std::size_t, void*);
 int cudaDeviceSynchronize(void);
+int cudaEventRecord(void*, void*);
+int cudaStreamWaitEvent(void*, void*, unsigned);
+int cudaEventSynchronize(void*);
 int cudaStreamSynchronize(void*);
 int ncclCommInitRank(void**, int, ncclUniqueId, int);
 int ncclAllReduce(const void*, void*, std::size_t, int, int, void*, void*);
@@ -65,6 +68,12 @@ int main(int argc, char** argv)
   ncclRecv(d, 100, 8, from, comm, stream);
   ncclGroupEnd();
   cudaMemcpyAsync(h.data(), d, 2048, 2, stream);  // device to host
+  // Events: recorded on `stream`, waited for by another stream, then by the host.
+  void* event = reinterpret_cast<void*>(0x77);
+  void* other = reinterpret_cast<void*>(0x9);
+  cudaEventRecord(event, stream);
+  cudaStreamWaitEvent(other, event, 0);
+  cudaEventSynchronize(event);
   cudaDeviceSynchronize();
   cudaFree(d);
   MPI_Finalize();
