@@ -54,6 +54,9 @@ Formula fit_formula(const std::vector<FitPoint>& points, bool integer, int max_t
 /// For measured (noisy) quantities: the simplest subset (fewest terms, then the feature order) whose
 /// leave-one-out error is within `relative` x the best error + `absolute` of the best, rather than the
 /// best itself. Four noisy points can make a cubic look best; it runs away outside the training range.
+/// A single power below 1 of Nw or Nw/Np is not taken where the affine form (1 + Nw, 1 + Nw/Np) is also
+/// within the tolerance: it bends like the affine form over the training range and falls below it
+/// outside (docs/latency-model.md, "Measured work").
 struct Parsimony {
   double relative = 0;
   double absolute = 0;
