@@ -278,7 +278,7 @@ Formula fit_formula(const std::vector<FitPoint>& raw, bool integer, int max_term
   // picked from several candidates, so it is not simpler than the affine form: it only has one
   // coefficient fewer. Where both are within the tolerance the data cannot tell them apart, and a fixed
   // cost per call plus work proportional to the data is the physical default of measured work; the
-  // power through the origin would extrapolate far below it (-43 % at 4x the largest of four training
+  // power through the origin would extrapolate far below it (-45 % at 4x the largest of four training
   // sizes 4000-32000 for work 1e8 + 1e4*Nw, tests/latency_model). The power stays where it is clearly
   // better than the affine form (outside the tolerance).
   if (not tried.empty() && best_set.size() == 1)
