@@ -501,6 +501,55 @@ std::string format_factor_segments(const std::vector<FactorSegment>& segments)
   return out;
 }
 
+namespace {
+
+/// One "bytes:value" item of a size-keyed list (the factor and overhead lists of the root zone).
+struct SizeValue {
+  std::uint64_t bytes = 0;
+  double value = 0;
+};
+
+/// Splits "bytes:value;bytes:value;..." (a trailing ';' tolerated, as SMPI does) and parses each item;
+/// `item` names an entry in messages ("segment", "point"), `value_ok`/`value_expect` check the value.
+/// Ordering rules are the caller's.
+template <class Fail, class ValueOk>
+std::vector<SizeValue> parse_size_value_list(const std::string& text, const std::string& item_word,
+                                             const std::string& value_word, const std::string& value_expect,
+                                             ValueOk value_ok, Fail fail)
+{
+  std::vector<SizeValue> out;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t end = text.find(';', pos);
+    if (end == std::string::npos)
+      end = text.size();
+    std::string item = text.substr(pos, end - pos);
+    pos              = end + 1;
+    if (item.empty()) {
+      if (end == text.size() && not out.empty())
+        break;
+      fail("empty " + item_word);
+    }
+    std::size_t colon = item.find(':');
+    if (colon == std::string::npos)
+      fail(item_word + " \"" + item + "\" has no ':'");
+    SizeValue v;
+    const char* b = item.data();
+    auto r1       = std::from_chars(b, b + colon, v.bytes);
+    if (r1.ec != std::errc() || r1.ptr != b + colon)
+      fail("bad byte count in \"" + item + "\"");
+    auto r2 = std::from_chars(b + colon + 1, b + item.size(), v.value);
+    if (r2.ec != std::errc() || r2.ptr != b + item.size() || not std::isfinite(v.value) || not value_ok(v.value))
+      fail("bad " + value_word + " in \"" + item + "\" (expected " + value_expect + ")");
+    out.push_back(v);
+  }
+  if (out.empty())
+    fail("no " + item_word);
+  return out;
+}
+
+}  // namespace
+
 std::vector<FactorSegment> parse_factor_segments(const std::string& text, const std::string& file,
                                                  const std::string& key)
 {
@@ -509,39 +558,14 @@ std::vector<FactorSegment> parse_factor_segments(const std::string& text, const 
                                              " (expected \"min_bytes:factor;...\", ascending from 0)");
   };
   std::vector<FactorSegment> out;
-  std::size_t pos = 0;
-  while (pos <= text.size()) {
-    std::size_t end = text.find(';', pos);
-    if (end == std::string::npos)
-      end = text.size();
-    std::string item = text.substr(pos, end - pos);
-    pos              = end + 1;
-    if (item.empty()) {
-      if (end == text.size() && not out.empty())
-        break;  // a trailing ';' is tolerated, as SMPI does
-      fail("empty segment");
-    }
-    std::size_t colon = item.find(':');
-    if (colon == std::string::npos)
-      fail("segment \"" + item + "\" has no ':'");
-    FactorSegment s;
-    const char* b = item.data();
-    auto r1       = std::from_chars(b, b + colon, s.min_bytes);
-    if (r1.ec != std::errc() || r1.ptr != b + colon)
-      fail("bad byte count in \"" + item + "\"");
-    auto r2 = std::from_chars(b + colon + 1, b + item.size(), s.factor);
-    if (r2.ec != std::errc() || r2.ptr != b + item.size() || not std::isfinite(s.factor) || not(s.factor > 0))
-      fail("bad factor in \"" + item + "\" (expected a number > 0)");
-    if (out.empty() && s.min_bytes != 0)
+  for (const SizeValue& v :
+       parse_size_value_list(text, "segment", "factor", "a number > 0", [](double f) { return f > 0; }, fail)) {
+    if (out.empty() && v.bytes != 0)
       fail("the first segment must start at 0");
-    if (not out.empty() && s.min_bytes <= out.back().min_bytes)
+    if (not out.empty() && v.bytes <= out.back().min_bytes)
       fail("segments must ascend strictly");
-    out.push_back(s);
-    if (end == text.size())
-      break;
+    out.push_back({v.bytes, v.value});
   }
-  if (out.empty())
-    fail("no segment");
   return out;
 }
 
@@ -575,35 +599,12 @@ std::vector<OverheadPoint> parse_overhead_points(const std::string& text, const 
                                              " (expected \"bytes:seconds;...\", sizes ascending)");
   };
   std::vector<OverheadPoint> out;
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    std::size_t end = text.find(';', pos);
-    if (end == std::string::npos)
-      end = text.size();
-    std::string item = text.substr(pos, end - pos);
-    pos              = end + 1;
-    if (item.empty()) {
-      if (end == text.size() && not out.empty())
-        break;  // a trailing ';' is tolerated, as in the factor lists
-      fail("empty point");
-    }
-    std::size_t colon = item.find(':');
-    if (colon == std::string::npos)
-      fail("point \"" + item + "\" has no ':'");
-    OverheadPoint p;
-    const char* b = item.data();
-    auto r1       = std::from_chars(b, b + colon, p.bytes);
-    if (r1.ec != std::errc() || r1.ptr != b + colon)
-      fail("bad byte count in \"" + item + "\"");
-    auto r2 = std::from_chars(b + colon + 1, b + item.size(), p.time_s);
-    if (r2.ec != std::errc() || r2.ptr != b + item.size() || not std::isfinite(p.time_s) || p.time_s < 0)
-      fail("bad seconds in \"" + item + "\" (expected a number >= 0)");
-    if (not out.empty() && p.bytes <= out.back().bytes)
+  for (const SizeValue& v :
+       parse_size_value_list(text, "point", "seconds", "a number >= 0", [](double t) { return t >= 0; }, fail)) {
+    if (not out.empty() && v.bytes <= out.back().bytes)
       fail("sizes must ascend strictly");
-    out.push_back(p);
+    out.push_back({v.bytes, v.value});
   }
-  if (out.empty())
-    fail("no point");
   return out;
 }
 
