@@ -266,29 +266,16 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t count, int k
   return rc;
 }
 
-cudaError_t cudaLaunchKernel(const void* func, dim3 grid, dim3 block, void** args, std::size_t shared_bytes,
-                             cudaStream_t stream)
-{
-  GRIDCAST_GPU_PROLOGUE(cudaLaunchKernel, (const void*, dim3, dim3, void**, std::size_t, cudaStream_t));
-  cudaError_t rc = real(func, grid, block, args, shared_bytes, stream);
-  if (c) {
-    // Threads launched: a size the GPU model can scale with.
-    c.r.bytes = std::uint64_t{grid.x} * grid.y * grid.z * block.x * block.y * block.z;
-    c.r.recv_bytes = shared_bytes;
-    gpu_fields(c.r, stream);
-    c.finish();
-  }
-  return rc;
-}
+}  // extern "C"
 
-/// nvcc 12.8+ and 13 compile `kernel<<<grid, block, shared, stream>>>` to an inline helper that calls
-/// this entry point with the kernel's handle; the runtime then jumps to cudaLaunchKernel inside the
-/// library, where no interposer sees it. Recorded as cudaLaunchKernel (a nested call is counted once).
-cudaError_t __cudaLaunchKernel(const void* kernel, dim3 grid, dim3 block, void** args, std::size_t shared_bytes,
-                               cudaStream_t stream)
+namespace {
+using LaunchFn = cudaError_t (*)(const void*, dim3, dim3, void**, std::size_t, cudaStream_t);
+
+/// Both launch entry points record the same gpu_kernel: threads launched (a size the GPU model can scale
+/// with), dynamic shared memory, stream and device.
+cudaError_t record_launch(LaunchFn real, const void* kernel, dim3 grid, dim3 block, void** args,
+                          std::size_t shared_bytes, cudaStream_t stream)
 {
-  using F = cudaError_t (*)(const void*, dim3, dim3, void**, std::size_t, cudaStream_t);
-  static F real = real_function<F>("__cudaLaunchKernel");
   Call c(Fn::cudaLaunchKernel);
   cudaError_t rc = real(kernel, grid, block, args, shared_bytes, stream);
   if (c) {
@@ -298,6 +285,26 @@ cudaError_t __cudaLaunchKernel(const void* kernel, dim3 grid, dim3 block, void**
     c.finish();
   }
   return rc;
+}
+}  // namespace
+
+extern "C" {
+
+cudaError_t cudaLaunchKernel(const void* func, dim3 grid, dim3 block, void** args, std::size_t shared_bytes,
+                             cudaStream_t stream)
+{
+  static LaunchFn real = real_function<LaunchFn>("cudaLaunchKernel");
+  return record_launch(real, func, grid, block, args, shared_bytes, stream);
+}
+
+/// nvcc 12.8+ and 13 compile `kernel<<<grid, block, shared, stream>>>` to an inline helper that calls
+/// this entry point with the kernel's handle; the runtime then jumps to cudaLaunchKernel inside the
+/// library, where no interposer sees it. Recorded as cudaLaunchKernel (a nested call is counted once).
+cudaError_t __cudaLaunchKernel(const void* kernel, dim3 grid, dim3 block, void** args, std::size_t shared_bytes,
+                               cudaStream_t stream)
+{
+  static LaunchFn real = real_function<LaunchFn>("__cudaLaunchKernel");
+  return record_launch(real, kernel, grid, block, args, shared_bytes, stream);
 }
 
 cudaError_t cudaDeviceSynchronize(void)
