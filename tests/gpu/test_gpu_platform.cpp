@@ -8,22 +8,14 @@ using namespace gridcast::test;
 
 TEST_CASE("gpu platform: a calibration's GPU costs become root-zone properties", "[gpu][platform]")
 {
-  platform::Calibration cal;
-  cal.host.name = "calhost";
-  cal.host.date = "2026-11-22";
-  cal.compute.core_speed_flops = 2.5e9;
+  platform::Calibration cal = calibration();
   platform::GpuCalibration g;
   g.malloc_s = 1.5e-4;
   g.free_s = 0;  // not measured: no property, the emulator keeps its default
   g.host_alloc_s_per_byte = 2.5e-10;
   cal.gpu = g;
   platform::PlatformModel m = build(spec_json(pcie_kind(0, false), 1), &cal);
-  auto prop = [&](const std::string& name) {
-    for (const auto& p : m.zone_properties)
-      if (p.name == name)
-        return p.value;
-    return std::string("(absent)");
-  };
+  auto prop = [&](const std::string& name) { return zone_property(m, name); };
   CHECK(prop("gridcast:gpu-malloc-s") == "0.00015");
   CHECK(prop("gridcast:gpu-free-s") == "(absent)");
   CHECK(prop("gridcast:gpu-host-alloc-s-per-byte") == "2.5e-10");

@@ -72,6 +72,15 @@ inline platform::Calibration calibration()
   return c;
 }
 
+/// The value of a root-zone property of `m`, or "(absent)".
+inline std::string zone_property(const platform::PlatformModel& m, const std::string& name)
+{
+  for (const auto& p : m.zone_properties)
+    if (p.name == name)
+      return p.value;
+  return "(absent)";
+}
+
 inline platform::PlatformModel build(const json& spec, const platform::Calibration* cal = nullptr)
 {
   return platform::build_platform(platform::spec_from_json(spec, "spec.json"), cal, "spec.json");

@@ -73,12 +73,7 @@ TEST_CASE("spec: a calibration's factors become root-zone properties", "[platfor
 {
   platform::Calibration cal = calibration();
   platform::PlatformModel m = build(spec_json(pcie_kind(0, false), 1), &cal);
-  auto prop                 = [&](const std::string& name) {
-    for (const auto& p : m.zone_properties)
-      if (p.name == name)
-        return p.value;
-    return std::string("(absent)");
-  };
+  auto prop                 = [&](const std::string& name) { return zone_property(m, name); };
   CHECK(prop("gridcast:lat-factor") == "0:1.5;4096:2");
   CHECK(prop("gridcast:bw-factor") == "0:0.5;65536:0.9");
   CHECK(prop("gridcast:eager-threshold") == "4096");
