@@ -3,6 +3,7 @@
 #include "gridcast/platform/calibration.hpp"
 
 #include "gridcast/models/errors.hpp"
+#include "gridcast/models/json_reader.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -21,118 +22,18 @@ using ojson  = nlohmann::ordered_json;
 
 namespace {
 
-/// One JSON object under validation: `path` is its key path ("network.pingpong[3]"), used in errors.
-class Obj {
-public:
-  Obj(const std::string& file, const json& j, std::string path) : file_(file), j_(j), path_(std::move(path))
-  {
-    if (not j_.is_object())
-      throw InputError({file_, 0, path_, -1}, std::string("expected an object, got ") + j_.type_name());
-  }
-
-  std::string key_path(std::string_view key) const
-  {
-    return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
-  }
-  [[noreturn]] void fail(std::string_view key, const std::string& reason) const
-  {
-    throw InputError({file_, 0, key_path(key), -1}, reason);
-  }
-
-  void only(std::initializer_list<std::string_view> allowed) const
-  {
-    for (const auto& item : j_.items())
-      if (std::find(allowed.begin(), allowed.end(), item.key()) == allowed.end())
-        fail(item.key(), "unknown key");
-  }
-
-  const json* find(std::string_view key) const
-  {
-    auto it = j_.find(key);
-    return it == j_.end() ? nullptr : &*it;
-  }
-  const json& need(std::string_view key) const
-  {
-    const json* v = find(key);
-    if (v == nullptr)
-      fail(key, "missing required key");
-    return *v;
-  }
-
-  std::string string(std::string_view key) const
-  {
-    const json& v = need(key);
-    if (not v.is_string())
-      fail(key, std::string("expected a string, got ") + v.type_name());
-    return v.get<std::string>();
-  }
-
-  /// A finite number >= `min` (or > 0 when `strictly_positive`).
-  double number(std::string_view key, bool strictly_positive = false) const
-  {
-    const json& v = need(key);
-    if (not v.is_number())
-      fail(key, std::string("expected a number, got ") + v.type_name());
-    double d = v.get<double>();
-    if (not std::isfinite(d))
-      fail(key, "expected a finite number");
-    if (strictly_positive ? not(d > 0) : d < 0)
-      fail(key, std::string("expected a number ") + (strictly_positive ? "> 0" : ">= 0") + ", got " + v.dump());
-    return d;
-  }
-
-  std::uint64_t uint(std::string_view key) const
-  {
-    const json& v = need(key);
-    // nlohmann parses every non-negative integer literal as unsigned: a signed one is negative.
-    if (not v.is_number_unsigned())
-      fail(key, "expected an integer >= 0, got " + v.dump());
-    return v.get<std::uint64_t>();
-  }
-
-  int integer(std::string_view key, int min) const
-  {
-    const json& v = need(key);
-    if (not v.is_number_integer())
-      fail(key, "expected an integer, got " + v.dump());
-    std::int64_t i = v.get<std::int64_t>();
-    if (i < min || i > std::numeric_limits<int>::max())
-      fail(key, "expected an integer >= " + std::to_string(min) + ", got " + v.dump());
-    return static_cast<int>(i);
-  }
-
-  Obj child(std::string_view key) const { return Obj(file_, need(key), key_path(key)); }
-
-  const json& array(std::string_view key) const
-  {
-    const json& v = need(key);
-    if (not v.is_array())
-      fail(key, std::string("expected an array, got ") + v.type_name());
-    return v;
-  }
-  Obj element(std::string_view key, std::size_t i) const
-  {
-    return Obj(file_, array(key)[i], key_path(key) + "[" + std::to_string(i) + "]");
-  }
-
-  const std::string& file() const { return file_; }
-  const std::string& path() const { return path_; }
-
-private:
-  const std::string& file_;
-  const json& j_;
-  std::string path_;
-};
+using Obj = models::JsonObject;
+using Bound = models::JsonObject::Bound;
 
 Stat stat_from(const Obj& parent, std::string_view key)
 {
   Obj o = parent.child(key);
   o.only({"median", "min", "max", "repetitions"});
   Stat s;
-  s.median      = o.number("median");
-  s.min         = o.number("min");
-  s.max         = o.number("max");
-  s.repetitions = o.integer("repetitions", 1);
+  s.median      = o.number("median", Bound::NonNegative);
+  s.min         = o.number("min", Bound::NonNegative);
+  s.max         = o.number("max", Bound::NonNegative);
+  s.repetitions = o.int32("repetitions", 1);
   if (not(s.min <= s.median && s.median <= s.max))
     parent.fail(key, "expected min <= median <= max");
   return s;
@@ -157,7 +58,7 @@ std::vector<FactorSegment> segments_from(const Obj& parent, std::string_view key
   for (std::size_t i = 0; i < a.size(); ++i) {
     Obj o = parent.element(key, i);
     o.only({"min_bytes", "factor"});
-    FactorSegment s{o.uint("min_bytes"), o.number("factor", true)};
+    FactorSegment s{o.uint64("min_bytes"), o.number("factor", Bound::Positive)};
     if (i == 0 && s.min_bytes != 0)
       o.fail("min_bytes", "the first segment must start at 0");
     if (i > 0 && s.min_bytes <= out.back().min_bytes)
@@ -179,7 +80,7 @@ GpuLinkFigures link_from(const Obj& parent, std::string_view key)
 {
   Obj o = parent.child(key);
   o.only({"latency_s", "bandwidth_Bps"});
-  return {o.number("latency_s"), o.number("bandwidth_Bps")};
+  return {o.number("latency_s", Bound::NonNegative), o.number("bandwidth_Bps", Bound::NonNegative)};
 }
 
 ojson link_to(const GpuLinkFigures& l)
@@ -193,39 +94,24 @@ GpuCalibration gpu_from(const Obj& o, bool source_required)
           "h2d_pinned", "d2h_pinned", "d2d", "p2p", "kernel_launch_s", "malloc_s", "free_s",
           "host_alloc_s_per_byte"});
   GpuCalibration g;
-  g.source = (source_required || o.find("source") != nullptr) ? o.string("source") : "datasheet";
+  g.source = (source_required || o.has("source")) ? o.string("source") : "datasheet";
   if (g.source != "measured" && g.source != "datasheet")
     o.fail("source", "expected \"measured\" or \"datasheet\", got \"" + g.source + "\"");
   g.device_name  = o.string("device_name");
-  g.device_count = o.integer("device_count", 1);
-  g.memory_bytes = o.number("memory_bytes");
-  g.speed_flops  = o.number("speed_flops");
+  g.device_count = o.int32("device_count", 1);
+  g.memory_bytes = o.number("memory_bytes", Bound::NonNegative);
+  g.speed_flops  = o.number("speed_flops", Bound::NonNegative);
   g.h2d_pageable = link_from(o, "h2d_pageable");
   g.d2h_pageable = link_from(o, "d2h_pageable");
   g.h2d_pinned   = link_from(o, "h2d_pinned");
   g.d2h_pinned   = link_from(o, "d2h_pinned");
   g.d2d          = link_from(o, "d2d");
   g.p2p          = link_from(o, "p2p");
-  g.kernel_launch_s       = o.number("kernel_launch_s");
-  g.malloc_s              = o.number("malloc_s");
-  g.free_s                = o.number("free_s");
-  g.host_alloc_s_per_byte = o.number("host_alloc_s_per_byte");
+  g.kernel_launch_s       = o.number("kernel_launch_s", Bound::NonNegative);
+  g.malloc_s              = o.number("malloc_s", Bound::NonNegative);
+  g.free_s                = o.number("free_s", Bound::NonNegative);
+  g.host_alloc_s_per_byte = o.number("host_alloc_s_per_byte", Bound::NonNegative);
   return g;
-}
-
-json parse_file(const fs::path& file)
-{
-  std::ifstream in(file, std::ios::binary);
-  if (not in)
-    throw InputError({file.string(), 0, "", -1}, std::string("cannot open: ") + std::strerror(errno));
-  try {
-    return json::parse(in);
-  } catch (const json::parse_error& e) {
-    std::string msg = e.what();
-    if (auto p = msg.find("] "); p != std::string::npos)
-      msg.erase(0, p + 2);
-    throw InputError({file.string(), 0, "", -1}, "invalid JSON: " + msg);
-  }
 }
 
 std::string shortest(double d)
@@ -239,12 +125,12 @@ std::string shortest(double d)
 
 Calibration calibration_from_json(const json& j, const std::string& file)
 {
-  Obj top(file, j, "");
+  Obj top(j, file, "");
   top.only({"format", "version", "host", "compute", "network", "gpu"});
   if (top.string("format") != kCalibrationFormat)
     top.fail("format", std::string("expected \"") + kCalibrationFormat + "\"");
   Calibration c;
-  c.version = top.integer("version", 0);
+  c.version = top.int32("version", 0);
   if (c.version < kCalibrationOldestVersion || c.version > kCalibrationVersion)
     top.fail("version", "unsupported version " + std::to_string(c.version) + " (this gridcast reads versions " +
                             std::to_string(kCalibrationOldestVersion) + " to " + std::to_string(kCalibrationVersion) +
@@ -254,23 +140,23 @@ Calibration calibration_from_json(const json& j, const std::string& file)
   host.only({"name", "cpu_model", "cores", "date", "gridcast_version", "load_average"});
   c.host.name             = host.string("name");
   c.host.cpu_model        = host.string("cpu_model");
-  c.host.cores            = host.integer("cores", 1);
+  c.host.cores            = host.int32("cores", 1);
   c.host.date             = host.string("date");
   c.host.gridcast_version = host.string("gridcast_version");
-  c.host.load_average     = host.number("load_average");
+  c.host.load_average     = host.number("load_average", Bound::NonNegative);
 
   Obj compute = top.child("compute");
   compute.only({"dgemm_flops", "stream_triad_Bps", "scalar_flops", "core_speed_flops", "reduction"});
   c.compute.dgemm_flops      = stat_from(compute, "dgemm_flops");
   c.compute.stream_triad_Bps = stat_from(compute, "stream_triad_Bps");
   c.compute.scalar_flops     = stat_from(compute, "scalar_flops");
-  c.compute.core_speed_flops = compute.number("core_speed_flops", true);
-  if (compute.find("reduction") != nullptr) {  // optional (calibrations before it lack it)
+  c.compute.core_speed_flops = compute.number("core_speed_flops", Bound::Positive);
+  if (compute.has("reduction")) {  // optional (calibrations before it lack it)
     const json& red = compute.array("reduction");
     for (std::size_t i = 0; i < red.size(); ++i) {
       Obj p = compute.element("reduction", i);
       p.only({"bytes", "time_s"});
-      SizedTiming point{p.uint("bytes"), stat_from(p, "time_s")};
+      SizedTiming point{p.uint64("bytes"), stat_from(p, "time_s")};
       if (point.bytes == 0)
         p.fail("bytes", "expected a size > 0");
       if (not(point.time_s.median > 0))
@@ -281,22 +167,22 @@ Calibration calibration_from_json(const json& j, const std::string& file)
     }
   }
 
-  if (top.find("network") != nullptr) {
+  if (top.has("network")) {
     Obj n = top.child("network");
     n.only({"launcher", "latency_s", "bandwidth_Bps", "eager_threshold_bytes", "lat_factor", "bw_factor", "pingpong",
             "collectives", "exchange", "shared_bandwidth_Bps", "copy_overhead", "collectives_measured"});
     NetworkCalibration net;
     net.launcher              = n.string("launcher");
-    net.latency_s             = n.number("latency_s");
-    net.bandwidth_Bps         = n.number("bandwidth_Bps", true);
-    net.eager_threshold_bytes = n.uint("eager_threshold_bytes");
+    net.latency_s             = n.number("latency_s", Bound::NonNegative);
+    net.bandwidth_Bps         = n.number("bandwidth_Bps", Bound::Positive);
+    net.eager_threshold_bytes = n.uint64("eager_threshold_bytes");
     net.lat_factor            = segments_from(n, "lat_factor");
     net.bw_factor             = segments_from(n, "bw_factor");
     const json& pp            = n.array("pingpong");
     for (std::size_t i = 0; i < pp.size(); ++i) {
       Obj p = n.element("pingpong", i);
       p.only({"bytes", "one_way_s"});
-      PingPongPoint point{p.uint("bytes"), stat_from(p, "one_way_s")};
+      PingPongPoint point{p.uint64("bytes"), stat_from(p, "one_way_s")};
       if (i > 0 && point.bytes <= net.pingpong.back().bytes)
         p.fail("bytes", "ping-pong sizes must ascend strictly");
       net.pingpong.push_back(point);
@@ -305,15 +191,15 @@ Calibration calibration_from_json(const json& j, const std::string& file)
     for (std::size_t i = 0; i < coll.size(); ++i) {
       Obj p = n.element("collectives", i);
       p.only({"op", "np", "bytes", "time_s"});
-      CollectiveTiming t{p.string("op"), p.integer("np", 1), p.uint("bytes"), stat_from(p, "time_s")};
+      CollectiveTiming t{p.string("op"), p.int32("np", 1), p.uint64("bytes"), stat_from(p, "time_s")};
       if (t.op.empty())
         p.fail("op", "expected a collective name");
       net.collectives.push_back(t);
     }
-    if (n.find("collectives_measured") != nullptr) {  // optional: absent = the loop difference
+    if (n.has("collectives_measured")) {  // optional: absent = the loop difference
       Obj m = n.child("collectives_measured");
       m.only({"method", "date", "load_average"});
-      CollectivesMeasured cm{m.string("method"), m.string("date"), m.number("load_average")};
+      CollectivesMeasured cm{m.string("method"), m.string("date"), m.number("load_average", Bound::NonNegative)};
       if (cm.method != kCollectivesMedianCallSlowestRank && cm.method != kCollectivesLoopDifference)
         m.fail("method", std::string("expected \"") + kCollectivesMedianCallSlowestRank + "\" or \"" +
                              kCollectivesLoopDifference + "\", got \"" + cm.method + "\"");
@@ -321,27 +207,27 @@ Calibration calibration_from_json(const json& j, const std::string& file)
         m.fail("load_average", "expected a load average >= 0");
       net.collectives_measured = cm;
     }
-    if (n.find("exchange") != nullptr) {  // optional (calibrations before the exchange curve lack it)
+    if (n.has("exchange")) {  // optional (calibrations before the exchange curve lack it)
       const json& ex = n.array("exchange");
       for (std::size_t i = 0; i < ex.size(); ++i) {
         Obj p = n.element("exchange", i);
         p.only({"bytes", "time_s"});
-        SizedTiming point{p.uint("bytes"), stat_from(p, "time_s")};
+        SizedTiming point{p.uint64("bytes"), stat_from(p, "time_s")};
         if (i > 0 && point.bytes <= net.exchange.back().bytes)
           p.fail("bytes", "exchange sizes must ascend strictly");
         net.exchange.push_back(point);
       }
     }
-    if (n.find("shared_bandwidth_Bps") != nullptr)
-      net.shared_bandwidth_Bps = n.number("shared_bandwidth_Bps", true);
-    if (n.find("copy_overhead") != nullptr) {  // version 2
+    if (n.has("shared_bandwidth_Bps"))
+      net.shared_bandwidth_Bps = n.number("shared_bandwidth_Bps", Bound::Positive);
+    if (n.has("copy_overhead")) {  // version 2
       if (c.version < 2)
         n.fail("copy_overhead", "needs version 2 or later (the file says version " + std::to_string(c.version) + ")");
       const json& co = n.array("copy_overhead");
       for (std::size_t i = 0; i < co.size(); ++i) {
         Obj p = n.element("copy_overhead", i);
         p.only({"bytes", "time_s"});
-        OverheadPoint point{p.uint("bytes"), p.number("time_s")};
+        OverheadPoint point{p.uint64("bytes"), p.number("time_s", Bound::NonNegative)};
         if (not std::isfinite(point.time_s) || point.time_s < 0)
           p.fail("time_s", "expected seconds >= 0");
         if (i > 0 && point.bytes <= net.copy_overhead.back().bytes)
@@ -351,7 +237,7 @@ Calibration calibration_from_json(const json& j, const std::string& file)
     }
     c.network = std::move(net);
   }
-  if (top.find("gpu") != nullptr)
+  if (top.has("gpu"))
     c.gpu = gpu_from(top.child("gpu"), true);
   return c;
 }
@@ -446,18 +332,18 @@ ojson to_json(const Calibration& c)
 
 GpuCalibration gpu_calibration_from_json(const json& j, const std::string& file, const std::string& key_prefix)
 {
-  return gpu_from(Obj(file, j, key_prefix), false);
+  return gpu_from(Obj(j, file, key_prefix), false);
 }
 
 GpuCalibration read_gpu_datasheet(const fs::path& file)
 {
   const std::string name = file.string();
-  return gpu_calibration_from_json(parse_file(file), name, "");
+  return gpu_calibration_from_json(models::read_json_file(file, "the calibration"), name, "");
 }
 
 Calibration read_calibration(const fs::path& file)
 {
-  return calibration_from_json(parse_file(file), file.string());
+  return calibration_from_json(models::read_json_file(file, "the calibration"), file.string());
 }
 
 namespace {

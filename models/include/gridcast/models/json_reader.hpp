@@ -1,9 +1,7 @@
-// Strict reading of JSON input files (run.json, model.json, platform specs): one object at a time, every key
-// checked against an allowed list, typed getters, and errors that name the file and the key path
-// ("node_kinds.dgx.pcie.root", "groups[2].template[0].peer") so that a user can find the mistake.
-// calibration.json's reader (platform-gen/src/calibration.cpp) still has its own copy; its getters map one
-// to one onto these (number(k) -> number(k, Bound::NonNegative), number(k, true) -> Bound::Positive,
-// uint -> uint64, integer(k, min) -> int32(k, min), parse_file -> read_json_file).
+// Strict reading of JSON input files (run.json, model.json, platform specs, calibration.json and GPU data
+// sheets): one object at a time, every key checked against an allowed list, typed getters, and errors that
+// name the file and the key path ("node_kinds.dgx.pcie.root", "groups[2].template[0].peer") so that a user
+// can find the mistake. gridcast-calibrate-gpu compiles json_reader.cpp in (it carries no models library).
 #pragma once
 
 #include "gridcast/models/errors.hpp"
