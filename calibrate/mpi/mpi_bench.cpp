@@ -237,14 +237,12 @@ int main(int argc, char** argv)
   // largest of the ranks' means (IMB's t_max: the rank that completes last is what an application
   // waits for). No barrier between the calls: at np 2 each call of an allreduce or alltoall needs the
   // peer's data, and each bcast's receiver is the next one's root (the root alternates, as in IMB), so
-  // the loop cannot run ahead of the data; the mean over the loop amortizes the barrier's exit skew
-  // (about a latency, either rank) over the calls instead of adding it to each, and a median per rank
-  // of calls isolated by barriers (this bench before) took the bimodal per-call times of a rank that
-  // sometimes leaves the barrier first and sometimes last for a call's cost (an 8 B allreduce of
-  // 0.16 us, half a one-way message). Buffers as the ping-pong and exchange curves leave them, so
-  // that the three are comparable (docs/calibration.md, "Collective timings"): each call sends what
-  // the previous one produced on that rank, just written by this rank's own core and not in the
-  // peer's cache, into the buffer it sent from last (allreduce and alltoall swap their send and
+  // the loop cannot run ahead of the data; the mean over the loop divides the barrier's exit skew
+  // (about a latency, either rank first) by the calls instead of adding it to each, as timing each call
+  // between barriers did (this bench before; bench/mpi/percall_probe.c). Buffers as the ping-pong and
+  // exchange curves leave them, so that the three are comparable (docs/calibration.md, "Collective
+  // timings"): each call sends what the previous one produced on that rank, just written by this
+  // rank's own core and not in the peer's cache, into the buffer it sent from last (allreduce and alltoall swap their send and
   // receive buffers after each call; a bcast uses one buffer on both ranks, and its root alternates,
   // so each call re-broadcasts what the last one received). bench/calibration_validation.py emulates
   // this loop and takes the same figure from the emulated timeline.

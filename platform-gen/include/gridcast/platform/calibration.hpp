@@ -62,8 +62,7 @@ struct CollectiveTiming {
 /// back-to-back calls (the bcast's root alternating), the slowest rank's mean (IMB's t_max).
 inline constexpr const char* kCollectivesLoopMeanSlowestRank = "loop-mean-slowest-rank";
 /// Each rank's median of calls isolated by two barriers, the slowest rank's. Read for files written
-/// with it; no longer measured (a rank's per-call times are bimodal with the barrier's exit order, and
-/// the median picked the short mode: docs/calibration.md).
+/// with it; no longer measured (each call carries the barrier's exit skew: docs/calibration.md).
 inline constexpr const char* kCollectivesMedianCallSlowestRank = "median-call-slowest-rank";
 /// Files without network.collectives_measured: "(barrier + op) x calls minus barrier x calls".
 inline constexpr const char* kCollectivesLoopDifference = "barrier-loop-difference";
