@@ -222,9 +222,9 @@ void warn_bcasts_off_pingpong(const std::vector<platform::CollectiveTiming>& tim
     list += (list.empty() ? "" : ", ") + b;
   progress.warn("[mpi] warning: " + std::to_string(off.size()) +
                 " bcast timings at np 2 differ from the ping-pong curve by more than 15% (" + list +
-                "); at np 2 a bcast is one message, so the machine was not in the state the curve was "
-                "measured in: the collectives cannot validate a model fitted to it. Calibrate again, "
-                "everything at once, on an idle machine");
+                "); at np 2 a bcast is one message, so the two were measured in different states of the "
+                "machine (or one of them was disturbed) and the collectives cannot validate a model "
+                "fitted to that curve. Calibrate again, everything at once, on an idle machine");
 }
 
 }  // namespace
@@ -242,7 +242,7 @@ std::vector<std::string> bcasts_off_pingpong(const std::vector<platform::Collect
     double ratio = t.time_s.median / p->one_way_s.median;
     if (std::abs(ratio - 1) > tolerance) {
       char text[32];
-      std::snprintf(text, sizeof text, "%.2f", ratio);
+      std::snprintf(text, sizeof text, ratio >= 0.1 ? "%.2f" : "%.2g", ratio);  // never "0.00x"
       out.push_back("bcast " + human_bytes(t.bytes) + " (" + text + "x the ping-pong)");
     }
   }

@@ -117,13 +117,15 @@ TEST_CASE("calibrate: bcasts at np 2 far from the ping-pong of the same size are
                                      {"bcast", 2, 65536, stat(3.5e-6, 3.4e-6, 3.6e-6)},       // 0.50x
                                      {"bcast", 2, 16777216, stat(2.4e-3, 2.3e-3, 2.5e-3)},    // 1.60x
                                      {"bcast", 2, 4096, stat(9e-6, 9e-6, 9e-6)},              // not on the curve
+                                     {"bcast", 2, 8, stat(1e-9, 1e-9, 1e-9)},                 // 0.0025x
                                      {"bcast", 4, 8, stat(9e-6, 9e-6, 9e-6)},                 // not np 2
                                      {"allreduce", 2, 8, stat(9e-6, 9e-6, 9e-6)}};            // not a bcast
   auto off = calibrate::bcasts_off_pingpong(t, curve);
-  REQUIRE(off.size() == 2);
+  REQUIRE(off.size() == 3);
   CHECK(off[0] == "bcast 64 KiB (0.50x the ping-pong)");
   CHECK(off[1] == "bcast 16 MiB (1.60x the ping-pong)");
-  CHECK(calibrate::bcasts_off_pingpong(t, curve, 0.05).size() == 3);
+  CHECK(off[2] == "bcast 8 B (0.0025x the ping-pong)");
+  CHECK(calibrate::bcasts_off_pingpong(t, curve, 0.05).size() == 4);
   CHECK(calibrate::bcasts_off_pingpong(t, {}).empty());
 }
 
