@@ -18,7 +18,11 @@ then emulates the same programs with `gridcast replay` on it (both ranks on the 
   at every size from 1 B to 64 MiB.
 - allreduce / alltoall / bcast at np 2, emulating the loop that measured them (calibrate/mpi/mpi_bench.cpp,
   named by the calibration's network.collectives_measured.method). Target: within 15%.
-  - median-call-slowest-rank (gridcast-mpi-bench now): K x (barrier, [buffer write], barrier, op); from
+  - loop-mean-slowest-rank (gridcast-mpi-bench now, IMB's loop): barrier, then K back-to-back calls (a
+    bcast's root alternates 0, 1, 0, ...); from the emulated timeline, each rank's (end of its last call
+    - end of its barrier) / K, the largest over the ranks. The bench's buffer policy (each call sends
+    what the last one produced on that rank) has no emulated cost: the emulator moves bytes, not data.
+  - median-call-slowest-rank (gridcast-mpi-bench for a while): K x (barrier, [buffer write], barrier, op); from
     the emulated timeline, each rank's median duration of the op's slices, the largest over the ranks.
     The buffer write is not emulated: both ranks do it between two barriers, outside the timed call.
   - barrier-loop-difference (calibrations without collectives_measured): what one call adds to a loop
@@ -131,19 +135,20 @@ def reduction_s(cal: dict, nbytes: int) -> float:
     return nbytes * per_byte[-1][1]
 
 
-def collective_record(op: str, nbytes: int, np: int, reduce_flops: float) -> dict:
+def collective_record(op: str, nbytes: int, np: int, reduce_flops: float, root: int = 0) -> dict:
     if op == "allreduce":
         return {"op": "allreduce", "fn": "MPI_Allreduce", "bytes": nbytes, "flops": reduce_flops}
     if op == "alltoall":
         block = nbytes // np  # the calibration's bytes are one rank's whole send buffer
         return {"op": "alltoall", "fn": "MPI_Alltoall", "bytes": block, "recv_bytes": block}
     if op == "bcast":
-        return {"op": "bcast", "fn": "MPI_Bcast", "bytes": nbytes, "root": 0}
+        return {"op": "bcast", "fn": "MPI_Bcast", "bytes": nbytes, "root": root}
     raise ValueError(f"no emulation for collective '{op}'")
 
 
 LOOP_DIFFERENCE = "barrier-loop-difference"            # calibrations without network.collectives_measured
-MEDIAN_CALL_SLOWEST_RANK = "median-call-slowest-rank"  # gridcast-mpi-bench since then
+MEDIAN_CALL_SLOWEST_RANK = "median-call-slowest-rank"  # gridcast-mpi-bench for a while (none committed)
+LOOP_MEAN_SLOWEST_RANK = "loop-mean-slowest-rank"      # gridcast-mpi-bench now (IMB's loop)
 
 
 def collective_time(emu: Emulator, op: str, nbytes: int, np: int, reduce_flops: float,
@@ -151,6 +156,21 @@ def collective_time(emu: Emulator, op: str, nbytes: int, np: int, reduce_flops: 
     """The figure `method` measured on the machine, from an emulation of the same loop."""
     barrier = {"op": "barrier", "fn": "MPI_Barrier"}
     call = collective_record(op, nbytes, np, reduce_flops)
+    if method == LOOP_MEAN_SLOWEST_RANK:
+        # barrier, then K back-to-back calls (a bcast's root alternates, as in the bench); each rank's
+        # (end of its last call - end of its barrier) / K from the emulated timeline, the slowest rank's
+        calls = [collective_record(op, nbytes, np, reduce_flops, root=i % np) for i in range(K_CALLS)]
+        _, slices = emu.run([[barrier] + calls for _ in range(np)], timeline=True)
+        spans = {}
+        for e in slices:
+            if e["name"] in (barrier["fn"], call["fn"]):
+                spans.setdefault(e["tid"], []).append((e["name"], float(e["ts"]) + float(e["dur"])))
+        if sorted(spans) != list(range(np)) or any(
+                [n for n, _ in v] != [barrier["fn"]] + [call["fn"]] * K_CALLS for v in spans.values()):
+            raise RuntimeError(f"timeline of the emulated {op} loop: expected a barrier and {K_CALLS} "
+                               f"{call['fn']} slices on each of {np} ranks")
+        per_rank = [(v[-1][1] - v[0][1]) * 1e-6 / K_CALLS for v in spans.values()]
+        return max(per_rank), emu.algorithms.get(op, "?")
     if method == MEDIAN_CALL_SLOWEST_RANK:
         # fence, (buffer write: no emulated cost, both ranks alike, fenced off), barrier, timed call;
         # each rank's median call duration from the timeline, the slowest rank's
@@ -299,8 +319,9 @@ def main() -> int:
 
         measured_how = net.get("collectives_measured") or {"method": LOOP_DIFFERENCE, "date": host["date"]}
         method = measured_how["method"]
-        what = ("each rank's median call between barriers, the slowest rank's" if method == MEDIAN_CALL_SLOWEST_RANK
-                else "time a call adds to a loop of barriers")
+        what = {LOOP_MEAN_SLOWEST_RANK: "each rank's mean call over a loop of back-to-back calls, the slowest rank's",
+                MEDIAN_CALL_SLOWEST_RANK: "each rank's median call between barriers, the slowest rank's"}.get(
+                    method, "time a call adds to a loop of barriers")
         print(f"collectives at np 2, {what} (method {method}, measured {measured_how['date']}; the emulation "
               "runs the same loop) (us)")
         print(f"  {'op':>10} {'size':>9}  {'measured':>14}  {'emulated':>14}  {'error':>9}  gridcast algorithm")

@@ -5,10 +5,10 @@
 //   pingpong <bytes> <round trips per repetition> <one-way s of repetition 1> ... <of repetition R>
 //   exchange <bytes> <exchanges per repetition> <s per exchange, repetition 1> ... <repetition R>
 //              (both ranks MPI_Sendrecv <bytes> to each other at once)
-//   collectives-method median-call-slowest-rank
+//   collectives-method loop-mean-slowest-rank
 //              (names how the collective lines below were measured; see below)
 //   collective <op> <np> <bytes> <calls per repetition> <s per call, repetition 1> ... <repetition R>
-//              (one call's time on the slowest rank, the mean of `calls` calls isolated by barriers)
+//              (the slowest rank's mean time per call over a loop of `calls` back-to-back calls)
 //   done
 //
 // With --only-collectives the ping-pong and exchange curves are skipped (plan 0 N 0): `gridcast
@@ -35,7 +35,7 @@ struct Options {
   bool collectives        = true;
   bool only_collectives   = false;        ///< skip the ping-pong and exchange curves
   int coll_repetitions    = 0;            ///< repetitions of each collective; 0: as --repetitions
-  int min_calls           = 9;            ///< fewest collective calls per repetition (each rank's median)
+  int min_calls           = 9;            ///< fewest collective calls per repetition (rounded up to even)
 };
 
 [[noreturn]] void usage_error(const std::string& why)
@@ -149,8 +149,8 @@ struct CollectiveCase {
   std::uint64_t bytes;  ///< one rank's send buffer
 };
 
-/// One call of the collective; buffers hold at least `bytes`.
-void collective(const CollectiveCase& c, int np, char* send, char* recv)
+/// One call of the collective; buffers hold at least `bytes`. A bcast sends `send` from `root`.
+void collective(const CollectiveCase& c, int np, int root, char* send, char* recv)
 {
   if (std::strcmp(c.op, "allreduce") == 0)
     MPI_Allreduce(send, recv, static_cast<int>(c.bytes / sizeof(double)), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
@@ -158,7 +158,7 @@ void collective(const CollectiveCase& c, int np, char* send, char* recv)
     MPI_Alltoall(send, static_cast<int>(c.bytes / np), MPI_BYTE, recv, static_cast<int>(c.bytes / np), MPI_BYTE,
                  MPI_COMM_WORLD);
   else
-    MPI_Bcast(send, static_cast<int>(c.bytes), MPI_BYTE, 0, MPI_COMM_WORLD);
+    MPI_Bcast(send, static_cast<int>(c.bytes), MPI_BYTE, root, MPI_COMM_WORLD);
 }
 
 }  // namespace
@@ -232,63 +232,56 @@ int main(int argc, char** argv)
     }
   }
 
-  // A collective is timed per call, as IMB and the OSU benchmarks do: on each rank, the time from
-  // leaving a barrier to returning from the call. Each call runs alone: every rank first rewrites its
-  // send buffer (applications send data they have just computed; an unchanged buffer would stay in the
-  // receiver's cache from the previous call), a barrier fences that write off, and a second barrier
-  // starts the timed call. A root that leaves a bcast early then waits in the next fence, not in a
-  // buffer write overlapping the receiver's copy (the loop-difference method before, "(barrier + op) x
-  // calls minus barrier x calls", had the write inside the timed loop, where it overlapped the op and
-  // added its noise to a difference of two large numbers). Each rank takes the median of its `calls`
-  // calls, and a repetition reports the slowest rank's median (IMB's t_max, with a median where IMB
-  // has a mean): the rank that completes last is what an application waits for, and a median is
-  // moved neither by a call the scheduler interrupts (milliseconds on a busy machine, never in an
-  // emulation) nor by the barrier's exit skew (at np 2 one rank leaves the barrier about one latency
-  // after the other, either one: a maximum per call would add that skew to nearly every call, 0.4-0.5
-  // us on 0.4-0.6 us calls here). bench/calibration_validation.py emulates this loop and takes the
-  // same figure from the emulated timeline.
+  // A collective is timed as IMB times it (IMB-MPI1 Allreduce, Alltoall, Bcast): after a barrier, each
+  // rank times a loop of `calls` back-to-back calls and divides by `calls`; a repetition's figure is the
+  // largest of the ranks' means (IMB's t_max: the rank that completes last is what an application
+  // waits for). No barrier between the calls: at np 2 each call of an allreduce or alltoall needs the
+  // peer's data, and each bcast's receiver is the next one's root (the root alternates, as in IMB), so
+  // the loop cannot run ahead of the data; the mean over the loop divides the barrier's exit skew
+  // (about a latency, either rank first) by the calls instead of adding it to each, as timing each call
+  // between barriers did (this bench before; bench/mpi/percall_probe.c). Buffers as the ping-pong and
+  // exchange curves leave them, so that the three are comparable (docs/calibration.md, "Collective
+  // timings"): each call sends what the previous one produced on that rank, just written by this
+  // rank's own core and not in the peer's cache, into the buffer it sent from last (allreduce and alltoall swap their send and
+  // receive buffers after each call; a bcast uses one buffer on both ranks, and its root alternates,
+  // so each call re-broadcasts what the last one received). bench/calibration_validation.py emulates
+  // this loop and takes the same figure from the emulated timeline.
   if (rank == 0 && not cases.empty()) {
-    std::printf("collectives-method median-call-slowest-rank\n");
+    std::printf("collectives-method loop-mean-slowest-rank\n");
     std::fflush(stdout);
   }
   std::vector<double> coll_reps(static_cast<std::size_t>(o.coll_repetitions));
   for (const CollectiveCase& c : cases) {
-    std::vector<double> local_s;
-    auto timed_calls = [&](int n) {
-      local_s.assign(static_cast<std::size_t>(n), 0.0);
+    // Zeros: an allreduce that sums its last result keeps adding zeros (no overflow, no subnormals).
+    std::memset(a.data(), 0, c.bytes);
+    std::memset(b.data(), 0, c.bytes);
+    char* x   = a.data();
+    char* y   = b.data();
+    int root  = 0;
+    auto loop = [&](int n) {
       for (int i = 0; i < n; ++i) {
-        MPI_Barrier(MPI_COMM_WORLD);
-        std::memset(a.data(), i & 0xff, c.bytes);
-        MPI_Barrier(MPI_COMM_WORLD);
-        double t0 = MPI_Wtime();
-        collective(c, np, a.data(), b.data());
-        local_s[static_cast<std::size_t>(i)] = MPI_Wtime() - t0;
+        if (std::strcmp(c.op, "bcast") == 0) {
+          collective(c, np, root, x, y);
+          root = (root + 1) % np;
+        } else {
+          collective(c, np, root, x, y);
+          std::swap(x, y);
+        }
       }
     };
-    timed_calls(3);  // warm-up: the algorithm's first use sets up its buffers and connections
-    // Calls per repetition from the fastest of 5 single iterations (fence, write, barrier, call): one
-    // interrupted trial must not shrink a repetition to a few calls.
-    double best_iteration_s = 1e300;
-    for (int k = 0; k < 5; ++k) {
-      double t0 = MPI_Wtime();
-      timed_calls(1);
-      best_iteration_s = std::min(best_iteration_s, MPI_Wtime() - t0);
-    }
-    // At least min_calls (9; 3 with --quick), so that each rank's median rejects up to 4 interrupted
-    // calls even where one call outlasts target_s (16 MiB, or every call on a machine whose cores are
-    // taken).
-    int calls = std::max(o.min_calls, static_cast<int>(std::min(10000.0, o.target_s / best_iteration_s)));
-    MPI_Bcast(&calls, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    loop(4);  // warm-up: the algorithm's first use sets up its buffers and connections
+    int calls = calls_for(rank, o.target_s, 10000, loop);
+    calls     = std::max(calls, o.min_calls);
+    if (calls % 2 != 0)  // an even count: every bcast repetition starts from root 0 and the same buffer
+      ++calls;
     for (int r = 0; r < o.coll_repetitions; ++r) {
-      timed_calls(calls);
-      auto mid = local_s.begin() + calls / 2;
-      std::nth_element(local_s.begin(), mid, local_s.end());
-      double median = *mid;
-      if (calls % 2 == 0)  // the mean of the two middle calls, as calibrate's statistics do
-        median = (median + *std::max_element(local_s.begin(), mid)) / 2;
-      double slowest = 0;
-      MPI_Reduce(&median, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-      coll_reps[static_cast<std::size_t>(r)] = slowest;
+      MPI_Barrier(MPI_COMM_WORLD);
+      double t0    = MPI_Wtime();
+      loop(calls);
+      double mean  = (MPI_Wtime() - t0) / calls;
+      double worst = 0;
+      MPI_Reduce(&mean, &worst, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+      coll_reps[static_cast<std::size_t>(r)] = worst;
     }
     if (rank == 0) {
       std::printf("collective %s %d %llu %d", c.op, np, static_cast<unsigned long long>(c.bytes), calls);

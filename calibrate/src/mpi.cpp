@@ -4,6 +4,8 @@
 
 #include "gridcast/models/errors.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -209,7 +211,43 @@ void warn_disturbed_collectives(const std::vector<platform::CollectiveTiming>& t
                 "--only-collectives CALIBRATION.json -o CALIBRATION.json`");
 }
 
+void warn_bcasts_off_pingpong(const std::vector<platform::CollectiveTiming>& timings,
+                              const std::vector<platform::PingPongPoint>& pingpong, Progress& progress)
+{
+  std::vector<std::string> off = bcasts_off_pingpong(timings, pingpong);
+  if (off.empty())
+    return;
+  std::string list;
+  for (const auto& b : off)
+    list += (list.empty() ? "" : ", ") + b;
+  progress.warn("[mpi] warning: " + std::to_string(off.size()) +
+                " bcast timings at np 2 differ from the ping-pong curve by more than 15% (" + list +
+                "); at np 2 a bcast is one message, so the two were measured in different states of the "
+                "machine (or one of them was disturbed) and the collectives cannot validate a model "
+                "fitted to that curve. Calibrate again, everything at once, on an idle machine");
+}
+
 }  // namespace
+
+std::vector<std::string> bcasts_off_pingpong(const std::vector<platform::CollectiveTiming>& timings,
+                                             const std::vector<platform::PingPongPoint>& pingpong, double tolerance)
+{
+  std::vector<std::string> out;
+  for (const auto& t : timings) {
+    if (t.op != "bcast" || t.np != 2)
+      continue;
+    auto p = std::find_if(pingpong.begin(), pingpong.end(), [&](const auto& q) { return q.bytes == t.bytes; });
+    if (p == pingpong.end() || not(p->one_way_s.median > 0))
+      continue;
+    double ratio = t.time_s.median / p->one_way_s.median;
+    if (std::abs(ratio - 1) > tolerance) {
+      char text[32];
+      std::snprintf(text, sizeof text, ratio >= 0.1 ? "%.2f" : "%.2g", ratio);  // never "0.00x"
+      out.push_back("bcast " + human_bytes(t.bytes) + " (" + text + "x the ping-pong)");
+    }
+  }
+  return out;
+}
 
 std::vector<std::string> disturbed_collectives(const std::vector<platform::CollectiveTiming>& timings,
                                                double tolerance)
@@ -224,7 +262,8 @@ std::vector<std::string> disturbed_collectives(const std::vector<platform::Colle
   return out;
 }
 
-CollectiveRun measure_collectives(const MpiRunOptions& o, Progress& progress)
+CollectiveRun measure_collectives(const MpiRunOptions& o, Progress& progress,
+                                 const std::vector<platform::PingPongPoint>& pingpong)
 {
   const std::string date = utc_now();
   const double load = load_average_now();
@@ -232,6 +271,7 @@ CollectiveRun measure_collectives(const MpiRunOptions& o, Progress& progress)
   if (out.collectives.empty())
     throw InputError({o.bench, 0, "", -1}, "the MPI benchmark measured no collectives");
   warn_disturbed_collectives(out.collectives, progress);
+  warn_bcasts_off_pingpong(out.collectives, pingpong, progress);
   return {out.collectives, collectives_measured(out, date, load)};
 }
 
@@ -241,6 +281,7 @@ platform::NetworkCalibration measure_mpi(const MpiRunOptions& o, Progress& progr
   const double load = load_average_now();
   MpiBenchOutput out = run_mpi_bench(o, bench_args(o), progress);
   warn_disturbed_collectives(out.collectives, progress);
+  warn_bcasts_off_pingpong(out.collectives, out.pingpong, progress);
   // A median far above the best repetition means other work kept taking the cores (each preemption
   // costs a scheduler time slice, milliseconds): say so, the fit follows whatever was measured.
   int disturbed = 0;

@@ -102,7 +102,8 @@ int run_calibrate(const std::vector<std::string>& args)
     if (not std::filesystem::is_regular_file(bench))
       throw InputError({bench.string(), 0, "", -1}, "no such MPI benchmark program");
     calibrate::CollectiveRun run = calibrate::measure_collectives(
-        {mpirun.empty() ? calibrate::default_mpirun() : mpirun, bench.string(), vm.count("quick") > 0}, progress);
+        {mpirun.empty() ? calibrate::default_mpirun() : mpirun, bench.string(), vm.count("quick") > 0}, progress,
+        c.network->pingpong);
     c.network->collectives = std::move(run.timings);
     c.network->collectives_measured = run.measured;
     platform::write_calibration(output, c);

@@ -200,9 +200,11 @@ Calibration calibration_from_json(const json& j, const std::string& file)
       Obj m = n.child("collectives_measured");
       m.only({"method", "date", "load_average"});
       CollectivesMeasured cm{m.string("method"), m.string("date"), m.number("load_average", Bound::NonNegative)};
-      if (cm.method != kCollectivesMedianCallSlowestRank && cm.method != kCollectivesLoopDifference)
-        m.fail("method", std::string("expected \"") + kCollectivesMedianCallSlowestRank + "\" or \"" +
-                             kCollectivesLoopDifference + "\", got \"" + cm.method + "\"");
+      if (cm.method != kCollectivesLoopMeanSlowestRank && cm.method != kCollectivesMedianCallSlowestRank &&
+          cm.method != kCollectivesLoopDifference)
+        m.fail("method", std::string("expected \"") + kCollectivesLoopMeanSlowestRank + "\", \"" +
+                             kCollectivesMedianCallSlowestRank + "\" or \"" + kCollectivesLoopDifference +
+                             "\", got \"" + cm.method + "\"");
       if (cm.load_average < 0)
         m.fail("load_average", "expected a load average >= 0");
       net.collectives_measured = cm;

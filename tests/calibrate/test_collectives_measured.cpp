@@ -53,11 +53,16 @@ TEST_CASE("collectives_measured: round-trips, is optional and is checked", "[cal
   CHECK(j["network"].find("collectives_measured") == j["network"].end());  // absent when unknown
   CHECK_FALSE(calibration_from_json(j, "cal.json").network->collectives_measured.has_value());
 
+  // The per-call median of files written before the loop mean is still read.
   c.network->collectives_measured = CollectivesMeasured{kCollectivesMedianCallSlowestRank, "2026-11-22T13:00:00Z", 1.5};
+  CHECK(calibration_from_json(nlohmann::json::parse(to_json(c).dump()), "cal.json")
+            .network->collectives_measured->method == "median-call-slowest-rank");
+
+  c.network->collectives_measured = CollectivesMeasured{kCollectivesLoopMeanSlowestRank, "2026-11-22T13:00:00Z", 1.5};
   j                                = nlohmann::json::parse(to_json(c).dump());
   Calibration back                 = calibration_from_json(j, "cal.json");
   REQUIRE(back.network->collectives_measured.has_value());
-  CHECK(back.network->collectives_measured->method == "median-call-slowest-rank");
+  CHECK(back.network->collectives_measured->method == "loop-mean-slowest-rank");
   CHECK(back.network->collectives_measured->date == "2026-11-22T13:00:00Z");
   CHECK(back.network->collectives_measured->load_average == 1.5);
 
@@ -86,8 +91,8 @@ TEST_CASE("calibrate: the bench's collectives-method line is parsed", "[calibrat
   CHECK(parse_mpi_bench_line("plan 0 15 0", out, planned));
   CHECK(planned == 15);
   CHECK(out.collectives_method.empty());
-  CHECK(parse_mpi_bench_line("collectives-method median-call-slowest-rank", out, planned));
-  CHECK(out.collectives_method == "median-call-slowest-rank");
+  CHECK(parse_mpi_bench_line("collectives-method loop-mean-slowest-rank", out, planned));
+  CHECK(out.collectives_method == "loop-mean-slowest-rank");
   CHECK_THROWS_AS(parse_mpi_bench_line("collectives-method", out, planned), InputError);
   CHECK_THROWS_AS(parse_mpi_bench_line("collectives-method a b", out, planned), InputError);
 }
@@ -102,6 +107,26 @@ TEST_CASE("calibrate: collective timings whose median is far above their best ar
   CHECK(bad[0] == "bcast 64 KiB (median 1.30x best)");
   CHECK(bad[1] == "alltoall 16 MiB (median 3.00x best)");
   CHECK(calibrate::disturbed_collectives(t, 0.5).size() == 1);
+}
+
+TEST_CASE("calibrate: bcasts at np 2 far from the ping-pong of the same size are named", "[calibrate]")
+{
+  std::vector<PingPongPoint> curve = {{8, stat(4e-7, 3.9e-7, 4.1e-7)}, {65536, stat(7e-6, 6.9e-6, 7.1e-6)},
+                                      {16777216, stat(1.5e-3, 1.4e-3, 1.6e-3)}};
+  std::vector<CollectiveTiming> t = {{"bcast", 2, 8, stat(4.4e-7, 4.3e-7, 4.5e-7)},           // 1.10x: one message
+                                     {"bcast", 2, 65536, stat(3.5e-6, 3.4e-6, 3.6e-6)},       // 0.50x
+                                     {"bcast", 2, 16777216, stat(2.4e-3, 2.3e-3, 2.5e-3)},    // 1.60x
+                                     {"bcast", 2, 4096, stat(9e-6, 9e-6, 9e-6)},              // not on the curve
+                                     {"bcast", 2, 8, stat(1e-9, 1e-9, 1e-9)},                 // 0.0025x
+                                     {"bcast", 4, 8, stat(9e-6, 9e-6, 9e-6)},                 // not np 2
+                                     {"allreduce", 2, 8, stat(9e-6, 9e-6, 9e-6)}};            // not a bcast
+  auto off = calibrate::bcasts_off_pingpong(t, curve);
+  REQUIRE(off.size() == 3);
+  CHECK(off[0] == "bcast 64 KiB (0.50x the ping-pong)");
+  CHECK(off[1] == "bcast 16 MiB (1.60x the ping-pong)");
+  CHECK(off[2] == "bcast 8 B (0.0025x the ping-pong)");
+  CHECK(calibrate::bcasts_off_pingpong(t, curve, 0.05).size() == 4);
+  CHECK(calibrate::bcasts_off_pingpong(t, {}).empty());
 }
 
 TEST_CASE("calibrate: --only-collectives replaces the collectives and keeps the rest", "[calibrate][mpi]")
@@ -137,7 +162,7 @@ TEST_CASE("calibrate: --only-collectives replaces the collectives and keeps the 
     CHECK(t.time_s.min > 0);
   }
   REQUIRE(fresh.network->collectives_measured.has_value());
-  CHECK(fresh.network->collectives_measured->method == kCollectivesMedianCallSlowestRank);
+  CHECK(fresh.network->collectives_measured->method == kCollectivesLoopMeanSlowestRank);
   // Everything else is what the old file held, to the byte.
   auto strip = [](Calibration c) {
     c.network->collectives.clear();

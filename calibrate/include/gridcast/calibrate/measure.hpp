@@ -122,13 +122,26 @@ struct MpiRunOptions {
 std::vector<std::string> disturbed_collectives(const std::vector<platform::CollectiveTiming>& timings,
                                                double tolerance = 0.2);
 
+/// The bcasts at np 2 whose time is more than `tolerance` away from the ping-pong's one-way time of the
+/// same size, as "bcast 16 MiB (1.31x the ping-pong)"; sizes the curve lacks are skipped. With its root
+/// alternating (gridcast-mpi-bench) a bcast at np 2 is one message per call, sent from what the last
+/// call received, as the ping-pong sends it: the two differ by a call's bookkeeping, a few percent.
+/// A larger gap means the machine was not in the state the curve was measured in (other work, or the
+/// placement of the virtual CPUs: docs/calibration.md), and the collectives cannot validate a model
+/// fitted to that curve.
+std::vector<std::string> bcasts_off_pingpong(const std::vector<platform::CollectiveTiming>& timings,
+                                             const std::vector<platform::PingPongPoint>& pingpong,
+                                             double tolerance = 0.15);
+
 /// Runs the bench with --only-collectives: the collective timings alone, with the method, date and load
-/// (`gridcast calibrate --only-collectives`). Warns about disturbed timings, as measure_mpi does.
+/// (`gridcast calibrate --only-collectives`). Warns about disturbed timings, as measure_mpi does, and
+/// about bcasts off `pingpong` (the curve of the calibration they go into).
 struct CollectiveRun {
   std::vector<platform::CollectiveTiming> timings;
   platform::CollectivesMeasured measured;
 };
-CollectiveRun measure_collectives(const MpiRunOptions& options, Progress& progress);
+CollectiveRun measure_collectives(const MpiRunOptions& options, Progress& progress,
+                                 const std::vector<platform::PingPongPoint>& pingpong = {});
 /// Runs the bench under the launcher with 2 ranks and fits it. InputError when the launcher fails
 /// (its message says how to fix the --mpirun line).
 platform::NetworkCalibration measure_mpi(const MpiRunOptions& options, Progress& progress);

@@ -56,14 +56,19 @@ struct CollectiveTiming {
 };
 
 /// How network.collectives were measured (network.collectives_measured; docs/calibration.md,
-/// "Collective timings"). The two methods give different figures for the same call, so whoever
+/// "Collective timings"). The methods give different figures for the same call, so whoever
 /// compares with them (bench/calibration_validation.py) must emulate the one that was used.
+/// gridcast-mpi-bench now: after a barrier, each rank's mean time per call over a loop of
+/// back-to-back calls (the bcast's root alternating), the slowest rank's mean (IMB's t_max).
+inline constexpr const char* kCollectivesLoopMeanSlowestRank = "loop-mean-slowest-rank";
+/// Each rank's median of calls isolated by two barriers, the slowest rank's. Read for files written
+/// with it; no longer measured (each call carries the barrier's exit skew: docs/calibration.md).
 inline constexpr const char* kCollectivesMedianCallSlowestRank = "median-call-slowest-rank";
 /// Files without network.collectives_measured: "(barrier + op) x calls minus barrier x calls".
 inline constexpr const char* kCollectivesLoopDifference = "barrier-loop-difference";
 
 struct CollectivesMeasured {
-  std::string method;         ///< kCollectivesMedianCallSlowestRank (what gridcast-mpi-bench measures now)
+  std::string method;         ///< kCollectivesLoopMeanSlowestRank (what gridcast-mpi-bench measures now)
   std::string date;           ///< UTC, when the collectives were measured (may differ from host.date)
   double load_average = 0;    ///< 1-minute load average when they were measured
 };
