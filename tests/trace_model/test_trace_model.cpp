@@ -1041,6 +1041,10 @@ TEST_CASE("trace model: a polling loop whose rounds vary between profiles and ra
   REQUIRE(poll != loop->body.end());
   REQUIRE(poll->absorbed_flops);
   CHECK(poll->absorbed_flops->eval(9, 2) == Approx(9000).epsilon(1e-9));
+  // What the probes found: the message's 8 Nw bytes, not the mean over the failed probes (0) and the one
+  // that found it, which depends on the number of rounds and ran away outside the training range.
+  REQUIRE(poll->recv_bytes);
+  CHECK(poll->recv_bytes->text() == "8*Nw");
   REQUIRE(poll->tag);
   CHECK(poll->tag->kind == TagExpr::Kind::LoopFirst);
 
