@@ -1048,8 +1048,9 @@ TEST_CASE("trace model: a polling loop whose rounds vary between profiles and ra
   REQUIRE(poll->tag);
   CHECK(poll->tag->kind == TagExpr::Kind::LoopFirst);
 
-  // Synthesized at an unseen size: per step the panel, the send, the update as one burst, one probe, the
-  // receive, the daxpy; the last send tagged 200 + Nw.
+  // Synthesized at an unseen size: per step the panel, the send, the receive posted (an irecv: the rank
+  // receives while it updates), the update as one burst, one probe, the wait for the receive, the daxpy;
+  // the last send tagged 200 + Nw.
   const int nw = 9;
   SynthSource synth(model, {nw, 2});
   for (int r = 0; r < 2; ++r) {
@@ -1064,7 +1065,24 @@ TEST_CASE("trace model: a polling loop whose rounds vary between profiles and ra
         update += c.flops;
     }
     CHECK(by_fn["MPI_Iprobe"] == nw);
-    CHECK(by_fn["MPI_Recv"] == nw + 1);
+    CHECK(by_fn["MPI_Recv"] == 2 * nw + 1);  // nw irecv + wait pairs, and the receive outside the loop
+    std::map<Op, int> by_op;
+    for (const CallRecord& c : calls)
+      ++by_op[c.op];
+    CHECK(by_op[Op::Irecv] == nw);
+    CHECK(by_op[Op::Wait] == nw);
+    CHECK(by_op[Op::Recv] == 1);
+    // Each irecv comes before the update's burst and the probe, its wait after them.
+    for (std::size_t i = 0; i < calls.size(); ++i)
+      if (calls[i].op == Op::Irecv) {
+        REQUIRE(i + 3 < calls.size());
+        CHECK(s->functions().name(calls[i + 1].function) == "compute");
+        CHECK(calls[i + 2].op == Op::Probe);
+        bool waited = false;
+        for (std::size_t k = i + 3; k < calls.size() && not waited && calls[k].op != Op::Irecv; ++k)
+          waited = calls[k].op == Op::Wait;
+        CHECK(waited);
+      }
     CHECK(by_fn["cblas_daxpy"] == nw);
     CHECK(update == Approx(1000.0 * nw * nw).epsilon(1e-6));
     std::vector<std::int32_t> send_tags;
