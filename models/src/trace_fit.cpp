@@ -504,7 +504,8 @@ public:
       slots_ = std::move(data[g].slots);
       std::vector<std::pair<std::string, RankExpr>> used;
       for (int id : data[g].top)
-        data[g].group.body.push_back(make_node(id, model, g, used));
+        append_node(data[g].group.body, id, model, g, used);
+      overlap_absorbed_receives(data[g].group.body, model);
       data[g].slots = std::move(slots_);
       model.groups.push_back(std::move(data[g].group));
     }
@@ -917,9 +918,14 @@ private:
     s.bytes.add(w.nw, np, static_cast<double>(c.bytes));
     s.any_bytes = s.any_bytes || c.bytes != 0;
     note_spread(s, "bytes", w.profile, static_cast<double>(c.bytes));
-    s.recv_bytes.add(w.nw, np, static_cast<double>(c.recv_bytes));
-    s.any_recv_bytes = s.any_recv_bytes || c.recv_bytes != 0;
-    note_spread(s, "recv_bytes", w.profile, static_cast<double>(c.recv_bytes));
+    // A polling construct's probes found nothing (0) until the last found the message: the mean over its
+    // polls depends on how many rounds the timing gave it, and a regression of that mean ran away outside
+    // the training range (HPL at 2x: a negative size). The size found is what the probes say.
+    if (s.kind != RolledNode::Kind::Poll || c.recv_bytes != 0) {
+      s.recv_bytes.add(w.nw, np, static_cast<double>(c.recv_bytes));
+      s.any_recv_bytes = s.any_recv_bytes || c.recv_bytes != 0;
+      note_spread(s, "recv_bytes", w.profile, static_cast<double>(c.recv_bytes));
+    }
     s.flops.add(w.nw, np, c.flops);
     s.any_flops = s.any_flops || c.flops != 0;
     if (c.seconds >= 0) {
@@ -1133,6 +1139,108 @@ private:
     return std::nullopt;
   }
 
+  /// Appends the node of slot `id` to `body`, preceded by the start-up time of MPI_Init where it was
+  /// measured. The emulator times MPI calls by simulating them, and MPI_Init has nothing to simulate, so
+  /// its recorded duration (process start-up, shared-memory set-up: a quarter of a second at np 2 on the
+  /// reference VM, a fifth of a 1-second LAMMPS run) was in every measured run and missing from every
+  /// prediction. The fit keeps it as a `sleep` of the same function just before the call (idle time:
+  /// it does not scale with the host's flop rate), regressed on (Nw, Np) like measured compute (the
+  /// simplest formula near the best: it is noisy), and the call itself keeps no `seconds`. Declared
+  /// traces (SMPI imports) record no duration for it and get no sleep.
+  void append_node(std::vector<TemplateNode>& body, int id, TraceModel& model, std::size_t group,
+                   std::vector<std::pair<std::string, RankExpr>>& used)
+  {
+    TemplateNode t = make_node(id, model, group, used);
+    const SlotObs& s = slots_[static_cast<std::size_t>(id)];
+    if (t.kind == RolledNode::Kind::Call && model.tokens[t.token].op == Op::Init && s.any_seconds) {
+      std::vector<FitPoint> pts = s.seconds.points();
+      const bool measured = std::any_of(pts.begin(), pts.end(), [](const FitPoint& p) { return p.value > 0; });
+      if (measured) {
+        TemplateNode sleep;
+        sleep.kind    = RolledNode::Kind::Call;
+        sleep.token   = token_of(model, CallToken{model.tokens[t.token].function, Op::Sleep});
+        sleep.seconds = fit_formula(pts, false, std::clamp(static_cast<int>(pts.size()) - 2, 1, 3), Parsimony{0.25, 0.01});
+        body.push_back(std::move(sleep));
+        t.seconds.reset();
+      }
+    }
+    body.push_back(std::move(t));
+  }
+
+  /// True when a node of `body` (or of its loops) creates or completes a request.
+  static bool uses_requests(const std::vector<TemplateNode>& body, const TraceModel& model)
+  {
+    for (const TemplateNode& n : body) {
+      if (n.kind == RolledNode::Kind::Loop) {
+        if (uses_requests(n.body, model))
+          return true;
+        continue;
+      }
+      const Op op = model.tokens[n.token].op;
+      if (creates_request(op) || op == Op::Wait || op == Op::Waitall || op == Op::Waitany || op == Op::Test)
+        return true;
+    }
+    return false;
+  }
+
+  /// A polling construct that absorbs work overlaps that work with the receive it waits for: the rank
+  /// receives the message between two chunks of its update, as soon as it comes, and finishes the update
+  /// after. Synthesis emits the absorbed work as one burst before the construct's poll, so with the
+  /// receive after it the emulated rank received only once all of its update was done, and a sender
+  /// whose large send waits for the receive (rendezvous) waited as long: two ranks that overlap their
+  /// updates in the run ran one after the other (HPL at np 2, trained at N 512-1024: the training point
+  /// N 1024 itself predicted +51 %, each rank waiting 0.055 s for 0.01 s in the run, with the work
+  /// right within 2 %). So the receive that follows such a construct (only compute between them) is
+  /// posted before it: an irecv of the same parameters before the construct, and a wait where the
+  /// receive was (tokens of op irecv and wait, named as the receive's function). Then N 1024 predicts
+  /// -3 %. Requests are numbered by creation, and a wait names its request by how many were created since
+  /// (request_back): the new irecv would shift the waits that span it, so a group that creates or
+  /// completes requests elsewhere keeps the receive as it is.
+  void overlap_absorbed_receives(std::vector<TemplateNode>& group_body, TraceModel& model)
+  {
+    if (uses_requests(group_body, model))
+      return;
+    auto rewrite = [&](auto& self, std::vector<TemplateNode>& body) -> void {
+      for (std::size_t i = 0; i < body.size(); ++i) {
+        if (body[i].kind == RolledNode::Kind::Loop) {
+          self(self, body[i].body);
+          continue;
+        }
+        if (body[i].kind != RolledNode::Kind::Poll || not body[i].absorbed_flops)
+          continue;
+        std::size_t j = i + 1;
+        while (j < body.size() && body[j].kind == RolledNode::Kind::Call && model.tokens[body[j].token].op == Op::Compute)
+          ++j;
+        if (j == body.size() || body[j].kind != RolledNode::Kind::Call || model.tokens[body[j].token].op != Op::Recv)
+          continue;
+        TemplateNode post = body[j];
+        CallToken irecv   = model.tokens[post.token];
+        irecv.op          = Op::Irecv;
+        post.token        = token_of(model, irecv);
+        post.seconds.reset();  // the receive's recorded time was waiting: the wait's, and the simulation's
+        TemplateNode wait;
+        wait.kind         = RolledNode::Kind::Call;
+        wait.token        = token_of(model, CallToken{model.tokens[body[j].token].function, Op::Wait});
+        wait.request_back = 1;  // the irecv: nothing between them creates a request
+        body[j]           = std::move(wait);
+        body.insert(body.begin() + static_cast<std::ptrdiff_t>(i), std::move(post));
+        ++i;  // past the construct
+      }
+    };
+    rewrite(rewrite, group_body);
+  }
+
+  /// The index of `token` in model.tokens, appended when new (after the sorted tokens of the recorded
+  /// calls: deterministic, as the nodes that use it are).
+  static std::uint32_t token_of(TraceModel& model, const CallToken& token)
+  {
+    auto it = std::find(model.tokens.begin(), model.tokens.end(), token);
+    if (it != model.tokens.end())
+      return static_cast<std::uint32_t>(it - model.tokens.begin());
+    model.tokens.push_back(token);
+    return static_cast<std::uint32_t>(model.tokens.size() - 1);
+  }
+
   TemplateNode make_node(int id, TraceModel& model, std::size_t group,
                          std::vector<std::pair<std::string, RankExpr>>& used)
   {
@@ -1156,7 +1264,7 @@ private:
       }
       std::vector<std::pair<std::string, RankExpr>> body_used;
       for (int c : s.children)
-        t.body.push_back(make_node(c, model, group, body_used));
+        append_node(t.body, c, model, group, body_used);
       return t;
     }
     if (s.kind == RolledNode::Kind::Poll) {

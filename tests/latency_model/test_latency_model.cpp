@@ -172,6 +172,89 @@ TEST_CASE("latency model: measured work of a fixed cost plus a linear part extra
   CHECK(feature_name(g.terms[0].feature) == "Nw^(2/3)");  // Nw^(2/3) and (Nw/Np)^(2/3) coincide at one Np
 }
 
+namespace {
+
+/// A run whose MPI_Init takes a quarter of a second (process start-up, as the profiler records it, with
+/// a few percent of noise) before four compute bursts of 1e-5 Nw s and allreduces.
+class StartupApp final : public TraceSource {
+public:
+  StartupApp(int nw, double init_s) : nw_(nw), init_s_(init_s) {}
+  int rank_count() const override { return 2; }
+  CallStreamPtr open(int) const override
+  {
+    auto s = std::make_unique<gridcast::test::MemoryStream>("startup");
+    s->add(Op::Init, "MPI_Init").seconds = init_s_;
+    for (int k = 0; k < 4; ++k) {
+      s->add(Op::Compute, "compute").seconds = 1e-5 * nw_;
+      CallRecord& a = s->add(Op::Allreduce, "MPI_Allreduce");
+      a.bytes       = 8;
+      a.seconds     = 1e-6;
+    }
+    s->add(Op::Finalize, "MPI_Finalize").seconds = 1e-6;
+    return s;
+  }
+
+private:
+  int nw_;
+  double init_s_;
+};
+
+}  // namespace
+
+TEST_CASE("latency model: MPI_Init's measured start-up time is predicted", "[latency_model]")
+{
+  // The emulator has nothing to simulate in MPI_Init, so its recorded duration must come from the model:
+  // a sleep of the same function just before the call, regressed like measured work (the noisy values
+  // give a constant), which the prediction then spends (LAMMPS at np 2: 0.24 s of a 1.2 s run).
+  TempDir dir;
+  std::vector<std::filesystem::path> profiles;
+  const std::vector<int> sizes     = {4000, 8000, 16000, 32000};
+  const std::vector<double> init_s = {0.255, 0.243, 0.252, 0.247};
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    RunInfo info;
+    info.np               = 2;
+    info.nw               = sizes[i];
+    info.host.speed_flops = kRecordingSpeed;
+    info.encoding         = TraceEncoding::Binary;
+    auto p                = dir / ("startup-" + std::to_string(sizes[i]));
+    write_profile(StartupApp(sizes[i], init_s[i]), info, p, TraceEncoding::Binary);
+    profiles.push_back(p);
+  }
+  TraceModel model = fit_trace_model(profiles);
+  const auto& body = model.groups.at(0).body;
+  REQUIRE(body.size() >= 2);
+  const CallToken& first = model.tokens.at(body[0].token);
+  CHECK(first.op == Op::Sleep);
+  CHECK(first.function == "MPI_Init");
+  REQUIRE(body[0].seconds);
+  CHECK(body[0].seconds->terms.size() == 1);  // the constant: the noise says nothing more
+  CHECK(body[0].seconds->eval(128000, 2) == Approx(0.24925).epsilon(1e-9));
+  CHECK(model.tokens.at(body[1].token).op == Op::Init);
+  CHECK_FALSE(body[1].seconds);  // counted once, by the sleep
+
+  // The prediction spends it: 0.25 s then four bursts of 1e-5 x 128000 s (on hosts as fast as the
+  // recording one), on both ranks at once.
+  gridcast::test::write_file(dir / "p.xml", gridcast::test::cluster_xml(2, "2Gf"));
+  const std::string m = (dir / "m.json").string();
+  write_model(m, model);
+  auto r = run_gridcast("predict " + m + " --nw 128000 --np 2 --no-timeline --platform " + (dir / "p.xml").string() +
+                        " --out " + (dir / "out").string());
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK(makespan_of(dir / "out" / "prediction.json") == Approx(0.24925 + 4 * 1e-5 * 128000).epsilon(0.01));
+  auto j = nlohmann::json::parse(gridcast::test::read_file(dir / "out" / "prediction.json"));
+  double init = -1;
+  for (const auto& f : j.at("functions"))
+    if (f.at("name") == "MPI_Init")
+      init = f.at("seconds").get<double>();
+  CHECK(init == Approx(2 * 0.24925).epsilon(1e-6));
+
+  // A trace without MPI_Init durations (SMPI's declare none; here the LU-like application) gets no sleep.
+  TraceModel lu = fit_trace_model(lu_profiles(dir));
+  for (const CallToken& t : lu.tokens)
+    CHECK(t.op != Op::Sleep);
+}
+
 TEST_CASE("latency model: the ratio forest reproduces a known pattern", "[latency_model]")
 {
   // Ratio 2 - 1.5 p over the progress p of the loop in group 0; a constant 0.5 in group 1. Each
