@@ -250,10 +250,15 @@ void completed_persistent(MPI_Request r)
 /// copied before the call (MPI nulls completed ones), their ids looked up after it (resolve()), before
 /// forget_completed() drops the completed ones -- and not at all for a folded poll.
 struct RequestIds {
-  explicit RequestIds(int n, const MPI_Request* reqs) : count(n < 0 ? 0 : static_cast<std::size_t>(n))
+  // Few stores: a poll's wrapper makes this before the PMPI call (see core.hpp, poll_timed).
+  [[gnu::always_inline]] explicit RequestIds(int n, const MPI_Request* reqs) : count(n < 0 ? 0 : static_cast<std::size_t>(n))
   {
-    ids = count <= kStack ? stack : (heap.resize(count), heap.data());
-    handles = count <= kStack ? hstack : (hheap.resize(count), hheap.data());
+    if (count > kStack) {
+      heap = std::make_unique<std::int64_t[]>(count);
+      hheap = std::make_unique<MPI_Request[]>(count);
+    }
+    ids = count <= kStack ? stack : heap.get();
+    handles = count <= kStack ? hstack : hheap.get();
     for (std::size_t i = 0; i < count; ++i)
       handles[i] = reqs[i];
   }
@@ -293,8 +298,8 @@ struct RequestIds {
   std::size_t count;
   std::int64_t stack[kStack];
   MPI_Request hstack[kStack];
-  std::vector<std::int64_t> heap;
-  std::vector<MPI_Request> hheap;
+  std::unique_ptr<std::int64_t[]> heap;
+  std::unique_ptr<MPI_Request[]> hheap;
   std::int64_t* ids;
   MPI_Request* handles;
 };
@@ -837,19 +842,25 @@ int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status)
   return rc;
 }
 
+/// Argument identity of a probe, for folding identical failed ones.
+PollKey probe_key(Fn fn, int source, int tag, MPI_Comm comm)
+{
+  return {mix(mix(mix(static_cast<std::uint64_t>(fn), reinterpret_cast<std::uintptr_t>(comm)), static_cast<std::uint32_t>(source)),
+              static_cast<std::uint32_t>(tag))};
+}
+
 int MPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status)
 {
-  Call c(Fn::MPI_Iprobe);
+  Call c(Fn::MPI_Iprobe, probe_key(Fn::MPI_Iprobe, source, tag, comm));
   MPI_Status local;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
   int rc = PMPI_Iprobe(source, tag, comm, flag, st);
   if (c) {
     bool found = rc == MPI_SUCCESS && *flag;
+    if (c.fold_if_repeated(not found))
+      return rc;
     fill_probe(c.r, source, tag, comm, st, found);
-    std::uint64_t key = mix(mix(mix(static_cast<std::uint64_t>(Fn::MPI_Iprobe), reinterpret_cast<std::uintptr_t>(comm)),
-                                static_cast<std::uint32_t>(source)),
-                            static_cast<std::uint32_t>(tag));
-    c.finish_poll(not found, key);
+    c.finish_poll(not found);
   }
   return rc;
 }
@@ -875,10 +886,13 @@ int MPI_Wait(MPI_Request* request, MPI_Status* status)
 
 int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status)
 {
-  Call c(Fn::MPI_Test);
   MPI_Request before = *request;
-  std::int64_t id = c ? request_id(before) : -1;
+  Call c(Fn::MPI_Test, PollKey{mix(static_cast<std::uint64_t>(Fn::MPI_Test), reinterpret_cast<std::uintptr_t>(before))});
   int rc = PMPI_Test(request, flag, status);
+  if (c && c.fold_if_repeated(not *flag))
+    return rc;  // nothing completed: nothing to forget
+  // The id is looked up after the call but before forget_request() drops a completed request.
+  std::int64_t id = c ? request_id(before) : -1;
   if (before != MPI_REQUEST_NULL && *request == MPI_REQUEST_NULL)
     forget_request(before);
   else if (*flag)
@@ -887,7 +901,7 @@ int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status)
     c.r.request = id;
     if (*flag)
       c.r.flags |= kFlagOutcome;
-    c.finish_poll(not *flag, mix(static_cast<std::uint64_t>(Fn::MPI_Test), reinterpret_cast<std::uintptr_t>(before)));
+    c.finish_poll(not *flag);
   }
   return rc;
 }
@@ -908,10 +922,10 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
 
 int MPI_Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[])
 {
-  Call c(Fn::MPI_Testall);
   RequestIds ids(count, requests);
+  Call c(Fn::MPI_Testall, PollKey{ids.key(Fn::MPI_Testall)});
   int rc = PMPI_Testall(count, requests, flag, statuses);
-  if (c && c.fold_if_repeated(not *flag, ids.key(Fn::MPI_Testall)))
+  if (c && c.fold_if_repeated(not *flag))
     return rc;  // nothing completed: nothing to forget
   if (c)
     ids.resolve();
@@ -921,7 +935,7 @@ int MPI_Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuse
   if (c) {
     if (*flag)
       c.r.flags |= kFlagOutcome;
-    c.finish_poll(not *flag, ids.key(Fn::MPI_Testall), ExtraKind::Requests, ids.ids, ids.count);
+    c.finish_poll(not *flag, ExtraKind::Requests, ids.ids, ids.count);
   }
   return rc;
 }
@@ -948,11 +962,11 @@ int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* statu
 
 int MPI_Testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status)
 {
-  Call c(Fn::MPI_Testany);
   RequestIds ids(count, requests);
+  Call c(Fn::MPI_Testany, PollKey{ids.key(Fn::MPI_Testany)});
   int rc = PMPI_Testany(count, requests, index, flag, status);
   const bool done = *flag && *index != MPI_UNDEFINED && *index >= 0 && static_cast<std::size_t>(*index) < ids.count;
-  if (c && c.fold_if_repeated(not done, ids.key(Fn::MPI_Testany)))
+  if (c && c.fold_if_repeated(not done))
     return rc;  // nothing completed: nothing to forget
   if (c)
     ids.resolve();
@@ -965,7 +979,7 @@ int MPI_Testany(int count, MPI_Request requests[], int* index, int* flag, MPI_St
       c.r.request = ids.ids[*index];
     }
     // flag set with MPI_UNDEFINED (no active request) is a poll that found nothing too
-    c.finish_poll(not done, ids.key(Fn::MPI_Testany), ExtraKind::Requests, ids.ids, ids.count);
+    c.finish_poll(not done, ExtraKind::Requests, ids.ids, ids.count);
   }
   return rc;
 }
@@ -983,7 +997,7 @@ static void finish_some(Call& c, const RequestIds& ids, int outcount, const int*
     c.r.flags |= kFlagOutcome;
   c.r.root = static_cast<std::int32_t>(ids.count);
   if (poll)
-    c.finish_poll(done.empty(), ids.key(Fn::MPI_Testsome), ExtraKind::Requests, ids.ids, ids.count, done.data(),
+    c.finish_poll(done.empty(), ExtraKind::Requests, ids.ids, ids.count, done.data(),
                   done.size());
   else
     c.finish(ExtraKind::Requests, ids.ids, ids.count, done.data(), done.size());
@@ -1007,11 +1021,11 @@ int MPI_Waitsome(int incount, MPI_Request requests[], int* outcount, int indices
 
 int MPI_Testsome(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[])
 {
-  Call c(Fn::MPI_Testsome);
   RequestIds ids(incount, requests);
+  Call c(Fn::MPI_Testsome, PollKey{ids.key(Fn::MPI_Testsome)});
   int rc = PMPI_Testsome(incount, requests, outcount, indices, statuses);
   bool none = *outcount == MPI_UNDEFINED || *outcount == 0;
-  if (c && c.fold_if_repeated(none, ids.key(Fn::MPI_Testsome)))
+  if (c && c.fold_if_repeated(none))
     return rc;  // nothing completed: nothing to forget
   if (c)
     ids.resolve();
@@ -1626,7 +1640,7 @@ int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Sta
 
 int MPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message, MPI_Status* status)
 {
-  Call c(Fn::MPI_Improbe);
+  Call c(Fn::MPI_Improbe, probe_key(Fn::MPI_Improbe, source, tag, comm));
   MPI_Status local;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
   int rc = PMPI_Improbe(source, tag, comm, flag, message, st);
@@ -1634,13 +1648,10 @@ int MPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* mess
   if (found && config().enabled)
     remember_message(*message, comm, st);
   if (c) {
-    std::uint64_t key = mix(mix(mix(static_cast<std::uint64_t>(Fn::MPI_Improbe), reinterpret_cast<std::uintptr_t>(comm)),
-                                static_cast<std::uint32_t>(source)),
-                            static_cast<std::uint32_t>(tag));
-    if (c.fold_if_repeated(not found, key))
+    if (c.fold_if_repeated(not found))
       return rc;
     fill_probe(c.r, source, tag, comm, st, found);
-    c.finish_poll(not found, key);
+    c.finish_poll(not found);
   }
   return rc;
 }
