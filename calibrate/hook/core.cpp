@@ -231,6 +231,7 @@ ThreadBuf* this_thread_buf()
 /// Appends one record; flushes first when the buffer is full.
 void push(ThreadBuf* b, const RawRecord& r)
 {
+  stop_poll_sampling();
   std::size_t n = b->committed.load(std::memory_order_relaxed);
   if (n == kBufferRecords) {
     flush(b);
@@ -476,7 +477,6 @@ bool selected(Fn fn) { return g_selected[static_cast<int>(fn)]; }
 
 void append(const RawRecord& r)
 {
-  stop_poll_sampling();
   ThreadBuf* b = this_thread_buf();
   if (b != nullptr)
     push(b, r);
@@ -485,7 +485,6 @@ void append(const RawRecord& r)
 void append_with_values(RawRecord& call, ExtraKind kind, const std::int64_t* a, std::size_t na,
                         const std::int64_t* b, std::size_t nb)
 {
-  stop_poll_sampling();
   ThreadBuf* buf = this_thread_buf();
   if (buf == nullptr)
     return;
@@ -580,7 +579,7 @@ void remember_poll(std::uint16_t fn, std::uint64_t key)
   // were the last thing appended before this call's record, in the same buffer.
   const bool adjacent = t_poll.valid && t_poll.appended == t_last_call_appended_before && t_poll.flushes == b->flushes;
   t_poll_before = adjacent ? t_poll : PollState{};
-  t_poll = {true, fn, key, t_last_call_index, b->appended, b->flushes, 0, 0};
+  t_poll = {true, fn, key, t_last_call_index, b->appended, b->flushes, 0, 0, &b->records[t_last_call_index].r};
 }
 
 void on_init(int world_rank, int world_size, std::int64_t init_start_ticks)

@@ -61,6 +61,10 @@ void append_values(ExtraKind kind, const std::int64_t* values, std::size_t n, Ra
 void append_with_values(RawRecord& call, ExtraKind kind, const std::int64_t* a, std::size_t na,
                         const std::int64_t* b = nullptr, std::size_t nb = 0);
 
+/// Per-thread nesting depth of hooked calls: only the outermost call of a nest is recorded.
+extern thread_local constinit int t_depth;
+inline int& depth() { return t_depth; }
+
 /// Polling loops (HPL's MPI_Iprobe, MPI_Testany in HPCC) call the same failing poll millions of times.
 /// A failed poll identical to the thread's previous record (same function, same arguments -- `key` --
 /// nothing recorded in between) is folded into it: its count (`repeat`) and time are added, every call
@@ -92,6 +96,7 @@ struct PollState {
   std::uint64_t flushes = 0;    ///< ThreadBuf::flushes right after it
   std::int64_t untimed = 0;     ///< calls folded since the last timed one
   std::int64_t skip = 0;        ///< the next calls of this poll to leave untimed (0: time the next one)
+  RawRecord* record = nullptr;  ///< the poll's record in the buffer (valid while skip > 0)
 };
 extern thread_local constinit PollState t_poll;
 /// The failed poll recorded right before t_poll (nothing in between): two polls that alternate (HPCC's
@@ -108,6 +113,31 @@ inline bool poll_timed(std::uint16_t fn, std::uint64_t key)
   const PollState& q = t_poll_before;
   if (q.fn == fn && q.key == key)
     return q.skip <= 0;
+  return true;
+}
+/// Whether a poll of (fn, key) is a recorded call between the samples of a run (poll_timed() false): the
+/// wrappers then take a path that only calls PMPI and counts the call in fold_poll() -- no Call object,
+/// no copies, one store before the PMPI call (the depth).
+inline bool untimed_poll(std::uint16_t fn, std::uint64_t key)
+{
+  return recording() && t_depth == 0 && not poll_timed(fn, key);
+}
+/// fold_poll() for an untimed_poll() call that failed, inline: only counts. skip > 0 means that nothing
+/// was appended (nor flushed: a flush happens only on an append or at the end) since the run's last call.
+inline bool fold_untimed(std::uint16_t fn, std::uint64_t key)
+{
+  PollState& p = t_poll;
+  PollState* s = nullptr;
+  if (p.fn == fn && p.key == key)
+    s = &p;
+  else if (PollState& q = t_poll_before; q.fn == fn && q.key == key && q.record != nullptr && p.record != nullptr &&
+                                         q.record->repeat == p.record->repeat)
+    s = &q;  // a cycle A B A B: A has been repeated as often as B
+  if (s == nullptr || s->skip <= 0)
+    return false;
+  ++s->record->repeat;
+  ++s->untimed;
+  --s->skip;
   return true;
 }
 /// Any other record ends the runs: their next calls are timed.
@@ -131,9 +161,6 @@ inline std::uint64_t mix(std::uint64_t h, std::uint64_t v)
   return h;
 }
 
-/// Per-thread nesting depth of hooked calls: only the outermost call of a nest is recorded.
-extern thread_local constinit int t_depth;
-inline int& depth() { return t_depth; }
 
 /// Is function `fn` (a library function) selected by the function list? MPI is always recorded.
 bool selected(Fn fn);
@@ -183,6 +210,10 @@ public:
     if (timed_)
       start_ = now_ticks();
   }
+  /// The rare end of an untimed_poll() path that did not fold (the call succeeded): PMPI was called with
+  /// depth() already incremented, which this Call takes over; the start is estimated (finish_poll).
+  struct AfterUntimed {};
+  Call(Fn fn, PollKey key, AfterUntimed) : active_(true), poll_(true), timed_(false), fn_(static_cast<std::uint16_t>(fn)), key_(key.key) {}
   Call(const Call&) = delete;
   Call& operator=(const Call&) = delete;
   ~Call()

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <climits>
 #include <cstdio>
 #include <mutex>
@@ -246,6 +247,16 @@ void completed_persistent(MPI_Request r)
   g_request_generation.fetch_add(1, std::memory_order_release);
 }
 
+/// Identity of a request array, for folding identical failed polls. Independent rotations xor-ed, not a
+/// chained hash: it is computed before the PMPI call, whose barrier waits for it (see core.hpp).
+std::uint64_t requests_key(Fn fn, std::size_t count, const MPI_Request* handles)
+{
+  std::uint64_t h = (static_cast<std::uint64_t>(fn) << 48) ^ count;
+  for (std::size_t i = 0; i < count; ++i)
+    h ^= std::rotl(static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(handles[i])), static_cast<int>((7 * i + 1) & 63));
+  return h;
+}
+
 /// The requests of a wait/test-family call, on the stack for the common small case: the handles are
 /// copied before the call (MPI nulls completed ones), their ids looked up after it (resolve()), before
 /// forget_completed() drops the completed ones -- and not at all for a folded poll.
@@ -268,13 +279,7 @@ struct RequestIds {
       ids[i] = request_id(handles[i]);
   }
   /// Identity of the request array, for folding identical failed polls.
-  std::uint64_t key(Fn fn) const
-  {
-    std::uint64_t h = mix(static_cast<std::uint64_t>(fn), count);
-    for (std::size_t i = 0; i < count; ++i)
-      h = mix(h, reinterpret_cast<std::uintptr_t>(handles[i]));
-    return h;
-  }
+  std::uint64_t key(Fn fn) const { return requests_key(fn, count, handles); }
   /// Forgets the requests MPI freed (completed, not persistent).
   void forget_completed(const MPI_Request* after)
   {
@@ -849,11 +854,9 @@ PollKey probe_key(Fn fn, int source, int tag, MPI_Comm comm)
               static_cast<std::uint32_t>(tag))};
 }
 
-int MPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status)
+[[gnu::noinline]] static int iprobe_timed(PollKey key, int source, int tag, MPI_Comm comm, int* flag, MPI_Status* st)
 {
-  Call c(Fn::MPI_Iprobe, probe_key(Fn::MPI_Iprobe, source, tag, comm));
-  MPI_Status local;
-  MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
+  Call c(Fn::MPI_Iprobe, key);
   int rc = PMPI_Iprobe(source, tag, comm, flag, st);
   if (c) {
     bool found = rc == MPI_SUCCESS && *flag;
@@ -863,6 +866,34 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status
     c.finish_poll(not found);
   }
   return rc;
+}
+
+[[gnu::noinline]] static int iprobe_untimed_end(PollKey key, int source, int tag, MPI_Comm comm, MPI_Status* st, bool found,
+                                                int rc)
+{
+  Call c(Fn::MPI_Iprobe, key, Call::AfterUntimed{});
+  if (not c.fold_if_repeated(not found)) {
+    fill_probe(c.r, source, tag, comm, st, found);
+    c.finish_poll(not found);
+  }
+  return rc;
+}
+
+int MPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status)
+{
+  const PollKey key = probe_key(Fn::MPI_Iprobe, source, tag, comm);
+  MPI_Status local;  // the source and size of a found message are recorded
+  MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
+  if (not untimed_poll(static_cast<std::uint16_t>(Fn::MPI_Iprobe), key.key))
+    return iprobe_timed(key, source, tag, comm, flag, st);
+  ++depth();
+  int rc = PMPI_Iprobe(source, tag, comm, flag, st);
+  bool found = rc == MPI_SUCCESS && *flag;
+  if (not found && fold_untimed(static_cast<std::uint16_t>(Fn::MPI_Iprobe), key.key)) {
+    --depth();
+    return rc;
+  }
+  return iprobe_untimed_end(key, source, tag, comm, st, found, rc);
 }
 
 // ------------------------------------------------------------------ wait and test
@@ -884,11 +915,9 @@ int MPI_Wait(MPI_Request* request, MPI_Status* status)
   return rc;
 }
 
-int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status)
+/// MPI_Test after the PMPI call.
+static int test_after(Call& c, MPI_Request before, MPI_Request* request, int* flag, int rc)
 {
-  MPI_Request before = *request;
-  Call c(Fn::MPI_Test, PollKey{mix(static_cast<std::uint64_t>(Fn::MPI_Test), reinterpret_cast<std::uintptr_t>(before))});
-  int rc = PMPI_Test(request, flag, status);
   if (c && c.fold_if_repeated(not *flag))
     return rc;  // nothing completed: nothing to forget
   // The id is looked up after the call but before forget_request() drops a completed request.
@@ -904,6 +933,37 @@ int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status)
     c.finish_poll(not *flag);
   }
   return rc;
+}
+
+[[gnu::noinline]] static int test_untimed_end(PollKey key, MPI_Request before, MPI_Request* request, int* flag, int rc)
+{
+  Call c(Fn::MPI_Test, key, Call::AfterUntimed{});
+  return test_after(c, before, request, flag, rc);
+}
+
+[[gnu::noinline]] static int test_timed(PollKey key, MPI_Request* request, int* flag, MPI_Status* status)
+{
+  MPI_Request before = *request;
+  Call c(Fn::MPI_Test, key);
+  int rc = PMPI_Test(request, flag, status);
+  return test_after(c, before, request, flag, rc);
+}
+
+// The untimed path is this function's own (see untimed_poll): the rest lives in functions of their own,
+// so that this one saves few registers (stores, before Open MPI's barrier).
+int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status)
+{
+  MPI_Request before = *request;
+  const PollKey key{mix(static_cast<std::uint64_t>(Fn::MPI_Test), reinterpret_cast<std::uintptr_t>(before))};
+  if (not untimed_poll(static_cast<std::uint16_t>(Fn::MPI_Test), key.key))
+    return test_timed(key, request, flag, status);
+  ++depth();
+  int rc = PMPI_Test(request, flag, status);
+  if (not *flag && fold_untimed(static_cast<std::uint16_t>(Fn::MPI_Test), key.key)) {
+    --depth();
+    return rc;
+  }
+  return test_untimed_end(key, before, request, flag, rc);
 }
 
 int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
@@ -960,11 +1020,9 @@ int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* statu
   return rc;
 }
 
-int MPI_Testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status)
+/// MPI_Testany after the PMPI call.
+static int testany_after(Call& c, RequestIds& ids, MPI_Request requests[], int* index, int* flag, int rc)
 {
-  RequestIds ids(count, requests);
-  Call c(Fn::MPI_Testany, PollKey{ids.key(Fn::MPI_Testany)});
-  int rc = PMPI_Testany(count, requests, index, flag, status);
   const bool done = *flag && *index != MPI_UNDEFINED && *index >= 0 && static_cast<std::size_t>(*index) < ids.count;
   if (c && c.fold_if_repeated(not done))
     return rc;  // nothing completed: nothing to forget
@@ -982,6 +1040,44 @@ int MPI_Testany(int count, MPI_Request requests[], int* index, int* flag, MPI_St
     c.finish_poll(not done, ExtraKind::Requests, ids.ids, ids.count);
   }
   return rc;
+}
+
+constexpr int kFewRequests = 4;  ///< Testany's untimed path: at most this many requests
+
+[[gnu::noinline]] static int testany_untimed_end(PollKey key, int count, const MPI_Request* before, MPI_Request requests[],
+                                                 int* index, int* flag, int rc)
+{
+  RequestIds ids(count, before);
+  Call c(Fn::MPI_Testany, key, Call::AfterUntimed{});
+  return testany_after(c, ids, requests, index, flag, rc);
+}
+
+[[gnu::noinline]] static int testany_timed(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status)
+{
+  RequestIds ids(count, requests);
+  Call c(Fn::MPI_Testany, PollKey{ids.key(Fn::MPI_Testany)});
+  int rc = PMPI_Testany(count, requests, index, flag, status);
+  return testany_after(c, ids, requests, index, flag, rc);
+}
+
+int MPI_Testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status)
+{
+  if (count <= 0 || count > kFewRequests || not recording())
+    return testany_timed(count, requests, index, flag, status);
+  MPI_Request before[kFewRequests];
+  for (int i = 0; i < count; ++i)
+    before[i] = requests[i];
+  const PollKey key{requests_key(Fn::MPI_Testany, static_cast<std::size_t>(count), before)};
+  if (not untimed_poll(static_cast<std::uint16_t>(Fn::MPI_Testany), key.key))
+    return testany_timed(count, requests, index, flag, status);
+  ++depth();
+  int rc = PMPI_Testany(count, requests, index, flag, status);
+  const bool done = *flag && *index != MPI_UNDEFINED && *index >= 0 && *index < count;
+  if (not done && fold_untimed(static_cast<std::uint16_t>(Fn::MPI_Testany), key.key)) {
+    --depth();
+    return rc;
+  }
+  return testany_untimed_end(key, count, before, requests, index, flag, rc);
 }
 
 /// Waitsome/Testsome: the continuation values are every request id, then the ids that completed;
