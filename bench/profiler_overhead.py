@@ -24,6 +24,12 @@ the median of the per-pair ratios, the overhead of the fastest runs (min over al
 disturbances only add time), the overhead of the median CPU time that wait4 reports for mpirun
 (Open MPI's launcher does not always account its ranks' time there: indicative only), raw file MB written per second, how many pairs
 were kept and the median foreign load they saw.
+
+With --cycles, every rank runs under `perf stat -e cycles:u` (package linux-perf) and the table adds
+`cyc_ovh`: the least user-mode CPU cycles of all the ranks of a hooked run over the least of a bare run,
+minus one, over all pairs. Other processes' load barely moves a rank's own cycles (it moves wall time a
+lot), so this is the figure to read on a busy machine -- at 1 rank; at 2 ranks a rank that polls while
+its partner is descheduled spins for longer, so load inflates it there too.
 """
 from __future__ import annotations
 
@@ -50,9 +56,9 @@ def busy_seconds() -> float:
     return (sum(values[:8]) - idle) / CLK_TCK
 
 
-def measure(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float, float]:
+def measure(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float, float, float]:
     """Runs cmd; returns (wall seconds, other processes' load in cores during the run, CPU seconds of
-    the command and its descendants)."""
+    the command and its descendants, user-mode cycles that `perf stat -x,` reported on stderr (0: none))."""
     busy0 = busy_seconds()
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -64,7 +70,12 @@ def measure(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, floa
     if proc.returncode != 0:
         sys.exit(f"command failed ({proc.returncode}): {' '.join(cmd)}\n{stderr[-2000:]}")
     own = usage.ru_utime + usage.ru_stime
-    return wall, max(0.0, busy - own) / wall, own
+    cycles = 0.0
+    for line in stderr.splitlines():  # perf stat -x, lines: value,unit,event,...
+        fields = line.split(",")
+        if len(fields) > 2 and fields[2].startswith("cycles") and fields[0].replace(".", "", 1).isdigit():
+            cycles += float(fields[0])
+    return wall, max(0.0, busy - own) / wall, own, cycles
 
 
 HPCCINF = (ROOT / "examples/hpl-hpcc/hpccinf.template").read_text() if (ROOT / "examples/hpl-hpcc/hpccinf.template").exists() else ""
@@ -104,6 +115,9 @@ def main() -> int:
                     help="LAMMPS box depth of the 1-rank case, in units of 32000 atoms (default 3; 2 ranks: twice)")
     ap.add_argument("--gridcast", default=str(ROOT / "build/bin/gridcast"))
     ap.add_argument("--hook", default=str(ROOT / "build/lib/libgridcast-hook.so"))
+    ap.add_argument("--cycles", action="store_true",
+                    help="run every rank under `perf stat -e cycles:u` and print cyc_ovh, the overhead in the "
+                         "ranks' own CPU cycles (robust to other processes' load at 1 rank)")
     args = ap.parse_args()
     hook = Path(args.hook)
     if not hook.exists():
@@ -117,25 +131,33 @@ def main() -> int:
     env = dict(os.environ)
     work = Path(tempfile.mkdtemp(prefix="gridcast-overhead-"))
     raw = work / "raw"
+    perf = []
+    if args.cycles:
+        if shutil.which("perf") is None:
+            print("--cycles needs perf (package linux-perf)", file=sys.stderr)
+            return 77
+        perf = ["perf", "stat", "-x,", "-e", "cycles:u"]
     all_cases = cases(work, as_root, args.hpl_n, args.lammps_z)
     started = time.perf_counter()
     print(f"# profiler overhead, {args.reps} interleaved pairs per case, host {os.uname().nodename}, "
           f"{os.cpu_count()} cores; pairs with other load > {args.max_other_cores} cores discarded")
     print(f"{'case':<12} {'size':>12} {'base_s':>8} {'hook_s':>8} {'overhead':>9} {'pair_med':>9} {'min_ovh':>8} {'cpu_ovh':>8} "
-          f"{'raw_MB/s':>9} {'kept':>6} {'other_cores':>11} {'profile_s':>9}")
+          f"{'raw_MB/s':>9} {'kept':>6} {'other_cores':>11} {'profile_s':>9} {'cyc_ovh':>8}")
     worst = 0.0
     for name in args.cases.split(","):
         if name not in all_cases:
             print(f"unknown case '{name}' (known: {', '.join(all_cases)})", file=sys.stderr)
             return 2
         cmd, cwd, size = all_cases[name]
-        hooked = [cmd[0], "-x", f"LD_PRELOAD={hook}", "-x", f"GRIDCAST_HOOK_DIR={raw}", *cmd[1:]]
+        app = cmd.index("--bind-to") + 2  # perf (--cycles) runs each rank: it goes before the application
+        run_cmd = cmd[:app] + perf + cmd[app:]
+        hooked = [cmd[0], "-x", f"LD_PRELOAD={hook}", "-x", f"GRIDCAST_HOOK_DIR={raw}", *run_cmd[1:]]
         pairs = []
         raw_size = 0
         for rep in range(args.reps):
             shutil.rmtree(raw, ignore_errors=True)
             raw.mkdir()
-            order = [("base", cmd), ("hook", hooked)]
+            order = [("base", run_cmd), ("hook", hooked)]
             if rep % 2 == 1:
                 order.reverse()
             result = {}
@@ -156,6 +178,9 @@ def main() -> int:
         cpu_overhead = statistics.median(h[2] for _, h in kept) / statistics.median(b[2] for b, _ in kept) - 1
         # The fastest run of each kind over all pairs: disturbances only ever add time.
         min_overhead = min(h[0] for _, h in pairs) / min(b[0] for b, _ in pairs) - 1
+        # Own cycles: the least of each kind over all pairs (load adds cycles, through caches, not many).
+        base_cycles = min(b[3] for b, _ in pairs)
+        cycles_note = f"{100 * (min(h[3] for _, h in pairs) / base_cycles - 1):7.2f}%" if base_cycles > 0 else f"{'-':>8}"
         # End to end: gridcast profile (run + conversion), once.
         prof = work / "prof"
         shutil.rmtree(prof, ignore_errors=True)
@@ -166,7 +191,7 @@ def main() -> int:
         overhead = hooked_s / base - 1
         worst = max(worst, overhead)
         print(f"{name:<12} {size:>12} {base:8.3f} {hooked_s:8.3f} {100 * overhead:8.2f}% {100 * (pair_ratio - 1):8.2f}% "
-              f"{100 * min_overhead:7.2f}% {100 * cpu_overhead:7.2f}% {raw_size / hooked_s / 1e6:9.2f} {len(kept):>3}/{args.reps:<2} {other:11.2f} {profile_s:9.3f}{note}", flush=True)
+              f"{100 * min_overhead:7.2f}% {100 * cpu_overhead:7.2f}% {raw_size / hooked_s / 1e6:9.2f} {len(kept):>3}/{args.reps:<2} {other:11.2f} {profile_s:9.3f} {cycles_note}{note}", flush=True)
     print(f"worst overhead of the medians: {100 * worst:.2f}% (target <= 3%: {'met' if worst <= 0.03 else 'NOT met'}); "
           f"bench took {time.perf_counter() - started:.0f} s", flush=True)
     shutil.rmtree(work, ignore_errors=True)

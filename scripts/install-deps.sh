@@ -13,6 +13,7 @@ packages=(
   libdlib-dev             # latency model: random forest regression of call latency ratios
   libblas-dev hpcc lammps     # profiler: BLAS of its test program; HPCC and LAMMPS for examples/ and bench/
   libelf-dev              # profiler: reads the symbol tables of the application and its libraries (--functions check)
+  linux-perf              # bench/profiler_overhead.py --cycles: the ranks' own CPU cycles (perf stat)
 )
 
 missing=()

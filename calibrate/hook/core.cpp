@@ -53,7 +53,6 @@ struct ThreadBuf {
 
 Config g_config;
 char g_dir[4096] = {0};
-std::atomic<bool> g_recording{false};
 std::atomic<bool> g_ended{false};
 std::atomic<bool> g_initialized{false};  ///< this process called MPI_Init (it owns rank-R.* files)
 std::atomic<int> g_rank{-1};
@@ -76,23 +75,9 @@ struct sigaction g_old_term, g_old_int;
 
 thread_local ThreadBuf* t_buf = nullptr;
 
-/// The last record of this thread when it is a failed poll (see fold_poll).
-struct PollState {
-  bool valid = false;
-  std::uint16_t fn = 0;
-  std::uint64_t key = 0;
-  std::size_t index = 0;        ///< the poll's record in the buffer
-  std::uint64_t appended = 0;   ///< ThreadBuf::appended right after it
-  std::uint64_t flushes = 0;    ///< ThreadBuf::flushes right after it
-};
-thread_local PollState t_poll;
-/// The failed poll recorded right before t_poll (nothing in between): two polls that alternate (HPCC's
-/// RandomAccess loops on MPI_Testany then MPI_Test) fold as a cycle into these two records.
-thread_local PollState t_poll_before;
 /// ThreadBuf::appended before the last call record was pushed (is t_poll right before it?).
 thread_local std::uint64_t t_last_call_appended_before = 0;
 thread_local std::size_t t_last_call_index = 0;  ///< where append_with_values put its call record
-thread_local int t_depth = 0;
 
 // Async-signal-safe writes of text, used for the meta file and messages.
 void put(int fd, const char* s) { (void)!write(fd, s, std::strlen(s)); }
@@ -246,6 +231,7 @@ ThreadBuf* this_thread_buf()
 /// Appends one record; flushes first when the buffer is full.
 void push(ThreadBuf* b, const RawRecord& r)
 {
+  stop_poll_sampling();
   std::size_t n = b->committed.load(std::memory_order_relaxed);
   if (n == kBufferRecords) {
     flush(b);
@@ -483,8 +469,10 @@ thread_local bool t_in_app_lookup = false;
 bool g_tsc_clock = false;
 
 const Config& config() { return g_config; }
-bool recording() { return g_recording.load(std::memory_order_relaxed); }
-int& depth() { return t_depth; }
+std::atomic<bool> g_recording{false};
+thread_local constinit int t_depth = 0;
+thread_local constinit PollState t_poll;
+thread_local constinit PollState t_poll_before;
 bool selected(Fn fn) { return g_selected[static_cast<int>(fn)]; }
 
 void append(const RawRecord& r)
@@ -522,30 +510,63 @@ void append_with_values(RawRecord& call, ExtraKind kind, const std::int64_t* a, 
   }
 }
 
-bool fold_poll(std::uint16_t fn, std::uint64_t key, std::int64_t start, std::int64_t end)
+namespace {
+
+/// The failed-poll state a call of (fn, key) would fold into, or nullptr (see fold_poll).
+PollState* fold_target(const ThreadBuf* b, std::uint16_t fn, std::uint64_t key)
+{
+  PollState& p = t_poll;
+  if (b == nullptr || not p.valid || p.appended != b->appended || p.flushes != b->flushes)
+    return nullptr;  // something was recorded since the last failed poll
+  if (p.fn == fn && p.key == key)
+    return &p;  // the same poll again
+  // A cycle of two: A B A B... -- this call repeats the poll before the last one (A), and A has been
+  // repeated as often as B so far. A is marked: the converter writes the two back interleaved.
+  PollState& q = t_poll_before;
+  if (not q.valid || q.fn != fn || q.key != key || q.flushes != b->flushes)
+    return nullptr;
+  if (b->records[q.index].r.repeat != b->records[p.index].r.repeat)
+    return nullptr;
+  return &q;
+}
+
+}  // namespace
+
+std::int64_t untimed_poll_start(std::uint16_t fn, std::uint64_t key, std::int64_t end)
+{
+  const ThreadBuf* b = t_buf;
+  const PollState* s = fold_target(b, fn, key);
+  if (s == nullptr)
+    return end;  // the run was flushed meanwhile (a signal): no estimate, a zero duration
+  const RawRecord& r = b->records[s->index].r;
+  std::int64_t timed_calls = std::max<std::int64_t>(1, r.repeat + 1 - s->untimed);
+  std::int64_t mean_busy = r.busy_ticks / timed_calls;
+  return std::max(r.start_ticks + r.duration_ticks, end - mean_busy);
+}
+
+bool fold_poll(std::uint16_t fn, std::uint64_t key, bool timed, std::int64_t start, std::int64_t end)
 {
   ThreadBuf* b = t_buf;
-  const PollState& p = t_poll;
-  if (b == nullptr || not p.valid || p.appended != b->appended || p.flushes != b->flushes)
-    return false;  // something was recorded since the last failed poll
-  RawRecord* r = nullptr;
-  if (p.fn == fn && p.key == key) {
-    r = &b->records[p.index].r;  // the same poll again
-  } else {
-    // A cycle of two: A B A B... -- this call repeats the poll before the last one (A), and A has been
-    // repeated as often as B so far. A is marked: the converter writes the two back interleaved.
-    const PollState& q = t_poll_before;
-    if (not q.valid || q.fn != fn || q.key != key || q.flushes != b->flushes)
-      return false;
-    RawRecord& a = b->records[q.index].r;
-    if (a.repeat != b->records[p.index].r.repeat)
-      return false;
-    a.flags |= kFlagPollCycle;
-    r = &a;
+  PollState* s = fold_target(b, fn, key);
+  if (s == nullptr)
+    return false;
+  RawRecord& r = b->records[s->index].r;
+  if (s != &t_poll)
+    r.flags |= kFlagPollCycle;
+  ++r.repeat;
+  if (not timed) {
+    ++s->untimed;
+    --s->skip;
+    return true;
   }
-  ++r->repeat;
-  r->busy_ticks += end - start;
-  r->duration_ticks = end - r->start_ticks;
+  // A timed call stands for itself and the untimed ones folded since the previous timed call
+  // (systematic sampling): the busy time is an estimate, the call count is exact.
+  r.busy_ticks += (end - start) * (1 + s->untimed);
+  s->untimed = 0;
+  r.duration_ticks = end - r.start_ticks;
+  r.busy_ticks = std::min(r.busy_ticks, r.duration_ticks);
+  if (r.repeat >= kPollTimedFolds)
+    s->skip = kPollSampleEvery - 1;
   return true;
 }
 
@@ -558,7 +579,7 @@ void remember_poll(std::uint16_t fn, std::uint64_t key)
   // were the last thing appended before this call's record, in the same buffer.
   const bool adjacent = t_poll.valid && t_poll.appended == t_last_call_appended_before && t_poll.flushes == b->flushes;
   t_poll_before = adjacent ? t_poll : PollState{};
-  t_poll = {true, fn, key, t_last_call_index, b->appended, b->flushes};
+  t_poll = {true, fn, key, t_last_call_index, b->appended, b->flushes, 0, 0, &b->records[t_last_call_index].r};
 }
 
 void on_init(int world_rank, int world_size, std::int64_t init_start_ticks)

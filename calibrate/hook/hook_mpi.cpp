@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <climits>
 #include <cstdio>
 #include <mutex>
@@ -246,14 +247,29 @@ void completed_persistent(MPI_Request r)
   g_request_generation.fetch_add(1, std::memory_order_release);
 }
 
+/// Identity of a request array, for folding identical failed polls. Independent rotations xor-ed, not a
+/// chained hash: it is computed before the PMPI call, whose barrier waits for it (see core.hpp).
+std::uint64_t requests_key(Fn fn, std::size_t count, const MPI_Request* handles)
+{
+  std::uint64_t h = (static_cast<std::uint64_t>(fn) << 48) ^ count;
+  for (std::size_t i = 0; i < count; ++i)
+    h ^= std::rotl(static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(handles[i])), static_cast<int>((7 * i + 1) & 63));
+  return h;
+}
+
 /// The requests of a wait/test-family call, on the stack for the common small case: the handles are
 /// copied before the call (MPI nulls completed ones), their ids looked up after it (resolve()), before
 /// forget_completed() drops the completed ones -- and not at all for a folded poll.
 struct RequestIds {
-  explicit RequestIds(int n, const MPI_Request* reqs) : count(n < 0 ? 0 : static_cast<std::size_t>(n))
+  // Few stores: a poll's wrapper makes this before the PMPI call (see core.hpp, poll_timed).
+  [[gnu::always_inline]] explicit RequestIds(int n, const MPI_Request* reqs) : count(n < 0 ? 0 : static_cast<std::size_t>(n))
   {
-    ids = count <= kStack ? stack : (heap.resize(count), heap.data());
-    handles = count <= kStack ? hstack : (hheap.resize(count), hheap.data());
+    if (count > kStack) {
+      heap = std::make_unique<std::int64_t[]>(count);
+      hheap = std::make_unique<MPI_Request[]>(count);
+    }
+    ids = count <= kStack ? stack : heap.get();
+    handles = count <= kStack ? hstack : hheap.get();
     for (std::size_t i = 0; i < count; ++i)
       handles[i] = reqs[i];
   }
@@ -263,13 +279,7 @@ struct RequestIds {
       ids[i] = request_id(handles[i]);
   }
   /// Identity of the request array, for folding identical failed polls.
-  std::uint64_t key(Fn fn) const
-  {
-    std::uint64_t h = mix(static_cast<std::uint64_t>(fn), count);
-    for (std::size_t i = 0; i < count; ++i)
-      h = mix(h, reinterpret_cast<std::uintptr_t>(handles[i]));
-    return h;
-  }
+  std::uint64_t key(Fn fn) const { return requests_key(fn, count, handles); }
   /// Forgets the requests MPI freed (completed, not persistent).
   void forget_completed(const MPI_Request* after)
   {
@@ -293,8 +303,8 @@ struct RequestIds {
   std::size_t count;
   std::int64_t stack[kStack];
   MPI_Request hstack[kStack];
-  std::vector<std::int64_t> heap;
-  std::vector<MPI_Request> hheap;
+  std::unique_ptr<std::int64_t[]> heap;
+  std::unique_ptr<MPI_Request[]> hheap;
   std::int64_t* ids;
   MPI_Request* handles;
 };
@@ -837,21 +847,53 @@ int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status)
   return rc;
 }
 
-int MPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status)
+/// Argument identity of a probe, for folding identical failed ones.
+PollKey probe_key(Fn fn, int source, int tag, MPI_Comm comm)
 {
-  Call c(Fn::MPI_Iprobe);
-  MPI_Status local;
-  MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
+  return {mix(mix(mix(static_cast<std::uint64_t>(fn), reinterpret_cast<std::uintptr_t>(comm)), static_cast<std::uint32_t>(source)),
+              static_cast<std::uint32_t>(tag))};
+}
+
+[[gnu::noinline]] static int iprobe_timed(PollKey key, int source, int tag, MPI_Comm comm, int* flag, MPI_Status* st)
+{
+  Call c(Fn::MPI_Iprobe, key);
   int rc = PMPI_Iprobe(source, tag, comm, flag, st);
   if (c) {
     bool found = rc == MPI_SUCCESS && *flag;
+    if (c.fold_if_repeated(not found))
+      return rc;
     fill_probe(c.r, source, tag, comm, st, found);
-    std::uint64_t key = mix(mix(mix(static_cast<std::uint64_t>(Fn::MPI_Iprobe), reinterpret_cast<std::uintptr_t>(comm)),
-                                static_cast<std::uint32_t>(source)),
-                            static_cast<std::uint32_t>(tag));
-    c.finish_poll(not found, key);
+    c.finish_poll(not found);
   }
   return rc;
+}
+
+[[gnu::noinline]] static int iprobe_untimed_end(PollKey key, int source, int tag, MPI_Comm comm, MPI_Status* st, bool found,
+                                                int rc)
+{
+  Call c(Fn::MPI_Iprobe, key, Call::AfterUntimed{});
+  if (not c.fold_if_repeated(not found)) {
+    fill_probe(c.r, source, tag, comm, st, found);
+    c.finish_poll(not found);
+  }
+  return rc;
+}
+
+int MPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status)
+{
+  const PollKey key = probe_key(Fn::MPI_Iprobe, source, tag, comm);
+  MPI_Status local;  // the source and size of a found message are recorded
+  MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
+  if (not untimed_poll(static_cast<std::uint16_t>(Fn::MPI_Iprobe), key.key))
+    return iprobe_timed(key, source, tag, comm, flag, st);
+  ++depth();
+  int rc = PMPI_Iprobe(source, tag, comm, flag, st);
+  bool found = rc == MPI_SUCCESS && *flag;
+  if (not found && fold_untimed(static_cast<std::uint16_t>(Fn::MPI_Iprobe), key.key)) {
+    --depth();
+    return rc;
+  }
+  return iprobe_untimed_end(key, source, tag, comm, st, found, rc);
 }
 
 // ------------------------------------------------------------------ wait and test
@@ -873,12 +915,13 @@ int MPI_Wait(MPI_Request* request, MPI_Status* status)
   return rc;
 }
 
-int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status)
+/// MPI_Test after the PMPI call.
+static int test_after(Call& c, MPI_Request before, MPI_Request* request, int* flag, int rc)
 {
-  Call c(Fn::MPI_Test);
-  MPI_Request before = *request;
+  if (c && c.fold_if_repeated(not *flag))
+    return rc;  // nothing completed: nothing to forget
+  // The id is looked up after the call but before forget_request() drops a completed request.
   std::int64_t id = c ? request_id(before) : -1;
-  int rc = PMPI_Test(request, flag, status);
   if (before != MPI_REQUEST_NULL && *request == MPI_REQUEST_NULL)
     forget_request(before);
   else if (*flag)
@@ -887,9 +930,40 @@ int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status)
     c.r.request = id;
     if (*flag)
       c.r.flags |= kFlagOutcome;
-    c.finish_poll(not *flag, mix(static_cast<std::uint64_t>(Fn::MPI_Test), reinterpret_cast<std::uintptr_t>(before)));
+    c.finish_poll(not *flag);
   }
   return rc;
+}
+
+[[gnu::noinline]] static int test_untimed_end(PollKey key, MPI_Request before, MPI_Request* request, int* flag, int rc)
+{
+  Call c(Fn::MPI_Test, key, Call::AfterUntimed{});
+  return test_after(c, before, request, flag, rc);
+}
+
+[[gnu::noinline]] static int test_timed(PollKey key, MPI_Request* request, int* flag, MPI_Status* status)
+{
+  MPI_Request before = *request;
+  Call c(Fn::MPI_Test, key);
+  int rc = PMPI_Test(request, flag, status);
+  return test_after(c, before, request, flag, rc);
+}
+
+// The untimed path is this function's own (see untimed_poll): the rest lives in functions of their own,
+// so that this one saves few registers (stores, before Open MPI's barrier).
+int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status)
+{
+  MPI_Request before = *request;
+  const PollKey key{mix(static_cast<std::uint64_t>(Fn::MPI_Test), reinterpret_cast<std::uintptr_t>(before))};
+  if (not untimed_poll(static_cast<std::uint16_t>(Fn::MPI_Test), key.key))
+    return test_timed(key, request, flag, status);
+  ++depth();
+  int rc = PMPI_Test(request, flag, status);
+  if (not *flag && fold_untimed(static_cast<std::uint16_t>(Fn::MPI_Test), key.key)) {
+    --depth();
+    return rc;
+  }
+  return test_untimed_end(key, before, request, flag, rc);
 }
 
 int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
@@ -908,10 +982,10 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
 
 int MPI_Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[])
 {
-  Call c(Fn::MPI_Testall);
   RequestIds ids(count, requests);
+  Call c(Fn::MPI_Testall, PollKey{ids.key(Fn::MPI_Testall)});
   int rc = PMPI_Testall(count, requests, flag, statuses);
-  if (c && c.fold_if_repeated(not *flag, ids.key(Fn::MPI_Testall)))
+  if (c && c.fold_if_repeated(not *flag))
     return rc;  // nothing completed: nothing to forget
   if (c)
     ids.resolve();
@@ -921,7 +995,7 @@ int MPI_Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuse
   if (c) {
     if (*flag)
       c.r.flags |= kFlagOutcome;
-    c.finish_poll(not *flag, ids.key(Fn::MPI_Testall), ExtraKind::Requests, ids.ids, ids.count);
+    c.finish_poll(not *flag, ExtraKind::Requests, ids.ids, ids.count);
   }
   return rc;
 }
@@ -946,13 +1020,11 @@ int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* statu
   return rc;
 }
 
-int MPI_Testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status)
+/// MPI_Testany after the PMPI call.
+static int testany_after(Call& c, RequestIds& ids, MPI_Request requests[], int* index, int* flag, int rc)
 {
-  Call c(Fn::MPI_Testany);
-  RequestIds ids(count, requests);
-  int rc = PMPI_Testany(count, requests, index, flag, status);
   const bool done = *flag && *index != MPI_UNDEFINED && *index >= 0 && static_cast<std::size_t>(*index) < ids.count;
-  if (c && c.fold_if_repeated(not done, ids.key(Fn::MPI_Testany)))
+  if (c && c.fold_if_repeated(not done))
     return rc;  // nothing completed: nothing to forget
   if (c)
     ids.resolve();
@@ -965,9 +1037,47 @@ int MPI_Testany(int count, MPI_Request requests[], int* index, int* flag, MPI_St
       c.r.request = ids.ids[*index];
     }
     // flag set with MPI_UNDEFINED (no active request) is a poll that found nothing too
-    c.finish_poll(not done, ids.key(Fn::MPI_Testany), ExtraKind::Requests, ids.ids, ids.count);
+    c.finish_poll(not done, ExtraKind::Requests, ids.ids, ids.count);
   }
   return rc;
+}
+
+constexpr int kFewRequests = 4;  ///< Testany's untimed path: at most this many requests
+
+[[gnu::noinline]] static int testany_untimed_end(PollKey key, int count, const MPI_Request* before, MPI_Request requests[],
+                                                 int* index, int* flag, int rc)
+{
+  RequestIds ids(count, before);
+  Call c(Fn::MPI_Testany, key, Call::AfterUntimed{});
+  return testany_after(c, ids, requests, index, flag, rc);
+}
+
+[[gnu::noinline]] static int testany_timed(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status)
+{
+  RequestIds ids(count, requests);
+  Call c(Fn::MPI_Testany, PollKey{ids.key(Fn::MPI_Testany)});
+  int rc = PMPI_Testany(count, requests, index, flag, status);
+  return testany_after(c, ids, requests, index, flag, rc);
+}
+
+int MPI_Testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status)
+{
+  if (count <= 0 || count > kFewRequests || not recording())
+    return testany_timed(count, requests, index, flag, status);
+  MPI_Request before[kFewRequests];
+  for (int i = 0; i < count; ++i)
+    before[i] = requests[i];
+  const PollKey key{requests_key(Fn::MPI_Testany, static_cast<std::size_t>(count), before)};
+  if (not untimed_poll(static_cast<std::uint16_t>(Fn::MPI_Testany), key.key))
+    return testany_timed(count, requests, index, flag, status);
+  ++depth();
+  int rc = PMPI_Testany(count, requests, index, flag, status);
+  const bool done = *flag && *index != MPI_UNDEFINED && *index >= 0 && *index < count;
+  if (not done && fold_untimed(static_cast<std::uint16_t>(Fn::MPI_Testany), key.key)) {
+    --depth();
+    return rc;
+  }
+  return testany_untimed_end(key, count, before, requests, index, flag, rc);
 }
 
 /// Waitsome/Testsome: the continuation values are every request id, then the ids that completed;
@@ -983,7 +1093,7 @@ static void finish_some(Call& c, const RequestIds& ids, int outcount, const int*
     c.r.flags |= kFlagOutcome;
   c.r.root = static_cast<std::int32_t>(ids.count);
   if (poll)
-    c.finish_poll(done.empty(), ids.key(Fn::MPI_Testsome), ExtraKind::Requests, ids.ids, ids.count, done.data(),
+    c.finish_poll(done.empty(), ExtraKind::Requests, ids.ids, ids.count, done.data(),
                   done.size());
   else
     c.finish(ExtraKind::Requests, ids.ids, ids.count, done.data(), done.size());
@@ -1007,11 +1117,11 @@ int MPI_Waitsome(int incount, MPI_Request requests[], int* outcount, int indices
 
 int MPI_Testsome(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[])
 {
-  Call c(Fn::MPI_Testsome);
   RequestIds ids(incount, requests);
+  Call c(Fn::MPI_Testsome, PollKey{ids.key(Fn::MPI_Testsome)});
   int rc = PMPI_Testsome(incount, requests, outcount, indices, statuses);
   bool none = *outcount == MPI_UNDEFINED || *outcount == 0;
-  if (c && c.fold_if_repeated(none, ids.key(Fn::MPI_Testsome)))
+  if (c && c.fold_if_repeated(none))
     return rc;  // nothing completed: nothing to forget
   if (c)
     ids.resolve();
@@ -1626,7 +1736,7 @@ int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Sta
 
 int MPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message, MPI_Status* status)
 {
-  Call c(Fn::MPI_Improbe);
+  Call c(Fn::MPI_Improbe, probe_key(Fn::MPI_Improbe, source, tag, comm));
   MPI_Status local;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
   int rc = PMPI_Improbe(source, tag, comm, flag, message, st);
@@ -1634,13 +1744,10 @@ int MPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* mess
   if (found && config().enabled)
     remember_message(*message, comm, st);
   if (c) {
-    std::uint64_t key = mix(mix(mix(static_cast<std::uint64_t>(Fn::MPI_Improbe), reinterpret_cast<std::uintptr_t>(comm)),
-                                static_cast<std::uint32_t>(source)),
-                            static_cast<std::uint32_t>(tag));
-    if (c.fold_if_repeated(not found, key))
+    if (c.fold_if_repeated(not found))
       return rc;
     fill_probe(c.r, source, tag, comm, st, found);
-    c.finish_poll(not found, key);
+    c.finish_poll(not found);
   }
   return rc;
 }

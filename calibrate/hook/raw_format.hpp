@@ -124,7 +124,8 @@ struct RawRecord {
   std::int32_t new_comm = 0;     ///< communicator id created
   std::int32_t extra_kind = 0;   ///< low byte: what the continuation values are (ExtraKind); above: how many
   std::int64_t repeat = 0;       ///< failed polls: further identical calls folded into this record
-  std::int64_t busy_ticks = 0;   ///< failed polls: the calls' own time, summed (duration: first start..last end)
+  std::int64_t busy_ticks = 0;   ///< failed polls: the calls' own time, summed (duration: first start..last end);
+                                 ///< past a run's first 33 calls, estimated from a timed sample (core.hpp)
 };
 static_assert(sizeof(RawRecord) == 104);
 

@@ -173,6 +173,10 @@ TEST_CASE("profile: persistent requests, matched probes, alltoallw, neighbourhoo
     CHECK(alternating);
     CHECK(probes == tests);
     CHECK(probes >= 2);
+    // Every call counted, although only a sample of a long run's calls is timed.
+    auto said = r.output.find("rank 0 polled ");
+    REQUIRE(said != std::string::npos);
+    CHECK(probes == std::stoul(r.output.substr(said + 14)));
     auto raw_records = fs::file_size(dir / "prof" / "raw" / "rank-0.thread-0.gcraw") / 104;
     INFO("polls " << probes + tests << ", raw records of rank 0 " << raw_records);
     if (probes > 200)  // the loop ran long enough for folding to show
