@@ -6,6 +6,7 @@
 #include <simgrid/s4u/NetZone.hpp>
 
 #include <charconv>
+#include <cmath>
 
 namespace gridcast::emulator {
 
@@ -31,6 +32,16 @@ PlatformCalibration read_platform_calibration(const sg4::Engine& engine, const s
   }
   if (const char* v = root->get_property("gridcast:copy-overhead"))
     c.copy_overhead = platform::parse_overhead_points(v, file, "gridcast:copy-overhead");
+  if (const char* v = root->get_property("gridcast:memcpy-Bps")) {
+    std::string text = v;
+    double rate = 0;
+    auto r = std::from_chars(text.data(), text.data() + text.size(), rate);
+    if (text.empty() || r.ec != std::errc() || r.ptr != text.data() + text.size() || not(rate > 0) ||
+        not std::isfinite(rate))
+      throw InputError({file, 0, "gridcast:memcpy-Bps", -1},
+                       "expected a copy rate in bytes per second (a number > 0), got \"" + text + "\"");
+    c.memcpy_Bps = rate;
+  }
   if (const char* v = root->get_property("gridcast:calibration"))
     c.calibration = v;
   return c;

@@ -487,6 +487,13 @@ PlatformModel build_platform(const PlatformSpec& spec, const Calibration* calibr
       if (not n.copy_overhead.empty())
         m.zone_properties.push_back({"gridcast:copy-overhead", format_overhead_points(n.copy_overhead)});
     }
+    // The rate of a local copy on one core, at which collectives charge the copies MPI makes without a
+    // message (docs/collectives.md, "Local copies"). STREAM counts memory traffic: the triad moves 24
+    // bytes an element (two loads, one store), a copy 2 bytes per byte copied (one load, one store;
+    // STREAM's own Copy kernel counts 16 bytes an element), so the copy rate is half the triad's.
+    if (calibration->compute.stream_triad_Bps.median > 0)
+      m.zone_properties.push_back(
+          {"gridcast:memcpy-Bps", format_number(calibration->compute.stream_triad_Bps.median / 2)});
     // GPU runtime costs measured by `gridcast calibrate` replace the emulator's defaults (docs/gpu.md);
     // zero means not measured.
     if (calibration->gpu) {

@@ -79,6 +79,10 @@ TEST_CASE("spec: a calibration's factors become root-zone properties", "[platfor
   CHECK(prop("gridcast:eager-threshold") == "4096");
   CHECK(prop("gridcast:calibration") == "calhost 2026-11-22");
   CHECK(prop("gridcast:platform") == "test");
+  CHECK(prop("gridcast:memcpy-Bps") == "(absent)");  // no STREAM figure in this calibration
+  cal.compute.stream_triad_Bps = {3e10, 2.9e10, 3.1e10, 5};
+  // A copy moves 2 bytes of memory traffic per byte copied, the triad's rate counts traffic: half of it.
+  CHECK(std::stod(zone_property(build(spec_json(pcie_kind(0, false), 1), &cal), "gridcast:memcpy-Bps")) == 1.5e10);
   platform::PlatformModel plain = build(spec_json(pcie_kind(0, false), 1));
   for (const auto& p : plain.zone_properties)
     CHECK(p.name.rfind("gridcast:lat", 0) == std::string::npos);

@@ -47,6 +47,13 @@ public:
   void wait_all(const std::vector<RequestPtr>& rs);
   /// Reduction work (flops) executed on the rank's host.
   void compute(double flops);
+  /// Local copy rate (bytes/s) of the rank's CPU: gridcast:memcpy-Bps of a calibrated platform, unless
+  /// `gridcast/coll-local-copy` says otherwise; 0 (the default): local copies cost nothing.
+  void set_local_copy_Bps(double rate_Bps) { local_copy_Bps_ = rate_Bps; }
+  double local_copy_Bps() const { return local_copy_Bps_; }
+  /// A copy the MPI library makes inside the collective without a message (sendbuf to recvbuf, a rank's
+  /// own block): `bytes` / local_copy_Bps() seconds executed on the rank's host, as compute work.
+  void local_copy(std::uint64_t bytes);
   /// Where this collective's messages leave from and arrive at (a GPU host for NCCL run by a stream);
   /// nullptr (the default): the board's choice for the rank.
   void set_endpoint(sg4::Host* host) { endpoint_ = host; }
@@ -61,6 +68,7 @@ private:
   int me_;
   std::function<void(double)> compute_;
   double partner_wait_s_ = 0;
+  double local_copy_Bps_ = 0;
   sg4::Host* endpoint_ = nullptr;
 };
 
