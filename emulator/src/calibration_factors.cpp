@@ -6,7 +6,6 @@
 #include <simgrid/s4u/NetZone.hpp>
 
 #include <charconv>
-#include <cmath>
 
 namespace gridcast::emulator {
 
@@ -32,15 +31,11 @@ PlatformCalibration read_platform_calibration(const sg4::Engine& engine, const s
   }
   if (const char* v = root->get_property("gridcast:copy-overhead"))
     c.copy_overhead = platform::parse_overhead_points(v, file, "gridcast:copy-overhead");
-  if (const char* v = root->get_property("gridcast:memcpy-Bps")) {
-    std::string text = v;
-    double rate = 0;
-    auto r = std::from_chars(text.data(), text.data() + text.size(), rate);
-    if (text.empty() || r.ec != std::errc() || r.ptr != text.data() + text.size() || not(rate > 0) ||
-        not std::isfinite(rate))
-      throw InputError({file, 0, "gridcast:memcpy-Bps", -1},
-                       "expected a copy rate in bytes per second (a number > 0), got \"" + text + "\"");
-    c.memcpy_Bps = rate;
+  if (const char* v = root->get_property("gridcast:memcpy-time")) {
+    c.memcpy_time = platform::parse_overhead_points(v, file, "gridcast:memcpy-time");
+    if (c.memcpy_time.empty() || c.memcpy_time.front().bytes == 0)
+      throw InputError({file, 0, "gridcast:memcpy-time", -1},
+                       "expected at least one point \"bytes:seconds\" with bytes > 0, got \"" + std::string(v) + "\"");
   }
   if (const char* v = root->get_property("gridcast:calibration"))
     c.calibration = v;

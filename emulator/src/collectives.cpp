@@ -12,7 +12,7 @@
 //    (Rabenseifner, ring allreduce) are at byte granularity;
 //  - zero-size calls return at once, as MPICH does (no synchronisation either);
 //  - messages to self are local copies in MPI and are never posted; where the platform gives a local
-//    copy rate (gridcast:memcpy-Bps), the copies the library makes without a message (a rank's own
+//    copy curve (gridcast:memcpy-time), the copies the library makes without a message (a rank's own
 //    block, the initial sendbuf-to-recvbuf copy of a reduction) are charged as CPU work before the
 //    communication, by the wrapper `copying` (docs/collectives.md, "Local copies");
 //  - reduction work (CollectiveArgs::flops) is executed once, after the communication, like SMPI's
@@ -118,14 +118,29 @@ void CollectiveContext::compute(double flops)
     compute_(flops);
 }
 
+double local_copy_seconds(const std::vector<platform::OverheadPoint>& points, std::uint64_t bytes)
+{
+  if (points.empty() || bytes == 0)
+    return 0;
+  const double b = static_cast<double>(bytes);
+  const platform::OverheadPoint& first = points.front();
+  if (b <= static_cast<double>(first.bytes))
+    return first.time_s * b / static_cast<double>(first.bytes);
+  const platform::OverheadPoint& last = points.back();
+  if (b <= static_cast<double>(last.bytes) || points.size() < 2)
+    return platform::overhead_for(points, b);
+  const platform::OverheadPoint& before = points[points.size() - 2];
+  const double slope_s_per_byte = (last.time_s - before.time_s) / static_cast<double>(last.bytes - before.bytes);
+  return last.time_s + std::max(0.0, slope_s_per_byte) * (b - static_cast<double>(last.bytes));
+}
+
 void CollectiveContext::local_copy(std::uint64_t bytes)
 {
-  // A memcpy is memory bound: its time is bytes over the calibrated copy rate whatever the core's flop
+  // A memcpy is memory bound: its time comes from the calibrated copy curve whatever the core's flop
   // rate, so the seconds are turned into the flops that take that long on this host (one core).
-  if (bytes == 0 || local_copy_Bps_ <= 0)
+  if (bytes == 0 || local_copy_time_ == nullptr || local_copy_time_->empty())
     return;
-  const double seconds = static_cast<double>(bytes) / local_copy_Bps_;
-  compute(seconds * sg4::this_actor::get_host()->get_speed());
+  compute(local_copy_seconds(*local_copy_time_, bytes) * sg4::this_actor::get_host()->get_speed());
 }
 
 std::string_view collective_name(CollectiveKind k)

@@ -49,7 +49,7 @@ const std::vector<std::pair<std::string, std::string>>& gridcast_cfg_keys()
                                  "with Open MPI); gridcast/coll/<op> still wins"},
       {"gridcast/coll-local-copy", "charge the local copies MPI libraries make inside collectives (own "
                                    "block of alltoall/allgather/gather/scatter, initial copy of the "
-                                   "reductions) at the platform's gridcast:memcpy-Bps: auto (default: where "
+                                   "reductions) with the platform's gridcast:memcpy-time: auto (default: where "
                                    "the platform has it, i.e. platforms generated from a calibration), on "
                                    "(an error without it) or off"},
     };

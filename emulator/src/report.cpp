@@ -135,8 +135,8 @@ void write_prediction(const std::filesystem::path& file, const ReplayResult& res
   cal["calibration"] = result.calibration;
   if (not result.copy_overhead.empty())  // only then: outputs of platforms without it stay as they were
     cal["copy_overhead"] = result.copy_overhead;
-  if (result.local_copy_Bps > 0)  // the same: absent when collectives charged no local copy
-    cal["coll_local_copy_Bps"] = result.local_copy_Bps;
+  if (not result.local_copy_time.empty())  // the same: absent when collectives charged no local copy
+    cal["coll_local_copy_time"] = result.local_copy_time;
   j["calibration"] = std::move(cal);
 
   j["versions"] = {{"gridcast", kVersion},

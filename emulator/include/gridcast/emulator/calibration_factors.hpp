@@ -23,13 +23,13 @@ struct PlatformCalibration {
   /// gridcast:copy-overhead (version-2 calibrations): CPU work of both ranks of a shared-memory message,
   /// charged by the MessageBoard (p2p.hpp); empty: none.
   std::vector<platform::OverheadPoint> copy_overhead;
-  /// gridcast:memcpy-Bps: the rate of a local memory copy on one core (bytes copied per second), at which
-  /// collectives charge their local copies (collectives.hpp); 0: absent.
-  double memcpy_Bps = 0;
+  /// gridcast:memcpy-time: seconds of a local memory copy on one core by size, at which collectives charge
+  /// their local copies (collectives.hpp, local_copy_seconds); empty: absent.
+  std::vector<platform::OverheadPoint> memcpy_time;
   bool any() const
   {
     return not lat_factor.empty() || not bw_factor.empty() || eager_threshold_bytes.has_value() ||
-           not copy_overhead.empty() || memcpy_Bps > 0;
+           not copy_overhead.empty() || not memcpy_time.empty();
   }
 };
 

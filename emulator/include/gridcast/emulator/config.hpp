@@ -28,11 +28,11 @@ struct ReplayOptions {
   double iprobe_cost_s = 1e-4;            ///< same for MPI_Iprobe, like SMPI's smpi/iprobe
   std::map<CollectiveKind, std::string> forced_algorithms;   ///< gridcast/coll/<op>:<algorithm>
   CollectiveSelector coll_selector = CollectiveSelector::Mpich;  ///< gridcast/coll-selector:mpich|smpi|openmpi-4.1
-  /// gridcast/coll-local-copy:auto|on|off. Auto: charged where the platform has gridcast:memcpy-Bps.
+  /// gridcast/coll-local-copy:auto|on|off. Auto: charged where the platform has gridcast:memcpy-time.
   LocalCopyMode local_copy = LocalCopyMode::Auto;
-  /// The copy rate the run charges local copies at (bytes/s), resolved by run_replay from `local_copy`
-  /// and the platform; 0: not charged.
-  double local_copy_Bps = 0;
+  /// The copy curve the run charges local copies with, resolved by replay() from `local_copy` and the
+  /// platform; empty: not charged.
+  std::vector<platform::OverheadPoint> local_copy_time;
   std::vector<std::pair<std::string, std::string>> simgrid_cfg;  ///< passed to SimGrid in order
   std::filesystem::path out_dir;          ///< empty: no files written
   bool timeline = true;                   ///< write timeline.json when out_dir is set
