@@ -201,7 +201,7 @@ int run_predict(const std::vector<std::string>& args)
      "(irregular histogram fitted by `gridcast fit`); off: the predicted work itself")
     ("cfg", po::value(&cfg)->composing(),
      "name:value setting, repeatable, as for replay: gridcast/eager-threshold:BYTES, gridcast/test-cost:SECONDS, "
-     "gridcast/coll/<op>:<algorithm>, gridcast/coll-selector:mpich|smpi; any other name goes to SimGrid");
+     "gridcast/coll/<op>:<algorithm>, gridcast/coll-selector:mpich|smpi, gridcast/coll-local-copy:auto|on|off; any other name goes to SimGrid");
   po::positional_options_description positional;
   positional.add("model", 1);
   po::variables_map vm;

@@ -154,7 +154,7 @@ int run_replay(const std::vector<std::string>& args)
     ("seed", po::value(&seed)->default_value(0), "seed of every random choice (reported in the outputs)")
     ("cfg", po::value(&cfg)->composing(),
      "name:value setting, repeatable. gridcast/eager-threshold:BYTES, gridcast/test-cost:SECONDS, "
-     "gridcast/iprobe-cost:SECONDS, gridcast/coll/<op>:<algorithm>, gridcast/coll-selector:mpich|smpi|openmpi-4.1, gridcast/gpu/<cost>:SECONDS, gridcast/gpu/nccl-algorithm:ring|tree and gridcast/gpu/pin-policy:cache|call "
+     "gridcast/iprobe-cost:SECONDS, gridcast/coll/<op>:<algorithm>, gridcast/coll-selector:mpich|smpi|openmpi-4.1, gridcast/coll-local-copy:auto|on|off, gridcast/gpu/<cost>:SECONDS, gridcast/gpu/nccl-algorithm:ring|tree and gridcast/gpu/pin-policy:cache|call "
      "(docs/gpu.md; `gridcast algorithms` lists every gridcast key); any other name goes to SimGrid (e.g. "
      "network/model:SMPI, tracing:yes)");
   po::positional_options_description positional;

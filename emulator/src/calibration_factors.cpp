@@ -31,6 +31,12 @@ PlatformCalibration read_platform_calibration(const sg4::Engine& engine, const s
   }
   if (const char* v = root->get_property("gridcast:copy-overhead"))
     c.copy_overhead = platform::parse_overhead_points(v, file, "gridcast:copy-overhead");
+  if (const char* v = root->get_property("gridcast:memcpy-time")) {
+    c.memcpy_time = platform::parse_overhead_points(v, file, "gridcast:memcpy-time");
+    if (c.memcpy_time.empty() || c.memcpy_time.front().bytes == 0)
+      throw InputError({file, 0, "gridcast:memcpy-time", -1},
+                       "expected at least one point \"bytes:seconds\" with bytes > 0, got \"" + std::string(v) + "\"");
+  }
   if (const char* v = root->get_property("gridcast:calibration"))
     c.calibration = v;
   return c;

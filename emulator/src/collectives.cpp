@@ -11,7 +11,10 @@
 //  - sizes are bytes; an MPI count of elements is modelled as a count of bytes, so block splits
 //    (Rabenseifner, ring allreduce) are at byte granularity;
 //  - zero-size calls return at once, as MPICH does (no synchronisation either);
-//  - messages to self are local copies in MPI and are never posted;
+//  - messages to self are local copies in MPI and are never posted; where the platform gives a local
+//    copy curve (gridcast:memcpy-time), the copies the library makes without a message (a rank's own
+//    block, the initial sendbuf-to-recvbuf copy of a reduction) are charged as CPU work before the
+//    communication, by the wrapper `copying` (docs/collectives.md, "Local copies");
 //  - reduction work (CollectiveArgs::flops) is executed once, after the communication, like SMPI's
 //    replayer does (its Reduce/Allreduce/... actions call the collective, then execute comp_size);
 //    the wrapper `reducing` does it for every algorithm of a reducing kind;
@@ -113,6 +116,31 @@ void CollectiveContext::compute(double flops)
 {
   if (flops > 0 && compute_)
     compute_(flops);
+}
+
+double local_copy_seconds(const std::vector<platform::OverheadPoint>& points, std::uint64_t bytes)
+{
+  if (points.empty() || bytes == 0)
+    return 0;
+  const double b = static_cast<double>(bytes);
+  const platform::OverheadPoint& first = points.front();
+  if (b <= static_cast<double>(first.bytes))
+    return first.time_s * b / static_cast<double>(first.bytes);
+  const platform::OverheadPoint& last = points.back();
+  if (b <= static_cast<double>(last.bytes) || points.size() < 2)
+    return platform::overhead_for(points, b);
+  const platform::OverheadPoint& before = points[points.size() - 2];
+  const double slope_s_per_byte = (last.time_s - before.time_s) / static_cast<double>(last.bytes - before.bytes);
+  return last.time_s + std::max(0.0, slope_s_per_byte) * (b - static_cast<double>(last.bytes));
+}
+
+void CollectiveContext::local_copy(std::uint64_t bytes)
+{
+  // A memcpy is memory bound: its time comes from the calibrated copy curve whatever the core's flop
+  // rate, so the seconds are turned into the flops that take that long on this host (one core).
+  if (bytes == 0 || local_copy_time_ == nullptr || local_copy_time_->empty())
+    return;
+  compute(local_copy_seconds(*local_copy_time_, bytes) * sg4::this_actor::get_host()->get_speed());
 }
 
 std::string_view collective_name(CollectiveKind k)
@@ -1046,7 +1074,7 @@ void scatterv_linear(CollectiveContext& ctx, const CollectiveArgs& a)
 // ---------------------------------------------------------------------------------------------------
 // Reduce-scatter (recv_counts[i] = bytes rank i ends with, the same array on every rank)
 
-BlockCounts redscat_blocks(CollectiveContext& ctx, const CollectiveArgs& a)
+BlockCounts redscat_blocks(const CollectiveContext& ctx, const CollectiveArgs& a)
 {
   // MPI_Reduce_scatter_block has one count for all: recv_bytes, or the buffer split evenly.
   const int n = ctx.size();
@@ -1466,6 +1494,68 @@ CollectiveAlgorithm reducing(AlgorithmFn fn)
   };
 }
 
+/// Bytes the library copies locally (no message) on this rank before an algorithm's communication.
+using CopyBytesFn = Bytes (*)(const CollectiveContext&, const CollectiveArgs&);
+
+/// An algorithm preceded by its local copy (CollectiveContext::local_copy; free without a copy rate).
+/// MPICH and Open MPI make these copies first ("make local copy first" in the pairwise alltoall, the
+/// sendbuf-to-recvbuf copy that opens Rabenseifner), so the copy delays the rank's first message.
+CollectiveAlgorithm copying(CopyBytesFn bytes, CollectiveAlgorithm fn)
+{
+  return [bytes, fn = std::move(fn)](CollectiveContext& ctx, const CollectiveArgs& a) {
+    ctx.local_copy(bytes(ctx, a));
+    fn(ctx, a);
+  };
+}
+
+// What each collective copies locally, per rank (docs/collectives.md, "Local copies"):
+/// alltoall, allgather: the rank's own block, sendbuf to its place in recvbuf.
+Bytes copy_own_block(const CollectiveContext&, const CollectiveArgs& a) { return a.bytes; }
+/// alltoallv: the block the rank sends to itself.
+Bytes copy_own_v_block(const CollectiveContext& ctx, const CollectiveArgs& a)
+{
+  return a.counts.empty() ? a.bytes : a.counts[static_cast<std::size_t>(ctx.rank())];
+}
+/// allgatherv: the rank's own block (recv_counts[me], every rank's array is the same).
+Bytes copy_own_allgatherv_block(const CollectiveContext& ctx, const CollectiveArgs& a)
+{
+  return a.recv_counts.empty() ? a.bytes : a.recv_counts[static_cast<std::size_t>(ctx.rank())];
+}
+/// gather, gatherv, scatter: the root's own block; the other ranks copy nothing.
+Bytes copy_root_block(const CollectiveContext& ctx, const CollectiveArgs& a)
+{
+  return ctx.rank() == a.root ? a.bytes : 0;
+}
+/// scatterv: the root's block to itself.
+Bytes copy_root_v_block(const CollectiveContext& ctx, const CollectiveArgs& a)
+{
+  if (ctx.rank() != a.root)
+    return 0;
+  return a.counts.empty() ? a.bytes : a.counts[static_cast<std::size_t>(a.root)];
+}
+/// allreduce, and the tree reduces: the whole sendbuf into recvbuf (or a temporary) on every rank.
+Bytes copy_whole_buffer(const CollectiveContext&, const CollectiveArgs& a) { return a.bytes; }
+/// SMPI's linear reduce: only the root accumulates into its recvbuf.
+Bytes copy_root_buffer(const CollectiveContext& ctx, const CollectiveArgs& a)
+{
+  return ctx.rank() == a.root ? a.bytes : 0;
+}
+/// reduce-scatter by recursive halving or by a reduce of the whole buffer: the whole buffer.
+Bytes copy_redscat_total(const CollectiveContext& ctx, const CollectiveArgs& a)
+{
+  return redscat_blocks(ctx, a).total();
+}
+/// reduce-scatter, SMPI's linear reduce to rank 0 then scatterv: rank 0 copies the whole buffer.
+Bytes copy_redscat_total_at_0(const CollectiveContext& ctx, const CollectiveArgs& a)
+{
+  return ctx.rank() == 0 ? copy_redscat_total(ctx, a) : 0;
+}
+/// pairwise reduce-scatter: the rank's own block of sendbuf into recvbuf.
+Bytes copy_redscat_own_block(const CollectiveContext& ctx, const CollectiveArgs& a)
+{
+  return redscat_blocks(ctx, a).block(ctx.rank());
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------------
@@ -1474,40 +1564,52 @@ CollectiveAlgorithm reducing(AlgorithmFn fn)
 CollectiveRegistry::CollectiveRegistry()
 {
   using K = CollectiveKind;
+  // `copying(bytes, fn)`: the local copy the library makes before the messages (free unless the
+  // platform gives a copy rate); bcast, barrier, scan and exscan are not charged one.
   algorithms_[K::Barrier] = {{"dissemination", barrier_dissemination}, {"binomial", barrier_binomial}};
   algorithms_[K::Bcast] = {
       {"binomial", bcast_binomial}, {"scatter_allgather", bcast_scatter_allgather}, {"linear", bcast_linear}};
   algorithms_[K::Bcast].emplace("pipeline", bcast_pipeline);  // Open MPI's, 128 KiB segments
-  algorithms_[K::Reduce] = {{"binomial", reducing(reduce_binomial)},
-                            {"linear", reducing(reduce_linear)},
-                            {"rabenseifner", reducing(reduce_rabenseifner)}};
-  algorithms_[K::Allreduce] = {{"recursive_doubling", reducing(allreduce_recursive_doubling)},
-                               {"rabenseifner", reducing(allreduce_rabenseifner)},
-                               {"ring", reducing(allreduce_ring)},
-                               {"reduce_bcast", reducing(allreduce_reduce_bcast)}};
-  algorithms_[K::Allgather] = {
-      {"recursive_doubling", allgather_recursive_doubling}, {"ring", allgather_ring}, {"bruck", allgather_bruck}};
-  algorithms_[K::Allgatherv] = {{"ring", allgatherv_ring}, {"linear", allgatherv_linear}};
-  algorithms_[K::Alltoall] = {
-      {"pairwise", alltoall_pairwise}, {"bruck", alltoall_bruck}, {"linear", alltoall_linear}};
-  algorithms_[K::Alltoallv] = {{"pairwise", alltoallv_pairwise}, {"linear", alltoallv_linear}};
-  algorithms_[K::Gather] = {{"binomial", gather_binomial}, {"linear", gather_linear}};
-  algorithms_[K::Gatherv] = {{"linear", gatherv_linear}};
-  algorithms_[K::Scatter] = {{"binomial", scatter_binomial}, {"linear", scatter_linear}};
-  algorithms_[K::Scatterv] = {{"linear", scatterv_linear}};
-  algorithms_[K::ReduceScatter] = {{"recursive_halving", reducing(redscat_recursive_halving)},
-                                   {"pairwise", reducing(redscat_pairwise)},
-                                   {"reduce_scatterv", reducing(redscat_reduce_scatterv)}};
+  algorithms_[K::Reduce] = {{"binomial", copying(copy_whole_buffer, reducing(reduce_binomial))},
+                            {"linear", copying(copy_root_buffer, reducing(reduce_linear))},
+                            {"rabenseifner", copying(copy_whole_buffer, reducing(reduce_rabenseifner))}};
+  algorithms_[K::Allreduce] = {
+      {"recursive_doubling", copying(copy_whole_buffer, reducing(allreduce_recursive_doubling))},
+      {"rabenseifner", copying(copy_whole_buffer, reducing(allreduce_rabenseifner))},
+      {"ring", copying(copy_whole_buffer, reducing(allreduce_ring))},
+      {"reduce_bcast", copying(copy_whole_buffer, reducing(allreduce_reduce_bcast))}};
+  algorithms_[K::Allgather] = {{"recursive_doubling", copying(copy_own_block, allgather_recursive_doubling)},
+                               {"ring", copying(copy_own_block, allgather_ring)},
+                               {"bruck", copying(copy_own_block, allgather_bruck)}};
+  algorithms_[K::Allgatherv] = {{"ring", copying(copy_own_allgatherv_block, allgatherv_ring)},
+                                {"linear", copying(copy_own_allgatherv_block, allgatherv_linear)}};
+  algorithms_[K::Alltoall] = {{"pairwise", copying(copy_own_block, alltoall_pairwise)},
+                              {"bruck", copying(copy_own_block, alltoall_bruck)},
+                              {"linear", copying(copy_own_block, alltoall_linear)}};
+  algorithms_[K::Alltoallv] = {{"pairwise", copying(copy_own_v_block, alltoallv_pairwise)},
+                               {"linear", copying(copy_own_v_block, alltoallv_linear)}};
+  algorithms_[K::Gather] = {{"binomial", copying(copy_root_block, gather_binomial)},
+                            {"linear", copying(copy_root_block, gather_linear)}};
+  algorithms_[K::Gatherv] = {{"linear", copying(copy_root_block, gatherv_linear)}};
+  algorithms_[K::Scatter] = {{"binomial", copying(copy_root_block, scatter_binomial)},
+                             {"linear", copying(copy_root_block, scatter_linear)}};
+  algorithms_[K::Scatterv] = {{"linear", copying(copy_root_v_block, scatterv_linear)}};
+  algorithms_[K::ReduceScatter] = {
+      {"recursive_halving", copying(copy_redscat_total, reducing(redscat_recursive_halving))},
+      {"pairwise", copying(copy_redscat_own_block, reducing(redscat_pairwise))},
+      {"reduce_scatterv", copying(copy_redscat_total, reducing(redscat_reduce_scatterv))}};
   algorithms_[K::Scan] = {{"linear", reducing(scan_linear)}, {"recursive_doubling", reducing(scan_recursive_doubling)}};
   algorithms_[K::Exscan] = {{"linear", reducing(exscan_linear)},
                             {"recursive_doubling", reducing(exscan_recursive_doubling)}};
   // SMPI 3.32's defaults (CollectiveSelector::Smpi)
   algorithms_[K::Barrier].emplace("linear", barrier_linear);
-  algorithms_[K::Allreduce].emplace("linear_reduce_bcast", reducing(allreduce_linear_reduce_bcast));
-  algorithms_[K::Allgather].emplace("linear", allgather_linear);
-  algorithms_[K::Alltoall].emplace("basic_linear", alltoall_basic_linear);
-  algorithms_[K::Alltoallv].emplace("basic_linear", alltoallv_basic_linear);
-  algorithms_[K::ReduceScatter].emplace("linear_reduce_scatterv", reducing(redscat_linear_reduce_scatterv));
+  algorithms_[K::Allreduce].emplace("linear_reduce_bcast",
+                                    copying(copy_whole_buffer, reducing(allreduce_linear_reduce_bcast)));
+  algorithms_[K::Allgather].emplace("linear", copying(copy_own_block, allgather_linear));
+  algorithms_[K::Alltoall].emplace("basic_linear", copying(copy_own_block, alltoall_basic_linear));
+  algorithms_[K::Alltoallv].emplace("basic_linear", copying(copy_own_v_block, alltoallv_basic_linear));
+  algorithms_[K::ReduceScatter].emplace("linear_reduce_scatterv",
+                                        copying(copy_redscat_total_at_0, reducing(redscat_linear_reduce_scatterv)));
   algorithms_[K::Scan].emplace("direct", reducing(scan_direct));
   algorithms_[K::Exscan].emplace("direct", reducing(exscan_direct));
 }

@@ -47,6 +47,11 @@ const std::vector<std::pair<std::string, std::string>>& gridcast_cfg_keys()
                                  "use it to compare with smpirun) or openmpi-4.1 (Open MPI 4.1's fixed rules "
                                  "for allreduce and alltoall, MPICH's for the rest; for platforms calibrated "
                                  "with Open MPI); gridcast/coll/<op> still wins"},
+      {"gridcast/coll-local-copy", "charge the local copies MPI libraries make inside collectives (own "
+                                   "block of alltoall/allgather/gather/scatter, initial copy of the "
+                                   "reductions) with the platform's gridcast:memcpy-time: auto (default: where "
+                                   "the platform has it, i.e. platforms generated from a calibration), on "
+                                   "(an error without it) or off"},
     };
     for (const auto& g : gpu_cfg_keys())  // GPU costs and NCCL (docs/gpu.md)
       k.push_back(g);
@@ -108,6 +113,17 @@ void apply_cfg(ReplayOptions& options, const std::string& name_value)
       options.coll_selector = CollectiveSelector::OpenMpi41;
     else
       throw InputError({"--cfg", 0, name, -1}, "unknown selector '" + value + "' (known: mpich, smpi, openmpi-4.1)");
+    return;
+  }
+  if (name == "gridcast/coll-local-copy") {
+    if (value == "auto")
+      options.local_copy = LocalCopyMode::Auto;
+    else if (value == "on")
+      options.local_copy = LocalCopyMode::On;
+    else if (value == "off")
+      options.local_copy = LocalCopyMode::Off;
+    else
+      throw InputError({"--cfg", 0, name, -1}, "expected auto, on or off, got '" + value + "'");
     return;
   }
   if (name.rfind("gridcast/coll/", 0) == 0) {

@@ -711,6 +711,8 @@ private:
         sg4::this_actor::execute(flops);
       stats_.compute_s += sg4::Engine::get_clock() - b;
     });
+    if (not device)  // host buffers only: a device buffer's copies are the GPU's
+      ctx.set_local_copy_time(&world_.options.local_copy_time);
     blocked_detail_ = "inside " + std::string(collective_name(kind)) + " (" + name + ")";
     // Device buffers: NCCL and GPUDirect move every message of the algorithm between GPU hosts; HostCopy
     // stages this rank's send data to the host before and its result back after (docs/gpu.md).
@@ -834,13 +836,15 @@ private:
     remember(c, request);
     World* world = &world_;
     int rank = rank_;
+    const auto* copy_time = c.memory == models::Memory::Device ? nullptr : &world_.options.local_copy_time;
     sg4::Actor::create("rank-" + std::to_string(rank_) + "-i" + std::string(collective_name(kind)), sg4::this_actor::get_host(),
-                       [world, rank, own, algo, args = std::move(args), request]() {
+                       [world, rank, own, algo, args = std::move(args), request, copy_time]() {
                          try {
                            CollectiveContext ctx(world->board, *own, rank, [](double flops) {
                              if (flops > 0)
                                sg4::this_actor::execute(flops);
                            });
+                           ctx.set_local_copy_time(copy_time);
                            algo(ctx, args);
                            world->board.finish_local(request);
                            world->board.drain();  // this actor's eager sends must outlive it
@@ -1036,6 +1040,13 @@ ReplayResult replay(const models::TraceSource& trace, const ReplayOptions& optio
     effective.eager_threshold_bytes = *calibration.eager_threshold_bytes;
     threshold_source                = "platform";
   }
+  // Local copies inside collectives (docs/collectives.md, "Local copies"): at the platform's copy rate.
+  if (options.local_copy == LocalCopyMode::On && calibration.memcpy_time.empty())
+    throw InputError({options.platform.string(), 0, "gridcast:memcpy-time", -1},
+                     "--cfg gridcast/coll-local-copy:on needs the platform property gridcast:memcpy-time "
+                     "(platforms generated from a calibration have it)");
+  if (options.local_copy != LocalCopyMode::Off)
+    effective.local_copy_time = calibration.memcpy_time;
 
   int np = trace.rank_count();
   if (np < 1)
@@ -1098,6 +1109,7 @@ ReplayResult replay(const models::TraceSource& trace, const ReplayOptions& optio
   result.bw_factor              = platform::format_factor_segments(calibration.bw_factor);
   result.calibration            = calibration.calibration;
   result.copy_overhead          = platform::format_overhead_points(calibration.copy_overhead);
+  result.local_copy_time        = platform::format_overhead_points(effective.local_copy_time);
   result.gpu_costs              = world.gpus->cost_report();
   for (const auto& [link, bytes] : world.board.link_bytes()) {
     LinkStats s;

@@ -110,6 +110,8 @@ void write_prediction(const std::filesystem::path& file, const ReplayResult& res
     config["forced_collectives"] = std::move(forced);
     if (run.options->coll_selector != CollectiveSelector::Mpich)  // absent = the default: outputs keep their bytes
       config["coll_selector"] = std::string(collective_selector_name(run.options->coll_selector));
+    if (run.options->local_copy != LocalCopyMode::Auto)  // the same: only when set
+      config["coll_local_copy"] = run.options->local_copy == LocalCopyMode::On ? "on" : "off";
     ordered sg = ordered::array();
     for (const auto& [name, value] : run.options->simgrid_cfg)
       sg.push_back(name + ":" + value);
@@ -133,6 +135,8 @@ void write_prediction(const std::filesystem::path& file, const ReplayResult& res
   cal["calibration"] = result.calibration;
   if (not result.copy_overhead.empty())  // only then: outputs of platforms without it stay as they were
     cal["copy_overhead"] = result.copy_overhead;
+  if (not result.local_copy_time.empty())  // the same: absent when collectives charged no local copy
+    cal["coll_local_copy_time"] = result.local_copy_time;
   j["calibration"] = std::move(cal);
 
   j["versions"] = {{"gridcast", kVersion},

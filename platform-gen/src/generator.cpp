@@ -487,6 +487,24 @@ PlatformModel build_platform(const PlatformSpec& spec, const Calibration* calibr
       if (not n.copy_overhead.empty())
         m.zone_properties.push_back({"gridcast:copy-overhead", format_overhead_points(n.copy_overhead)});
     }
+    // The time of a local copy on one core by size, with which collectives charge the copies MPI makes
+    // without a message (docs/collectives.md, "Local copies"). From the measured sum of two buffers
+    // (compute.reduction, a[i] += b[i]: 3 streams of memory traffic, cache effects included): a copy
+    // moves 2 streams (load b, store a), so 2/3 of that time. On this machine that gives 206 us for
+    // 8 MiB and 585 us for 16 MiB, where a lone memcpy of data just written took 165-189 and 461-577 us.
+    // Calibrations without that curve: the STREAM triad rate, which counts traffic (2 bytes a byte copied).
+    {
+      std::vector<OverheadPoint> copy;
+      for (const SizedTiming& r : calibration->compute.reduction)
+        if (r.bytes > 0 && r.time_s.median > 0)
+          copy.push_back({r.bytes, r.time_s.median * 2.0 / 3.0});
+      const double triad_Bps = calibration->compute.stream_triad_Bps.median;
+      if (copy.empty() && triad_Bps > 0)
+        for (std::uint64_t bytes : {std::uint64_t{1} << 20, std::uint64_t{1} << 30})
+          copy.push_back({bytes, 2.0 * static_cast<double>(bytes) / triad_Bps});
+      if (not copy.empty())
+        m.zone_properties.push_back({"gridcast:memcpy-time", format_overhead_points(copy)});
+    }
     // GPU runtime costs measured by `gridcast calibrate` replace the emulator's defaults (docs/gpu.md);
     // zero means not measured.
     if (calibration->gpu) {

@@ -79,6 +79,20 @@ TEST_CASE("spec: a calibration's factors become root-zone properties", "[platfor
   CHECK(prop("gridcast:eager-threshold") == "4096");
   CHECK(prop("gridcast:calibration") == "calhost 2026-11-22");
   CHECK(prop("gridcast:platform") == "test");
+  CHECK(prop("gridcast:memcpy-time") == "(absent)");  // neither a STREAM figure nor a reduction curve
+  // A copy moves 2 bytes of memory traffic per byte copied, the triad's rate counts traffic.
+  cal.compute.stream_triad_Bps = {2e10, 1.9e10, 2.1e10, 5};
+  CHECK(zone_property(build(spec_json(pcie_kind(0, false), 1), &cal), "gridcast:memcpy-time") ==
+        "1048576:0.0001048576;1073741824:0.1073741824");
+  // A reduction curve (3 streams) wins: 2/3 of its times.
+  cal.compute.reduction = {{1024, {3e-7, 3e-7, 3e-7, 3}}, {1048576, {6e-4, 6e-4, 6e-4, 3}}};
+  const auto copy = platform::parse_overhead_points(
+      zone_property(build(spec_json(pcie_kind(0, false), 1), &cal), "gridcast:memcpy-time"), "p.xml", "k");
+  REQUIRE(copy.size() == 2);
+  CHECK(copy[0].bytes == 1024);
+  CHECK(copy[0].time_s == Approx(2e-7));
+  CHECK(copy[1].bytes == 1048576);
+  CHECK(copy[1].time_s == Approx(4e-4));
   platform::PlatformModel plain = build(spec_json(pcie_kind(0, false), 1));
   for (const auto& p : plain.zone_properties)
     CHECK(p.name.rfind("gridcast:lat", 0) == std::string::npos);

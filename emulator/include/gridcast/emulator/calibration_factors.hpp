@@ -23,10 +23,13 @@ struct PlatformCalibration {
   /// gridcast:copy-overhead (version-2 calibrations): CPU work of both ranks of a shared-memory message,
   /// charged by the MessageBoard (p2p.hpp); empty: none.
   std::vector<platform::OverheadPoint> copy_overhead;
+  /// gridcast:memcpy-time: seconds of a local memory copy on one core by size, at which collectives charge
+  /// their local copies (collectives.hpp, local_copy_seconds); empty: absent.
+  std::vector<platform::OverheadPoint> memcpy_time;
   bool any() const
   {
     return not lat_factor.empty() || not bw_factor.empty() || eager_threshold_bytes.has_value() ||
-           not copy_overhead.empty();
+           not copy_overhead.empty() || not memcpy_time.empty();
   }
 };
 

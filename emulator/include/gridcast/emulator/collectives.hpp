@@ -47,6 +47,13 @@ public:
   void wait_all(const std::vector<RequestPtr>& rs);
   /// Reduction work (flops) executed on the rank's host.
   void compute(double flops);
+  /// Seconds of a local memory copy by size on the rank's CPU (gridcast:memcpy-time of a calibrated
+  /// platform, unless `gridcast/coll-local-copy` says otherwise); nullptr or empty (the default): local
+  /// copies cost nothing. The points must outlive the context.
+  void set_local_copy_time(const std::vector<platform::OverheadPoint>* points) { local_copy_time_ = points; }
+  /// A copy the MPI library makes inside the collective without a message (sendbuf to recvbuf, a rank's
+  /// own block): local_copy_seconds(points, bytes) executed on the rank's host, as compute work.
+  void local_copy(std::uint64_t bytes);
   /// Where this collective's messages leave from and arrive at (a GPU host for NCCL run by a stream);
   /// nullptr (the default): the board's choice for the rank.
   void set_endpoint(sg4::Host* host) { endpoint_ = host; }
@@ -61,8 +68,15 @@ private:
   int me_;
   std::function<void(double)> compute_;
   double partner_wait_s_ = 0;
+  const std::vector<platform::OverheadPoint>* local_copy_time_ = nullptr;
   sg4::Host* endpoint_ = nullptr;
 };
+
+/// Seconds to copy `bytes` locally from a gridcast:memcpy-time curve ("bytes:seconds;...", sizes
+/// ascending): linear between points, proportional to the size below the first point, and beyond the
+/// last at the slope of the last segment (a copy keeps growing with its size; the last points are out of
+/// every cache). 0 for an empty curve.
+double local_copy_seconds(const std::vector<platform::OverheadPoint>& points, std::uint64_t bytes);
 
 /// The collectives gridcast expands, by kind.
 enum class CollectiveKind {

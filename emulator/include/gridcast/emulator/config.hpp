@@ -15,6 +15,9 @@
 
 namespace gridcast::emulator {
 
+/// gridcast/coll-local-copy: whether collectives charge the local copies of the MPI library (docs/collectives.md).
+enum class LocalCopyMode { Auto, On, Off };
+
 struct ReplayOptions {
   std::filesystem::path platform;
   platform::PlacementPolicy placement;
@@ -25,6 +28,11 @@ struct ReplayOptions {
   double iprobe_cost_s = 1e-4;            ///< same for MPI_Iprobe, like SMPI's smpi/iprobe
   std::map<CollectiveKind, std::string> forced_algorithms;   ///< gridcast/coll/<op>:<algorithm>
   CollectiveSelector coll_selector = CollectiveSelector::Mpich;  ///< gridcast/coll-selector:mpich|smpi|openmpi-4.1
+  /// gridcast/coll-local-copy:auto|on|off. Auto: charged where the platform has gridcast:memcpy-time.
+  LocalCopyMode local_copy = LocalCopyMode::Auto;
+  /// The copy curve the run charges local copies with, resolved by replay() from `local_copy` and the
+  /// platform; empty: not charged.
+  std::vector<platform::OverheadPoint> local_copy_time;
   std::vector<std::pair<std::string, std::string>> simgrid_cfg;  ///< passed to SimGrid in order
   std::filesystem::path out_dir;          ///< empty: no files written
   bool timeline = true;                   ///< write timeline.json when out_dir is set

@@ -62,6 +62,9 @@ struct ReplayResult {
   std::string lat_factor, bw_factor, calibration;
   /// gridcast:copy-overhead installed from the platform ("bytes:seconds;..."; empty when absent).
   std::string copy_overhead;
+  /// The copy curve collectives charged their local copies with (gridcast:memcpy-time as
+  /// "bytes:seconds;...", gridcast/coll-local-copy); empty: not charged.
+  std::string local_copy_time;
   /// GPU runtime costs used: gridcast/gpu/... key -> (seconds, "default" | "platform" | "cfg").
   std::map<std::string, std::pair<double, std::string>> gpu_costs;
 };
