@@ -21,10 +21,10 @@ namespace gridcast::models::detail {
 
 // 8 KiB: the writers' chunk (one write syscall per ~400 TIT lines).
 inline constexpr std::size_t kIoBufferSize = 8 * 1024;
-// 2 KiB: the readers' buffer. A replay holds one open reader per rank for the whole run, so this is paid
-// np times (8 KiB made 32 MiB of a 4096-rank replay's ~165 MiB peak RSS); one read syscall per ~100 TIT
-// lines costs well under 1% of replaying them.
-inline constexpr std::size_t kReadBufferSize = 2 * 1024;
+// 1 KiB: the readers' buffer (it grows for a longer line). A replay holds one open reader per rank for the
+// whole run, so this is paid np times (8 KiB made 32 MiB of a 4096-rank replay's ~165 MiB peak RSS); one
+// read syscall per ~50 TIT lines costs well under 1% of replaying them.
+inline constexpr std::size_t kReadBufferSize = 1024;
 
 /// A file descriptor open for reading, closed on destruction. The readers use the descriptor directly
 /// rather than an std::ifstream, whose object and locale state cost ~0.5 KiB per open trace.
