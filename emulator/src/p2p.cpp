@@ -123,13 +123,19 @@ void MessageBoard::reap(std::size_t index)
   // Forget the halves waited for already, and wait now for eager sends whose transfer is over (it returns
   // at once; it is what takes the comm off this actor's list in SimGrid). Each wait yields, so the list
   // is re-read by index every time; only this actor changes it.
+  // The list's elements keep their requests alive (the list's storage survives a move of actors_), so
+  // they are looked at through raw pointers: a shared_ptr copy per element costs two atomic operations.
   std::size_t kept = 0;
   for (std::size_t i = 0; i < actors_[index].unwaited.size(); ++i) {
-    RequestPtr r = actors_[index].unwaited[i];
+    Request* r = actors_[index].unwaited[i].get();
     if (r->half && r->transfer && r->transfer->done)
       wait_half(*r);
-    if (r->half)
-      actors_[index].unwaited[kept++] = std::move(r);
+    if (r->half) {
+      auto& list = actors_[index].unwaited;
+      if (kept != i)
+        list[kept] = std::move(list[i]);
+      ++kept;
+    }
   }
   actors_[index].unwaited.resize(kept);
   actors_[index].sweep_at = std::max<std::size_t>(kMinSweep, 2 * kept);
@@ -143,7 +149,7 @@ void MessageBoard::drain()
   own_state(pid);
   const auto index = static_cast<std::size_t>(pid);
   for (std::size_t i = 0; i < actors_[index].unwaited.size(); ++i) {
-    RequestPtr r = actors_[index].unwaited[i];
+    Request* r = actors_[index].unwaited[i].get();  // kept alive by the list, see reap()
     if (r->half)
       wait_half(*r);
   }
@@ -174,7 +180,7 @@ RequestPtr MessageBoard::post_send(int from, int to, std::uint64_t bytes, int ta
   for (;;) {
     auto it = std::find_if(posted.begin(), posted.end(), [&](const RequestPtr& r) { return recv_accepts(*r, *send); });
     if (it != posted.end()) {
-      RequestPtr recv = *it;
+      RequestPtr recv = std::move(*it);
       posted.erase(it);
       match(send, recv);
       if (options_.use_mailboxes) {
@@ -232,7 +238,7 @@ RequestPtr MessageBoard::post_recv(int at, int from, std::uint64_t bytes, int ta
     auto it = std::find_if(unexpected.begin(), unexpected.end(),
                            [&](const RequestPtr& s) { return recv_accepts(*recv, *s); });
     if (it != unexpected.end()) {
-      RequestPtr send = *it;
+      RequestPtr send = std::move(*it);
       unexpected.erase(it);
       match(send, recv);
       if (options_.use_mailboxes) {

@@ -16,6 +16,9 @@
 #include <limits>
 #include <system_error>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 namespace fs = std::filesystem;
 
 namespace gridcast::models {
@@ -23,13 +26,32 @@ namespace detail {
 
 // ---------------------------------------------------------------- LineReader, ByteReader
 
-// The reader buffers by itself, so the stream is unbuffered: with thousands of ranks each holding an
-// open trace, a second buffer per file is memory for nothing.
-LineReader::LineReader(const fs::path& file) : buf_(kIoBufferSize)
+ReadFd::ReadFd(const fs::path& file) : fd_(::open(file.c_str(), O_RDONLY | O_CLOEXEC)) {}
+
+ReadFd::~ReadFd()
 {
-  in_.rdbuf()->pubsetbuf(nullptr, 0);
-  in_.open(file, std::ios::binary);
+  if (fd_ >= 0)
+    ::close(fd_);
 }
+
+std::ptrdiff_t ReadFd::read(void* dst, std::size_t n)
+{
+  auto* out       = static_cast<char*>(dst);
+  std::size_t got = 0;
+  while (got < n) {
+    ssize_t r = ::read(fd_, out + got, n - got);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r < 0)
+      return -1;
+    if (r == 0)
+      break;
+    got += static_cast<std::size_t>(r);
+  }
+  return static_cast<std::ptrdiff_t>(got);
+}
+
+LineReader::LineReader(const fs::path& file) : in_(file), buf_(kReadBufferSize) {}
 
 bool LineReader::fill()
 {
@@ -43,13 +65,14 @@ bool LineReader::fill()
   }
   if (end_ == buf_.size())
     buf_.grow(buf_.size() * 2, end_);
-  in_.read(buf_.data() + end_, static_cast<std::streamsize>(buf_.size() - end_));
-  auto got = static_cast<std::size_t>(in_.gcount());
-  end_ += got;
-  if (got == 0 || not in_) {
+  std::ptrdiff_t got = in_.read(buf_.data() + end_, buf_.size() - end_);
+  if (got <= 0) {  // end of file, or a read error, which ends the file as the stream did
     eof_ = true;
-    return got > 0;
+    return false;
   }
+  end_ += static_cast<std::size_t>(got);
+  if (end_ < buf_.size())
+    eof_ = true;  // a short read: the file has no more bytes
   return true;
 }
 
@@ -83,10 +106,8 @@ bool LineReader::next(std::string_view& line)
   }
 }
 
-ByteReader::ByteReader(const fs::path& file) : buf_(kIoBufferSize)
+ByteReader::ByteReader(const fs::path& file) : in_(file), buf_(kReadBufferSize)
 {
-  in_.rdbuf()->pubsetbuf(nullptr, 0);
-  in_.open(file, std::ios::binary);
   std::error_code ec;
   auto size = fs::file_size(file, ec);
   size_     = ec ? 0 : size;
@@ -94,12 +115,12 @@ ByteReader::ByteReader(const fs::path& file) : buf_(kIoBufferSize)
 
 bool ByteReader::refill()
 {
-  if (not in_)
+  if (not in_.is_open())
     return false;
   consumed_before_ += end_;
   pos_ = end_ = 0;
-  in_.read(reinterpret_cast<char*>(buf_.data()), static_cast<std::streamsize>(buf_.size()));
-  end_ = static_cast<std::size_t>(in_.gcount());
+  std::ptrdiff_t got = in_.read(buf_.data(), buf_.size());
+  end_               = got > 0 ? static_cast<std::size_t>(got) : 0;
   return end_ > 0;
 }
 
