@@ -9,6 +9,7 @@
 #include <charconv>
 #include <cmath>
 #include <map>
+#include <tuple>
 
 namespace gridcast::models::trace {
 
@@ -343,6 +344,77 @@ std::vector<std::optional<double>> loo_predictions(const Formula& f, const std::
   for (const FitPoint& p : raw)
     out.push_back(by_point[{p.nw, p.np}]);
   return out;
+}
+
+
+// ---- quantities that change with a loop index ------------------------------------------------------------
+
+double LoopFormula::eval(double nw, double np, std::uint64_t k) const
+{
+  double v = base.eval(nw, np) + slope.eval(nw, np) * static_cast<double>(k);
+  return integer ? std::round(v) : v;
+}
+
+std::string LoopFormula::text() const
+{
+  std::string b = base.text();
+  if (slope.terms.empty())
+    return b;
+  std::string sl = slope.text();
+  if (slope.terms.size() == 1 && feature_name(slope.terms[0].feature) == "1")
+    return b + (slope.terms[0].coef < 0 ? " - " + sl.substr(1) : " + " + sl) + "*k";
+  return b + " + (" + sl + ")*k";
+}
+
+std::optional<LoopFormula> fit_loop_formula(const std::vector<LoopFitPoint>& points, bool integer, std::string& why,
+                                            int max_terms)
+{
+  // Per (Nw, Np): the sums of the normal equations of value = a + b k, and the points themselves for the
+  // residual check (ordered maps: deterministic).
+  std::map<std::pair<double, double>, std::vector<std::pair<double, double>>> by_point;
+  for (const LoopFitPoint& p : points)
+    by_point[{p.nw, p.np}].emplace_back(static_cast<double>(p.k), p.value);
+  std::vector<FitPoint> bases, slopes;
+  std::vector<std::tuple<double, double, double, double>> single;  // (nw, np, k, value)
+  for (const auto& [key, obs] : by_point) {
+    double n = 0, sk = 0, sv = 0, skk = 0, skv = 0;
+    for (const auto& [k, v] : obs) {
+      n += 1;
+      sk += k;
+      sv += v;
+      skk += k * k;
+      skv += k * v;
+    }
+    const double det = n * skk - sk * sk;
+    if (det <= 0) {  // one distinct iteration: no slope of its own
+      single.emplace_back(key.first, key.second, obs.front().first, sv / n);
+      continue;
+    }
+    const double b = (n * skv - sk * sv) / det;
+    const double a = (sv - b * sk) / n;
+    for (const auto& [k, v] : obs) {
+      const double tol = integer ? 0.5 : 1e-9 * std::max(std::abs(v), 1.0);
+      if (std::abs(a + b * k - v) > tol) {
+        why = "at Nw " + number_text(key.first) + ", Np " + number_text(key.second) + " the value in iteration " +
+              number_text(k) + " is " + number_text(v) + ", not " + number_text(a + b * k) +
+              " (not affine in the loop index)";
+        return std::nullopt;
+      }
+    }
+    bases.push_back({key.first, key.second, a});
+    slopes.push_back({key.first, key.second, b});
+  }
+  if (slopes.empty()) {
+    why = "every training point saw a single iteration: the change per iteration is unknown";
+    return std::nullopt;
+  }
+  LoopFormula f;
+  f.integer = integer;
+  f.slope   = fit_formula(slopes, false, max_terms);
+  for (const auto& [nw, np, k, v] : single)
+    bases.push_back({nw, np, v - f.slope.eval(nw, np) * k});
+  f.base = fit_formula(bases, false, max_terms);
+  return f;
 }
 
 }  // namespace gridcast::models::trace

@@ -68,4 +68,34 @@ Formula fit_formula(const std::vector<FitPoint>& points, bool integer, int max_t
 /// fit_formula; the result follows `points` one to one.
 std::vector<std::optional<double>> loo_predictions(const Formula& f, const std::vector<FitPoint>& points);
 
+
+// ---- quantities that change with a loop index ------------------------------------------------------------
+
+/// One observation of a quantity inside a loop: at (Nw, Np), in iteration `k`, the value was `value`.
+struct LoopFitPoint {
+  double nw = 0;
+  double np = 0;
+  std::uint64_t k = 0;
+  double value = 0;
+};
+
+/// value(Nw, Np, k) = base(Nw, Np) + slope(Nw, Np) x k: a message that shrinks by the same amount each
+/// iteration (the trailing matrix of a factorization loses one panel per step: HPL's panel broadcast is
+/// 8 NB (N - k NB) bytes plus a constant). Rounded when `integer`, like Formula.
+struct LoopFormula {
+  Formula base;
+  Formula slope;
+  bool integer = false;
+  double eval(double nw, double np, std::uint64_t k) const;
+  /// "128*Nw + 136 - 2048*k", "(Nw/Np) + (-8)*k".
+  std::string text() const;
+};
+
+/// Fits value = a + b x k at each (Nw, Np) by least squares, then a and b across the points with
+/// fit_formula. nullopt (with `why` set) where the values at one point are not affine in k (within 1e-9
+/// relative, or 0.5 for integers), or no point has two distinct iterations. A point seen at one
+/// iteration only gives its base through the slope fitted on the others.
+std::optional<LoopFormula> fit_loop_formula(const std::vector<LoopFitPoint>& points, bool integer, std::string& why,
+                                            int max_terms = 3);
+
 }  // namespace gridcast::models::trace
