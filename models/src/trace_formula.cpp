@@ -392,14 +392,23 @@ std::optional<LoopFormula> fit_loop_formula(const std::vector<LoopFitPoint>& poi
     }
     const double b = (n * skv - sk * sv) / det;
     const double a = (sv - b * sk) / n;
+    // The worst residual names the iteration apart (a least-squares line leans towards it, so the first
+    // point off the line need not be the culprit).
+    double worst = 0, worst_k = 0, worst_v = 0;
     for (const auto& [k, v] : obs) {
       const double tol = integer ? 0.5 : 1e-9 * std::max(std::abs(v), 1.0);
-      if (std::abs(a + b * k - v) > tol) {
-        why = "at Nw " + number_text(key.first) + ", Np " + number_text(key.second) + " the value in iteration " +
-              number_text(k) + " is " + number_text(v) + ", not " + number_text(a + b * k) +
-              " (not affine in the loop index)";
-        return std::nullopt;
+      const double off = std::abs(a + b * k - v);
+      if (off > tol && off > worst) {
+        worst   = off;
+        worst_k = k;
+        worst_v = v;
       }
+    }
+    if (worst > 0) {
+      why = "at Nw " + number_text(key.first) + ", Np " + number_text(key.second) + " the value in iteration " +
+            number_text(worst_k) + " is " + number_text(worst_v) + ", not " + number_text(a + b * worst_k) +
+            " (not affine in the loop index)";
+      return std::nullopt;
     }
     bases.push_back({key.first, key.second, a});
     slopes.push_back({key.first, key.second, b});
