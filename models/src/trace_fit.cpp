@@ -352,6 +352,14 @@ public:
         for (const auto& run : rank)
           for (const detail::NumberedCallObs& c : run)
             intern(numbered_token(c.function, c.op));
+    for (const detail::NumberedProfile& p : numbered_.profiles)
+      for (const auto& seq : p.trees)
+        for (const detail::TreeObs& t : seq) {
+          if (not t.send_fn.empty())
+            intern(tree_token(t.send_fn, Op::Send, t.tag));
+          if (not t.recv_fn.empty())
+            intern(tree_token(t.recv_fn, Op::Recv, t.tag));
+        }
     for (const auto& p : paths)
       scan_keys(p);
     for (const auto& p : paths)
@@ -497,6 +505,17 @@ public:
       };
       model.numbered = detail::fit_numbered(numbered_, token_of, placeholder_of, model.warnings);
     }
+    if (numbered_.tree_sequences > 0) {
+      auto token_of = [&](const std::string& fn, Op op, std::int32_t tag) {
+        return remap_[token_ids_.at(tree_token(fn, op, tag))];
+      };
+      auto placeholder_of = [&](std::size_t q) {
+        CallRecord rec;
+        rec.op = Op::Sleep;
+        return remap_[token_ids_.at(make_token(detail::tree_placeholder_name(q), rec))];
+      };
+      model.trees = detail::fit_trees(numbered_, token_of, placeholder_of);
+    }
 
     std::vector<GroupAssignment> assignments;
     for (const LoadedProfile& p : profiles_) {
@@ -619,7 +638,7 @@ private:
   /// A rank's calls, each numbered loop as its placeholder.
   CallStreamPtr open_rank(const ProfileDir& dir, int rank) const
   {
-    return detail::filter_numbered(dir.open(rank), numbered_.runs(dir.path(), rank));
+    return detail::filter_numbered(dir.open(rank), numbered_.cuts(dir.path(), rank));
   }
 
   /// The token of a call inside a numbered loop: its tag is the loop's (first tag + step x k).
@@ -629,6 +648,16 @@ private:
     t.function = function;
     t.op       = op;
     t.tag      = kVaryingTag;
+    return t;
+  }
+
+  /// The token of a send or receive of a binomial tree.
+  static CallToken tree_token(const std::string& function, Op op, std::int32_t tag)
+  {
+    CallToken t;
+    t.function = function;
+    t.op       = op;
+    t.tag      = tag;
     return t;
   }
 
@@ -1478,6 +1507,14 @@ const NumberedLoop* TraceModel::numbered_of(std::uint32_t token) const
   for (const NumberedLoop& l : numbered)
     if (l.placeholder == token)
       return &l;
+  return nullptr;
+}
+
+const TreeSequence* TraceModel::tree_of(std::uint32_t token) const
+{
+  for (const TreeSequence& t : trees)
+    if (t.placeholder == token)
+      return &t;
   return nullptr;
 }
 

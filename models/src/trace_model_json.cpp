@@ -211,6 +211,24 @@ ojson numbered_json(const NumberedLoop& l, const TraceModel& m)
   return o;
 }
 
+ojson trees_json(const TreeSequence& t, const TraceModel& m)
+{
+  ojson o;
+  o["placeholder"]   = t.placeholder;
+  o["fn"]            = m.tokens.at(t.placeholder).function;
+  o["powers_of_two"] = t.powers_of_two;
+  ojson ops          = ojson::array();
+  for (const TreeOp& op : t.ops)
+    ops.push_back(ojson{{"tree", op.kind == TreeOp::Kind::Bcast ? "bcast" : "reduce"},
+                        {"root", formula_json(op.root)},
+                        {"tag", op.tag},
+                        {"bytes", formula_json(op.bytes)},
+                        {"send", op.send_token},
+                        {"recv", op.recv_token}});
+  o["trees"] = ops;
+  return o;
+}
+
 // ---- strict reading --------------------------------------------------------------------------------------
 
 Formula read_formula(const JsonObject& r)
@@ -479,6 +497,12 @@ nlohmann::ordered_json model_to_json(const TraceModel& m)
       numbered.push_back(numbered_json(l, m));
     o["numbered_loops"] = numbered;
   }
+  if (not m.trees.empty()) {
+    ojson trees = ojson::array();
+    for (const TreeSequence& t : m.trees)
+      trees.push_back(trees_json(t, m));
+    o["tree_sequences"] = trees;
+  }
   return o;
 }
 
@@ -557,13 +581,43 @@ NumberedLoop read_numbered(const JsonObject& r, const TraceModel& m)
   return l;
 }
 
+TreeSequence read_trees(const JsonObject& r, const TraceModel& m)
+{
+  r.only({"placeholder", "fn", "powers_of_two", "trees"});
+  TreeSequence t;
+  t.placeholder   = read_token(r, "placeholder", m);
+  t.powers_of_two = r.boolean("powers_of_two");
+  const json& ops = r.array("trees");
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    JsonObject o = r.element("trees", i);
+    o.only({"tree", "root", "tag", "bytes", "send", "recv"});
+    TreeOp op;
+    const std::string kind = o.string("tree");
+    if (kind != "bcast" && kind != "reduce")
+      o.fail("tree", "expected \"bcast\" or \"reduce\"");
+    op.kind  = kind == "bcast" ? TreeOp::Kind::Bcast : TreeOp::Kind::Reduce;
+    op.root  = read_formula(o.child("root"));
+    op.tag   = o.int32("tag", 0);
+    op.bytes = read_formula(o.child("bytes"));
+    const auto last = static_cast<std::int64_t>(m.tokens.size()) - 1;
+    op.send_token = static_cast<std::uint32_t>(o.int32("send", 0, last));
+    op.recv_token = static_cast<std::uint32_t>(o.int32("recv", 0, last));
+    if (m.tokens[op.send_token].op != Op::Send)
+      o.fail("send", "token " + std::to_string(op.send_token) + " is not a send");
+    if (m.tokens[op.recv_token].op != Op::Recv)
+      o.fail("recv", "token " + std::to_string(op.recv_token) + " is not a receive");
+    t.ops.push_back(std::move(op));
+  }
+  return t;
+}
+
 }  // namespace
 
 TraceModel model_from_json(const nlohmann::json& j, const std::string& file)
 {
   JsonObject top(j, file);
   top.only({"format", "format_version", "group_threshold", "features", "training", "tokens", "rule", "groups",
-            "latency", "warnings", "numbered_loops"});
+            "latency", "warnings", "numbered_loops", "tree_sequences"});
   if (top.string("format") != kFormatName)
     top.fail("format", std::string("expected \"") + kFormatName + "\"");
   if (top.integer("format_version") != TraceModel::kFormatVersion)
@@ -652,6 +706,11 @@ TraceModel model_from_json(const nlohmann::json& j, const std::string& file)
     const json& loops = top.array("numbered_loops");
     for (std::size_t i = 0; i < loops.size(); ++i)
       m.numbered.push_back(read_numbered(top.element("numbered_loops", i), m));
+  }
+  if (top.has("tree_sequences")) {
+    const json& seqs = top.array("tree_sequences");
+    for (std::size_t i = 0; i < seqs.size(); ++i)
+      m.trees.push_back(read_trees(top.element("tree_sequences", i), m));
   }
   return m;
 }

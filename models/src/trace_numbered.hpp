@@ -26,6 +26,21 @@ struct NumberedCallObs {
   std::uint64_t line = 0;
 };
 
+/// A run of a rank's calls that a placeholder call stands in for.
+struct Cut {
+  std::size_t begin = 0, end = 0;  ///< calls [begin, end) of the rank's stream
+  std::string placeholder;         ///< the placeholder's function name
+};
+
+/// One binomial tree recognized in a profile (the same for every rank).
+struct TreeObs {
+  TreeOp::Kind kind = TreeOp::Kind::Bcast;
+  int root = 0;
+  std::int32_t tag = 0;
+  std::uint64_t bytes = 0;
+  std::string send_fn, recv_fn;  ///< the functions of its sends and receives (empty: none seen)
+};
+
 /// What the fit found in one training profile.
 struct NumberedProfile {
   std::filesystem::path path;
@@ -37,6 +52,8 @@ struct NumberedProfile {
   std::vector<std::vector<std::vector<NumberedCallObs>>> calls;
   std::vector<std::int64_t> first_tag;  ///< per loop: the tag of iteration 0 in this profile
   std::vector<std::uint64_t> count;     ///< per loop: iterations (the largest k + 1 of any rank)
+  std::vector<std::vector<TreeObs>> trees;  ///< per tree sequence, its trees
+  std::vector<std::vector<Cut>> cuts;       ///< per rank: every run replaced, in stream order
 };
 
 /// Every profile's numbered loops. A loop is a cluster of the tags of a profile's blocking sends and
@@ -46,20 +63,27 @@ struct NumberedProfile {
 struct NumberedScan {
   std::vector<NumberedProfile> profiles;
   std::vector<std::int64_t> step;  ///< per loop: the gcd of the differences between its distinct tags
+  std::size_t tree_sequences = 0;  ///< per profile as many (NumberedProfile::trees)
   std::size_t loops() const { return step.size(); }
-  /// The runs of rank `rank` of the profile at `path`; nullptr when there are none.
-  const std::vector<std::pair<std::size_t, std::size_t>>* runs(const std::filesystem::path& path, int rank) const;
+  /// The cuts of rank `rank` of the profile at `path`; nullptr when there are none.
+  const std::vector<Cut>* cuts(const std::filesystem::path& path, int rank) const;
 };
 
 NumberedScan scan_numbered(const std::vector<std::filesystem::path>& paths, std::size_t min_iterations,
                            std::int64_t max_gap);
 
-/// The placeholder's function name of loop `loop` ("gridcast:numbered-loop-0"). Placeholders are
-/// Op::Sleep calls of no duration: they take no time and match nothing.
+/// The placeholder's function name of loop `loop` ("gridcast:numbered-loop-0") and of tree sequence
+/// `seq` ("gridcast:tree-sequence-0"). Placeholders are Op::Sleep calls of no duration.
 std::string numbered_placeholder_name(std::size_t loop);
+std::string tree_placeholder_name(std::size_t seq);
 
-/// `inner` with each run replaced by one placeholder call (nullptr runs: `inner` itself).
-CallStreamPtr filter_numbered(CallStreamPtr inner, const std::vector<std::pair<std::size_t, std::size_t>>* runs);
+/// `inner` with each cut replaced by one placeholder call (nullptr cuts: `inner` itself).
+CallStreamPtr filter_numbered(CallStreamPtr inner, const std::vector<Cut>* cuts);
+
+/// Fits every tree sequence of `scan`: `token_of(function, op, tag)` gives a model token id.
+std::vector<TreeSequence> fit_trees(const NumberedScan& scan,
+                                    const std::function<std::uint32_t(const std::string&, Op, std::int32_t)>& token_of,
+                                    const std::function<std::uint32_t(std::size_t)>& placeholder_of);
 
 /// Fits every loop of `scan`. `token_of(function, op)` gives the model token id of a numbered call
 /// (tag kVaryingTag), `placeholder_of(loop)` that of the placeholder; sizes fitted approximately add a

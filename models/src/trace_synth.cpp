@@ -40,8 +40,8 @@ struct Leaf {
 };
 
 struct Instr {
-  enum Kind : std::uint8_t { Call, Poll, LoopBegin, LoopEnd, Numbered } kind = Call;
-  std::uint32_t leaf = 0;    ///< Call, Poll; Numbered: index into Program::numbered
+  enum Kind : std::uint8_t { Call, Poll, LoopBegin, LoopEnd, Numbered, Trees } kind = Call;
+  std::uint32_t leaf = 0;    ///< Call, Poll; Numbered: index into Program::numbered; Trees: into Program::trees
   std::uint64_t count = 0;   ///< LoopBegin, Poll
   std::uint32_t jump = 0;    ///< LoopBegin: its LoopEnd; LoopEnd: its LoopBegin
 };
@@ -67,6 +67,13 @@ struct NumberedProg {
   std::uint64_t calls_per_rank = 0;  ///< mean over the virtual ranks of the calls the loop makes
 };
 
+/// A binomial tree sequence at the target: each tree's size and the records of its sends and receives.
+struct TreesProg {
+  const TreeSequence* seq = nullptr;
+  std::vector<CallRecord> send, recv;  ///< per tree: function, tag and size filled in
+  std::vector<int> root;                ///< per tree, at the target
+};
+
 struct SynthSource::Program {
   int loop_counter = 0;  ///< pre-order numbering of loops while compiling (as the fit numbers them)
   std::vector<int> enclosing;  ///< while compiling: pre-order numbers of the enclosing loops
@@ -74,6 +81,7 @@ struct SynthSource::Program {
   std::vector<Instr> code;
   std::vector<Leaf> leaves;
   std::vector<NumberedProg> numbered;
+  std::vector<TreesProg> trees;
   FunctionTable functions;
   int group = 0;
   int max_depth = 0;
@@ -191,6 +199,30 @@ void compile(const std::vector<TemplateNode>& nodes, const TraceModel& m, const 
       auto end = static_cast<std::uint32_t>(p.code.size());
       p.code.push_back({Instr::LoopEnd, 0, 0, begin});
       p.code[begin].jump = end;
+      continue;
+    }
+    if (const TreeSequence* ts = m.tree_of(n.token); ts != nullptr) {
+      if (ts->powers_of_two && (t.np & (t.np - 1)) != 0)
+        throw InputError({}, "the binomial trees at " + here + " were seen at powers of two only (the code's "
+                                 "reduction may treat the other ranks apart): Np " + std::to_string(t.np) +
+                                 " is outside what the model can express");
+      TreesProg tp;
+      tp.seq = ts;
+      for (const TreeOp& op : ts->ops) {
+        CallRecord snd, rcv;
+        snd.op = Op::Send;
+        rcv.op = Op::Recv;
+        snd.function = p.functions.intern(m.tokens.at(op.send_token).function);
+        rcv.function = p.functions.intern(m.tokens.at(op.recv_token).function);
+        snd.tag = rcv.tag = op.tag;
+        snd.bytes = rcv.bytes = eval_count(op.bytes, t, "tree message size at " + here);
+        tp.send.push_back(snd);
+        tp.recv.push_back(rcv);
+        const auto root = static_cast<std::int64_t>(std::llround(op.root.eval(t.nw, t.np)));
+        tp.root.push_back(static_cast<int>(((root % t.np) + t.np) % t.np));
+      }
+      p.code.push_back({Instr::Trees, static_cast<std::uint32_t>(p.trees.size()), 0, 0});
+      p.trees.push_back(std::move(tp));
       continue;
     }
     if (const NumberedLoop* nl = m.numbered_of(n.token); nl != nullptr) {
@@ -337,6 +369,11 @@ public:
             return true;
           ++pc_;
           continue;
+        case Instr::Trees:
+          if (emit_tree(prog_->trees[in.leaf], out))
+            return true;
+          ++pc_;
+          continue;
       }
     }
     return false;
@@ -435,6 +472,29 @@ private:
     return false;
   }
 
+  /// The next call of the tree sequence `tp`; false, with the counters reset, once its trees are over.
+  bool emit_tree(const TreesProg& tp, CallRecord& out)
+  {
+    while (tree_op_ < tp.seq->ops.size()) {
+      if (tree_call_ == 0 && tree_calls_.empty()) {
+        const TreeOp& op = tp.seq->ops[tree_op_];
+        tree_calls_      = tree_calls(op.kind, tp.root[tree_op_], rank_, np_);
+      }
+      if (tree_call_ < tree_calls_.size()) {
+        const auto [send, peer] = tree_calls_[tree_call_++];
+        out      = send ? tp.send[tree_op_] : tp.recv[tree_op_];
+        out.peer = peer;
+        out.line = ++emitted_;
+        return true;
+      }
+      ++tree_op_;
+      tree_call_ = 0;
+      tree_calls_.clear();
+    }
+    tree_op_ = 0;
+    return false;
+  }
+
   /// The forest's ratio at this call's context (the table holds what the forest said for each bucket).
   double ratio(const Leaf& leaf)
   {
@@ -468,6 +528,9 @@ private:
   std::uint64_t num_k_ = 0;        ///< numbered loop: the iteration
   std::size_t num_q_ = 0;          ///< numbered loop: the next call of the iteration's variant
   int num_variant_ = -1;           ///< numbered loop: the iteration's variant, -1 before it is looked up
+  std::size_t tree_op_ = 0;        ///< tree sequence: the tree
+  std::size_t tree_call_ = 0;      ///< tree sequence: the next of its calls
+  std::vector<std::pair<bool, int>> tree_calls_;  ///< tree sequence: the rank's calls in the tree
   std::int64_t created_ = 0;
   std::uint64_t emitted_ = 0;
   bool variability_ = false;
@@ -540,6 +603,11 @@ std::uint64_t SynthSource::total_calls() const
         case Instr::Call: total += mult; break;
         // The mean over the ranks (each virtual rank is as many ranks): exact summed over every rank.
         case Instr::Numbered: total += mult * static_cast<long double>(p->numbered[in.leaf].calls_per_rank); break;
+        // A tree has 2 (Np - 1) calls over all ranks.
+        case Instr::Trees:
+          total += mult * static_cast<long double>(p->trees[in.leaf].seq->ops.size()) * 2.0L *
+                   static_cast<long double>(target_.np - 1) / static_cast<long double>(target_.np);
+          break;
       }
     }
     per_program.push_back(static_cast<std::uint64_t>(total));

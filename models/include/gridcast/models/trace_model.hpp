@@ -218,6 +218,36 @@ struct NumberedLoop {
   std::vector<std::string> members;  ///< the training profiles it was fitted on, as text
 };
 
+/// One binomial tree of point-to-point messages: a broadcast or a reduction that the code implements
+/// itself (HPL's HPL_broadcast and HPL_reduce), rooted at `root`, every message `bytes` long.
+struct TreeOp {
+  enum class Kind : std::uint8_t {
+    Bcast,   ///< levels from the top: a rank receives from its parent, then sends to its children, farthest first
+    Reduce,  ///< levels from the bottom: a rank receives from its children, nearest first, then sends to its parent
+  };
+  Kind kind = Kind::Bcast;
+  /// The root, modulo Np: a fixed rank, or one that moves with the size (the owner of the last panel).
+  Formula root;
+  std::int32_t tag = 0;
+  Formula bytes;
+  std::uint32_t send_token = 0, recv_token = 0;  ///< index into TraceModel::tokens
+};
+/// The calls of rank `rank` of `np` in a binomial tree (HPL's hypercube order; children at distance
+/// 2^j that are >= np are skipped): (is_send, peer) in order.
+std::vector<std::pair<bool, int>> tree_calls(TreeOp::Kind kind, int root, int rank, int np);
+
+/// A run of consecutive binomial trees (a code's own broadcasts and reductions, whose depth for a rank is
+/// the number of trailing zero bits of its distance from the root: a number of rank classes that grows
+/// with Np, which no group rule can name). The fit recognizes them from each rank's calls and stands a
+/// placeholder call in for the run; synthesis expands each tree for the target's Np.
+struct TreeSequence {
+  std::uint32_t placeholder = 0;  ///< index into TraceModel::tokens
+  std::vector<TreeOp> ops;
+  /// Every training Np was a power of two: the trees are then only known there (HPL_reduce folds the
+  /// ranks beyond the largest power of two first, which training never showed).
+  bool powers_of_two = true;
+};
+
 struct TraceModel {
   /// 2: compute work in flops with the latency model (`latency`); 1 had per-position seconds.
   static constexpr int kFormatVersion = 2;
@@ -234,6 +264,9 @@ struct TraceModel {
   std::vector<NumberedLoop> numbered;
   /// The numbered loop whose placeholder is `token`, or nullptr.
   const NumberedLoop* numbered_of(std::uint32_t token) const;
+  /// Binomial tree sequences, each standing in the templates as its placeholder token (empty: none).
+  std::vector<TreeSequence> trees;
+  const TreeSequence* tree_of(std::uint32_t token) const;
 };
 
 struct FitOptions {
