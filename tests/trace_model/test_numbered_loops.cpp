@@ -183,3 +183,80 @@ TEST_CASE("numbered loops: model.json's numbered_loops are read strictly", "[tra
   bad["numbered_loops"][0]["variants"][0][0]["fn"] = "MPI_Bcast";
   CHECK_THROWS_WITH(model_from_json(bad, "m.json"), Catch::Contains("is not the function of token"));
 }
+
+// ---- binomial tree sequences ---------------------------------------------------------------------------
+
+namespace {
+
+/// A code that implements its own collectives as HPL does (HPL_all_reduce, HPL_broadcast): an allreduce
+/// (a reduction to rank 0, then a broadcast from it) and a broadcast of 60 bytes at the start; after some
+/// work, a broadcast of 8 Nw bytes from rank Nw mod Np (the owner of the last block).
+class OwnTrees final : public TraceSource {
+public:
+  OwnTrees(int nw, int np) : nw_(nw), np_(np) {}
+  int rank_count() const override { return np_; }
+  CallStreamPtr open(int rank) const override
+  {
+    auto s = std::make_unique<MemoryStream>("own-trees");
+    s->add(Op::Init, "MPI_Init");
+    auto tree = [&](TreeOp::Kind kind, int root, std::uint64_t bytes) {
+      for (auto [send, peer] : tree_calls(kind, root, rank, np_)) {
+        CallRecord& c = s->add(send ? Op::Send : Op::Recv, send ? "MPI_Send" : "MPI_Recv");
+        c.peer = peer, c.tag = 9001, c.bytes = bytes;
+      }
+    };
+    tree(TreeOp::Kind::Reduce, 0, 8);
+    tree(TreeOp::Kind::Bcast, 0, 8);
+    tree(TreeOp::Kind::Bcast, 0, 60);
+    s->add(Op::Compute, "compute").flops = 1000.0 * nw_;
+    tree(TreeOp::Kind::Bcast, nw_ % np_, static_cast<std::uint64_t>(8 * nw_));
+    s->add(Op::Finalize, "MPI_Finalize");
+    return s;
+  }
+
+private:
+  int nw_;
+  int np_;
+};
+
+}  // namespace
+
+TEST_CASE("binomial trees: HPL's order of the calls of each rank", "[trace_model]")
+{
+  using V = std::vector<std::pair<bool, int>>;
+  // Broadcast from the top level down: rank 0 of 8 sends to 4, 2, 1; rank 4 receives from 0, sends to 6, 5.
+  CHECK(tree_calls(TreeOp::Kind::Bcast, 0, 0, 8) == V{{true, 4}, {true, 2}, {true, 1}});
+  CHECK(tree_calls(TreeOp::Kind::Bcast, 0, 4, 8) == V{{false, 0}, {true, 6}, {true, 5}});
+  CHECK(tree_calls(TreeOp::Kind::Bcast, 0, 7, 8) == V{{false, 6}});
+  // Rooted at 3: distances from the root.
+  CHECK(tree_calls(TreeOp::Kind::Bcast, 3, 3, 4) == V{{true, 1}, {true, 0}});
+  // Reduction from the bottom up: rank 0 receives from 1, 2, 4; rank 4 from 5, 6, then sends to 0.
+  CHECK(tree_calls(TreeOp::Kind::Reduce, 0, 0, 8) == V{{false, 1}, {false, 2}, {false, 4}});
+  CHECK(tree_calls(TreeOp::Kind::Reduce, 0, 4, 8) == V{{false, 5}, {false, 6}, {true, 0}});
+  CHECK(tree_calls(TreeOp::Kind::Bcast, 0, 0, 1).empty());
+}
+
+TEST_CASE("binomial trees: a code's own broadcasts and reductions fit and extrapolate", "[trace_model]")
+{
+  TempDir dir;
+  const auto profiles = write_profile_grid(dir.path(), "trees", {4, 8, 16}, {5, 6, 7}, TraceEncoding::Binary,
+                                           [](int nw, int np) { return OwnTrees(nw, np); });
+  auto model = std::make_shared<const TraceModel>(fit_trace_model(profiles));
+  REQUIRE(model->trees.size() == 2);
+  CHECK(model->trees[0].ops.size() == 3);
+  REQUIRE(model->trees[1].ops.size() == 1);
+  CHECK(model->trees[1].ops[0].root.text() == "Nw");
+  CHECK(model->trees[1].ops[0].bytes.text() == "8*Nw");
+  // A rank's depth in the trees (its trailing zero bits) no longer splits the ranks into groups.
+  CHECK(model->groups.size() == 1);
+  require_same_streams(SynthSource(model, {37, 64}), OwnTrees(37, 64));
+  require_same_streams(SynthSource(model, {100, 256}), OwnTrees(100, 256));
+  // Trained at powers of two only: another Np is outside what the model knows.
+  CHECK_THROWS_WITH(SynthSource(model, {37, 12}), Catch::Contains("powers of two"));
+
+  const auto file = dir.path() / "model.json";
+  write_model(file, *model);
+  auto again = std::make_shared<const TraceModel>(read_model(file));
+  CHECK(model_to_json(*again).dump() == model_to_json(*model).dump());
+  require_same_streams(SynthSource(again, {37, 64}), OwnTrees(37, 64));
+}
