@@ -3,8 +3,6 @@
 #include "gridcast/models/errors.hpp"
 
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 #include <cmath>
 #include <numeric>
 #include <set>
@@ -97,8 +95,12 @@ struct P2p {
   bool send = false;
   std::int32_t peer = 0, tag = 0;
   std::uint64_t bytes = 0;
-  std::string function;
+  std::uint32_t function = 0;  ///< into the profile's table of names (profile_trees' `names`)
 };
+
+/// Blocking calls kept per profile for the tree recognition; beyond, a profile has no trees (a code with
+/// millions of blocking sends would otherwise hold them all in memory; HPL has a few hundred per rank).
+constexpr std::size_t kTreeCallBudget = std::size_t{1} << 22;
 
 /// The binomial trees of one profile: per rank, the maximal runs of consecutive same-tag blocking calls
 /// outside the numbered loops. Every rank must have as many runs; run q of every rank is parsed jointly,
@@ -106,6 +108,7 @@ struct P2p {
 /// whoever the calls say: a tree rooted elsewhere gives some rank other calls). Else there are none
 /// (`ok` false).
 std::vector<std::vector<TreeObs>> profile_trees(const std::vector<std::vector<P2p>>& p2p, int np,
+                                                const FunctionTable& names,
                                                 std::vector<std::vector<std::pair<std::size_t, std::size_t>>>& runs,
                                                 bool& ok)
 {
@@ -167,7 +170,7 @@ std::vector<std::vector<TreeObs>> profile_trees(const std::vector<std::vector<P2
             const auto want = tree_calls(kind, root, static_cast<int>(r), np);
             for (std::size_t i = 0; i < want.size(); ++i) {
               const P2p& c = p2p[r][at[r] + i];
-              (c.send ? t.send_fn : t.recv_fn) = c.function;
+              (c.send ? t.send_fn : t.recv_fn) = names.name(c.function);
             }
             at[r] += want.size();
           }
@@ -248,6 +251,8 @@ NumberedScan scan_numbered(const std::vector<std::filesystem::path>& paths, std:
     std::vector<std::vector<std::pair<std::size_t, std::size_t>>> runs(static_cast<std::size_t>(dir.rank_count()));
     std::vector<std::vector<std::vector<std::pair<std::int64_t, NumberedCallObs>>>> calls(runs.size());
     std::vector<std::vector<std::pair<int, P2p>>> p2p(runs.size());  // (cluster or -1, call)
+    FunctionTable names;
+    std::size_t kept_calls = 0;
     for (int r = 0; r < dir.rank_count(); ++r) {
       auto& rr = runs[static_cast<std::size_t>(r)];
       auto& rc = calls[static_cast<std::size_t>(r)];
@@ -264,9 +269,10 @@ NumberedScan scan_numbered(const std::vector<std::filesystem::path>& paths, std:
           for (std::size_t k = 0; k < clusters.size(); ++k)
             if (rec.tag >= clusters[k].first && rec.tag <= clusters[k].second)
               c = static_cast<int>(k);
-          if (rec.op != Op::Ssend)  // trees of standard sends and receives
+          if (rec.op != Op::Ssend && kept_calls++ < kTreeCallBudget)  // trees of standard sends and receives
             p2p[static_cast<std::size_t>(r)].push_back(
-                {c, {index, rec.op == Op::Send, rec.peer, rec.tag, rec.bytes, s->functions().name(rec.function)}});
+                {c, {index, rec.op == Op::Send, rec.peer, rec.tag, rec.bytes,
+                     names.intern(s->functions().name(rec.function))}});
         }
         if (current >= 0 && c != current) {
           closed[static_cast<std::size_t>(current)] = true;
@@ -316,9 +322,12 @@ NumberedScan scan_numbered(const std::vector<std::filesystem::path>& paths, std:
         for (auto& [c, call] : p2p[r])
           if (c < 0 || not valid[static_cast<std::size_t>(c)])
             outside[r].push_back(std::move(call));
-      bool ok = true;
+      bool ok = kept_calls <= kTreeCallBudget;
       std::vector<std::vector<std::pair<std::size_t, std::size_t>>> tree_runs;
-      p.trees = profile_trees(outside, p.np, tree_runs, ok);
+      if (ok)
+        p.trees = profile_trees(outside, p.np, names, tree_runs, ok);
+      if (not ok)
+        p.trees.clear();
       tree_runs_of.push_back(ok ? tree_runs : decltype(tree_runs)(p2p.size()));
     }
     // The step of each loop: the gcd of the differences between its distinct tags.
