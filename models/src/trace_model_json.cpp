@@ -197,9 +197,16 @@ ojson numbered_json(const NumberedLoop& l, const TraceModel& m)
       cj["fn"]   = m.tokens.at(c.token).function;
       if (c.peer)
         cj["peer"] = rank_json(*c.peer);
-      if (c.bytes)
-        cj["bytes"] = ojson{{"text", c.bytes->text()}, {"base", formula_json(c.bytes->base)},
-                            {"slope", formula_json(c.bytes->slope)}};
+      if (c.bytes) {
+        ojson b{{"text", c.bytes->text()}, {"base", formula_json(c.bytes->base)},
+                {"slope", formula_json(c.bytes->slope)}};
+        // Written only where present: a plain line keeps its bytes.
+        if (c.bytes->cap)
+          b["cap"] = formula_json(*c.bytes->cap);
+        if (c.bytes->first)
+          b["first"] = formula_json(*c.bytes->first);
+        cj["bytes"] = b;
+      }
       if (c.bytes_mode)
         cj["bytes_mode"] = formula_json(*c.bytes_mode);
       calls.push_back(cj);
@@ -547,9 +554,13 @@ NumberedLoop read_numbered(const JsonObject& r, const TraceModel& m)
         call.peer = read_rank(c.child("peer"));
       if (c.has("bytes")) {
         JsonObject b = c.child("bytes");
-        b.only({"text", "base", "slope"});
+        b.only({"text", "base", "slope", "cap", "first"});
         b.string("text");
-        call.bytes = LoopFormula{read_formula(b.child("base")), read_formula(b.child("slope")), true};
+        call.bytes = LoopFormula{read_formula(b.child("base")), read_formula(b.child("slope")), true, {}, {}};
+        if (b.has("cap"))
+          call.bytes->cap = read_formula(b.child("cap"));
+        if (b.has("first"))
+          call.bytes->first = read_formula(b.child("first"));
       }
       if (c.has("bytes_mode"))
         call.bytes_mode = read_formula(c.child("bytes_mode"));
