@@ -135,6 +135,28 @@ TEST_CASE("numbered loops: a size affine in the iteration, and one that is not",
   CHECK_THAT(why, Catch::Contains("iteration 10") && Catch::Contains("not affine"));
 }
 
+TEST_CASE("numbered loops: a pipeline's sizes, a plateau and a first iteration apart", "[trace_model]")
+{
+  // HPL's back substitution: iteration 0 carries the whole vector (8 N bytes), then at most Np - 1
+  // pieces of 128 bytes, fewer as the panels run out: min(128 (Np - 1), 8 N - 128 k).
+  auto size = [](double nw, double np, std::uint64_t k) {
+    return k == 0 ? 8 * nw : std::min(128 * (np - 1), 8 * nw - 128 * static_cast<double>(k));
+  };
+  std::vector<LoopFitPoint> pts;
+  for (double nw : {384.0, 512.0, 640.0})
+    for (double np : {4.0, 8.0, 16.0})
+      for (std::uint64_t k = 0; k < static_cast<std::uint64_t>(nw / 16); ++k)
+        pts.push_back({nw, np, k, size(nw, np, k)});
+  std::string why;
+  auto f = fit_loop_formula(pts, true, why);
+  REQUIRE(f);
+  CHECK(f->text() == "min(-128 + 128*Np, 8*Nw - 128*k); k = 0: 8*Nw");
+  // At np 256 and N 2560 (160 panels) the plateau is never reached: every size is on the line.
+  for (std::uint64_t k : {0, 1, 2, 40, 159})
+    CHECK(f->eval(2560, 256, k) == size(2560, 256, k));
+  CHECK(f->eval(2560, 64, 3) == size(2560, 64, 3));
+}
+
 TEST_CASE("numbered loops: HPL's panel loop on a 1 x Q grid fits and extrapolates exactly", "[trace_model]")
 {
   TempDir dir;
