@@ -470,7 +470,6 @@ std::vector<TreeSequence> fit_trees(const NumberedScan& scan,
     for (std::size_t t = 0; t < ref.size(); ++t) {
       TreeOp op;
       op.kind = ref[t].kind;
-      // (root below)
       op.tag  = ref[t].tag;
       std::vector<FitPoint> sizes, roots;
       std::string send_fn, recv_fn;
