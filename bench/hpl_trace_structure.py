@@ -39,8 +39,14 @@ COMM_OPS = {"send", "isend", "recv", "irecv", "sendrecv", "bcast", "reduce", "al
 BCAST_TAGS = range(2001, 3001)
 
 
-def grid_of(np_: int) -> tuple[int, int]:
-    """P x Q as examples/hpl-smpi/record.sh chooses it (MPI_Dims_create(np, 2): P >= Q, row-major)."""
+TREE_TAG = 9001  # HPL_broadcast / HPL_reduce: the binomial trees of HPL_pdinfo and of the checks
+
+
+def grid_of(np_: int, layout: str = "dims") -> tuple[int, int]:
+    """P x Q of a recording: "dims" as examples/hpl-smpi/record.sh chooses it by default
+    (MPI_Dims_create(np, 2): P >= Q, row-major), "row" the 1 x np grid (`record.sh NP N OUT 1 NP`)."""
+    if layout == "row":
+        return 1, np_
     q = max(d for d in range(1, int(np_ ** 0.5) + 1) if np_ % d == 0 and d * d <= np_)
     return np_ // q, q
 
@@ -60,17 +66,18 @@ def read_ranks(profile: Path, gridcast: str) -> tuple[dict, list[list[dict]]]:
     return info, ranks
 
 
-def analyse(info: dict, ranks: list[list[dict]]) -> dict:
+def analyse(info: dict, ranks: list[list[dict]], layout: str = "dims") -> dict:
     np_ = info["np"]
-    p, q = grid_of(np_)
+    p, q = grid_of(np_, layout)
     panels = 0
     variants = set()
     period_max = 0
-    loop_comm = total_comm = 0
+    loop_comm = total_comm = tree_comm = 0
     segments = []  # (rank, panel, role, signature, records)
     for r, recs in enumerate(ranks):
         row, col = divmod(r, q)
         total_comm += sum(1 for x in recs if x["op"] in COMM_OPS)
+        tree_comm += sum(1 for x in recs if x["op"] in COMM_OPS and x.get("tag") == TREE_TAG)
         # Panel k starts at this rank's first call with tag 2001 + k (its part of the ring broadcast) and
         # runs to the next panel's: the broadcast of k, the row swaps of k, the factorization of k + 1 in
         # its owner column. The last one ends where the back substitution (tags above 3000) starts.
@@ -134,23 +141,25 @@ def analyse(info: dict, ranks: list[list[dict]]) -> dict:
     return {"np": np_, "nw": info.get("nw"), "grid": f"{p}x{q}", "panels": panels, "variants": len(variants),
             "roles": len(usual), "off_segments": off_segments, "inner_segments": inner_segments,
             "off_calls": off_calls, "period": period_max, "loop_comm": loop_comm, "total_comm": total_comm,
-            "affine": affine, "sized_calls": calls}
+            "affine": affine, "sized_calls": calls, "tree_comm": tree_comm}
 
 
-def print_table(profiles: list[Path], gridcast: str) -> None:
+def print_table(profiles: list[Path], gridcast: str, layout: str = "dims") -> None:
     hdr = (f"{'np':>4} {'grid':>5} {'N':>5} {'panels':>6} {'variants':>8} {'roles':>5} {'period':>6} "
-           f"{'loop-comm':>15} {'off-role panels':>19} {'off-role comm':>20} {'affine sizes':>21}")
+           f"{'loop-comm':>15} {'off-role panels':>19} {'off-role comm':>20} {'affine sizes':>21} "
+           f"{'tree comm':>20}")
     print(hdr)
     print("-" * len(hdr))
     for prof in profiles:
         info, ranks = read_ranks(prof, gridcast)
-        a = analyse(info, ranks)
+        a = analyse(info, ranks, layout)
         pct = lambda x, y: 100.0 * x / max(1, y)
         print(f"{a['np']:>4} {a['grid']:>5} {a['nw']:>5.0f} {a['panels']:>6} {a['variants']:>8} {a['roles']:>5} "
               f"{a['period']:>6} {a['loop_comm']:>7}/{a['total_comm']:<7} "
               f"{a['off_segments']:>5}/{a['inner_segments']:<5} {pct(a['off_segments'], a['inner_segments']):6.2f}% "
               f"{a['off_calls']:>6}/{a['loop_comm']:<6} {pct(a['off_calls'], a['loop_comm']):6.2f}% "
-              f"{a['affine']:>6}/{a['sized_calls']:<6} {pct(a['affine'], a['sized_calls']):6.2f}%")
+              f"{a['affine']:>6}/{a['sized_calls']:<6} {pct(a['affine'], a['sized_calls']):6.2f}% "
+              f"{a['tree_comm']:>6}/{a['total_comm']:<6} {pct(a['tree_comm'], a['total_comm']):6.2f}%")
 
 
 def main() -> int:
@@ -159,6 +168,9 @@ def main() -> int:
     ap.add_argument("--record", action="store_true", help="record np 4, 8, 16 x N 384, 512, 640 first")
     ap.add_argument("--work", type=Path, default=None, help="where --record writes (default: a temporary folder)")
     ap.add_argument("--gridcast", default=str(ROOT / "build" / "bin" / "gridcast"))
+    ap.add_argument("--grid", choices=["dims", "row"], default="dims",
+                    help="HPL's process grid in the recordings: dims = MPI_Dims_create(np, 2) (P >= Q, record.sh's "
+                         "default), row = 1 x np (record.sh NP N OUT 1 NP; --record records that grid)")
     args = ap.parse_args()
     profiles = list(args.profiles)
     if args.record:
@@ -167,13 +179,14 @@ def main() -> int:
             for n in (384, 512, 640):
                 out = work / f"hpl-np{np_}-nw{n}"
                 if not (out / "run.json").exists():
-                    subprocess.run([str(ROOT / "examples/hpl-smpi/record.sh"), str(np_), str(n), str(out)],
+                    grid = ["1", str(np_)] if args.grid == "row" else []
+                    subprocess.run([str(ROOT / "examples/hpl-smpi/record.sh"), str(np_), str(n), str(out), *grid],
                                    check=True, capture_output=True, env={"GRIDCAST": args.gridcast,
                                                                          "PATH": "/usr/bin:/bin"})
                 profiles.append(out)
     if not profiles:
         ap.error("give profile directories or --record")
-    print_table(profiles, args.gridcast)
+    print_table(profiles, args.gridcast, args.grid)
     return 0
 
 

@@ -22,10 +22,15 @@ examples/pipeline):
                  (compute flops and request ids included; flops within 1e-5 relative, since SMPI writes
                  them with 6 significant digits: 8*64^3 = 2097152 is recorded as 2097150)
 HPL (examples/hpl-smpi: HPCC's HPL from Debian's source, N = 384, 512, 640 with NB = 16, targets N = 1280
-and 2560) is run only when named in --apps: `gridcast fit` cannot express it yet (a loop over panels whose
-body depends on the rank's grid position relative to the panel's owner, and calls that depend on where
-the pivots are; bench/hpl_trace_structure.py measures both), so its row says why it was not fitted, and
-the structure of its training and target recordings (that script's table) follows the main table.
+and 2560) is run only when named in --apps, on two process grids:
+  hpl      1 x Q (Q = np): pivoting and row swaps stay inside each process, so every message follows from
+           (N, np, rank, panel): the numbered loops (panel broadcast, back substitution) and the binomial
+           trees (HPL_broadcast / HPL_reduce) of docs/trace-model.md express all of it;
+  hpl-2d   P x Q = MPI_Dims_create(np, 2): the row swaps and the pivot exchanges between process rows
+           send what the pivots make them send (data-dependent sizes and skipped messages), which no
+           expression of (N, np, rank, panel) gives; fit's message is its row.
+An HPL grid fit could not express gets the panel-structure table of bench/hpl_trace_structure.py after
+the main table (off-role and non-affine shares: what a model without the pivots cannot match).
 Prints the table; exit 0 when every point reaches the issue's targets (all ranks fn-eq, comm-eq >= 99 %),
 1 otherwise, 77 when smpicc/smpirun or gridcast are missing.
 """
@@ -51,10 +56,14 @@ APPS = {
     "stencil2d-open": ("examples/stencil3d", [8, 12, 16], [32, 64], ["2", "0"]),
     "master-worker": ("examples/master-worker", [2, 3, 4], [8, 16], []),
     "pipeline": ("examples/pipeline", [1024, 2048, 4096], [8192, 16384], []),
-    # HPL's matrix order N with NB = 16 (24 to 40 panels: more than 16 panel-broadcast tags, so the tag
-    # is a parameter of the position and the panel loop can fold); P x Q = MPI_Dims_create(np, 2).
+    # HPL's matrix order N with NB = 16 (24 to 40 panels in training: at least 8 panel-broadcast tags, so
+    # the panel loop is found as a numbered loop); the grid per app in HPL_GRID.
     "hpl": ("examples/hpl-smpi", [384, 512, 640], [1280, 2560], []),
+    "hpl-2d": ("examples/hpl-smpi", [384, 512, 640], [1280, 2560], []),
 }
+# HPL's process grid per app: "row" = 1 x np (record.sh NP N OUT 1 NP), "dims" = record.sh's default
+# MPI_Dims_create(np, 2).
+HPL_GRID = {"hpl": "row", "hpl-2d": "dims"}
 DEFAULT_APPS = ["stencil3d", "stencil2d-open", "master-worker", "pipeline"]
 TRAIN_NP = [4, 8, 16]
 TARGET_NP = [64, 256]
@@ -85,6 +94,7 @@ def source_digest(app: str) -> str:
         if f.exists():
             h.update(f.read_bytes())
     h.update(repr(APPS[app][3]).encode())
+    h.update(HPL_GRID.get(app, "").encode())
     return h.hexdigest()[:10]
 
 
@@ -92,7 +102,8 @@ def record(app: str, np_: int, nw: int, out: Path, gridcast: str) -> Path:
     out = out.parent / source_digest(app) / out.name
     if not (out / "run.json").exists():
         env = dict(os.environ, GRIDCAST=gridcast)
-        run([str(ROOT / APPS[app][0] / "record.sh"), str(np_), str(nw), str(out), *APPS[app][3]], env)
+        grid = ["1", str(np_)] if HPL_GRID.get(app) == "row" else []
+        run([str(ROOT / APPS[app][0] / "record.sh"), str(np_), str(nw), str(out), *APPS[app][3], *grid], env)
     return out
 
 
@@ -153,7 +164,7 @@ def main() -> int:
     ap.add_argument("--work", default=None, help="keep recordings here (reused when present)")
     ap.add_argument("--quick", action="store_true", help="np 64 only, the 2x size only")
     ap.add_argument("--apps", default=",".join(DEFAULT_APPS),
-                    help="comma-separated subset of " + ", ".join(APPS) + " (default: all but hpl)")
+                    help="comma-separated subset of " + ", ".join(APPS) + " (default: all but the HPL ones)")
     args = ap.parse_args()
     if not Path(args.gridcast).exists() or not shutil.which("smpicc") or not shutil.which("smpirun"):
         print("trace_model_validation: needs gridcast (build it) and smpicc/smpirun", file=sys.stderr)
@@ -180,11 +191,11 @@ def main() -> int:
                 run([args.gridcast, "fit", *map(str, profiles), "-o", str(model)])
             rows.append({"app": app, "error": fit.stderr.strip(), "ok": False})
             ok = False
-            if app == "hpl":
+            if app in HPL_GRID:
                 # Record the targets anyway: what in them a model would have to reproduce, measured.
                 targets = [record(app, p, w, work / f"{app}-np{p}-nw{w}", args.gridcast)
                            for p in target_np for w in target_nw]
-                structure.append((app, profiles + targets))
+                structure.append((app, profiles + targets, HPL_GRID[app]))
             continue
         m = json.loads(model.read_text())
         for p in target_np:
@@ -215,12 +226,12 @@ def main() -> int:
               f"{c['calls_syn']:>10} {c['fn_eq']:>5}/{c['ranks']:<6} "
               f"{c['comm_match']:>8}/{c['comm_total']:<8} {pct:6.2f}% {c['same']:>4}/{c['ranks']:<4} "
               f"{'ok' if c['ok'] else 'FAIL'}")
-    for app, profs in structure:
+    for app, profs, layout in structure:
         # bench/hpl_trace_structure.py: why fit could not express the program, per recording.
         sys.path.insert(0, str(ROOT / "bench"))
         import hpl_trace_structure
         print(f"\n{app}: the structure fit would have to express (bench/hpl_trace_structure.py)")
-        hpl_trace_structure.print_table(profs, args.gridcast)
+        hpl_trace_structure.print_table(profs, args.gridcast, layout)
     print(f"\ntraining: np {TRAIN_NP} x three sizes per app; recordings in {work}")
     return 0 if ok else 1
 

@@ -4,6 +4,7 @@
 #include "gridcast/models/latency_model.hpp"
 #include "gridcast/models/profile.hpp"
 #include "gridcast/models/trace_model.hpp"
+#include "trace_numbered.hpp"
 
 #include <algorithm>
 #include <array>
@@ -342,8 +343,23 @@ public:
       throw InputError({paths.empty() ? std::string() : paths[0].string(), 0, {}, -1},
                        "a single profile: nothing to fit. Give profiles of the same application at two or more "
                        "(Nw, Np) points");
+    // Numbered loops first: every later reading sees each of them as one placeholder call.
+    numbered_ = detail::scan_numbered(paths, opt_.numbered_min_iterations, opt_.numbered_max_gap);
     for (const auto& p : paths)
       scan_tags(p);
+    for (const detail::NumberedProfile& p : numbered_.profiles)
+      for (const auto& rank : p.calls)
+        for (const auto& run : rank)
+          for (const detail::NumberedCallObs& c : run)
+            intern(numbered_token(c.function, c.op));
+    for (const detail::NumberedProfile& p : numbered_.profiles)
+      for (const auto& seq : p.trees)
+        for (const detail::TreeObs& t : seq) {
+          if (not t.send_fn.empty())
+            intern(tree_token(t.send_fn, Op::Send, t.tag));
+          if (not t.recv_fn.empty())
+            intern(tree_token(t.recv_fn, Op::Recv, t.tag));
+        }
     for (const auto& p : paths)
       scan_keys(p);
     for (const auto& p : paths)
@@ -480,6 +496,27 @@ public:
         rt.decisions.clear();
     }
 
+    if (numbered_.loops() > 0) {
+      auto token_of = [&](const std::string& fn, Op op) { return remap_[token_ids_.at(numbered_token(fn, op))]; };
+      auto placeholder_of = [&](std::size_t j) {
+        CallRecord rec;
+        rec.op = Op::Sleep;
+        return remap_[token_ids_.at(make_token(detail::numbered_placeholder_name(j), rec))];
+      };
+      model.numbered = detail::fit_numbered(numbered_, token_of, placeholder_of, model.warnings);
+    }
+    if (numbered_.tree_sequences > 0) {
+      auto token_of = [&](const std::string& fn, Op op, std::int32_t tag) {
+        return remap_[token_ids_.at(tree_token(fn, op, tag))];
+      };
+      auto placeholder_of = [&](std::size_t q) {
+        CallRecord rec;
+        rec.op = Op::Sleep;
+        return remap_[token_ids_.at(make_token(detail::tree_placeholder_name(q), rec))];
+      };
+      model.trees = detail::fit_trees(numbered_, token_of, placeholder_of);
+    }
+
     std::vector<GroupAssignment> assignments;
     for (const LoadedProfile& p : profiles_) {
       GroupAssignment a{p.label, p.info.np, {}};
@@ -524,7 +561,7 @@ private:
     ProfileDir dir(path);
     for (int r = 0; r < dir.rank_count(); ++r) {
       std::map<std::uint32_t, std::set<std::int32_t>> tags;  // by the stream's function id
-      CallStreamPtr s = dir.open(r);
+      CallStreamPtr s = open_rank(dir, r);
       CallRecord rec;
       while (s->next(rec)) {
         auto& t = tags[rec.function];
@@ -556,7 +593,7 @@ private:
     std::map<std::uint32_t, std::set<std::int32_t>> keys;  // by the function's name id below
     std::map<std::string, std::uint32_t> ids;
     for (int r = 0; r < dir.rank_count(); ++r) {
-      CallStreamPtr s = dir.open(r);
+      CallStreamPtr s = open_rank(dir, r);
       CallRecord rec;
       while (s->next(rec))
         if (rec.op == Op::CommSplit) {
@@ -581,7 +618,7 @@ private:
     std::vector<std::uint32_t> tokens;
     std::vector<PollFollower> found;
     for (int r = 0; r < dir.rank_count(); ++r) {
-      CallStreamPtr s = dir.open(r);
+      CallStreamPtr s = open_rank(dir, r);
       tokens.clear();
       CallRecord rec;
       while (s->next(rec))
@@ -597,6 +634,32 @@ private:
       for (PollFollower& f : found)
         ++followers_[std::move(f)];
     }
+  }
+
+  /// A rank's calls, each numbered loop as its placeholder.
+  CallStreamPtr open_rank(const ProfileDir& dir, int rank) const
+  {
+    return detail::filter_numbered(dir.open(rank), numbered_.cuts(dir.path(), rank));
+  }
+
+  /// The token of a call inside a numbered loop: its tag is the loop's (first tag + step x k).
+  static CallToken numbered_token(const std::string& function, Op op)
+  {
+    CallToken t;
+    t.function = function;
+    t.op       = op;
+    t.tag      = kVaryingTag;
+    return t;
+  }
+
+  /// The token of a send or receive of a binomial tree.
+  static CallToken tree_token(const std::string& function, Op op, std::int32_t tag)
+  {
+    CallToken t;
+    t.function = function;
+    t.op       = op;
+    t.tag      = tag;
+    return t;
   }
 
   CallToken make_token(const std::string& function, const CallRecord& rec) const
@@ -631,7 +694,7 @@ private:
                        "the recorded run did not complete: its traces cannot be fitted");
     std::vector<std::uint32_t> tokens;
     for (int r = 0; r < dir.rank_count(); ++r) {
-      CallStreamPtr s = dir.open(r);
+      CallStreamPtr s = open_rank(dir, r);
       StreamTokenCache cache;
       tokens.clear();
       CallRecord rec;
@@ -665,7 +728,7 @@ private:
   {
     out.clear();
     ProfileDir dir(profiles_[pr.first].path);
-    CallStreamPtr s = dir.open(pr.second);
+    CallStreamPtr s = open_rank(dir, pr.second);
     StreamTokenCache cache;
     CallRecord rec;
     while (s->next(rec))
@@ -760,7 +823,7 @@ private:
   class CallCursor {
   public:
     CallCursor(const Fitter& f, const LoadedProfile& p, int rank)
-        : fitter_(f), dir_(p.path), stream_(dir_.open(rank)), rank_(rank)
+        : fitter_(f), dir_(p.path), stream_(f.open_rank(dir_, rank)), rank_(rank)
     {
       advance();
     }
@@ -1514,6 +1577,7 @@ private:
   }
 
   FitOptions opt_;
+  detail::NumberedScan numbered_;
   std::vector<LoadedProfile> profiles_;
   std::map<CallToken, std::uint32_t> token_ids_;
   std::vector<CallToken> token_list_;
@@ -1543,6 +1607,22 @@ const FunctionLatency* TraceModel::latency_of(const std::string& function) const
   for (const FunctionLatency& f : latency)
     if (f.function == function)
       return &f;
+  return nullptr;
+}
+
+const NumberedLoop* TraceModel::numbered_of(std::uint32_t token) const
+{
+  for (const NumberedLoop& l : numbered)
+    if (l.placeholder == token)
+      return &l;
+  return nullptr;
+}
+
+const TreeSequence* TraceModel::tree_of(std::uint32_t token) const
+{
+  for (const TreeSequence& t : trees)
+    if (t.placeholder == token)
+      return &t;
   return nullptr;
 }
 

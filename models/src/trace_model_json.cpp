@@ -173,6 +173,69 @@ ojson nodes_json(const std::vector<TemplateNode>& nodes, const TraceModel& m)
   return arr;
 }
 
+ojson numbered_json(const NumberedLoop& l, const TraceModel& m)
+{
+  ojson o;
+  o["placeholder"] = l.placeholder;
+  o["fn"]          = m.tokens.at(l.placeholder).function;
+  o["count"]       = formula_json(l.count);
+  o["first_tag"]   = formula_json(l.first_tag);
+  o["tag_step"]    = l.tag_step;
+  o["from_end"]    = l.from_end;
+  o["shift"]       = l.shift;
+  ojson classes    = ojson::array();
+  for (const auto& [cls, v] : l.rule.classes)
+    classes.push_back(ojson{{"class", cls}, {"variant", v}});
+  o["role"] = ojson{{"text", l.rule.text()}, {"role", l.rule.role.name()}, {"classifier", l.rule.classifier.name()},
+                    {"classes", classes}};
+  ojson variants = ojson::array();
+  for (const auto& v : l.variants) {
+    ojson calls = ojson::array();
+    for (const NumberedCall& c : v) {
+      ojson cj;
+      cj["call"] = c.token;
+      cj["fn"]   = m.tokens.at(c.token).function;
+      if (c.peer)
+        cj["peer"] = rank_json(*c.peer);
+      if (c.bytes) {
+        ojson b{{"text", c.bytes->text()}, {"base", formula_json(c.bytes->base)},
+                {"slope", formula_json(c.bytes->slope)}};
+        // Written only where present: a plain line keeps its bytes.
+        if (c.bytes->cap)
+          b["cap"] = formula_json(*c.bytes->cap);
+        if (c.bytes->first)
+          b["first"] = formula_json(*c.bytes->first);
+        cj["bytes"] = b;
+      }
+      if (c.bytes_mode)
+        cj["bytes_mode"] = formula_json(*c.bytes_mode);
+      calls.push_back(cj);
+    }
+    variants.push_back(calls);
+  }
+  o["variants"] = variants;
+  o["members"]  = l.members;
+  return o;
+}
+
+ojson trees_json(const TreeSequence& t, const TraceModel& m)
+{
+  ojson o;
+  o["placeholder"]   = t.placeholder;
+  o["fn"]            = m.tokens.at(t.placeholder).function;
+  o["powers_of_two"] = t.powers_of_two;
+  ojson ops          = ojson::array();
+  for (const TreeOp& op : t.ops)
+    ops.push_back(ojson{{"tree", op.kind == TreeOp::Kind::Bcast ? "bcast" : "reduce"},
+                        {"root", formula_json(op.root)},
+                        {"tag", op.tag},
+                        {"bytes", formula_json(op.bytes)},
+                        {"send", op.send_token},
+                        {"recv", op.recv_token}});
+  o["trees"] = ops;
+  return o;
+}
+
 // ---- strict reading --------------------------------------------------------------------------------------
 
 Formula read_formula(const JsonObject& r)
@@ -434,14 +497,138 @@ nlohmann::ordered_json model_to_json(const TraceModel& m)
     latency.push_back(latency_json(f));
   o["latency"]  = latency;
   o["warnings"] = m.warnings;
+  // Only where there are some: models without numbered loops keep their bytes.
+  if (not m.numbered.empty()) {
+    ojson numbered = ojson::array();
+    for (const NumberedLoop& l : m.numbered)
+      numbered.push_back(numbered_json(l, m));
+    o["numbered_loops"] = numbered;
+  }
+  if (not m.trees.empty()) {
+    ojson trees = ojson::array();
+    for (const TreeSequence& t : m.trees)
+      trees.push_back(trees_json(t, m));
+    o["tree_sequences"] = trees;
+  }
   return o;
 }
+
+namespace {
+
+/// A token index under `key` whose function must be `fn` (a model edited by hand stays consistent).
+std::uint32_t read_token(const JsonObject& r, std::string_view key, const TraceModel& m)
+{
+  auto t = static_cast<std::uint32_t>(r.int32(key, 0, static_cast<std::int64_t>(m.tokens.size()) - 1));
+  if (r.string("fn") != m.tokens[t].function)
+    r.fail("fn", "'" + r.string("fn") + "' is not the function of token " + std::to_string(t) + " ('" +
+                     m.tokens[t].function + "')");
+  return t;
+}
+
+NumberedLoop read_numbered(const JsonObject& r, const TraceModel& m)
+{
+  r.only({"placeholder", "fn", "count", "first_tag", "tag_step", "from_end", "shift", "role", "variants", "members"});
+  NumberedLoop l;
+  l.placeholder = read_token(r, "placeholder", m);
+  l.count       = read_formula(r.child("count"));
+  l.first_tag   = read_formula(r.child("first_tag"));
+  l.tag_step    = r.integer("tag_step", 1, 1LL << 30);
+  l.from_end    = r.boolean("from_end");
+  l.shift       = r.int32("shift", 0, 1);
+  l.members     = r.strings("members");
+  const json& variants = r.array("variants");
+  for (std::size_t v = 0; v < variants.size(); ++v) {
+    const json& calls = variants[v];
+    if (not calls.is_array())
+      r.fail("variants[" + std::to_string(v) + "]", "expected an array of calls");
+    std::vector<NumberedCall> out;
+    for (std::size_t q = 0; q < calls.size(); ++q) {
+      JsonObject c(calls[q], r.at({}).file, r.key_path("variants[" + std::to_string(v) + "][" + std::to_string(q) + "]"));
+      c.only({"call", "fn", "peer", "bytes", "bytes_mode"});
+      NumberedCall call;
+      call.token = read_token(c, "call", m);
+      const Op op = m.tokens[call.token].op;
+      if (op != Op::Send && op != Op::Ssend && op != Op::Recv)
+        c.fail("call", "a numbered loop holds blocking sends and receives only");
+      if (c.has("peer"))
+        call.peer = read_rank(c.child("peer"));
+      if (c.has("bytes")) {
+        JsonObject b = c.child("bytes");
+        b.only({"text", "base", "slope", "cap", "first"});
+        b.string("text");
+        call.bytes = LoopFormula{read_formula(b.child("base")), read_formula(b.child("slope")), true, {}, {}};
+        if (b.has("cap"))
+          call.bytes->cap = read_formula(b.child("cap"));
+        if (b.has("first"))
+          call.bytes->first = read_formula(b.child("first"));
+      }
+      if (c.has("bytes_mode"))
+        call.bytes_mode = read_formula(c.child("bytes_mode"));
+      if (call.bytes.has_value() == call.bytes_mode.has_value())
+        c.fail("bytes", "expected exactly one of \"bytes\" and \"bytes_mode\"");
+      out.push_back(std::move(call));
+    }
+    l.variants.push_back(std::move(out));
+  }
+  JsonObject role = r.child("role");
+  role.only({"text", "role", "classifier", "classes"});
+  role.string("text");
+  auto lr = LoopRole::from_name(role.string("role"));
+  if (not lr)
+    role.fail("role", "unknown loop role '" + role.string("role") + "'");
+  auto cls = RankClassifier::from_name(role.string("classifier"));
+  if (not cls)
+    role.fail("classifier", "unknown rank classifier '" + role.string("classifier") + "'");
+  l.rule.role       = *lr;
+  l.rule.classifier = *cls;
+  const json& classes = role.array("classes");
+  for (std::size_t i = 0; i < classes.size(); ++i) {
+    JsonObject c = role.element("classes", i);
+    c.only({"class", "variant"});
+    l.rule.classes.emplace_back(c.string("class"),
+                                c.int32("variant", 0, static_cast<std::int64_t>(l.variants.size()) - 1));
+  }
+  std::sort(l.rule.classes.begin(), l.rule.classes.end());
+  return l;
+}
+
+TreeSequence read_trees(const JsonObject& r, const TraceModel& m)
+{
+  r.only({"placeholder", "fn", "powers_of_two", "trees"});
+  TreeSequence t;
+  t.placeholder   = read_token(r, "placeholder", m);
+  t.powers_of_two = r.boolean("powers_of_two");
+  const json& ops = r.array("trees");
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    JsonObject o = r.element("trees", i);
+    o.only({"tree", "root", "tag", "bytes", "send", "recv"});
+    TreeOp op;
+    const std::string kind = o.string("tree");
+    if (kind != "bcast" && kind != "reduce")
+      o.fail("tree", "expected \"bcast\" or \"reduce\"");
+    op.kind  = kind == "bcast" ? TreeOp::Kind::Bcast : TreeOp::Kind::Reduce;
+    op.root  = read_formula(o.child("root"));
+    op.tag   = o.int32("tag", 0);
+    op.bytes = read_formula(o.child("bytes"));
+    const auto last = static_cast<std::int64_t>(m.tokens.size()) - 1;
+    op.send_token = static_cast<std::uint32_t>(o.int32("send", 0, last));
+    op.recv_token = static_cast<std::uint32_t>(o.int32("recv", 0, last));
+    if (m.tokens[op.send_token].op != Op::Send)
+      o.fail("send", "token " + std::to_string(op.send_token) + " is not a send");
+    if (m.tokens[op.recv_token].op != Op::Recv)
+      o.fail("recv", "token " + std::to_string(op.recv_token) + " is not a receive");
+    t.ops.push_back(std::move(op));
+  }
+  return t;
+}
+
+}  // namespace
 
 TraceModel model_from_json(const nlohmann::json& j, const std::string& file)
 {
   JsonObject top(j, file);
   top.only({"format", "format_version", "group_threshold", "features", "training", "tokens", "rule", "groups",
-            "latency", "warnings"});
+            "latency", "warnings", "numbered_loops", "tree_sequences"});
   if (top.string("format") != kFormatName)
     top.fail("format", std::string("expected \"") + kFormatName + "\"");
   if (top.integer("format_version") != TraceModel::kFormatVersion)
@@ -526,6 +713,16 @@ TraceModel model_from_json(const nlohmann::json& j, const std::string& file)
   for (std::size_t i = 0; i < latency.size(); ++i)
     m.latency.push_back(read_latency(top.element("latency", i)));
   m.warnings = top.strings("warnings");
+  if (top.has("numbered_loops")) {
+    const json& loops = top.array("numbered_loops");
+    for (std::size_t i = 0; i < loops.size(); ++i)
+      m.numbered.push_back(read_numbered(top.element("numbered_loops", i), m));
+  }
+  if (top.has("tree_sequences")) {
+    const json& seqs = top.array("tree_sequences");
+    for (std::size_t i = 0; i < seqs.size(); ++i)
+      m.trees.push_back(read_trees(top.element("tree_sequences", i), m));
+  }
   return m;
 }
 

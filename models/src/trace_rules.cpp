@@ -525,4 +525,136 @@ GroupRule infer_group_rule(const std::vector<GroupAssignment>& assignments)
                            "2-D/3-D grid position, side of each grid axis)");
 }
 
+
+// ---- loop-index-relative roles ----------------------------------------------------------------------
+
+namespace {
+
+int mod(std::int64_t a, int n) { return static_cast<int>(((a % n) + n) % n); }
+
+}  // namespace
+
+LoopRole::Virtual LoopRole::virtual_rank(int rank, int np, std::uint64_t k) const
+{
+  const auto ki = static_cast<std::int64_t>(k % static_cast<std::uint64_t>(std::max(np, 1)));
+  switch (kind) {
+  case Kind::Fixed: return {rank, np};
+  case Kind::Behind: return {mod(rank - ki, np), np};
+  case Kind::Ahead: return {mod(rank + ki, np), np};
+  case Kind::GridBehind:
+  case Kind::GridAll: {
+    std::vector<int> d = dims_create(np, dims);
+    std::vector<int> c = grid_coords(rank, d);
+    if (kind == Kind::GridBehind) {
+      auto n = d[static_cast<std::size_t>(dim)];
+      return {mod(c[static_cast<std::size_t>(dim)] - static_cast<std::int64_t>(k % static_cast<std::uint64_t>(n)), n),
+              n};
+    }
+    int v = 0;
+    for (std::size_t a = 0; a < d.size(); ++a)
+      v = v * d[a] + mod(c[a] - static_cast<std::int64_t>(k % static_cast<std::uint64_t>(d[a])), d[a]);
+    return {v, np};
+  }
+  }
+  return {rank, np};
+}
+
+std::string LoopRole::name() const
+{
+  switch (kind) {
+  case Kind::Fixed: return "fixed";
+  case Kind::Behind: return "(r-k) mod Np";
+  case Kind::Ahead: return "(r+k) mod Np";
+  case Kind::GridBehind:
+    return "(c" + std::to_string(dim) + "-k) mod d" + std::to_string(dim) + " of grid" + std::to_string(dims);
+  case Kind::GridAll: return "(c-k) mod d of grid" + std::to_string(dims);
+  }
+  return "fixed";
+}
+
+std::optional<LoopRole> LoopRole::from_name(std::string_view name)
+{
+  for (const LoopRole& r : candidates())
+    if (r.name() == name)
+      return r;
+  return std::nullopt;
+}
+
+std::vector<LoopRole> LoopRole::candidates()
+{
+  std::vector<LoopRole> out = {{Kind::Fixed}, {Kind::Behind}, {Kind::Ahead}};
+  for (int d : {2, 3}) {
+    for (int a = 0; a < d; ++a)
+      out.push_back({Kind::GridBehind, d, a});
+    out.push_back({Kind::GridAll, d, 0});
+  }
+  return out;
+}
+
+int RoleRule::variant_of(int rank, int np, std::uint64_t k) const
+{
+  LoopRole::Virtual v = role.virtual_rank(rank, np, k);
+  std::string cls     = classifier.classify(v.rank, v.np);
+  auto it = std::lower_bound(classes.begin(), classes.end(), cls,
+                             [](const auto& p, const std::string& c) { return p.first < c; });
+  if (it == classes.end() || it->first != cls)
+    throw InputError({}, "rank " + std::to_string(rank) + " of " + std::to_string(np) + " in iteration " +
+                             std::to_string(k) + " is of class '" + cls + "' under the role rule '" + text() +
+                             "', which no training profile had: the model cannot say which calls it makes there");
+  return it->second;
+}
+
+std::string RoleRule::text() const { return "variant by " + classifier.name() + " of " + role.name(); }
+
+RoleRule infer_role_rule(const std::vector<RoleObservation>& observations)
+{
+  return infer_role_rule(std::vector<std::vector<RoleObservation>>{observations}).first;
+}
+
+std::pair<RoleRule, std::size_t> infer_role_rule(const std::vector<std::vector<RoleObservation>>& readings)
+{
+  if (readings.empty() || readings.front().empty())
+    throw InputError({}, "a rotating loop without iterations: no role rule to infer");
+  for (const auto& observations : readings)
+    for (const RoleObservation& o : observations)
+      if (o.np <= 0 || o.rank < 0 || o.rank >= o.np)
+        throw InternalError("infer_role_rule: rank " + std::to_string(o.rank) + " outside 0.." + std::to_string(o.np - 1));
+  std::string conflict;
+  // Classifiers outermost: a simple class of a rotated rank (the owner, the end of the ring) under any
+  // role or reading explains more than a refined class under the first one.
+  for (const RankClassifier& c : RankClassifier::candidates())
+    for (const LoopRole& role : LoopRole::candidates())
+      for (std::size_t reading = 0; reading < readings.size(); ++reading) {
+        std::map<std::string, const RoleObservation*> table;
+        bool ok = true;
+        for (const RoleObservation& o : readings[reading]) {
+          LoopRole::Virtual v = role.virtual_rank(o.rank, o.np, o.k);
+          std::string cls     = c.classify(v.rank, v.np);
+          auto [it, inserted] = table.emplace(cls, &o);
+          if (not inserted && it->second->variant != o.variant) {
+            ok = false;
+            // The message shows the most refined classifier of the first rotating role in the first
+            // reading (the one a reader expects to fit): later candidates overwrite earlier ones.
+            if (conflict.empty() || (role.kind == LoopRole::Kind::Behind && reading == 0))
+              conflict = "under '" + c.name() + " of " + role.name() + "', rank " + std::to_string(it->second->rank) +
+                         " of " + it->second->profile + " in iteration " + std::to_string(it->second->k) +
+                         " (variant " + std::to_string(it->second->variant) + ") and rank " + std::to_string(o.rank) +
+                         " of " + o.profile + " in iteration " + std::to_string(o.k) + " (variant " +
+                         std::to_string(o.variant) + ") are both of class '" + cls + "'";
+            break;
+          }
+        }
+        if (ok) {
+          RoleRule rule{role, c, {}};
+          for (const auto& [cls, o] : table)
+            rule.classes.emplace_back(cls, o->variant);
+          return {rule, reading};
+        }
+      }
+  throw InputError({}, "no role rule explains which calls each rank makes in each iteration of the numbered loop: " +
+                           conflict +
+                           " (roles: fixed, (r-k) mod Np, (r+k) mod Np, grid coordinates minus k; classes of the "
+                           "virtual rank as for the group rule)");
+}
+
 }  // namespace gridcast::models::trace

@@ -40,8 +40,8 @@ struct Leaf {
 };
 
 struct Instr {
-  enum Kind : std::uint8_t { Call, Poll, LoopBegin, LoopEnd } kind = Call;
-  std::uint32_t leaf = 0;    ///< Call, Poll
+  enum Kind : std::uint8_t { Call, Poll, LoopBegin, LoopEnd, Numbered, Trees } kind = Call;
+  std::uint32_t leaf = 0;    ///< Call, Poll; Numbered: index into Program::numbered; Trees: into Program::trees
   std::uint64_t count = 0;   ///< LoopBegin, Poll
   std::uint32_t jump = 0;    ///< LoopBegin: its LoopEnd; LoopEnd: its LoopBegin
 };
@@ -57,15 +57,35 @@ std::uint64_t eval_count(const Formula& f, const SynthTarget& t, const std::stri
 
 }  // namespace
 
+/// A numbered loop evaluated at the target: its count, its tags, and the variant of each virtual rank.
+struct NumberedProg {
+  const NumberedLoop* loop = nullptr;
+  std::uint64_t count = 0;
+  std::int64_t first_tag = 0;
+  std::vector<int> variant_of_virtual;  ///< by virtual rank (the class of each is fixed at the target)
+  std::vector<std::vector<CallRecord>> protos;  ///< by variant, by call: what does not depend on (rank, k)
+  std::uint64_t calls_per_rank = 0;  ///< mean over the virtual ranks of the calls the loop makes
+};
+
+/// A binomial tree sequence at the target: each tree's size and the records of its sends and receives.
+struct TreesProg {
+  const TreeSequence* seq = nullptr;
+  std::vector<CallRecord> send, recv;  ///< per tree: function, tag and size filled in
+  std::vector<int> root;                ///< per tree, at the target
+};
+
 struct SynthSource::Program {
   int loop_counter = 0;  ///< pre-order numbering of loops while compiling (as the fit numbers them)
   std::vector<int> enclosing;  ///< while compiling: pre-order numbers of the enclosing loops
   std::vector<std::uint64_t> enclosing_counts;  ///< while compiling: their iteration counts at the target
   std::vector<Instr> code;
   std::vector<Leaf> leaves;
+  std::vector<NumberedProg> numbered;
+  std::vector<TreesProg> trees;
   FunctionTable functions;
   int group = 0;
   int max_depth = 0;
+  double nw = 0;  ///< the target's (numbered loop sizes depend on it and on the iteration)
 };
 
 namespace {
@@ -113,6 +133,54 @@ void tabulate_ratios(Leaf& leaf, const std::vector<std::uint64_t>& counts)
     leaf.ratio_table[k] = static_cast<float>(mean > 0 ? raw[k] / mean : raw[k]);
 }
 
+/// A numbered loop at the target: the variant of every virtual rank is looked up once (a class that
+/// training never saw is an InputError now, not in the middle of a run).
+NumberedProg compile_numbered(const NumberedLoop& l, const TraceModel& m, const SynthTarget& t,
+                              SynthSource::Program& p, const std::string& here)
+{
+  NumberedProg np;
+  np.loop  = &l;
+  np.count = eval_count(l.count, t, "numbered loop count at " + here);
+  const double first = std::round(l.first_tag.eval(t.nw, t.np));
+  const double last  = first + static_cast<double>(l.tag_step) * static_cast<double>(np.count);
+  if (not(first >= 0 && last <= static_cast<double>(std::numeric_limits<std::int32_t>::max())))
+    throw InputError({}, "tags of the numbered loop at " + here + " (" + l.first_tag.text() + " + " +
+                             std::to_string(l.tag_step) + "*k) leave 0..2^31-1 at Nw " + std::to_string(t.nw) +
+                             ", Np " + std::to_string(t.np) + ": the target is outside what the model can express");
+  np.first_tag = static_cast<std::int64_t>(first);
+  // The virtual ranks: those of iteration 0 of every rank (each role is a bijection onto 0..vnp-1 or, on
+  // one grid axis, onto 0..dims[dim]-1).
+  const int vnp = l.rule.role.virtual_rank(0, t.np, 0).np;
+  std::uint64_t per_k = 0;
+  for (int v = 0; v < vnp; ++v) {
+    std::string cls = l.rule.classifier.classify(v, vnp);
+    auto it = std::lower_bound(l.rule.classes.begin(), l.rule.classes.end(), cls,
+                               [](const auto& c, const std::string& x) { return c.first < x; });
+    if (it == l.rule.classes.end() || it->first != cls)
+      throw InputError({}, "virtual rank " + std::to_string(v) + " of " + std::to_string(vnp) + " in the numbered loop at " +
+                               here + " is of class '" + cls + "' under '" + l.rule.text() +
+                               "', which no training profile had: the target is outside what the model can express");
+    np.variant_of_virtual.push_back(it->second);
+    per_k += l.variants.at(static_cast<std::size_t>(it->second)).size();
+  }
+  np.calls_per_rank = per_k * np.count / static_cast<std::uint64_t>(std::max(vnp, 1));
+  for (const auto& variant : l.variants) {
+    std::vector<CallRecord> protos;
+    for (const NumberedCall& c : variant) {
+      const CallToken& tok = m.tokens.at(c.token);
+      CallRecord r;
+      r.op       = tok.op;
+      r.function = p.functions.intern(tok.function);
+      r.comm     = tok.comm;
+      if (c.bytes_mode)
+        r.bytes = eval_count(*c.bytes_mode, t, "numbered loop bytes at " + here);
+      protos.push_back(r);
+    }
+    np.protos.push_back(std::move(protos));
+  }
+  return np;
+}
+
 void compile(const std::vector<TemplateNode>& nodes, const TraceModel& m, const SynthTarget& t,
              SynthSource::Program& p, int depth, const std::string& where)
 {
@@ -131,6 +199,35 @@ void compile(const std::vector<TemplateNode>& nodes, const TraceModel& m, const 
       auto end = static_cast<std::uint32_t>(p.code.size());
       p.code.push_back({Instr::LoopEnd, 0, 0, begin});
       p.code[begin].jump = end;
+      continue;
+    }
+    if (const TreeSequence* ts = m.tree_of(n.token); ts != nullptr) {
+      if (ts->powers_of_two && (t.np & (t.np - 1)) != 0)
+        throw InputError({}, "the binomial trees at " + here + " were seen at powers of two only (the code's "
+                                 "reduction may treat the other ranks apart): Np " + std::to_string(t.np) +
+                                 " is outside what the model can express");
+      TreesProg tp;
+      tp.seq = ts;
+      for (const TreeOp& op : ts->ops) {
+        CallRecord snd, rcv;
+        snd.op = Op::Send;
+        rcv.op = Op::Recv;
+        snd.function = p.functions.intern(m.tokens.at(op.send_token).function);
+        rcv.function = p.functions.intern(m.tokens.at(op.recv_token).function);
+        snd.tag = rcv.tag = op.tag;
+        snd.bytes = rcv.bytes = eval_count(op.bytes, t, "tree message size at " + here);
+        tp.send.push_back(snd);
+        tp.recv.push_back(rcv);
+        const auto root = static_cast<std::int64_t>(std::llround(op.root.eval(t.nw, t.np)));
+        tp.root.push_back(static_cast<int>(((root % t.np) + t.np) % t.np));
+      }
+      p.code.push_back({Instr::Trees, static_cast<std::uint32_t>(p.trees.size()), 0, 0});
+      p.trees.push_back(std::move(tp));
+      continue;
+    }
+    if (const NumberedLoop* nl = m.numbered_of(n.token); nl != nullptr) {
+      p.code.push_back({Instr::Numbered, static_cast<std::uint32_t>(p.numbered.size()), 0, 0});
+      p.numbered.push_back(compile_numbered(*nl, m, t, p, here));
       continue;
     }
     const CallToken& tok = m.tokens.at(n.token);
@@ -267,6 +364,16 @@ public:
           emit(in.leaf, out);
           ++pc_;
           return true;
+        case Instr::Numbered:
+          if (emit_numbered(prog_->numbered[in.leaf], out))
+            return true;
+          ++pc_;
+          continue;
+        case Instr::Trees:
+          if (emit_tree(prog_->trees[in.leaf], out))
+            return true;
+          ++pc_;
+          continue;
       }
     }
     return false;
@@ -321,6 +428,73 @@ private:
     out.line = ++emitted_;
   }
 
+  /// The next call of the numbered loop `nl` (iteration num_k_, call num_q_ of its variant); false, with
+  /// the counters reset, once its iterations are over.
+  bool emit_numbered(const NumberedProg& nl, CallRecord& out)
+  {
+    const NumberedLoop& l = *nl.loop;
+    while (num_k_ < nl.count) {
+      if (num_variant_ < 0) {
+        const std::uint64_t kr = l.role_index(num_k_, nl.count);
+        num_variant_ = nl.variant_of_virtual[static_cast<std::size_t>(l.rule.role.virtual_rank(rank_, np_, kr).rank)];
+      }
+      const auto& calls = nl.protos[static_cast<std::size_t>(num_variant_)];
+      if (num_q_ < calls.size()) {
+        const NumberedCall& c = l.variants[static_cast<std::size_t>(num_variant_)][num_q_];
+        out     = calls[num_q_];
+        out.tag = static_cast<std::int32_t>(nl.first_tag + l.tag_step * static_cast<std::int64_t>(num_k_));
+        if (c.peer) {
+          auto v = c.peer->eval(rank_, np_, &num_k_, 1);
+          if (not v || *v < 0 || *v >= np_)
+            throw InputError({source_, 0, "peer", rank_},
+                             "peer " + c.peer->text() + " in iteration " + std::to_string(num_k_) +
+                                 " of a numbered loop has no rank at Np " + std::to_string(np_) +
+                                 ": the target is outside what the model can express");
+          out.peer = *v;
+        }
+        if (c.bytes) {
+          const double b = c.bytes->eval(prog_->nw, np_, num_k_);
+          if (not(b >= 0))
+            throw InputError({source_, 0, "bytes", rank_},
+                             "size " + c.bytes->text() + " in iteration " + std::to_string(num_k_) +
+                                 " of a numbered loop is negative at this target: outside what the model can express");
+          out.bytes = static_cast<std::uint64_t>(b);
+        }
+        out.line = ++emitted_;
+        ++num_q_;
+        return true;
+      }
+      ++num_k_;
+      num_q_       = 0;
+      num_variant_ = -1;
+    }
+    num_k_ = 0;
+    return false;
+  }
+
+  /// The next call of the tree sequence `tp`; false, with the counters reset, once its trees are over.
+  bool emit_tree(const TreesProg& tp, CallRecord& out)
+  {
+    while (tree_op_ < tp.seq->ops.size()) {
+      if (tree_call_ == 0 && tree_calls_.empty()) {
+        const TreeOp& op = tp.seq->ops[tree_op_];
+        tree_calls_      = tree_calls(op.kind, tp.root[tree_op_], rank_, np_);
+      }
+      if (tree_call_ < tree_calls_.size()) {
+        const auto [send, peer] = tree_calls_[tree_call_++];
+        out      = send ? tp.send[tree_op_] : tp.recv[tree_op_];
+        out.peer = peer;
+        out.line = ++emitted_;
+        return true;
+      }
+      ++tree_op_;
+      tree_call_ = 0;
+      tree_calls_.clear();
+    }
+    tree_op_ = 0;
+    return false;
+  }
+
   /// The forest's ratio at this call's context (the table holds what the forest said for each bucket).
   double ratio(const Leaf& leaf)
   {
@@ -351,6 +525,12 @@ private:
   std::vector<std::uint64_t> loop_index_, loop_count_;
   std::size_t pc_ = 0;
   std::uint64_t poll_left_ = 0;
+  std::uint64_t num_k_ = 0;        ///< numbered loop: the iteration
+  std::size_t num_q_ = 0;          ///< numbered loop: the next call of the iteration's variant
+  int num_variant_ = -1;           ///< numbered loop: the iteration's variant, -1 before it is looked up
+  std::size_t tree_op_ = 0;        ///< tree sequence: the tree
+  std::size_t tree_call_ = 0;      ///< tree sequence: the next of its calls
+  std::vector<std::pair<bool, int>> tree_calls_;  ///< tree sequence: the rank's calls in the tree
   std::int64_t created_ = 0;
   std::uint64_t emitted_ = 0;
   bool variability_ = false;
@@ -372,6 +552,7 @@ SynthSource::SynthSource(std::shared_ptr<const TraceModel> model, SynthTarget ta
   for (std::size_t g = 0; g < model_->groups.size(); ++g) {
     auto p   = std::make_shared<Program>();
     p->group = static_cast<int>(g);
+    p->nw    = target_.nw;
     // Every stream of the model sees every function, in token order, so ids agree between ranks.
     for (const CallToken& t : model_->tokens)
       p->functions.intern(t.function);
@@ -420,6 +601,13 @@ std::uint64_t SynthSource::total_calls() const
           break;
         case Instr::Poll: total += mult * static_cast<long double>(in.count); break;
         case Instr::Call: total += mult; break;
+        // The mean over the ranks (each virtual rank is as many ranks): exact summed over every rank.
+        case Instr::Numbered: total += mult * static_cast<long double>(p->numbered[in.leaf].calls_per_rank); break;
+        // A tree has 2 (Np - 1) calls over all ranks.
+        case Instr::Trees:
+          total += mult * static_cast<long double>(p->trees[in.leaf].seq->ops.size()) * 2.0L *
+                   static_cast<long double>(target_.np - 1) / static_cast<long double>(target_.np);
+          break;
       }
     }
     per_program.push_back(static_cast<std::uint64_t>(total));

@@ -1,4 +1,5 @@
 # Test sources of the trace-scaling model (gridcast fit / synth), included by tests/CMakeLists.txt.
 set(GRIDCAST_TRACE_MODEL_TEST_SOURCES
   trace_model/test_trace_model.cpp
+  trace_model/test_numbered_loops.cpp
 )

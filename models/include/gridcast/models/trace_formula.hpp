@@ -68,4 +68,41 @@ Formula fit_formula(const std::vector<FitPoint>& points, bool integer, int max_t
 /// fit_formula; the result follows `points` one to one.
 std::vector<std::optional<double>> loo_predictions(const Formula& f, const std::vector<FitPoint>& points);
 
+
+// ---- quantities that change with a loop index ------------------------------------------------------------
+
+/// One observation of a quantity inside a loop: at (Nw, Np), in iteration `k`, the value was `value`.
+struct LoopFitPoint {
+  double nw = 0;
+  double np = 0;
+  std::uint64_t k = 0;
+  double value = 0;
+};
+
+/// value(Nw, Np, k) = base(Nw, Np) + slope(Nw, Np) x k: a message that shrinks by the same amount each
+/// iteration (the trailing matrix of a factorization loses one panel per step: HPL's panel broadcast is
+/// 8 NB (N - k NB) bytes plus a constant). Rounded when `integer`, like Formula.
+struct LoopFormula {
+  Formula base;
+  Formula slope;
+  bool integer = false;
+  /// A plateau: value = min(cap, base + slope x k) (a pipeline that carries at most Np - 1 pieces, then
+  /// fewer as the work runs out).
+  std::optional<Formula> cap;
+  /// Iteration 0 apart: its value (the whole vector a pipeline starts with).
+  std::optional<Formula> first;
+  double eval(double nw, double np, std::uint64_t k) const;
+  /// "128*Nw + 136 - 2048*k", "(Nw/Np) + (-8)*k", "min(128*Np - 128, 8*Nw - 128*k); k = 0: 8*Nw".
+  std::string text() const;
+};
+
+/// Fits value = a + b x k at each (Nw, Np) by least squares, then a and b across the points with
+/// fit_formula. A point seen at one iteration only gives its base through the slope fitted on the others.
+/// Where that fails, the same with iteration 0 apart, then with a plateau min(cap, a + b k) (the cap the
+/// largest value at each point, the line through the values below it), then both; the first shape
+/// whose formulas reproduce every observation wins. nullopt (with `why` set, from the plain line) where
+/// none does (within 1e-9 relative, or 0.5 for integers), or no point has two distinct iterations.
+std::optional<LoopFormula> fit_loop_formula(const std::vector<LoopFitPoint>& points, bool integer, std::string& why,
+                                            int max_terms = 3);
+
 }  // namespace gridcast::models::trace

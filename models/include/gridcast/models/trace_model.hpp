@@ -182,6 +182,72 @@ struct TraceGroup {
   std::uint64_t approximate_members = 0;
 };
 
+/// One call of an iteration variant of a numbered loop.
+struct NumberedCall {
+  std::uint32_t token = 0;       ///< index into TraceModel::tokens: a blocking send or receive
+  std::optional<RankExpr> peer;  ///< of (rank, Np, k), k the iteration (loop level 0)
+  /// The size: affine in k at every training point (a message that shrinks each iteration), or, where it
+  /// is not, `bytes_mode`: the most common size of the position at each point, regressed on (Nw, Np).
+  std::optional<LoopFormula> bytes;
+  std::optional<Formula> bytes_mode;
+};
+
+/// A loop whose iterations the messages number (tag = first_tag + tag_step x k) and whose body depends
+/// on the rank's role in the iteration (a panel owned by rank k mod Np, a ring that starts at the owner):
+/// tandem-repeat folding cannot see it (a rank's iterations differ), so the fit cuts it out of each rank's
+/// calls by its tags, stands a placeholder call in for it (`placeholder`, a token of its own in the
+/// groups' templates), and infers which variant of the body each (rank, k) runs with a RoleRule. See
+/// docs/trace-model.md, "Numbered loops with rotating roles".
+struct NumberedLoop {
+  std::uint32_t placeholder = 0;  ///< index into TraceModel::tokens
+  Formula count;                  ///< iterations K
+  Formula first_tag;              ///< the tag of iteration 0
+  std::int64_t tag_step = 1;
+  /// The iteration index the role reads: k' = k + shift, or, `from_end`, k' = K - 1 - k + shift (a loop
+  /// that walks the panels downwards: a back substitution, its iteration 0 led by the owner of the last
+  /// panel). shift is 0 or 1 (a ring whose hop k leaves from the owner of panel K - k, not K - 1 - k).
+  bool from_end = false;
+  int shift = 0;
+  /// k' for iteration k of `count` (k < count).
+  std::uint64_t role_index(std::uint64_t k, std::uint64_t count) const
+  {
+    return (from_end ? count - 1 - k : k) + static_cast<std::uint64_t>(shift);
+  }
+  RoleRule rule;
+  std::vector<std::vector<NumberedCall>> variants;  ///< by variant id (RoleRule::classes)
+  std::vector<std::string> members;  ///< the training profiles it was fitted on, as text
+};
+
+/// One binomial tree of point-to-point messages: a broadcast or a reduction that the code implements
+/// itself (HPL's HPL_broadcast and HPL_reduce), rooted at `root`, every message `bytes` long.
+struct TreeOp {
+  enum class Kind : std::uint8_t {
+    Bcast,   ///< levels from the top: a rank receives from its parent, then sends to its children, farthest first
+    Reduce,  ///< levels from the bottom: a rank receives from its children, nearest first, then sends to its parent
+  };
+  Kind kind = Kind::Bcast;
+  /// The root, modulo Np: a fixed rank, or one that moves with the size (the owner of the last panel).
+  Formula root;
+  std::int32_t tag = 0;
+  Formula bytes;
+  std::uint32_t send_token = 0, recv_token = 0;  ///< index into TraceModel::tokens
+};
+/// The calls of rank `rank` of `np` in a binomial tree (HPL's hypercube order; children at distance
+/// 2^j that are >= np are skipped): (is_send, peer) in order.
+std::vector<std::pair<bool, int>> tree_calls(TreeOp::Kind kind, int root, int rank, int np);
+
+/// A run of consecutive binomial trees (a code's own broadcasts and reductions, whose depth for a rank is
+/// the number of trailing zero bits of its distance from the root: a number of rank classes that grows
+/// with Np, which no group rule can name). The fit recognizes them from each rank's calls and stands a
+/// placeholder call in for the run; synthesis expands each tree for the target's Np.
+struct TreeSequence {
+  std::uint32_t placeholder = 0;  ///< index into TraceModel::tokens
+  std::vector<TreeOp> ops;
+  /// Every training Np was a power of two: the trees are then only known there (HPL_reduce folds the
+  /// ranks beyond the largest power of two first, which training never showed).
+  bool powers_of_two = true;
+};
+
 struct TraceModel {
   /// 2: compute work in flops with the latency model (`latency`); 1 had per-position seconds.
   static constexpr int kFormatVersion = 2;
@@ -194,6 +260,13 @@ struct TraceModel {
   /// The latency model of every function with compute calls, by function name.
   std::vector<FunctionLatency> latency;
   const FunctionLatency* latency_of(const std::string& function) const;
+  /// Numbered loops, each standing in the templates as its placeholder token (empty: none).
+  std::vector<NumberedLoop> numbered;
+  /// The numbered loop whose placeholder is `token`, or nullptr.
+  const NumberedLoop* numbered_of(std::uint32_t token) const;
+  /// Binomial tree sequences, each standing in the templates as its placeholder token (empty: none).
+  std::vector<TreeSequence> trees;
+  const TreeSequence* tree_of(std::uint32_t token) const;
 };
 
 struct FitOptions {
@@ -204,6 +277,11 @@ struct FitOptions {
   FoldOptions fold;
   ForestOptions forest;
   int variability_bins = 16;  ///< bins of each function's irregular histogram
+  /// Numbered loops: a cluster of the tags of a profile's blocking sends and receives (sorted distinct
+  /// tags less than `numbered_max_gap` apart, at least `numbered_min_iterations` of them) whose calls
+  /// are, in every rank, one contiguous run of non-decreasing tags. 0 iterations: not looked for.
+  std::size_t numbered_min_iterations = 8;
+  std::int64_t numbered_max_gap = 16;
 };
 
 /// Fits the model to profile directories (at least two). Throws InputError for profiles that cannot be

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -159,5 +160,70 @@ struct GroupRule {
 /// The first candidate (simplest first) under which no class holds ranks of two groups. Throws InputError
 /// naming two ranks and their profiles in conflict under the most refined candidate when none fits.
 GroupRule infer_group_rule(const std::vector<GroupAssignment>& assignments);
+
+
+// ---- loop-index-relative roles ----------------------------------------------------------------------
+
+/// Where a rank stands in iteration k of a loop whose work rotates over the ranks: a panel of a block-
+/// cyclic factorization owned by rank k mod Np (or by grid column k mod Q), a pipeline whose stage 0
+/// moves by one rank per step. The rank's virtual rank v among `vnp` ranks is its distance from the
+/// iteration's leader; a RankClassifier then classifies v as it classifies ranks for the group rule
+/// (v = 0: the owner, v = vnp - 1: the end of a ring...). See docs/trace-model.md, "Rotating roles".
+struct LoopRole {
+  enum class Kind : std::uint8_t {
+    Fixed,       ///< v = r, vnp = Np: the role does not depend on k
+    Behind,      ///< v = (r - k) mod Np: rank k mod Np leads iteration k
+    Ahead,       ///< v = (r + k) mod Np: rank -k mod Np leads (a ring walked downwards)
+    GridBehind,  ///< v = (c[dim] - k) mod dims[dim] on the dims_create(Np, dims) grid, vnp = dims[dim]
+    GridAll,     ///< every coordinate c[d] - k mod dims[d]; v the row-major rank of those, vnp = Np
+  };
+  Kind kind = Kind::Fixed;
+  int dims = 0;  ///< GridBehind, GridAll: dimension count of the grid
+  int dim  = 0;  ///< GridBehind: the axis
+
+  struct Virtual {
+    int rank = 0;
+    int np   = 0;
+  };
+  Virtual virtual_rank(int rank, int np, std::uint64_t k) const;
+  /// "fixed", "(r-k) mod Np", "(r+k) mod Np", "(c1-k) mod d1 of grid2", "(c-k) mod d of grid2".
+  std::string name() const;
+  static std::optional<LoopRole> from_name(std::string_view name);
+  /// Every candidate, simplest first: fixed, behind, ahead, then the grid forms by dimension count
+  /// (2, 3) and axis.
+  static std::vector<LoopRole> candidates();
+};
+
+/// One iteration of a rotating loop: rank `rank` of `np` ran variant `variant` (an id of its call
+/// sequence in that iteration; the empty sequence is a variant too) in iteration `k`.
+struct RoleObservation {
+  int rank = 0;
+  int np   = 0;
+  std::uint64_t k = 0;
+  int variant = 0;
+  std::string profile;  ///< for error messages
+};
+
+/// The variant each (rank, iteration) runs: a role and a classifier of the virtual rank, with the
+/// variant of each class seen in training.
+struct RoleRule {
+  LoopRole role;
+  RankClassifier classifier;
+  std::vector<std::pair<std::string, int>> classes;  ///< (class of the virtual rank, variant), sorted
+
+  /// Throws InputError when the virtual rank's class never occurred in training.
+  int variant_of(int rank, int np, std::uint64_t k) const;
+  /// "variant by first+last of (r-k) mod Np".
+  std::string text() const;
+};
+
+/// The simplest (role, classifier) pair, roles first then classifiers in their candidate order, under
+/// which no class of virtual rank holds two variants. Throws InputError naming two observations in
+/// conflict under the most refined pair of the simplest role when none fits, or for no observations.
+RoleRule infer_role_rule(const std::vector<RoleObservation>& observations);
+/// The same over several readings of the same observations, each with its own iteration index (counted
+/// from the first or from the last iteration, shifted by one...): the simplest classifier first, then the
+/// simplest role, then the first reading. Returns the rule and the index of its reading.
+std::pair<RoleRule, std::size_t> infer_role_rule(const std::vector<std::vector<RoleObservation>>& readings);
 
 }  // namespace gridcast::models::trace
