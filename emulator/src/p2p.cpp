@@ -167,6 +167,10 @@ RequestPtr MessageBoard::post_send(int from, int to, std::uint64_t bytes, int ta
   send->message = next_message_++;
   send->endpoint = endpoint != nullptr ? endpoint : endpoint_override_[from];
   send->aborting = &aborting_;
+  if (tracking_) {
+    send->iteration = iteration_[static_cast<std::size_t>(from)];
+    ++senders_[static_cast<std::size_t>(from)].messages;  // counted when posted: each iteration posts the same
+  }
   if (options_.use_mailboxes && send->endpoint != nullptr)
     throw InternalError("a send from a GPU endpoint on a board that moves bytes through mailboxes");
 
@@ -224,6 +228,8 @@ RequestPtr MessageBoard::post_recv(int at, int from, std::uint64_t bytes, int ta
   recv->post_time = sg4::Engine::get_clock();
   recv->endpoint = endpoint != nullptr ? endpoint : endpoint_override_[at];
   recv->aborting = &aborting_;
+  if (tracking_)
+    recv->iteration = iteration_[static_cast<std::size_t>(at)];
   if (options_.use_mailboxes && recv->endpoint != nullptr)
     throw InternalError("a receive into a GPU endpoint on a board that moves bytes through mailboxes");
 
@@ -285,6 +291,10 @@ void MessageBoard::match(const RequestPtr& send, const RequestPtr& recv)
   recv->matched_source = send->owner;
   recv->message = send->message;
   ++messages_;
+  if (tracking_) {
+    if (send->iteration != recv->iteration)
+      latest_crossing_ = std::max({latest_crossing_, send->iteration, recv->iteration});
+  }
   if (account_links_) {
     sg4::Host* from = from_host;
     sg4::Host* to = to_host;
@@ -313,6 +323,8 @@ void MessageBoard::match(const RequestPtr& send, const RequestPtr& recv)
     }
     for (std::uint32_t i : it->second)
       link_total_[i] += static_cast<double>(send->bytes);
+    if (tracking_)
+      senders_[static_cast<std::size_t>(send->owner)].route_bytes[key] += static_cast<double>(send->bytes);
   }
   // Release whoever sleeps on its semaphore waiting for this match. The actor that matched is running
   // now, so it is never one of them.
@@ -503,6 +515,14 @@ std::vector<std::pair<sg4::Link*, double>> MessageBoard::link_bytes() const
     if (link_total_[i] > 0)
       out.emplace_back(links_[i], link_total_[i]);
   return out;
+}
+
+void MessageBoard::add_skipped(std::uint64_t messages, const std::map<std::uint64_t, double>& route_bytes)
+{
+  messages_ += messages;
+  for (const auto& [key, bytes] : route_bytes)
+    for (std::uint32_t i : routes_.at(key))  // every key was a route of a real message first
+      link_total_[i] += bytes;
 }
 
 std::vector<RequestPtr> MessageBoard::pending_at(int world_rank) const

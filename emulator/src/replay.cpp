@@ -13,7 +13,9 @@
 #include <xbt/log.h>
 
 #include <algorithm>
+#include <cmath>
 #include <deque>
+#include <map>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
@@ -51,6 +53,64 @@ std::optional<CollectiveKind> collective_kind_of(Op op)
     default: return std::nullopt;
   }
 }
+
+/// The global side of steady-state fast-forward (docs/emulator.md): the ranks report, at each head of the
+/// steady loop, whether their window of periods is stable; the first rank to reach head K decides, once
+/// and for everybody, whether iterations K.. are skipped: yes when every rank was stable at head K-1 and
+/// no message crossed between iterations of the window. Each later rank reaching head K reads the same
+/// answer, so every rank skips the same iterations. One fast-forward per run.
+struct SteadyState {
+  SteadyState(const FastForwardOptions& o, std::uint64_t iterations, int ranks) : options(o), loop_iterations(iterations), np(ranks) {}
+
+  /// Rank reports: stable at head i.
+  void ready(std::uint64_t i) { ++ready_at[i]; }
+
+  /// Asked at head K by each rank: skip from here?
+  bool skip_here(std::uint64_t k, const MessageBoard& board)
+  {
+    if (skip_from)
+      return k == *skip_from;
+    if (given_up || (decided_any && k <= last_decided))
+      return false;
+    decided_any  = true;
+    last_decided = k;
+    ready_at.erase(ready_at.begin(), ready_at.lower_bound(k - std::min<std::uint64_t>(k, 1)));
+    const std::uint64_t window = static_cast<std::uint64_t>(options.window);
+    if (k + static_cast<std::uint64_t>(options.tail) + 1 > loop_iterations) {
+      given_up = true;  // nothing left to skip
+      return false;
+    }
+    if (k == 0)
+      return false;
+    auto it = ready_at.find(k - 1);
+    if (it == ready_at.end() || it->second < np) {
+      why_not = "the time per iteration did not stay within the tolerance over the window on every rank";
+      return false;
+    }
+    if (board.latest_crossing() >= static_cast<std::int64_t>(k - 1 - window)) {
+      why_not = "messages go from one iteration to another";
+      return false;
+    }
+    skip_from = k;
+    skipped   = loop_iterations - k - static_cast<std::uint64_t>(options.tail);
+    return true;
+  }
+
+  const FastForwardOptions& options;
+  std::uint64_t loop_iterations;
+  int np;
+  std::map<std::uint64_t, int> ready_at;  ///< head index -> ranks stable there
+  std::optional<std::uint64_t> skip_from;
+  std::uint64_t skipped = 0;
+  bool decided_any = false;
+  bool given_up = false;
+  std::uint64_t last_decided = 0;
+  std::string why_not = "the loop ended before the window filled";
+  // Totals of the skip, all ranks.
+  double period_min_s = 0, period_max_s = 0, period_sum_s = 0, skipped_s = 0;
+  int ranks_skipped = 0;
+  std::uint64_t extrapolated_calls = 0, extrapolated_messages = 0;
+};
 
 /// State shared by all rank actors of one run.
 struct World {
@@ -90,6 +150,7 @@ struct World {
   std::map<std::pair<std::vector<int>, std::uint64_t>, int> member_comms;
   std::map<std::string, std::map<std::string, std::uint64_t>> collective_choices;
   std::unique_ptr<GpuSystem> gpus;  ///< GPU hosts and costs (docs/gpu.md)
+  std::unique_ptr<SteadyState> steady;  ///< set when the run may fast-forward
   /// Matching contexts of nonblocking collectives in flight, keyed by (comm id, sequence number of the
   /// nonblocking collective on that comm): each gets its own, so that two of them, or one and a blocking
   /// collective, never take each other's messages. Negative, apart from every communicator's contexts.
@@ -144,7 +205,14 @@ public:
   void run()
   {
     CallRecord call;
-    while (stream_->next(call)) {
+    for (;;) {
+      if (world_.steady) {
+        // Fast-forward: only streams of a synthesized run say where the steady loop's iterations start.
+        if (auto head = stream_->loop_head(); head && at_head(*head))
+          continue;  // skipped: the stream is at the head after the skipped span now
+      }
+      if (not stream_->next(call))
+        break;
       current_ = {true, call.function, call.line, call.peer, call.tag};
       double begin = sg4::Engine::get_clock();
       perform(call);
@@ -164,6 +232,40 @@ public:
     stats_.finish_s = sg4::Engine::get_clock();
   }
 
+  /// The stream is at the head of steady-loop iteration i (docs/emulator.md): the rank notes the time
+  /// and what it has done so far, reports whether its window of periods is stable, and skips when the
+  /// run decided to skip from here. Returns whether it skipped.
+  bool at_head(std::uint64_t i)
+  {
+    SteadyState& st = *world_.steady;
+    world_.board.set_iteration(rank_, static_cast<std::int64_t>(i));
+    if (st.skip_from && i > *st.skip_from)
+      return false;  // after the skip: emulated as usual
+    const std::size_t window = static_cast<std::size_t>(st.options.window);
+    HeadSnapshot snap;
+    snap.iteration = i;
+    snap.time_s    = sg4::Engine::get_clock();
+    // A request still pending here would be completed in a later iteration: the loop is not self-contained.
+    snap.quiet            = requests_.empty() && freed_.empty();
+    snap.compute_s        = stats_.compute_s;
+    snap.comm_s           = stats_.comm_s;
+    snap.wait_s           = stats_.wait_s;
+    snap.function_seconds = function_seconds_;
+    snap.sent             = world_.board.sent_by(rank_);
+    snap.choices          = choices_;
+    if (not heads_.empty() && heads_.back().iteration + 1 != i)
+      heads_.clear();
+    heads_.push_back(std::move(snap));
+    while (heads_.size() > window + 2)
+      heads_.pop_front();
+    if (stable_window())
+      st.ready(i);
+    if (not st.skip_here(i, world_.board))
+      return false;
+    fast_forward(i);
+    return true;
+  }
+
   bool finished() const { return finished_; }
   const RankStats& stats() const { return stats_; }
   RankStats& stats() { return stats_; }
@@ -177,6 +279,10 @@ public:
       FunctionStats& f = out[stream_->functions().name(static_cast<std::uint32_t>(id))];
       f.calls += function_calls_[id];
       f.seconds += function_seconds_[id];
+      if (id < extra_calls_.size())
+        f.extrapolated_calls += extra_calls_[id];
+      if (id < extra_seconds_.size())
+        f.extrapolated_seconds += extra_seconds_[id];
     }
   }
 
@@ -199,6 +305,127 @@ public:
   }
 
 private:
+  /// What the rank had done at one head of the steady loop.
+  struct HeadSnapshot {
+    std::uint64_t iteration = 0;
+    double time_s = 0;
+    bool quiet = false;  ///< no request pending
+    double compute_s = 0, comm_s = 0, wait_s = 0;
+    std::vector<double> function_seconds;
+    MessageBoard::SenderTally sent;
+    std::map<std::pair<std::string, std::string>, std::uint64_t> choices;
+  };
+
+  /// The last `window` periods (the newest head and the `window` before it) are past the warm-up, free of
+  /// pending requests at every head, and each within the tolerance of their mean.
+  bool stable_window() const
+  {
+    const SteadyState& st = *world_.steady;
+    const std::size_t window = static_cast<std::size_t>(st.options.window);
+    if (heads_.size() < window + 1)
+      return false;
+    const std::size_t first = heads_.size() - window - 1;
+    if (heads_[first].iteration < static_cast<std::uint64_t>(st.options.warmup))
+      return false;
+    for (std::size_t k = first; k < heads_.size(); ++k)
+      if (not heads_[k].quiet)
+        return false;
+    const double mean = (heads_.back().time_s - heads_[first].time_s) / static_cast<double>(window);
+    if (not(mean > 0))
+      return false;
+    for (std::size_t k = first; k + 1 < heads_.size(); ++k)
+      if (std::abs(heads_[k + 1].time_s - heads_[k].time_s - mean) > st.options.tolerance * mean)
+        return false;
+    return true;
+  }
+
+  /// Skips iterations k .. k+skipped-1 of the steady loop: the rank sleeps for as many of its window's
+  /// mean periods, its statistics grow by as many window means, and the skipped calls are pulled from
+  /// the stream and counted without being performed (so the calls after the span are exactly those of a
+  /// full emulation, random draws included).
+  void fast_forward(std::uint64_t k)
+  {
+    SteadyState& st = *world_.steady;
+    const std::uint64_t window = static_cast<std::uint64_t>(st.options.window);
+    const HeadSnapshot* a = nullptr;
+    const HeadSnapshot* b = nullptr;
+    for (const HeadSnapshot& h : heads_) {
+      if (h.iteration == k - 1 - window)
+        a = &h;
+      if (h.iteration == k - 1)
+        b = &h;
+    }
+    if (a == nullptr || b == nullptr)
+      throw InternalError("fast-forward: rank " + std::to_string(rank_) + " has no window before iteration " +
+                          std::to_string(k));
+    const double f      = static_cast<double>(st.skipped) / static_cast<double>(window);
+    const double period = (b->time_s - a->time_s) / static_cast<double>(window);
+    const double begin  = sg4::Engine::get_clock();
+    const double span   = period * static_cast<double>(st.skipped);
+    if (span > 0)
+      sg4::this_actor::sleep_for(span);
+    stats_.compute_s += f * (b->compute_s - a->compute_s);
+    stats_.comm_s += f * (b->comm_s - a->comm_s);
+    stats_.wait_s += f * (b->wait_s - a->wait_s);
+    if (function_seconds_.size() < b->function_seconds.size()) {
+      function_seconds_.resize(b->function_seconds.size(), 0.0);
+      function_calls_.resize(b->function_seconds.size(), 0);
+    }
+    extra_seconds_.resize(function_seconds_.size(), 0.0);
+    for (std::size_t id = 0; id < b->function_seconds.size(); ++id) {
+      double before = id < a->function_seconds.size() ? a->function_seconds[id] : 0.0;
+      double add    = f * (b->function_seconds[id] - before);
+      function_seconds_[id] += add;
+      extra_seconds_[id] += add;
+    }
+    std::map<std::uint64_t, double> routes;
+    for (const auto& [key, bytes] : b->sent.route_bytes) {
+      auto old = a->sent.route_bytes.find(key);
+      double d = bytes - (old == a->sent.route_bytes.end() ? 0.0 : old->second);
+      if (d > 0)
+        routes[key] = f * d;
+    }
+    const auto messages = static_cast<std::uint64_t>(std::llround(f * static_cast<double>(b->sent.messages - a->sent.messages)));
+    world_.board.add_skipped(messages, routes);
+    for (const auto& [key, count] : b->choices) {
+      auto old = a->choices.find(key);
+      std::uint64_t d = count - (old == a->choices.end() ? 0 : old->second);
+      if (d > 0)
+        world_.collective_choices[key.first][key.second] += static_cast<std::uint64_t>(std::llround(f * static_cast<double>(d)));
+    }
+    if (world_.timeline != nullptr)
+      world_.timeline->call(rank_, "(fast-forward)", begin, sg4::Engine::get_clock() - begin);
+
+    const std::uint64_t resume = k + st.skipped;
+    CallRecord call;
+    std::uint64_t drained = 0;
+    for (;;) {
+      if (auto head = stream_->loop_head(); head && *head == resume)
+        break;
+      if (not stream_->next(call))
+        throw InternalError("fast-forward: rank " + std::to_string(rank_) + "'s stream ended inside the skipped span");
+      if (call.function >= function_calls_.size()) {
+        function_seconds_.resize(call.function + 1, 0.0);
+        function_calls_.resize(call.function + 1, 0);
+      }
+      if (call.function >= extra_calls_.size())
+        extra_calls_.resize(call.function + 1, 0);
+      ++function_calls_[call.function];
+      ++extra_calls_[call.function];
+      ++drained;
+    }
+    stats_.calls += drained;
+    heads_.clear();
+
+    st.period_min_s = st.ranks_skipped == 0 ? period : std::min(st.period_min_s, period);
+    st.period_max_s = st.ranks_skipped == 0 ? period : std::max(st.period_max_s, period);
+    st.period_sum_s += period;
+    st.skipped_s += span;
+    ++st.ranks_skipped;
+    st.extrapolated_calls += drained;
+    st.extrapolated_messages += messages;
+  }
+
   [[noreturn]] void fail(const std::string& reason) const
   {
     throw InputError({stream_->source(), current_.valid ? current_.line : 0, {}, rank_}, reason);
@@ -670,8 +897,11 @@ private:
     const CollectiveAlgorithm* algo = world_.registry.find(kind, name);
     if (algo == nullptr)
       throw InternalError("no collective algorithm " + name + " for " + std::string(collective_name(kind)));
-    if (comm.rank_of(rank_) == 0)
+    if (comm.rank_of(rank_) == 0) {
       world_.collective_choices[std::string(collective_name(kind))][name] += 1;
+      if (world_.steady)
+        ++choices_[{std::string(collective_name(kind)), name}];  // this rank's share, for fast-forward
+    }
     return algo;
   }
 
@@ -964,6 +1194,12 @@ private:
   RankStats stats_;
   std::vector<double> function_seconds_;
   std::vector<std::uint64_t> function_calls_;
+  // Fast-forward (docs/emulator.md): the last heads of the steady loop, this rank's collective choices
+  // (as the communicator's first rank), and what the skip added per function.
+  std::deque<HeadSnapshot> heads_;
+  std::map<std::pair<std::string, std::string>, std::uint64_t> choices_;
+  std::vector<std::uint64_t> extra_calls_;
+  std::vector<double> extra_seconds_;
   std::unordered_map<std::int64_t, RequestPtr> requests_;
   std::unordered_map<std::int32_t, const Communicator*> comms_;
   std::map<int, std::uint64_t> split_seq_;
@@ -1054,6 +1290,30 @@ ReplayResult replay(const models::TraceSource& trace, const ReplayOptions& optio
   // Mailbox comms between the ranks' actors are faster in SimGrid 3.32 than host-to-host comms (see
   // p2p.hpp); they need every message to leave from and land on its actor's host, so not with GPUs.
   world.board.set_use_mailboxes(not world.gpus->has_devices());
+  // Steady-state fast-forward (predict only; docs/emulator.md).
+  std::optional<FastForwardReport> ff_report;
+  if (options.fast_forward.mode != FastForwardOptions::Mode::Unavailable) {
+    const FastForwardOptions& ff = options.fast_forward;
+    if (ff.window < 1 || ff.warmup < 0 || ff.tail < 1 || not(ff.tolerance >= 0))
+      throw InternalError("fast-forward options out of range");
+    FastForwardReport rep;
+    rep.options = ff;
+    models::TraceSource::SteadyLoop loop = trace.steady_loop();
+    rep.loop            = loop.name;
+    rep.loop_iterations = loop.iterations;
+    if (ff.mode == FastForwardOptions::Mode::Off)
+      rep.why_not = "off";
+    else if (loop.iterations == 0)
+      rep.why_not = loop.why_not;
+    else if (loop.iterations < ff.min_iterations)
+      rep.why_not = "the loop has " + std::to_string(loop.iterations) + " iterations, fewer than the minimum " +
+                    std::to_string(ff.min_iterations);
+    else {
+      world.steady = std::make_unique<SteadyState>(ff, loop.iterations, np);
+      world.board.track_iterations();
+    }
+    ff_report = std::move(rep);
+  }
   std::vector<std::unique_ptr<RankRunner>> runners;
   runners.reserve(np);
   for (int r = 0; r < np; ++r)
@@ -1099,6 +1359,26 @@ ReplayResult replay(const models::TraceSource& trace, const ReplayOptions& optio
   result.calibration            = calibration.calibration;
   result.copy_overhead          = platform::format_overhead_points(calibration.copy_overhead);
   result.gpu_costs              = world.gpus->cost_report();
+  if (ff_report && world.steady) {
+    const SteadyState& st = *world.steady;
+    if (st.skip_from && st.ranks_skipped == np) {
+      ff_report->applied               = true;
+      ff_report->skip_from             = *st.skip_from;
+      ff_report->skipped               = st.skipped;
+      ff_report->period_min_s          = st.period_min_s;
+      ff_report->period_max_s          = st.period_max_s;
+      ff_report->period_mean_s         = st.period_sum_s / static_cast<double>(np);
+      ff_report->skipped_s             = st.skipped_s;
+      ff_report->extrapolated_calls    = st.extrapolated_calls;
+      ff_report->extrapolated_messages = st.extrapolated_messages;
+    } else if (st.skip_from && result.blocked.empty()) {
+      throw InternalError("fast-forward: " + std::to_string(st.ranks_skipped) + " of " + std::to_string(np) +
+                          " ranks skipped");
+    } else {
+      ff_report->why_not = st.why_not;
+    }
+  }
+  result.fast_forward = std::move(ff_report);
   for (const auto& [link, bytes] : world.board.link_bytes()) {
     LinkStats s;
     s.name = link->get_name();

@@ -66,6 +66,14 @@ struct SynthSource::Program {
   FunctionTable functions;
   int group = 0;
   int max_depth = 0;
+  /// The steady loop (docs/emulator.md, fast-forward): the outermost loop with the most calls, as the
+  /// index of its LoopBegin in `code`; kNoLoop when the program has none it may skip.
+  static constexpr std::uint32_t kNoLoop = 0xffffffffu;
+  std::uint32_t steady_begin = kNoLoop;
+  std::string steady_name;     ///< template path and count formula, for reports
+  std::string steady_why_not;  ///< when steady_begin is kNoLoop
+  std::vector<std::string> top_loop_names;  ///< while compiling: the name of each top-level loop, by LoopBegin
+  std::vector<std::uint32_t> top_loops;     ///< while compiling: LoopBegin indices of the top-level loops
 };
 
 namespace {
@@ -123,6 +131,11 @@ void compile(const std::vector<TemplateNode>& nodes, const TraceModel& m, const 
     if (n.kind == RolledNode::Kind::Loop) {
       auto begin = static_cast<std::uint32_t>(p.code.size());
       p.code.push_back({Instr::LoopBegin, 0, eval_count(n.count, t, "loop count at " + here), 0});
+      if (p.enclosing.empty()) {
+        p.top_loops.push_back(begin);
+        p.top_loop_names.push_back(here + " (" + n.count.text() + " = " + std::to_string(p.code[begin].count) +
+                                   " iterations)");
+      }
       p.enclosing.push_back(p.loop_counter++);
       p.enclosing_counts.push_back(p.code[begin].count);
       compile(n.body, m, t, p, depth + 1, here + ".body");
@@ -207,6 +220,68 @@ void compile(const std::vector<TemplateNode>& nodes, const TraceModel& m, const 
   }
 }
 
+/// Calls one iteration of the loop starting at code[begin] emits (nested loops and polls counted), and
+/// why the emulator could not skip its iterations, if it could not (empty: it can).
+std::pair<long double, std::string> loop_body(const SynthSource::Program& p, std::uint32_t begin)
+{
+  long double calls = 0, mult = 1;
+  std::vector<long double> stack;
+  std::string why_not;
+  for (std::uint32_t pc = begin + 1; pc < p.code[begin].jump; ++pc) {
+    const Instr& in = p.code[pc];
+    switch (in.kind) {
+      case Instr::LoopBegin:
+        stack.push_back(mult);
+        mult *= static_cast<long double>(in.count);
+        break;
+      case Instr::LoopEnd:
+        mult = stack.back();
+        stack.pop_back();
+        break;
+      case Instr::Poll:
+      case Instr::Call: {
+        calls += mult * static_cast<long double>(in.kind == Instr::Poll ? in.count : 1);
+        const Op op = p.leaves[in.leaf].proto.op;
+        // Skipped calls are not performed: what they would leave behind for later iterations (a new
+        // communicator, device work in flight, the end of MPI) must not be in the loop.
+        if (why_not.empty() && mult > 0 &&
+            (op == Op::CommSplit || op == Op::CommDup || op == Op::Init || op == Op::Finalize ||
+             (op >= Op::GpuKernel && op <= Op::GpuFree)))
+          why_not = "its body has " + std::string(op_name(op)) + " calls";
+        break;
+      }
+    }
+  }
+  return {calls, why_not};
+}
+
+/// Picks the program's steady loop: the top-level loop that emits the most calls (iterations times
+/// calls per iteration; the first of equals).
+void choose_steady_loop(SynthSource::Program& p)
+{
+  long double best = 0;
+  for (std::size_t k = 0; k < p.top_loops.size(); ++k) {
+    const std::uint32_t begin = p.top_loops[k];
+    auto [calls, why_not] = loop_body(p, begin);
+    const long double total = calls * static_cast<long double>(p.code[begin].count);
+    if (total <= best)
+      continue;
+    best = total;
+    if (why_not.empty()) {
+      p.steady_begin = begin;
+      p.steady_name  = p.top_loop_names[k];
+      p.steady_why_not.clear();
+    } else {
+      p.steady_begin   = SynthSource::Program::kNoLoop;
+      p.steady_why_not = "the loop with the most calls, " + p.top_loop_names[k] + ", cannot be skipped: " + why_not;
+    }
+  }
+  if (best == 0)
+    p.steady_why_not = "the model has no loop at the top level of its template";
+  p.top_loops.clear();
+  p.top_loop_names.clear();
+}
+
 class SynthStream final : public CallStream {
 public:
   SynthStream(std::shared_ptr<const SynthSource::Program> prog, int rank, int np, std::string source,
@@ -234,6 +309,37 @@ public:
 
   bool next(CallRecord& out) override
   {
+    settle();
+    const std::vector<Instr>& code = prog_->code;
+    if (pc_ >= code.size())
+      return false;
+    const Instr& in = code[pc_];
+    head_.reset();
+    emit(in.leaf, out);
+    if (in.kind == Instr::Poll) {
+      if (poll_left_ == 0)
+        poll_left_ = in.count;
+      if (--poll_left_ == 0)
+        ++pc_;
+    } else {
+      ++pc_;
+    }
+    return true;
+  }
+
+  std::optional<std::uint64_t> loop_head() override
+  {
+    settle();
+    return head_;
+  }
+  const FunctionTable& functions() const override { return functions_; }
+  const std::string& source() const override { return source_; }
+
+private:
+  /// Runs the loop-control instructions up to the next call (or the end), noting when that call starts
+  /// an iteration of the steady loop. Emits nothing, so loop_head() may look ahead of next().
+  void settle()
+  {
     const std::vector<Instr>& code = prog_->code;
     while (pc_ < code.size()) {
       const Instr& in = code[pc_];
@@ -245,11 +351,15 @@ public:
           }
           loop_index_.push_back(0);
           loop_count_.push_back(in.count);
+          if (pc_ == prog_->steady_begin)
+            head_ = 0;
           ++pc_;
           continue;
         case Instr::LoopEnd:
           if (++loop_index_.back() < loop_count_.back()) {
             pc_ = in.jump + 1;
+            if (in.jump == prog_->steady_begin)
+              head_ = loop_index_.back();
           } else {
             loop_index_.pop_back();
             loop_count_.pop_back();
@@ -257,25 +367,12 @@ public:
           }
           continue;
         case Instr::Poll:
-          if (poll_left_ == 0)
-            poll_left_ = in.count;
-          emit(in.leaf, out);
-          if (--poll_left_ == 0)
-            ++pc_;
-          return true;
         case Instr::Call:
-          emit(in.leaf, out);
-          ++pc_;
-          return true;
+          return;
       }
     }
-    return false;
   }
 
-  const FunctionTable& functions() const override { return functions_; }
-  const std::string& source() const override { return source_; }
-
-private:
   std::int32_t eval_rank(const RankExpr& e, const char* what, std::size_t leaf) const
   {
     auto v = e.eval(rank_, np_, loop_index_.data(), static_cast<int>(loop_index_.size()));
@@ -351,6 +448,7 @@ private:
   std::vector<std::uint64_t> loop_index_, loop_count_;
   std::size_t pc_ = 0;
   std::uint64_t poll_left_ = 0;
+  std::optional<std::uint64_t> head_;  ///< set by settle() when the next call starts a steady-loop iteration
   std::int64_t created_ = 0;
   std::uint64_t emitted_ = 0;
   bool variability_ = false;
@@ -376,6 +474,7 @@ SynthSource::SynthSource(std::shared_ptr<const TraceModel> model, SynthTarget ta
     for (const CallToken& t : model_->tokens)
       p->functions.intern(t.function);
     compile(model_->groups[g].body, *model_, target_, *p, 0, "groups[" + std::to_string(g) + "].template");
+    choose_steady_loop(*p);
     programs_.push_back(std::move(p));
   }
   group_of_rank_.resize(static_cast<std::size_t>(target_.np));
@@ -428,6 +527,46 @@ std::uint64_t SynthSource::total_calls() const
   for (int g : group_of_rank_)
     sum += per_program[static_cast<std::size_t>(g)];
   return sum;
+}
+
+TraceSource::SteadyLoop SynthSource::steady_loop() const
+{
+  // Every rank's program must have one, with the same number of iterations: the emulator skips the same
+  // iterations on every rank, so that what one rank sends in them another would have received in them.
+  SteadyLoop out;
+  std::vector<std::string> names;
+  std::vector<bool> used(programs_.size(), false);
+  for (int g : group_of_rank_)
+    used[static_cast<std::size_t>(g)] = true;
+  for (std::size_t g = 0; g < programs_.size(); ++g) {
+    if (not used[g])
+      continue;
+    const Program& p = *programs_[g];
+    if (p.steady_begin == Program::kNoLoop)
+      return {0, {}, "group " + std::to_string(g) + ": " + p.steady_why_not};
+    const std::uint64_t n = p.code[p.steady_begin].count;
+    if (out.name.empty()) {
+      out.iterations = n;
+      out.name       = p.steady_name;
+    } else if (n != out.iterations) {
+      return {0, {}, "the groups' loops differ in length (" + out.name + ", " + p.steady_name + ")"};
+    }
+    names.push_back(p.steady_name);
+  }
+  // "groups[g].template[i] (...)": said once when every group's loop is at the same place.
+  auto without_group = [](const std::string& s) { return s.substr(s.find('.') + 1); };
+  bool same = true;
+  for (const std::string& n : names)
+    same = same && without_group(n) == without_group(names.front());
+  if (names.size() > 1) {
+    out.name.clear();
+    if (same)
+      out.name = without_group(names.front()) + " of every group";
+    else
+      for (const std::string& n : names)
+        out.name += (out.name.empty() ? "" : ", ") + n;
+  }
+  return out;
 }
 
 RunInfo SynthSource::run_info(TraceEncoding encoding) const
