@@ -62,8 +62,24 @@ std::optional<CollectiveKind> collective_kind_of(Op op)
 struct SteadyState {
   SteadyState(const FastForwardOptions& o, std::uint64_t iterations, int ranks) : options(o), loop_iterations(iterations), np(ranks) {}
 
-  /// Rank reports: stable at head i.
-  void ready(std::uint64_t i) { ++ready_at[i]; }
+  /// Rank reports: at head i, stable there or not.
+  void reached(std::uint64_t i, bool stable)
+  {
+    ++reached_at[i];
+    if (stable)
+      ++ready_at[i];
+  }
+
+  /// Why the run was not fast-forwarded, the structural reasons first.
+  std::string reason() const
+  {
+    if (crossing)
+      return "messages go from one iteration to another";
+    if (pending_rank >= 0)
+      return "requests are still pending at the head of the loop (rank " + std::to_string(pending_rank) +
+             ", iteration " + std::to_string(pending_iteration) + "): its iterations are not self-contained";
+    return why_not;
+  }
 
   /// Asked at head K by each rank: skip from here?
   bool skip_here(std::uint64_t k, const MessageBoard& board)
@@ -75,6 +91,7 @@ struct SteadyState {
     decided_any  = true;
     last_decided = k;
     ready_at.erase(ready_at.begin(), ready_at.lower_bound(k - std::min<std::uint64_t>(k, 1)));
+    reached_at.erase(reached_at.begin(), reached_at.lower_bound(k - std::min<std::uint64_t>(k, 1)));
     const std::uint64_t window = static_cast<std::uint64_t>(options.window);
     if (k + static_cast<std::uint64_t>(options.tail) + 1 > loop_iterations) {
       given_up = true;  // nothing left to skip
@@ -82,13 +99,18 @@ struct SteadyState {
     }
     if (k == 0)
       return false;
+    auto there = reached_at.find(k - 1);
+    if (there == reached_at.end() || there->second < np) {
+      why_not = "the ranks drift more than one iteration apart (nothing in the loop keeps them together)";
+      return false;
+    }
     auto it = ready_at.find(k - 1);
     if (it == ready_at.end() || it->second < np) {
       why_not = "the time per iteration did not stay within the tolerance over the window on every rank";
       return false;
     }
     if (board.latest_crossing() >= static_cast<std::int64_t>(k - 1 - window)) {
-      why_not = "messages go from one iteration to another";
+      crossing = true;
       return false;
     }
     skip_from = k;
@@ -99,13 +121,17 @@ struct SteadyState {
   const FastForwardOptions& options;
   std::uint64_t loop_iterations;
   int np;
-  std::map<std::uint64_t, int> ready_at;  ///< head index -> ranks stable there
+  std::map<std::uint64_t, int> ready_at;    ///< head index -> ranks stable there
+  std::map<std::uint64_t, int> reached_at;  ///< head index -> ranks that reported it
+  bool crossing = false;                    ///< a message crossed between iterations of a window
   std::optional<std::uint64_t> skip_from;
   std::uint64_t skipped = 0;
   bool decided_any = false;
   bool given_up = false;
   std::uint64_t last_decided = 0;
   std::string why_not = "the loop ended before the window filled";
+  int pending_rank = -1;  ///< the last rank seen with requests pending at a head (past the warm-up), and where
+  std::uint64_t pending_iteration = 0;
   // Totals of the skip, all ranks.
   double period_min_s = 0, period_max_s = 0, period_sum_s = 0, skipped_s = 0;
   int ranks_skipped = 0;
@@ -247,6 +273,10 @@ public:
     snap.time_s    = sg4::Engine::get_clock();
     // A request still pending here would be completed in a later iteration: the loop is not self-contained.
     snap.quiet            = requests_.empty() && freed_.empty();
+    if (not snap.quiet && i >= static_cast<std::uint64_t>(st.options.warmup)) {
+      st.pending_rank      = rank_;
+      st.pending_iteration = i;
+    }
     snap.compute_s        = stats_.compute_s;
     snap.comm_s           = stats_.comm_s;
     snap.wait_s           = stats_.wait_s;
@@ -258,8 +288,8 @@ public:
     heads_.push_back(std::move(snap));
     while (heads_.size() > window + 2)
       heads_.pop_front();
-    if (stable_window())
-      st.ready(i);
+    st.reached(i, stable_window());
+
     if (not st.skip_here(i, world_.board))
       return false;
     fast_forward(i);
@@ -1375,7 +1405,7 @@ ReplayResult replay(const models::TraceSource& trace, const ReplayOptions& optio
       throw InternalError("fast-forward: " + std::to_string(st.ranks_skipped) + " of " + std::to_string(np) +
                           " ranks skipped");
     } else {
-      ff_report->why_not = st.why_not;
+      ff_report->why_not = st.reason();
     }
   }
   result.fast_forward = std::move(ff_report);

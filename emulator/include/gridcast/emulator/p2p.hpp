@@ -212,8 +212,7 @@ public:
   /// The largest iteration index touched by a message sent in one iteration and received in another
   /// (either side's), or -2 when none has been: such a message would cross a skip.
   std::int64_t latest_crossing() const { return latest_crossing_; }
-  /// Messages `rank` has sent (counted when posted), and the bytes of those matched, by route (when
-  /// links are counted).
+  /// Messages `rank` has sent and their bytes by route (when links are counted), counted when posted.
   struct SenderTally {
     std::uint64_t messages = 0;
     std::map<std::uint64_t, double> route_bytes;  ///< route key (see match) -> bytes
@@ -229,6 +228,8 @@ private:
     std::deque<RequestPtr> unexpected_sends; ///< sends waiting for a receive
   };
   void match(const RequestPtr& send, const RequestPtr& recv);
+  /// The links (indices into link_total_) of the route with `key` (see match), looked up once.
+  const std::vector<std::uint32_t>& route(std::uint64_t key, sg4::Host* from, sg4::Host* to);
   /// The transfer's data has arrived (at `at_s`, its comm's finish time): charges the copy overhead to both
   /// sides' CPU timelines, sets their ready times and `done`.
   void arrived(Transfer& t, double at_s);
