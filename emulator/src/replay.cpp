@@ -118,7 +118,7 @@ struct SteadyState {
     return true;
   }
 
-  const FastForwardOptions& options;
+  FastForwardOptions options;
   std::uint64_t loop_iterations;
   int np;
   std::map<std::uint64_t, int> ready_at;    ///< head index -> ranks stable there
@@ -280,6 +280,8 @@ public:
     snap.compute_s        = stats_.compute_s;
     snap.comm_s           = stats_.comm_s;
     snap.wait_s           = stats_.wait_s;
+    snap.compute_call_s   = compute_call_s_;
+    snap.compute_flops    = compute_flops_;
     snap.function_seconds = function_seconds_;
     snap.sent             = world_.board.sent_by(rank_);
     snap.choices          = choices_;
@@ -341,6 +343,7 @@ private:
     double time_s = 0;
     bool quiet = false;  ///< no request pending
     double compute_s = 0, comm_s = 0, wait_s = 0;
+    double compute_call_s = 0, compute_flops = 0;
     std::vector<double> function_seconds;
     MessageBoard::SenderTally sent;
     std::map<std::pair<std::string, std::string>, std::uint64_t> choices;
@@ -369,10 +372,13 @@ private:
     return true;
   }
 
-  /// Skips iterations k .. k+skipped-1 of the steady loop: the rank sleeps for as many of its window's
-  /// mean periods, its statistics grow by as many window means, and the skipped calls are pulled from
-  /// the stream and counted without being performed (so the calls after the span are exactly those of a
-  /// full emulation, random draws included).
+  /// Skips iterations k .. k+skipped-1 of the steady loop. The skipped calls are pulled from the stream
+  /// and counted without being performed (so the calls after the span are exactly those of a full
+  /// emulation, random draws included, and their work is known). The rank then sleeps for the span: the
+  /// work of the skipped compute calls at the window's seconds per flop, plus the rest of the window's
+  /// mean period (communication, waiting) for each skipped iteration. With identical iterations that is
+  /// the window's mean period times the iterations skipped; with iterations whose work differs (a
+  /// latency-model ratio that changes along the loop, --variability on) the compute part is exact.
   void fast_forward(std::uint64_t k)
   {
     SteadyState& st = *world_.steady;
@@ -388,13 +394,52 @@ private:
     if (a == nullptr || b == nullptr)
       throw InternalError("fast-forward: rank " + std::to_string(rank_) + " has no window before iteration " +
                           std::to_string(k));
-    const double f      = static_cast<double>(st.skipped) / static_cast<double>(window);
-    const double period = (b->time_s - a->time_s) / static_cast<double>(window);
-    const double begin  = sg4::Engine::get_clock();
-    const double span   = period * static_cast<double>(st.skipped);
+
+    // The skipped calls: counted, and the work of the compute ones summed per function.
+    const std::uint64_t resume = k + st.skipped;
+    CallRecord call;
+    std::uint64_t drained = 0;
+    std::vector<double> skipped_flops;  // by function id; < 0: no compute call of it skipped
+    for (;;) {
+      if (auto head = stream_->loop_head(); head && *head == resume)
+        break;
+      if (not stream_->next(call))
+        throw InternalError("fast-forward: rank " + std::to_string(rank_) + "'s stream ended inside the skipped span");
+      if (call.function >= function_calls_.size()) {
+        function_seconds_.resize(call.function + 1, 0.0);
+        function_calls_.resize(call.function + 1, 0);
+      }
+      if (call.function >= extra_calls_.size())
+        extra_calls_.resize(call.function + 1, 0);
+      ++function_calls_[call.function];
+      ++extra_calls_[call.function];
+      ++drained;
+      if (call.op == Op::Compute) {
+        if (call.function >= skipped_flops.size())
+          skipped_flops.resize(call.function + 1, -1.0);
+        skipped_flops[call.function] = std::max(0.0, skipped_flops[call.function]) + flops_of(call);
+      }
+    }
+    stats_.calls += drained;
+
+    const double f             = static_cast<double>(st.skipped) / static_cast<double>(window);
+    const double period        = (b->time_s - a->time_s) / static_cast<double>(window);
+    const double window_call_s = b->compute_call_s - a->compute_call_s;
+    const double window_flops  = b->compute_flops - a->compute_flops;
+    // Seconds per flop as the window ran them (a host shared by several ranks runs them slower).
+    const bool by_work = window_flops > 0 && window_call_s > 0;
+    const double s_per_flop = by_work ? window_call_s / window_flops : 0.0;
+    double skipped_compute_s = 0;
+    for (double fl : skipped_flops)
+      skipped_compute_s += std::max(0.0, fl) * s_per_flop;
+    if (not by_work)
+      skipped_compute_s = f * window_call_s;
+    const double span = std::max(0.0, f * ((b->time_s - a->time_s) - window_call_s) + skipped_compute_s);
+    const double begin = sg4::Engine::get_clock();
     if (span > 0)
       sg4::this_actor::sleep_for(span);
-    stats_.compute_s += f * (b->compute_s - a->compute_s);
+
+    stats_.compute_s += f * ((b->compute_s - a->compute_s) - window_call_s) + skipped_compute_s;
     stats_.comm_s += f * (b->comm_s - a->comm_s);
     stats_.wait_s += f * (b->wait_s - a->wait_s);
     if (function_seconds_.size() < b->function_seconds.size()) {
@@ -402,9 +447,14 @@ private:
       function_calls_.resize(b->function_seconds.size(), 0);
     }
     extra_seconds_.resize(function_seconds_.size(), 0.0);
-    for (std::size_t id = 0; id < b->function_seconds.size(); ++id) {
-      double before = id < a->function_seconds.size() ? a->function_seconds[id] : 0.0;
-      double add    = f * (b->function_seconds[id] - before);
+    for (std::size_t id = 0; id < function_seconds_.size(); ++id) {
+      double add = 0;
+      if (by_work && id < skipped_flops.size() && skipped_flops[id] >= 0) {
+        add = skipped_flops[id] * s_per_flop;  // a compute function: its own skipped work
+      } else if (id < b->function_seconds.size()) {
+        double before = id < a->function_seconds.size() ? a->function_seconds[id] : 0.0;
+        add = f * (b->function_seconds[id] - before);
+      }
       function_seconds_[id] += add;
       extra_seconds_[id] += add;
     }
@@ -425,26 +475,6 @@ private:
     }
     if (world_.timeline != nullptr)
       world_.timeline->call(rank_, "(fast-forward)", begin, sg4::Engine::get_clock() - begin);
-
-    const std::uint64_t resume = k + st.skipped;
-    CallRecord call;
-    std::uint64_t drained = 0;
-    for (;;) {
-      if (auto head = stream_->loop_head(); head && *head == resume)
-        break;
-      if (not stream_->next(call))
-        throw InternalError("fast-forward: rank " + std::to_string(rank_) + "'s stream ended inside the skipped span");
-      if (call.function >= function_calls_.size()) {
-        function_seconds_.resize(call.function + 1, 0.0);
-        function_calls_.resize(call.function + 1, 0);
-      }
-      if (call.function >= extra_calls_.size())
-        extra_calls_.resize(call.function + 1, 0);
-      ++function_calls_[call.function];
-      ++extra_calls_[call.function];
-      ++drained;
-    }
-    stats_.calls += drained;
     heads_.clear();
 
     st.period_min_s = st.ranks_skipped == 0 ? period : std::min(st.period_min_s, period);
@@ -563,7 +593,18 @@ private:
     double begin = sg4::Engine::get_clock();
     if (flops > 0)
       sg4::this_actor::execute(flops);
-    stats_.compute_s += sg4::Engine::get_clock() - begin;
+    const double spent = sg4::Engine::get_clock() - begin;
+    stats_.compute_s += spent;
+    compute_call_s_ += spent;
+    compute_flops_ += std::max(0.0, flops);
+  }
+
+  /// Work of a compute record in flops, as compute() performs it.
+  double flops_of(const CallRecord& c) const
+  {
+    if (c.flops > 0)
+      return c.flops;
+    return c.seconds > 0 && recorded_speed_ > 0 ? c.seconds * recorded_speed_ : 0.0;
   }
 
   const Communicator& communicator(std::int32_t handle)
@@ -1230,6 +1271,8 @@ private:
   std::map<std::pair<std::string, std::string>, std::uint64_t> choices_;
   std::vector<std::uint64_t> extra_calls_;
   std::vector<double> extra_seconds_;
+  double compute_call_s_ = 0;  ///< simulated seconds in compute records (not reductions inside collectives)
+  double compute_flops_ = 0;   ///< their work
   std::unordered_map<std::int64_t, RequestPtr> requests_;
   std::unordered_map<std::int32_t, const Communicator*> comms_;
   std::map<int, std::uint64_t> split_seq_;
@@ -1339,7 +1382,9 @@ ReplayResult replay(const models::TraceSource& trace, const ReplayOptions& optio
       rep.why_not = "the loop has " + std::to_string(loop.iterations) + " iterations, fewer than the minimum " +
                     std::to_string(ff.min_iterations);
     else {
-      world.steady = std::make_unique<SteadyState>(ff, loop.iterations, np);
+      if (loop.random_work)
+        rep.options.window *= 2;  // see SteadyLoop::random_work; reported as the window used
+      world.steady = std::make_unique<SteadyState>(rep.options, loop.iterations, np);
       world.board.track_iterations();
     }
     ff_report = std::move(rep);

@@ -543,15 +543,22 @@ TraceSource::SteadyLoop SynthSource::steady_loop() const
       continue;
     const Program& p = *programs_[g];
     if (p.steady_begin == Program::kNoLoop)
-      return {0, {}, "group " + std::to_string(g) + ": " + p.steady_why_not};
+      return {0, {}, "group " + std::to_string(g) + ": " + p.steady_why_not, false};
     const std::uint64_t n = p.code[p.steady_begin].count;
     if (out.name.empty()) {
       out.iterations = n;
       out.name       = p.steady_name;
     } else if (n != out.iterations) {
-      return {0, {}, "the groups' loops differ in length (" + out.name + ", " + p.steady_name + ")"};
+      return {0, {}, "the groups' loops differ in length (" + out.name + ", " + p.steady_name + ")", false};
     }
     names.push_back(p.steady_name);
+    if (options_.variability)
+      for (std::uint32_t pc = p.steady_begin + 1; pc < p.code[p.steady_begin].jump; ++pc) {
+        const Instr& in = p.code[pc];
+        const Leaf* leaf = in.kind == Instr::Call || in.kind == Instr::Poll ? &p.leaves[in.leaf] : nullptr;
+        if (leaf != nullptr && leaf->latency != nullptr && not leaf->latency->variability.empty())
+          out.random_work = true;
+      }
   }
   // "groups[g].template[i] (...)": said once when every group's loop is at the same place.
   auto without_group = [](const std::string& s) { return s.substr(s.find('.') + 1); };

@@ -41,8 +41,11 @@ public:
     std::uint64_t iterations = 0;  ///< the same on every rank
     std::string name;              ///< where it is in the model, for reports
     std::string why_not;
+    /// The work of its compute calls is drawn at random (--variability on): a short window of iterations
+    /// may look flat by chance, so the emulator asks for a longer one.
+    bool random_work = false;
   };
-  virtual SteadyLoop steady_loop() const { return {0, {}, "the calls come from a recorded trace"}; }
+  virtual SteadyLoop steady_loop() const { return {0, {}, "the calls come from a recorded trace", false}; }
 };
 
 }  // namespace gridcast::models
