@@ -17,10 +17,10 @@
 Medians of --reps runs (wall time is that of a possibly loaded machine; CPU time is less disturbed).
 Exit 0 always (figures, not assertions); 77 when gridcast is missing.
 """
-import json
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import resource
 import statistics
