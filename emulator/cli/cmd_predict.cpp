@@ -205,12 +205,14 @@ int run_predict(const std::vector<std::string>& args)
     ("fast-forward", po::value(&fast_forward)->default_value("auto"),
      "auto: once the time per iteration of the model's steady loop (the outermost loop with the most calls) "
      "is stable on every rank, skip the same middle iterations on every rank and advance each rank's clock by "
-     "its measured mean period (the last iterations and what follows are emulated); off: emulate every "
-     "iteration (the exact answer). prediction.json says what was skipped (docs/emulator.md)")
+     "the skipped calls' compute work plus the window's mean communication and waiting per iteration (the "
+     "last iterations and what follows are emulated); off: emulate every iteration (the exact answer). "
+     "prediction.json says what was skipped, or why nothing was (docs/emulator.md)")
     ("ff-tolerance", po::value(&ff.tolerance)->default_value(ff.tolerance),
      "fast-forward: the largest relative difference between one period of the window and the window's mean")
     ("ff-window", po::value(&ff.window)->default_value(ff.window),
-     "fast-forward: periods (loop head to loop head, in simulated time) that must agree on every rank")
+     "fast-forward: periods (loop head to loop head, in simulated time) that must agree on every rank; "
+     "doubled when the loop's compute is drawn at random (--variability on)")
     ("ff-warmup", po::value(&ff.warmup)->default_value(ff.warmup),
      "fast-forward: first periods never used in a window")
     ("ff-tail", po::value(&ff.tail)->default_value(ff.tail),
