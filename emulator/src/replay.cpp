@@ -60,7 +60,10 @@ std::optional<CollectiveKind> collective_kind_of(Op op)
 /// no message crossed between iterations of the window. Each later rank reaching head K reads the same
 /// answer, so every rank skips the same iterations. One fast-forward per run.
 struct SteadyState {
-  SteadyState(const FastForwardOptions& o, std::uint64_t iterations, int ranks) : options(o), loop_iterations(iterations), np(ranks) {}
+  SteadyState(const FastForwardOptions& o, std::uint64_t iterations, int ranks)
+      : options(o), loop_iterations(iterations), np(ranks)
+  {
+  }
 
   /// Rank reports: at head i, stable there or not.
   void reached(std::uint64_t i, bool stable)
@@ -465,13 +468,17 @@ private:
       if (d > 0)
         routes[key] = f * d;
     }
-    const auto messages = static_cast<std::uint64_t>(std::llround(f * static_cast<double>(b->sent.messages - a->sent.messages)));
+    // Counts per iteration are whole numbers; f times a window's count is one up to rounding.
+    auto scaled = [f](std::uint64_t window_count) {
+      return static_cast<std::uint64_t>(std::llround(f * static_cast<double>(window_count)));
+    };
+    const std::uint64_t messages = scaled(b->sent.messages - a->sent.messages);
     world_.board.add_skipped(messages, routes);
     for (const auto& [key, count] : b->choices) {
       auto old = a->choices.find(key);
       std::uint64_t d = count - (old == a->choices.end() ? 0 : old->second);
       if (d > 0)
-        world_.collective_choices[key.first][key.second] += static_cast<std::uint64_t>(std::llround(f * static_cast<double>(d)));
+        world_.collective_choices[key.first][key.second] += scaled(d);
     }
     if (world_.timeline != nullptr)
       world_.timeline->call(rank_, "(fast-forward)", begin, sg4::Engine::get_clock() - begin);
