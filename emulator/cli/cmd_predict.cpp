@@ -98,6 +98,7 @@ public:
   }
   const models::FunctionTable& functions() const override { return inner_->functions(); }
   const std::string& source() const override { return inner_->source(); }
+  std::optional<std::uint64_t> loop_head() override { return inner_->loop_head(); }
 
 private:
   void flush()
@@ -126,6 +127,7 @@ public:
   {
   }
   int rank_count() const override { return inner_.rank_count(); }
+  SteadyLoop steady_loop() const override { return inner_.steady_loop(); }
   models::CallStreamPtr open(int rank) const override
   {
     return std::make_unique<CountingStream>(inner_.open(rank), totals_, progress_);
@@ -175,7 +177,8 @@ static std::vector<std::string> range_warnings(const models::trace::TraceModel& 
 
 int run_predict(const std::vector<std::string>& args)
 {
-  std::string model_file, platform, hostfile, out, variability = "off";
+  std::string model_file, platform, hostfile, out, variability = "off", fast_forward = "auto";
+  emulator::FastForwardOptions ff;
   double nw = -1;
   int np = 0;
   int ranks_per_host = 0;
@@ -199,6 +202,23 @@ int run_predict(const std::vector<std::string>& args)
     ("variability", po::value(&variability)->default_value("off"),
      "on: scatter every compute call around its predicted work by its function's empirical distribution "
      "(irregular histogram fitted by `gridcast fit`); off: the predicted work itself")
+    ("fast-forward", po::value(&fast_forward)->default_value("auto"),
+     "auto: once the time per iteration of the model's steady loop (the outermost loop with the most calls) "
+     "is stable on every rank, skip the same middle iterations on every rank and advance each rank's clock by "
+     "the skipped calls' compute work plus the window's mean communication and waiting per iteration (the "
+     "last iterations and what follows are emulated); off: emulate every iteration (the exact answer). "
+     "prediction.json says what was skipped, or why nothing was (docs/emulator.md)")
+    ("ff-tolerance", po::value(&ff.tolerance)->default_value(ff.tolerance),
+     "fast-forward: the largest relative difference between one period of the window and the window's mean")
+    ("ff-window", po::value(&ff.window)->default_value(ff.window),
+     "fast-forward: periods (loop head to loop head, in simulated time) that must agree on every rank; "
+     "doubled when the loop's compute is drawn at random (--variability on)")
+    ("ff-warmup", po::value(&ff.warmup)->default_value(ff.warmup),
+     "fast-forward: first periods never used in a window")
+    ("ff-tail", po::value(&ff.tail)->default_value(ff.tail),
+     "fast-forward: last iterations of the loop always emulated (at least 1)")
+    ("ff-min-iterations", po::value(&ff.min_iterations)->default_value(ff.min_iterations),
+     "fast-forward: loops with fewer iterations are emulated in full")
     ("cfg", po::value(&cfg)->composing(),
      "name:value setting, repeatable, as for replay: gridcast/eager-threshold:BYTES, gridcast/test-cost:SECONDS, "
      "gridcast/coll/<op>:<algorithm>, gridcast/coll-selector:mpich|smpi, gridcast/coll-local-copy:auto|on|off; any other name goes to SimGrid");
@@ -207,13 +227,15 @@ int run_predict(const std::vector<std::string>& args)
   po::variables_map vm;
   if (not parse("predict",
                 "predict model.json --nw X --np Y --platform P.xml [--hostfile F | --ranks-per-host K]\n"
-                "       [--out DIR] [--seed S] [--variability on|off] [--cfg name:value ...]",
+                "       [--out DIR] [--seed S] [--variability on|off] [--fast-forward auto|off] [--ff-... N]\n"
+                "       [--cfg name:value ...]",
                 args, options, positional, vm,
                 "Synthesizes every rank's calls at (Nw, Np) from the model (loop counts, sizes and peers from the\n"
                 "trace model, compute work from the latency model) and emulates them on the platform in one\n"
                 "streaming pass. Prints the predicted makespan; --out writes prediction.json and timeline.json\n"
                 "(as `gridcast replay`) and contribution.json (what the model predicted, per function). Progress\n"
                 "goes to stderr on long runs, and a warning when Nw or Np is outside the fitted range.\n"
+                "Long loops are fast-forwarded once stable (--fast-forward, docs/emulator.md); a line says so.\n"
                 "See docs/latency-model.md."))
     return 0;
   if (not hostfile.empty() && ranks_per_host > 0)
@@ -224,6 +246,17 @@ int run_predict(const std::vector<std::string>& args)
     throw UsageError{"--nw must be a finite number >= 0", "predict"};
   if (variability != "on" && variability != "off")
     throw UsageError{"--variability must be on or off, not '" + variability + "'", "predict"};
+  if (fast_forward != "auto" && fast_forward != "off")
+    throw UsageError{"--fast-forward must be auto or off, not '" + fast_forward + "'", "predict"};
+  if (not(ff.tolerance >= 0) || not std::isfinite(ff.tolerance))
+    throw UsageError{"--ff-tolerance must be a finite number >= 0", "predict"};
+  if (ff.window < 1)
+    throw UsageError{"--ff-window must be at least 1", "predict"};
+  if (ff.warmup < 0)
+    throw UsageError{"--ff-warmup must be at least 0", "predict"};
+  if (ff.tail < 1)
+    throw UsageError{"--ff-tail must be at least 1", "predict"};
+  ff.mode = fast_forward == "auto" ? emulator::FastForwardOptions::Mode::Auto : emulator::FastForwardOptions::Mode::Off;
   if (vm.count("ranks-per-host") > 0 && ranks_per_host < 1)
     throw UsageError{"--ranks-per-host must be at least 1", "predict"};
 
@@ -237,6 +270,7 @@ int run_predict(const std::vector<std::string>& args)
   for (const std::string& c : cfg)
     emulator::apply_cfg(opts, c);
   opts.recorded_host_speed_flops = 0;  // synthesized compute is in flops: the host's speed converts it
+  opts.fast_forward              = ff;
 
   models::trace::SynthOptions synth_options;
   synth_options.variability = variability == "on";
@@ -252,6 +286,14 @@ int run_predict(const std::vector<std::string>& args)
   std::cout << "predicted at Nw " << number(nw) << ", Np " << np << " from " << model_file
             << (synth_options.variability ? " (variability on, seed " + std::to_string(seed) + ")" : "") << '\n';
   emulator::print_summary(std::cout, result);
+  if (result.fast_forward && result.fast_forward->applied) {
+    const emulator::FastForwardReport& f = *result.fast_forward;
+    std::cout << "fast-forward: iterations " << f.skip_from << "-" << f.skip_from + f.skipped - 1 << " of "
+              << f.loop_iterations << " skipped on every rank (" << f.loop_iterations - f.skipped
+              << " emulated), mean period " << number(f.period_mean_s) << " s, stable within "
+              << number(100 * f.options.tolerance) << "% over " << f.options.window
+              << " iterations; --fast-forward off emulates them all\n";
+  }
 
   if (not out.empty()) {
     emulator::RunDescription run;

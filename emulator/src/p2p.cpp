@@ -173,6 +173,16 @@ RequestPtr MessageBoard::post_send(int from, int to, std::uint64_t bytes, int ta
   send->message = next_message_++;
   send->endpoint = endpoint != nullptr ? endpoint : endpoint_override_[from];
   send->aborting = &aborting_;
+  if (tracking_) {
+    send->iteration = iteration_[static_cast<std::size_t>(from)];
+    // Counted when posted, not when matched: each iteration posts the same, while a match may come in the
+    // receiver's next iteration. Bytes by route as match() counts them, for host-to-host sends (the only
+    // ones of a synthesized stream).
+    SenderTally& t = senders_[static_cast<std::size_t>(from)];
+    ++t.messages;
+    if (account_links_ && send->endpoint == nullptr)
+      t.route_bytes[(static_cast<std::uint64_t>(from) << 32) | static_cast<std::uint32_t>(to)] += static_cast<double>(bytes);
+  }
   if (options_.use_mailboxes && send->endpoint != nullptr)
     throw InternalError("a send from a GPU endpoint on a board that moves bytes through mailboxes");
 
@@ -230,6 +240,8 @@ RequestPtr MessageBoard::post_recv(int at, int from, std::uint64_t bytes, int ta
   recv->post_time = sg4::Engine::get_clock();
   recv->endpoint = endpoint != nullptr ? endpoint : endpoint_override_[at];
   recv->aborting = &aborting_;
+  if (tracking_)
+    recv->iteration = iteration_[static_cast<std::size_t>(at)];
   if (options_.use_mailboxes && recv->endpoint != nullptr)
     throw InternalError("a receive into a GPU endpoint on a board that moves bytes through mailboxes");
 
@@ -291,6 +303,10 @@ void MessageBoard::match(const RequestPtr& send, const RequestPtr& recv)
   recv->matched_source = send->owner;
   recv->message = send->message;
   ++messages_;
+  if (tracking_) {
+    if (send->iteration != recv->iteration)
+      latest_crossing_ = std::max({latest_crossing_, send->iteration, recv->iteration});
+  }
   if (account_links_) {
     sg4::Host* from = from_host;
     sg4::Host* to = to_host;
@@ -301,23 +317,7 @@ void MessageBoard::match(const RequestPtr& send, const RequestPtr& recv)
       key |= std::uint64_t{1} << 63;
     if (recv->endpoint != nullptr)
       key |= std::uint64_t{1} << 31;
-    auto it = routes_.find(key);
-    if (it == routes_.end()) {
-      std::vector<sg4::Link*> links;
-      double latency = 0;
-      from->route_to(to, links, &latency);
-      std::vector<std::uint32_t> indices;
-      for (sg4::Link* l : links) {
-        auto [pos, added] = link_index_.try_emplace(l, static_cast<std::uint32_t>(links_.size()));
-        if (added) {
-          links_.push_back(l);
-          link_total_.push_back(0.0);
-        }
-        indices.push_back(pos->second);
-      }
-      it = routes_.emplace(key, std::move(indices)).first;
-    }
-    for (std::uint32_t i : it->second)
+    for (std::uint32_t i : route(key, from, to))
       link_total_[i] += static_cast<double>(send->bytes);
   }
   // Release whoever sleeps on its semaphore waiting for this match. The actor that matched is running
@@ -509,6 +509,39 @@ std::vector<std::pair<sg4::Link*, double>> MessageBoard::link_bytes() const
     if (link_total_[i] > 0)
       out.emplace_back(links_[i], link_total_[i]);
   return out;
+}
+
+const std::vector<std::uint32_t>& MessageBoard::route(std::uint64_t key, sg4::Host* from, sg4::Host* to)
+{
+  auto it = routes_.find(key);
+  if (it == routes_.end()) {
+    std::vector<sg4::Link*> links;
+    double latency = 0;
+    from->route_to(to, links, &latency);
+    std::vector<std::uint32_t> indices;
+    for (sg4::Link* l : links) {
+      auto [pos, added] = link_index_.try_emplace(l, static_cast<std::uint32_t>(links_.size()));
+      if (added) {
+        links_.push_back(l);
+        link_total_.push_back(0.0);
+      }
+      indices.push_back(pos->second);
+    }
+    it = routes_.emplace(key, std::move(indices)).first;
+  }
+  return it->second;
+}
+
+void MessageBoard::add_skipped(std::uint64_t messages, const std::map<std::uint64_t, double>& route_bytes)
+{
+  messages_ += messages;
+  if (not account_links_)
+    return;
+  for (const auto& [key, bytes] : route_bytes) {
+    const auto from = static_cast<std::size_t>(key >> 32), to = static_cast<std::size_t>(key & 0x7fffffffu);
+    for (std::uint32_t i : route(key, hosts_[from], hosts_[to]))
+      link_total_[i] += bytes;
+  }
 }
 
 std::vector<RequestPtr> MessageBoard::pending_at(int world_rank) const

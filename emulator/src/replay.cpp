@@ -13,7 +13,9 @@
 #include <xbt/log.h>
 
 #include <algorithm>
+#include <cmath>
 #include <deque>
+#include <map>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
@@ -51,6 +53,93 @@ std::optional<CollectiveKind> collective_kind_of(Op op)
     default: return std::nullopt;
   }
 }
+
+/// The global side of steady-state fast-forward (docs/emulator.md): the ranks report, at each head of the
+/// steady loop, whether their window of periods is stable; the first rank to reach head K decides, once
+/// and for everybody, whether iterations K.. are skipped: yes when every rank was stable at head K-1 and
+/// no message crossed between iterations of the window. Each later rank reaching head K reads the same
+/// answer, so every rank skips the same iterations. One fast-forward per run.
+struct SteadyState {
+  SteadyState(const FastForwardOptions& o, std::uint64_t iterations, int ranks)
+      : options(o), loop_iterations(iterations), np(ranks)
+  {
+  }
+
+  /// Rank reports: at head i, stable there or not.
+  void reached(std::uint64_t i, bool stable)
+  {
+    ++reached_at[i];
+    if (stable)
+      ++ready_at[i];
+  }
+
+  /// Why the run was not fast-forwarded, the structural reasons first.
+  std::string reason() const
+  {
+    if (crossing)
+      return "messages go from one iteration to another";
+    if (pending_rank >= 0)
+      return "requests are still pending at the head of the loop (rank " + std::to_string(pending_rank) +
+             ", iteration " + std::to_string(pending_iteration) + "): its iterations are not self-contained";
+    return why_not;
+  }
+
+  /// Asked at head K by each rank: skip from here?
+  bool skip_here(std::uint64_t k, const MessageBoard& board)
+  {
+    if (skip_from)
+      return k == *skip_from;
+    if (given_up || (decided_any && k <= last_decided))
+      return false;
+    decided_any  = true;
+    last_decided = k;
+    ready_at.erase(ready_at.begin(), ready_at.lower_bound(k - std::min<std::uint64_t>(k, 1)));
+    reached_at.erase(reached_at.begin(), reached_at.lower_bound(k - std::min<std::uint64_t>(k, 1)));
+    const std::uint64_t window = static_cast<std::uint64_t>(options.window);
+    if (k + static_cast<std::uint64_t>(options.tail) + 1 > loop_iterations) {
+      given_up = true;  // nothing left to skip
+      return false;
+    }
+    if (k == 0)
+      return false;
+    auto there = reached_at.find(k - 1);
+    if (there == reached_at.end() || there->second < np) {
+      why_not = "the ranks drift more than one iteration apart (nothing in the loop keeps them together)";
+      return false;
+    }
+    auto it = ready_at.find(k - 1);
+    if (it == ready_at.end() || it->second < np) {
+      why_not = "the time per iteration did not stay within the tolerance over the window on every rank";
+      return false;
+    }
+    if (board.latest_crossing() >= static_cast<std::int64_t>(k - 1 - window)) {
+      crossing = true;
+      return false;
+    }
+    skip_from = k;
+    skipped   = loop_iterations - k - static_cast<std::uint64_t>(options.tail);
+    return true;
+  }
+
+  FastForwardOptions options;
+  std::uint64_t loop_iterations;
+  int np;
+  std::map<std::uint64_t, int> ready_at;    ///< head index -> ranks stable there
+  std::map<std::uint64_t, int> reached_at;  ///< head index -> ranks that reported it
+  bool crossing = false;                    ///< a message crossed between iterations of a window
+  std::optional<std::uint64_t> skip_from;
+  std::uint64_t skipped = 0;
+  bool decided_any = false;
+  bool given_up = false;
+  std::uint64_t last_decided = 0;
+  std::string why_not = "the loop ended before the window filled";
+  int pending_rank = -1;  ///< the last rank seen with requests pending at a head (past the warm-up), and where
+  std::uint64_t pending_iteration = 0;
+  // Totals of the skip, all ranks.
+  double period_min_s = 0, period_max_s = 0, period_sum_s = 0, skipped_s = 0;
+  int ranks_skipped = 0;
+  std::uint64_t extrapolated_calls = 0, extrapolated_messages = 0;
+};
 
 /// State shared by all rank actors of one run.
 struct World {
@@ -90,6 +179,7 @@ struct World {
   std::map<std::pair<std::vector<int>, std::uint64_t>, int> member_comms;
   std::map<std::string, std::map<std::string, std::uint64_t>> collective_choices;
   std::unique_ptr<GpuSystem> gpus;  ///< GPU hosts and costs (docs/gpu.md)
+  std::unique_ptr<SteadyState> steady;  ///< set when the run may fast-forward
   /// Matching contexts of nonblocking collectives in flight, keyed by (comm id, sequence number of the
   /// nonblocking collective on that comm): each gets its own, so that two of them, or one and a blocking
   /// collective, never take each other's messages. Negative, apart from every communicator's contexts.
@@ -144,7 +234,14 @@ public:
   void run()
   {
     CallRecord call;
-    while (stream_->next(call)) {
+    for (;;) {
+      if (world_.steady) {
+        // Fast-forward: only streams of a synthesized run say where the steady loop's iterations start.
+        if (auto head = stream_->loop_head(); head && at_head(*head))
+          continue;  // skipped: the stream is at the head after the skipped span now
+      }
+      if (not stream_->next(call))
+        break;
       current_ = {true, call.function, call.line, call.peer, call.tag};
       double begin = sg4::Engine::get_clock();
       perform(call);
@@ -164,6 +261,46 @@ public:
     stats_.finish_s = sg4::Engine::get_clock();
   }
 
+  /// The stream is at the head of steady-loop iteration i (docs/emulator.md): the rank notes the time
+  /// and what it has done so far, reports whether its window of periods is stable, and skips when the
+  /// run decided to skip from here. Returns whether it skipped.
+  bool at_head(std::uint64_t i)
+  {
+    SteadyState& st = *world_.steady;
+    world_.board.set_iteration(rank_, static_cast<std::int64_t>(i));
+    if (st.skip_from && i > *st.skip_from)
+      return false;  // after the skip: emulated as usual
+    const std::size_t window = static_cast<std::size_t>(st.options.window);
+    HeadSnapshot snap;
+    snap.iteration = i;
+    snap.time_s    = sg4::Engine::get_clock();
+    // A request still pending here would be completed in a later iteration: the loop is not self-contained.
+    snap.quiet            = requests_.empty() && freed_.empty();
+    if (not snap.quiet && i >= static_cast<std::uint64_t>(st.options.warmup)) {
+      st.pending_rank      = rank_;
+      st.pending_iteration = i;
+    }
+    snap.compute_s        = stats_.compute_s;
+    snap.comm_s           = stats_.comm_s;
+    snap.wait_s           = stats_.wait_s;
+    snap.compute_call_s   = compute_call_s_;
+    snap.compute_flops    = compute_flops_;
+    snap.function_seconds = function_seconds_;
+    snap.sent             = world_.board.sent_by(rank_);
+    snap.choices          = choices_;
+    if (not heads_.empty() && heads_.back().iteration + 1 != i)
+      heads_.clear();
+    heads_.push_back(std::move(snap));
+    while (heads_.size() > window + 2)
+      heads_.pop_front();
+    st.reached(i, stable_window());
+
+    if (not st.skip_here(i, world_.board))
+      return false;
+    fast_forward(i);
+    return true;
+  }
+
   bool finished() const { return finished_; }
   const RankStats& stats() const { return stats_; }
   RankStats& stats() { return stats_; }
@@ -177,6 +314,10 @@ public:
       FunctionStats& f = out[stream_->functions().name(static_cast<std::uint32_t>(id))];
       f.calls += function_calls_[id];
       f.seconds += function_seconds_[id];
+      if (id < extra_calls_.size())
+        f.extrapolated_calls += extra_calls_[id];
+      if (id < extra_seconds_.size())
+        f.extrapolated_seconds += extra_seconds_[id];
     }
   }
 
@@ -199,6 +340,159 @@ public:
   }
 
 private:
+  /// What the rank had done at one head of the steady loop.
+  struct HeadSnapshot {
+    std::uint64_t iteration = 0;
+    double time_s = 0;
+    bool quiet = false;  ///< no request pending
+    double compute_s = 0, comm_s = 0, wait_s = 0;
+    double compute_call_s = 0, compute_flops = 0;
+    std::vector<double> function_seconds;
+    MessageBoard::SenderTally sent;
+    std::map<std::pair<std::string, std::string>, std::uint64_t> choices;
+  };
+
+  /// The last `window` periods (the newest head and the `window` before it) are past the warm-up, free of
+  /// pending requests at every head, and each within the tolerance of their mean.
+  bool stable_window() const
+  {
+    const SteadyState& st = *world_.steady;
+    const std::size_t window = static_cast<std::size_t>(st.options.window);
+    if (heads_.size() < window + 1)
+      return false;
+    const std::size_t first = heads_.size() - window - 1;
+    if (heads_[first].iteration < static_cast<std::uint64_t>(st.options.warmup))
+      return false;
+    for (std::size_t k = first; k < heads_.size(); ++k)
+      if (not heads_[k].quiet)
+        return false;
+    const double mean = (heads_.back().time_s - heads_[first].time_s) / static_cast<double>(window);
+    if (not(mean > 0))
+      return false;
+    for (std::size_t k = first; k + 1 < heads_.size(); ++k)
+      if (std::abs(heads_[k + 1].time_s - heads_[k].time_s - mean) > st.options.tolerance * mean)
+        return false;
+    return true;
+  }
+
+  /// Skips iterations k .. k+skipped-1 of the steady loop. The skipped calls are pulled from the stream
+  /// and counted without being performed (so the calls after the span are exactly those of a full
+  /// emulation, random draws included, and their work is known). The rank then sleeps for the span: the
+  /// work of the skipped compute calls at the window's seconds per flop, plus the rest of the window's
+  /// mean period (communication, waiting) for each skipped iteration. With identical iterations that is
+  /// the window's mean period times the iterations skipped; with iterations whose work differs (a
+  /// latency-model ratio that changes along the loop, --variability on) the compute part is exact.
+  void fast_forward(std::uint64_t k)
+  {
+    SteadyState& st = *world_.steady;
+    const std::uint64_t window = static_cast<std::uint64_t>(st.options.window);
+    const HeadSnapshot* a = nullptr;
+    const HeadSnapshot* b = nullptr;
+    for (const HeadSnapshot& h : heads_) {
+      if (h.iteration == k - 1 - window)
+        a = &h;
+      if (h.iteration == k - 1)
+        b = &h;
+    }
+    if (a == nullptr || b == nullptr)
+      throw InternalError("fast-forward: rank " + std::to_string(rank_) + " has no window before iteration " +
+                          std::to_string(k));
+
+    // The skipped calls: counted, and the work of the compute ones summed per function.
+    const std::uint64_t resume = k + st.skipped;
+    CallRecord call;
+    std::uint64_t drained = 0;
+    std::vector<double> skipped_flops;  // by function id; < 0: no compute call of it skipped
+    for (;;) {
+      if (auto head = stream_->loop_head(); head && *head == resume)
+        break;
+      if (not stream_->next(call))
+        throw InternalError("fast-forward: rank " + std::to_string(rank_) + "'s stream ended inside the skipped span");
+      if (call.function >= function_calls_.size()) {
+        function_seconds_.resize(call.function + 1, 0.0);
+        function_calls_.resize(call.function + 1, 0);
+      }
+      if (call.function >= extra_calls_.size())
+        extra_calls_.resize(call.function + 1, 0);
+      ++function_calls_[call.function];
+      ++extra_calls_[call.function];
+      ++drained;
+      if (call.op == Op::Compute) {
+        if (call.function >= skipped_flops.size())
+          skipped_flops.resize(call.function + 1, -1.0);
+        skipped_flops[call.function] = std::max(0.0, skipped_flops[call.function]) + flops_of(call);
+      }
+    }
+    stats_.calls += drained;
+
+    const double f             = static_cast<double>(st.skipped) / static_cast<double>(window);
+    const double period        = (b->time_s - a->time_s) / static_cast<double>(window);
+    const double window_call_s = b->compute_call_s - a->compute_call_s;
+    const double window_flops  = b->compute_flops - a->compute_flops;
+    // Seconds per flop as the window ran them (a host shared by several ranks runs them slower).
+    const bool by_work = window_flops > 0 && window_call_s > 0;
+    const double s_per_flop = by_work ? window_call_s / window_flops : 0.0;
+    double skipped_compute_s = 0;
+    for (double fl : skipped_flops)
+      skipped_compute_s += std::max(0.0, fl) * s_per_flop;
+    if (not by_work)
+      skipped_compute_s = f * window_call_s;
+    const double span = std::max(0.0, f * ((b->time_s - a->time_s) - window_call_s) + skipped_compute_s);
+    const double begin = sg4::Engine::get_clock();
+    if (span > 0)
+      sg4::this_actor::sleep_for(span);
+
+    stats_.compute_s += f * ((b->compute_s - a->compute_s) - window_call_s) + skipped_compute_s;
+    stats_.comm_s += f * (b->comm_s - a->comm_s);
+    stats_.wait_s += f * (b->wait_s - a->wait_s);
+    if (function_seconds_.size() < b->function_seconds.size()) {
+      function_seconds_.resize(b->function_seconds.size(), 0.0);
+      function_calls_.resize(b->function_seconds.size(), 0);
+    }
+    extra_seconds_.resize(function_seconds_.size(), 0.0);
+    for (std::size_t id = 0; id < function_seconds_.size(); ++id) {
+      double add = 0;
+      if (by_work && id < skipped_flops.size() && skipped_flops[id] >= 0) {
+        add = skipped_flops[id] * s_per_flop;  // a compute function: its own skipped work
+      } else if (id < b->function_seconds.size()) {
+        double before = id < a->function_seconds.size() ? a->function_seconds[id] : 0.0;
+        add = f * (b->function_seconds[id] - before);
+      }
+      function_seconds_[id] += add;
+      extra_seconds_[id] += add;
+    }
+    std::map<std::uint64_t, double> routes;
+    for (const auto& [key, bytes] : b->sent.route_bytes) {
+      auto old = a->sent.route_bytes.find(key);
+      double d = bytes - (old == a->sent.route_bytes.end() ? 0.0 : old->second);
+      if (d > 0)
+        routes[key] = f * d;
+    }
+    // Counts per iteration are whole numbers; f times a window's count is one up to rounding.
+    auto scaled = [f](std::uint64_t window_count) {
+      return static_cast<std::uint64_t>(std::llround(f * static_cast<double>(window_count)));
+    };
+    const std::uint64_t messages = scaled(b->sent.messages - a->sent.messages);
+    world_.board.add_skipped(messages, routes);
+    for (const auto& [key, count] : b->choices) {
+      auto old = a->choices.find(key);
+      std::uint64_t d = count - (old == a->choices.end() ? 0 : old->second);
+      if (d > 0)
+        world_.collective_choices[key.first][key.second] += scaled(d);
+    }
+    if (world_.timeline != nullptr)
+      world_.timeline->call(rank_, "(fast-forward)", begin, sg4::Engine::get_clock() - begin);
+    heads_.clear();
+
+    st.period_min_s = st.ranks_skipped == 0 ? period : std::min(st.period_min_s, period);
+    st.period_max_s = st.ranks_skipped == 0 ? period : std::max(st.period_max_s, period);
+    st.period_sum_s += period;
+    st.skipped_s += span;
+    ++st.ranks_skipped;
+    st.extrapolated_calls += drained;
+    st.extrapolated_messages += messages;
+  }
+
   [[noreturn]] void fail(const std::string& reason) const
   {
     throw InputError({stream_->source(), current_.valid ? current_.line : 0, {}, rank_}, reason);
@@ -306,7 +600,18 @@ private:
     double begin = sg4::Engine::get_clock();
     if (flops > 0)
       sg4::this_actor::execute(flops);
-    stats_.compute_s += sg4::Engine::get_clock() - begin;
+    const double spent = sg4::Engine::get_clock() - begin;
+    stats_.compute_s += spent;
+    compute_call_s_ += spent;
+    compute_flops_ += std::max(0.0, flops);
+  }
+
+  /// Work of a compute record in flops, as compute() performs it.
+  double flops_of(const CallRecord& c) const
+  {
+    if (c.flops > 0)
+      return c.flops;
+    return c.seconds > 0 && recorded_speed_ > 0 ? c.seconds * recorded_speed_ : 0.0;
   }
 
   const Communicator& communicator(std::int32_t handle)
@@ -670,8 +975,11 @@ private:
     const CollectiveAlgorithm* algo = world_.registry.find(kind, name);
     if (algo == nullptr)
       throw InternalError("no collective algorithm " + name + " for " + std::string(collective_name(kind)));
-    if (comm.rank_of(rank_) == 0)
+    if (comm.rank_of(rank_) == 0) {
       world_.collective_choices[std::string(collective_name(kind))][name] += 1;
+      if (world_.steady)
+        ++choices_[{std::string(collective_name(kind)), name}];  // this rank's share, for fast-forward
+    }
     return algo;
   }
 
@@ -968,6 +1276,14 @@ private:
   RankStats stats_;
   std::vector<double> function_seconds_;
   std::vector<std::uint64_t> function_calls_;
+  // Fast-forward (docs/emulator.md): the last heads of the steady loop, this rank's collective choices
+  // (as the communicator's first rank), and what the skip added per function.
+  std::deque<HeadSnapshot> heads_;
+  std::map<std::pair<std::string, std::string>, std::uint64_t> choices_;
+  std::vector<std::uint64_t> extra_calls_;
+  std::vector<double> extra_seconds_;
+  double compute_call_s_ = 0;  ///< simulated seconds in compute records (not reductions inside collectives)
+  double compute_flops_ = 0;   ///< their work
   std::unordered_map<std::int64_t, RequestPtr> requests_;
   std::unordered_map<std::int32_t, const Communicator*> comms_;
   std::map<int, std::uint64_t> split_seq_;
@@ -1065,6 +1381,32 @@ ReplayResult replay(const models::TraceSource& trace, const ReplayOptions& optio
   // Mailbox comms between the ranks' actors are faster in SimGrid 3.32 than host-to-host comms (see
   // p2p.hpp); they need every message to leave from and land on its actor's host, so not with GPUs.
   world.board.set_use_mailboxes(not world.gpus->has_devices());
+  // Steady-state fast-forward (predict only; docs/emulator.md).
+  std::optional<FastForwardReport> ff_report;
+  if (options.fast_forward.mode != FastForwardOptions::Mode::Unavailable) {
+    const FastForwardOptions& ff = options.fast_forward;
+    if (ff.window < 1 || ff.warmup < 0 || ff.tail < 1 || not(ff.tolerance >= 0))
+      throw InternalError("fast-forward options out of range");
+    FastForwardReport rep;
+    rep.options = ff;
+    models::TraceSource::SteadyLoop loop = trace.steady_loop();
+    rep.loop            = loop.name;
+    rep.loop_iterations = loop.iterations;
+    if (ff.mode == FastForwardOptions::Mode::Off)
+      rep.why_not = "off";
+    else if (loop.iterations == 0)
+      rep.why_not = loop.why_not;
+    else if (loop.iterations < ff.min_iterations)
+      rep.why_not = "the loop has " + std::to_string(loop.iterations) + " iterations, fewer than the minimum " +
+                    std::to_string(ff.min_iterations);
+    else {
+      if (loop.random_work)
+        rep.options.window *= 2;  // see SteadyLoop::random_work; reported as the window used
+      world.steady = std::make_unique<SteadyState>(rep.options, loop.iterations, np);
+      world.board.track_iterations();
+    }
+    ff_report = std::move(rep);
+  }
   std::vector<std::unique_ptr<RankRunner>> runners;
   runners.reserve(np);
   for (int r = 0; r < np; ++r)
@@ -1111,6 +1453,26 @@ ReplayResult replay(const models::TraceSource& trace, const ReplayOptions& optio
   result.copy_overhead          = platform::format_overhead_points(calibration.copy_overhead);
   result.local_copy_time        = platform::format_overhead_points(effective.local_copy_time);
   result.gpu_costs              = world.gpus->cost_report();
+  if (ff_report && world.steady) {
+    const SteadyState& st = *world.steady;
+    if (st.skip_from && st.ranks_skipped == np) {
+      ff_report->applied               = true;
+      ff_report->skip_from             = *st.skip_from;
+      ff_report->skipped               = st.skipped;
+      ff_report->period_min_s          = st.period_min_s;
+      ff_report->period_max_s          = st.period_max_s;
+      ff_report->period_mean_s         = st.period_sum_s / static_cast<double>(np);
+      ff_report->skipped_s             = st.skipped_s;
+      ff_report->extrapolated_calls    = st.extrapolated_calls;
+      ff_report->extrapolated_messages = st.extrapolated_messages;
+    } else if (st.skip_from && result.blocked.empty()) {
+      throw InternalError("fast-forward: " + std::to_string(st.ranks_skipped) + " of " + std::to_string(np) +
+                          " ranks skipped");
+    } else {
+      ff_report->why_not = st.reason();
+    }
+  }
+  result.fast_forward = std::move(ff_report);
   for (const auto& [link, bytes] : world.board.link_bytes()) {
     LinkStats s;
     s.name = link->get_name();

@@ -162,9 +162,16 @@ void write_prediction(const std::filesystem::path& file, const ReplayResult& res
                      {"calls", r.calls}});
   j["ranks"] = std::move(ranks);
 
+  const bool skipped = result.fast_forward && result.fast_forward->applied;
   ordered functions = ordered::array();
-  for (const auto& [name, f] : result.functions)
-    functions.push_back({{"name", name}, {"calls", f.calls}, {"seconds", f.seconds}});
+  for (const auto& [name, f] : result.functions) {
+    ordered fn{{"name", name}, {"calls", f.calls}, {"seconds", f.seconds}};
+    if (skipped) {  // only then: outputs without a skip keep their bytes
+      fn["extrapolated_calls"] = f.extrapolated_calls;
+      fn["extrapolated_seconds"] = f.extrapolated_seconds;
+    }
+    functions.push_back(std::move(fn));
+  }
   j["functions"] = std::move(functions);
 
   ordered collectives = ordered::object();
@@ -222,6 +229,30 @@ void write_prediction(const std::filesystem::path& file, const ReplayResult& res
   if (not result.local_copy_time.empty())  // the same: absent when collectives charged no local copy
     cal["coll_local_copy_time"] = result.local_copy_time;
   j["calibration"] = std::move(cal);
+
+  if (result.fast_forward) {
+    const FastForwardReport& ff = *result.fast_forward;
+    ordered f = ordered::object();
+    f["enabled"] = ff.options.mode == FastForwardOptions::Mode::Auto;
+    f["applied"] = ff.applied;
+    f["reason"] = ff.applied ? std::string() : ff.why_not;
+    f["loop"] = ff.loop;
+    f["loop_iterations"] = ff.loop_iterations;
+    f["skip_from_iteration"] = ff.skip_from;
+    f["iterations_skipped_per_rank"] = ff.skipped;
+    f["iterations_emulated_per_rank"] = ff.loop_iterations - ff.skipped;
+    f["iterations_skipped_total"] = ff.skipped * result.ranks.size();
+    f["period_s"] = {{"min", ff.period_min_s}, {"mean", ff.period_mean_s}, {"max", ff.period_max_s}};
+    f["skipped_s_total"] = ff.skipped_s;
+    f["extrapolated_calls"] = ff.extrapolated_calls;
+    f["extrapolated_messages"] = ff.extrapolated_messages;
+    f["tolerance"] = ff.options.tolerance;
+    f["window"] = ff.options.window;
+    f["warmup"] = ff.options.warmup;
+    f["tail"] = ff.options.tail;
+    f["min_iterations"] = ff.options.min_iterations;
+    j["fast_forward"] = std::move(f);
+  }
 
   j["versions"] = {{"gridcast", kVersion},
                    {"simgrid", std::to_string(SIMGRID_VERSION_MAJOR) + "." + std::to_string(SIMGRID_VERSION_MINOR) +

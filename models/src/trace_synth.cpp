@@ -86,6 +86,14 @@ struct SynthSource::Program {
   int group = 0;
   int max_depth = 0;
   double nw = 0;  ///< the target's (numbered loop sizes depend on it and on the iteration)
+  /// The steady loop (docs/emulator.md, fast-forward): the outermost loop with the most calls, as the
+  /// index of its LoopBegin in `code`; kNoLoop when the program has none it may skip.
+  static constexpr std::uint32_t kNoLoop = 0xffffffffu;
+  std::uint32_t steady_begin = kNoLoop;
+  std::string steady_name;     ///< template path and count formula, for reports
+  std::string steady_why_not;  ///< when steady_begin is kNoLoop
+  std::vector<std::string> top_loop_names;  ///< while compiling: the name of each top-level loop, by LoopBegin
+  std::vector<std::uint32_t> top_loops;     ///< while compiling: LoopBegin indices of the top-level loops
 };
 
 namespace {
@@ -191,6 +199,11 @@ void compile(const std::vector<TemplateNode>& nodes, const TraceModel& m, const 
     if (n.kind == RolledNode::Kind::Loop) {
       auto begin = static_cast<std::uint32_t>(p.code.size());
       p.code.push_back({Instr::LoopBegin, 0, eval_count(n.count, t, "loop count at " + here), 0});
+      if (p.enclosing.empty()) {
+        p.top_loops.push_back(begin);
+        p.top_loop_names.push_back(here + " (" + n.count.text() + " = " + std::to_string(p.code[begin].count) +
+                                   " iterations)");
+      }
       p.enclosing.push_back(p.loop_counter++);
       p.enclosing_counts.push_back(p.code[begin].count);
       compile(n.body, m, t, p, depth + 1, here + ".body");
@@ -304,6 +317,74 @@ void compile(const std::vector<TemplateNode>& nodes, const TraceModel& m, const 
   }
 }
 
+/// Calls one iteration of the loop starting at code[begin] emits (nested loops and polls counted), and
+/// why the emulator could not skip its iterations, if it could not (empty: it can).
+std::pair<long double, std::string> loop_body(const SynthSource::Program& p, std::uint32_t begin)
+{
+  long double calls = 0, mult = 1;
+  std::vector<long double> stack;
+  std::string why_not;
+  for (std::uint32_t pc = begin + 1; pc < p.code[begin].jump; ++pc) {
+    const Instr& in = p.code[pc];
+    switch (in.kind) {
+      case Instr::LoopBegin:
+        stack.push_back(mult);
+        mult *= static_cast<long double>(in.count);
+        break;
+      case Instr::LoopEnd:
+        mult = stack.back();
+        stack.pop_back();
+        break;
+      case Instr::Poll:
+      case Instr::Call: {
+        calls += mult * static_cast<long double>(in.kind == Instr::Poll ? in.count : 1);
+        const Op op = p.leaves[in.leaf].proto.op;
+        // Skipped calls are not performed: what they would leave behind for later iterations (a new
+        // communicator, device work in flight, the end of MPI) must not be in the loop.
+        if (why_not.empty() && mult > 0 &&
+            (op == Op::CommSplit || op == Op::CommDup || op == Op::Init || op == Op::Finalize ||
+             (op >= Op::GpuKernel && op <= Op::GpuFree)))
+          why_not = "its body has " + std::string(op_name(op)) + " calls";
+        break;
+      }
+      case Instr::Numbered:
+        calls += mult * static_cast<long double>(p.numbered[in.leaf].calls_per_rank);
+        break;
+      case Instr::Trees:  // 2 (Np - 1) calls per tree over all ranks; a rank's share is what counts here
+        calls += mult * static_cast<long double>(p.trees[in.leaf].seq->ops.size()) * 2.0L;
+        break;
+    }
+  }
+  return {calls, why_not};
+}
+
+/// Picks the program's steady loop: the top-level loop that emits the most calls (iterations times
+/// calls per iteration; the first of equals).
+void choose_steady_loop(SynthSource::Program& p)
+{
+  long double best = 0;
+  for (std::size_t k = 0; k < p.top_loops.size(); ++k) {
+    const std::uint32_t begin = p.top_loops[k];
+    auto [calls, why_not] = loop_body(p, begin);
+    const long double total = calls * static_cast<long double>(p.code[begin].count);
+    if (total <= best)
+      continue;
+    best = total;
+    if (why_not.empty()) {
+      p.steady_begin = begin;
+      p.steady_name  = p.top_loop_names[k];
+      p.steady_why_not.clear();
+    } else {
+      p.steady_begin   = SynthSource::Program::kNoLoop;
+      p.steady_why_not = "the loop with the most calls, " + p.top_loop_names[k] + ", cannot be skipped: " + why_not;
+    }
+  }
+  if (best == 0)
+    p.steady_why_not = "the model has no loop at the top level of its template";
+  p.top_loops.clear();
+  p.top_loop_names.clear();
+}
+
 class SynthStream final : public CallStream {
 public:
   SynthStream(std::shared_ptr<const SynthSource::Program> prog, int rank, int np, std::string source,
@@ -332,6 +413,56 @@ public:
   bool next(CallRecord& out) override
   {
     const std::vector<Instr>& code = prog_->code;
+    for (;;) {
+      settle();
+      if (pc_ >= code.size())
+        return false;
+      const Instr& in = code[pc_];
+      switch (in.kind) {
+        case Instr::Numbered:
+        case Instr::Trees: {
+          // A construct that emits no call (no iterations, no trees) leaves head_ set: the steady loop's
+          // iteration then starts with whatever call follows it.
+          const bool emitted = in.kind == Instr::Numbered ? emit_numbered(prog_->numbered[in.leaf], out)
+                                                           : emit_tree(prog_->trees[in.leaf], out);
+          if (emitted) {
+            head_.reset();
+            return true;
+          }
+          ++pc_;
+          continue;
+        }
+        case Instr::Poll:
+          head_.reset();
+          emit(in.leaf, out);
+          if (poll_left_ == 0)
+            poll_left_ = in.count;
+          if (--poll_left_ == 0)
+            ++pc_;
+          return true;
+        default:  // Instr::Call (settle() stops at nothing else)
+          head_.reset();
+          emit(in.leaf, out);
+          ++pc_;
+          return true;
+      }
+    }
+  }
+
+  std::optional<std::uint64_t> loop_head() override
+  {
+    settle();
+    return head_;
+  }
+  const FunctionTable& functions() const override { return functions_; }
+  const std::string& source() const override { return source_; }
+
+private:
+  /// Runs the loop-control instructions up to the next call (or the end), noting when that call starts
+  /// an iteration of the steady loop. Emits nothing, so loop_head() may look ahead of next().
+  void settle()
+  {
+    const std::vector<Instr>& code = prog_->code;
     while (pc_ < code.size()) {
       const Instr& in = code[pc_];
       switch (in.kind) {
@@ -342,11 +473,15 @@ public:
           }
           loop_index_.push_back(0);
           loop_count_.push_back(in.count);
+          if (pc_ == prog_->steady_begin)
+            head_ = 0;
           ++pc_;
           continue;
         case Instr::LoopEnd:
           if (++loop_index_.back() < loop_count_.back()) {
             pc_ = in.jump + 1;
+            if (in.jump == prog_->steady_begin)
+              head_ = loop_index_.back();
           } else {
             loop_index_.pop_back();
             loop_count_.pop_back();
@@ -354,35 +489,14 @@ public:
           }
           continue;
         case Instr::Poll:
-          if (poll_left_ == 0)
-            poll_left_ = in.count;
-          emit(in.leaf, out);
-          if (--poll_left_ == 0)
-            ++pc_;
-          return true;
         case Instr::Call:
-          emit(in.leaf, out);
-          ++pc_;
-          return true;
         case Instr::Numbered:
-          if (emit_numbered(prog_->numbered[in.leaf], out))
-            return true;
-          ++pc_;
-          continue;
         case Instr::Trees:
-          if (emit_tree(prog_->trees[in.leaf], out))
-            return true;
-          ++pc_;
-          continue;
+          return;
       }
     }
-    return false;
   }
 
-  const FunctionTable& functions() const override { return functions_; }
-  const std::string& source() const override { return source_; }
-
-private:
   std::int32_t eval_rank(const RankExpr& e, const char* what, std::size_t leaf) const
   {
     auto v = e.eval(rank_, np_, loop_index_.data(), static_cast<int>(loop_index_.size()));
@@ -531,6 +645,7 @@ private:
   std::size_t tree_op_ = 0;        ///< tree sequence: the tree
   std::size_t tree_call_ = 0;      ///< tree sequence: the next of its calls
   std::vector<std::pair<bool, int>> tree_calls_;  ///< tree sequence: the rank's calls in the tree
+  std::optional<std::uint64_t> head_;  ///< set by settle() when the next call starts a steady-loop iteration
   std::int64_t created_ = 0;
   std::uint64_t emitted_ = 0;
   bool variability_ = false;
@@ -557,6 +672,7 @@ SynthSource::SynthSource(std::shared_ptr<const TraceModel> model, SynthTarget ta
     for (const CallToken& t : model_->tokens)
       p->functions.intern(t.function);
     compile(model_->groups[g].body, *model_, target_, *p, 0, "groups[" + std::to_string(g) + "].template");
+    choose_steady_loop(*p);
     programs_.push_back(std::move(p));
   }
   group_of_rank_.resize(static_cast<std::size_t>(target_.np));
@@ -616,6 +732,53 @@ std::uint64_t SynthSource::total_calls() const
   for (int g : group_of_rank_)
     sum += per_program[static_cast<std::size_t>(g)];
   return sum;
+}
+
+TraceSource::SteadyLoop SynthSource::steady_loop() const
+{
+  // Every rank's program must have one, with the same number of iterations: the emulator skips the same
+  // iterations on every rank, so that what one rank sends in them another would have received in them.
+  SteadyLoop out;
+  std::vector<std::string> names;
+  std::vector<bool> used(programs_.size(), false);
+  for (int g : group_of_rank_)
+    used[static_cast<std::size_t>(g)] = true;
+  for (std::size_t g = 0; g < programs_.size(); ++g) {
+    if (not used[g])
+      continue;
+    const Program& p = *programs_[g];
+    if (p.steady_begin == Program::kNoLoop)
+      return {0, {}, "group " + std::to_string(g) + ": " + p.steady_why_not, false};
+    const std::uint64_t n = p.code[p.steady_begin].count;
+    if (out.name.empty()) {
+      out.iterations = n;
+      out.name       = p.steady_name;
+    } else if (n != out.iterations) {
+      return {0, {}, "the groups' loops differ in length (" + out.name + ", " + p.steady_name + ")", false};
+    }
+    names.push_back(p.steady_name);
+    if (options_.variability)
+      for (std::uint32_t pc = p.steady_begin + 1; pc < p.code[p.steady_begin].jump; ++pc) {
+        const Instr& in = p.code[pc];
+        const Leaf* leaf = in.kind == Instr::Call || in.kind == Instr::Poll ? &p.leaves[in.leaf] : nullptr;
+        if (leaf != nullptr && leaf->latency != nullptr && not leaf->latency->variability.empty())
+          out.random_work = true;
+      }
+  }
+  // "groups[g].template[i] (...)": said once when every group's loop is at the same place.
+  auto without_group = [](const std::string& s) { return s.substr(s.find('.') + 1); };
+  bool same = true;
+  for (const std::string& n : names)
+    same = same && without_group(n) == without_group(names.front());
+  if (names.size() > 1) {
+    out.name.clear();
+    if (same)
+      out.name = without_group(names.front()) + " of every group";
+    else
+      for (const std::string& n : names)
+        out.name += (out.name.empty() ? "" : ", ") + n;
+  }
+  return out;
 }
 
 RunInfo SynthSource::run_info(TraceEncoding encoding) const

@@ -571,3 +571,78 @@ TEST_CASE("predict: the bundled example's model is what fit gives on its profile
   CHECK(gridcast::test::read_file(dir / "model.json") ==
         gridcast::test::read_file(std::filesystem::path(GRIDCAST_SOURCE_DIR) / "examples/predict-stencil/model.json"));
 }
+
+TEST_CASE("predict: fast-forward of a loop whose iterations differ", "[latency_model][cli][fast_forward]")
+{
+  // The LU's update shrinks with the iteration (the forest's ratio) and, recorded noisy, scatters by
+  // +-30% (--variability on, which doubles the window): the time per iteration never settles within 1%
+  // over 6 iterations, so nothing is skipped and the answer is the full emulation's, byte for byte. With
+  // a tolerance wide enough, a skip happens: the skipped compute calls' own work and the window's mean
+  // for the rest stand for the skipped iterations.
+  TempDir dir;
+  auto profiles = lu_profiles(dir, true);
+  std::string m = (dir / "m.json").string();
+  REQUIRE(run_gridcast("fit" + joined(profiles) + " -o " + m).exit_code == 0);
+  gridcast::test::write_file(dir / "p.xml", gridcast::test::cluster_xml(16));
+  std::string plat = (dir / "p.xml").string();
+  auto run = [&](const std::string& extra, const std::string& out) {
+    // Nw 512: 64 iterations.
+    auto r = run_gridcast("predict " + m + " --nw 512 --np 4 --platform " + plat + " --out " + (dir / out).string() +
+                          " --variability on --seed 7 " + extra);
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    return nlohmann::json::parse(gridcast::test::read_file(dir / out / "prediction.json"));
+  };
+  auto strip = [](nlohmann::json j) {
+    j.erase("fast_forward");
+    return j.dump();
+  };
+  nlohmann::json a = run("", "auto");
+  nlohmann::json o = run("--fast-forward off", "off");
+  CHECK(a.at("fast_forward").at("loop_iterations") == 64);
+  CHECK(a.at("fast_forward").at("applied") == false);
+  CHECK_THAT(a.at("fast_forward").at("reason").get<std::string>(), Catch::Contains("tolerance"));
+  CHECK(strip(a) == strip(o));
+  CHECK(gridcast::test::read_file(dir / "auto" / "timeline.json") == gridcast::test::read_file(dir / "off" / "timeline.json"));
+
+  nlohmann::json w = run("--ff-tolerance 1", "wide");
+  REQUIRE(w.at("fast_forward").at("applied") == true);
+  CHECK(w.at("fast_forward").at("tolerance") == 1.0);
+  CHECK(w.at("events") == o.at("events"));
+  CHECK(w.at("fast_forward").at("window") == 6);
+  // The window (iterations 2-7 of 64) holds more waiting than the shrinking iterations after it: 14% too
+  // long here, the price of a tolerance of 100%.
+  const double full = o.at("makespan_s").get<double>(), ff = w.at("makespan_s").get<double>();
+  CHECK(std::abs(ff / full - 1) < 0.2);
+  run("--ff-tolerance 1", "wide2");  // deterministic, skip included
+  CHECK(gridcast::test::read_file(dir / "wide" / "prediction.json") == gridcast::test::read_file(dir / "wide2" / "prediction.json"));
+}
+
+TEST_CASE("predict: fast-forward of a loop whose work shrinks keeps the skipped work exact", "[latency_model][cli][fast_forward]")
+{
+  // The LU's update shrinks along the loop (the forest's ratio): the periods of a short window can agree
+  // while the iterations after it are lighter. The skipped compute calls' own work, not the window's,
+  // sets the compute part of the skipped span, so the makespan is the full emulation's.
+  TempDir dir;
+  auto profiles = lu_profiles(dir);
+  std::string m = (dir / "m.json").string();
+  REQUIRE(run_gridcast("fit" + joined(profiles) + " -o " + m).exit_code == 0);
+  gridcast::test::write_file(dir / "p.xml", gridcast::test::cluster_xml(16));
+  std::string plat = (dir / "p.xml").string();
+  auto run = [&](const std::string& extra, const std::string& out) {
+    auto r = run_gridcast("predict " + m + " --nw 1024 --np 4 --platform " + plat + " --no-timeline --out " +
+                          (dir / out).string() + " " + extra);
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    return nlohmann::json::parse(gridcast::test::read_file(dir / out / "prediction.json"));
+  };
+  nlohmann::json a = run("", "auto");
+  nlohmann::json o = run("--fast-forward off", "off");
+  REQUIRE(a.at("fast_forward").at("applied") == true);
+  CHECK(a.at("fast_forward").at("iterations_skipped_per_rank").get<int>() > 100);  // of 128
+  CHECK(a.at("makespan_s").get<double>() == Approx(o.at("makespan_s").get<double>()).epsilon(1e-6));
+  for (std::size_t f = 0; f < a.at("functions").size(); ++f)
+    if (a.at("functions")[f].at("name") == "dgemm_")
+      CHECK(a.at("functions")[f].at("seconds").get<double>() ==
+            Approx(o.at("functions")[f].at("seconds").get<double>()).epsilon(1e-6));
+}

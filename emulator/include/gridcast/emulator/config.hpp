@@ -18,6 +18,22 @@ namespace gridcast::emulator {
 /// gridcast/coll-local-copy: whether collectives charge the local copies of the MPI library (docs/collectives.md).
 enum class LocalCopyMode { Auto, On, Off };
 
+/// Steady-state fast-forward of a synthesized run's steady loop (docs/emulator.md): `gridcast predict
+/// --fast-forward auto|off` and its --ff-* options. Replays of recorded traces never fast-forward.
+struct FastForwardOptions {
+  enum class Mode : std::uint8_t {
+    Unavailable,  ///< replay: no fast_forward report at all
+    Off,          ///< every iteration emulated; reported as such
+    Auto,         ///< skip iterations once the loop is stable
+  };
+  Mode mode = Mode::Unavailable;
+  double tolerance = 0.01;             ///< relative spread of the window's periods around their mean
+  int window = 3;                      ///< periods (loop head to loop head) that must agree
+  int warmup = 1;                      ///< first periods never used
+  int tail = 1;                        ///< last iterations always emulated (>= 1)
+  std::uint64_t min_iterations = 32;   ///< shorter loops are emulated in full
+};
+
 struct ReplayOptions {
   std::filesystem::path platform;
   platform::PlacementPolicy placement;
@@ -39,6 +55,7 @@ struct ReplayOptions {
   bool link_stats = true;                 ///< track bytes per link (SimGrid's link-load plugin)
   double recorded_host_speed_flops = 0;   ///< from run.json; 0 when the trace gives flops (TIT)
   GpuOptions gpu;                         ///< --gpu-mpi and gridcast/gpu/... (docs/gpu.md)
+  FastForwardOptions fast_forward;        ///< predict only
 };
 
 /// The gridcast/... keys understood by --cfg, with their help text (for --help and docs).

@@ -119,6 +119,7 @@ struct Request {
   sg4::CommPtr half;
   sg4::Mailbox* mailbox = nullptr;
   double match_time = -1;       ///< simulated time of the match (mailbox path), for the partner wait
+  std::int64_t iteration = -1;  ///< the owner's steady-loop iteration when posted (fast-forward; -1: none)
   const bool* aborting = nullptr;  ///< the board's abort flag (see ~Transfer)
 
   Request() = default;
@@ -234,8 +235,31 @@ public:
   /// Marks the run as aborted: transfers still in flight are abandoned rather than destroyed.
   void abort() { aborting_ = true; }
 
-  /// Total messages matched so far.
+  /// Total messages matched so far (with those of skipped iterations, see add_skipped).
   std::uint64_t messages() const { return messages_; }
+
+  // --- Steady-state fast-forward (docs/emulator.md) ---
+  /// Starts the bookkeeping below (off by default: it costs a little per message).
+  void track_iterations()
+  {
+    tracking_ = true;
+    iteration_.assign(hosts_.size(), -1);
+    senders_.assign(hosts_.size(), {});
+  }
+  /// The steady-loop iteration `rank` is in now; its later requests carry it.
+  void set_iteration(int rank, std::int64_t iteration) { iteration_[static_cast<std::size_t>(rank)] = iteration; }
+  /// The largest iteration index touched by a message sent in one iteration and received in another
+  /// (either side's), or -2 when none has been: such a message would cross a skip.
+  std::int64_t latest_crossing() const { return latest_crossing_; }
+  /// Messages `rank` has sent and their bytes by route (when links are counted), counted when posted.
+  struct SenderTally {
+    std::uint64_t messages = 0;
+    std::map<std::uint64_t, double> route_bytes;  ///< route key (see match) -> bytes
+  };
+  const SenderTally& sent_by(int rank) const { return senders_[static_cast<std::size_t>(rank)]; }
+  /// What `rank` would have sent in skipped iterations: counted in messages() and on the links of each
+  /// route, as if those messages had been sent.
+  void add_skipped(std::uint64_t messages, const std::map<std::uint64_t, double>& route_bytes);
 
 private:
   struct Queues {
@@ -243,6 +267,8 @@ private:
     RequestQueue unexpected_sends; ///< sends waiting for a receive
   };
   void match(const RequestPtr& send, const RequestPtr& recv);
+  /// The links (indices into link_total_) of the route with `key` (see match), looked up once.
+  const std::vector<std::uint32_t>& route(std::uint64_t key, sg4::Host* from, sg4::Host* to);
   /// The transfer's data has arrived (at `at_s`, its comm's finish time): charges the copy overhead to both
   /// sides' CPU timelines, sets their ready times and `done`.
   void arrived(Transfer& t, double at_s);
@@ -289,6 +315,10 @@ private:
   Options options_;
   std::uint64_t messages_ = 0;
   std::uint64_t next_message_ = 1;
+  bool tracking_ = false;
+  std::vector<std::int64_t> iteration_;   ///< per rank, while tracking
+  std::vector<SenderTally> senders_;      ///< per rank, while tracking
+  std::int64_t latest_crossing_ = -2;
   bool account_links_ = false;
   bool aborting_ = false;
   std::vector<platform::OverheadPoint> copy_overhead_;

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,25 @@ struct RankStats {
 struct FunctionStats {
   std::uint64_t calls = 0;
   double seconds = 0;  ///< simulated seconds inside the function, summed over ranks
+  /// Of those, what fast-forward added for skipped iterations (calls counted exactly, seconds from the
+  /// window's mean); 0 without fast-forward.
+  std::uint64_t extrapolated_calls = 0;
+  double extrapolated_seconds = 0;
+};
+
+/// What steady-state fast-forward did (docs/emulator.md); in prediction.json as `fast_forward`.
+struct FastForwardReport {
+  FastForwardOptions options;
+  bool applied = false;
+  std::string loop;              ///< the steady loop (model path, count formula); empty: none
+  std::string why_not;           ///< when not applied
+  std::uint64_t loop_iterations = 0;
+  std::uint64_t skip_from = 0;   ///< first skipped iteration (the same on every rank)
+  std::uint64_t skipped = 0;     ///< iterations skipped on each rank
+  double period_min_s = 0, period_mean_s = 0, period_max_s = 0;  ///< over ranks, each its window's mean
+  double skipped_s = 0;          ///< simulated time of the skipped span, summed over ranks
+  std::uint64_t extrapolated_calls = 0;     ///< all ranks
+  std::uint64_t extrapolated_messages = 0;  ///< all ranks
 };
 
 struct LinkStats {
@@ -67,6 +87,8 @@ struct ReplayResult {
   std::string local_copy_time;
   /// GPU runtime costs used: gridcast/gpu/... key -> (seconds, "default" | "platform" | "cfg").
   std::map<std::string, std::pair<double, std::string>> gpu_costs;
+  /// Set when the run could fast-forward (predict), applied or not.
+  std::optional<FastForwardReport> fast_forward;
 };
 
 /// A run that cannot finish: ranks blocked forever. Exit code 1, with the report.

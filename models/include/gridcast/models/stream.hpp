@@ -4,7 +4,9 @@
 
 #include "gridcast/models/call.hpp"
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace gridcast::models {
@@ -19,6 +21,10 @@ public:
   virtual const FunctionTable& functions() const = 0;
   /// Human-readable origin (file path) for error messages.
   virtual const std::string& source() const = 0;
+  /// Steady-state fast-forward (docs/emulator.md): when the next call next() returns is the first of an
+  /// iteration of the source's steady loop (TraceSource::steady_loop), that iteration's index (0-based);
+  /// otherwise nothing. Only synthesized streams know their loops; recorded traces never say.
+  virtual std::optional<std::uint64_t> loop_head() { return std::nullopt; }
 };
 
 using CallStreamPtr = std::unique_ptr<CallStream>;
@@ -29,6 +35,17 @@ public:
   virtual ~TraceSource() = default;
   virtual int rank_count() const = 0;
   virtual CallStreamPtr open(int rank) const = 0;
+  /// The loop the emulator may fast-forward (see CallStream::loop_head): `iterations` 0 when there is
+  /// none, with the reason in `why_not`.
+  struct SteadyLoop {
+    std::uint64_t iterations = 0;  ///< the same on every rank
+    std::string name;              ///< where it is in the model, for reports
+    std::string why_not;
+    /// The work of its compute calls is drawn at random (--variability on): a short window of iterations
+    /// may look flat by chance, so the emulator asks for a longer one.
+    bool random_work = false;
+  };
+  virtual SteadyLoop steady_loop() const { return {0, {}, "the calls come from a recorded trace", false}; }
 };
 
 }  // namespace gridcast::models

@@ -38,6 +38,10 @@ public:
   RunInfo run_info(TraceEncoding encoding) const;
   /// Calls every rank's stream will emit, all ranks together (for progress reports).
   std::uint64_t total_calls() const;
+  /// The loop the emulator may fast-forward: in every group's program, the top-level loop that emits the
+  /// most calls, when all have the same number of iterations and none holds calls a skip cannot leave
+  /// out (communicator creation, GPU calls, init/finalize). docs/emulator.md.
+  SteadyLoop steady_loop() const override;
 
   struct Program;  // the model compiled for the target, shared by the streams
 
