@@ -36,12 +36,6 @@ then emulates the same programs with `gridcast replay` on it (both ranks on the 
   written as those seconds times that speed. A calibration without compute.reduction falls back to
   24 bytes an element at the STREAM triad rate (out-of-cache speed, said in the output).
 
-When this gridcast has no `platform` command (the generator is another branch), --fallback-xml writes a
-single-node XML from the calibration instead (clearly reported in the output): one host with the
-calibration's cores and core speed, its loopback link (FATPIPE) with the calibration's base latency and
-bandwidth, and the gridcast:lat-factor / bw-factor / eager-threshold (and, from a version-2
-calibration, copy-overhead) properties on the root zone.
-
 Exit status: 0 when every target is met, 1 when one is missed, 2 when a run fails, 77 when gridcast is
 not built.
 """
@@ -193,34 +187,6 @@ def collective_time(emu: Emulator, op: str, nbytes: int, np: int, reduce_flops: 
     return (t_op - emu.makespan(barriers)) / K_CALLS, algorithm
 
 
-def fallback_xml(cal: dict, path: Path) -> None:
-    net = cal["network"]
-    props = {
-        "gridcast:lat-factor": ";".join(f"{s['min_bytes']}:{s['factor']!r}" for s in net["lat_factor"]),
-        "gridcast:bw-factor": ";".join(f"{s['min_bytes']}:{s['factor']!r}" for s in net["bw_factor"]),
-        "gridcast:eager-threshold": str(net["eager_threshold_bytes"]),
-        "gridcast:calibration": f"{cal['host']['name']} {cal['host']['date']}",
-    }
-    if net.get("copy_overhead"):  # calibration version 2: the per-message CPU work of both ranks
-        props["gridcast:copy-overhead"] = ";".join(f"{p['bytes']}:{p['time_s']!r}" for p in net["copy_overhead"])
-    prop_lines = "".join(f'    <prop id="{k}" value="{v}"/>\n' for k, v in props.items())
-    path.write_text(
-        "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
-        "<!-- FALLBACK written by bench/calibration_validation.py, not by `gridcast platform` -->\n"
-        '<platform version="4.1">\n  <zone id="this-machine" routing="Full">\n' + prop_lines +
-        f'    <host id="node-0" speed="{cal["compute"]["core_speed_flops"]!r}f" core="{cal["host"]["cores"]}">\n'
-        '      <prop id="gridcast:kind" value="cpu"/>\n      <prop id="gridcast:node" value="0"/>\n    </host>\n'
-        f'    <link id="node-0-loopback" bandwidth="{net["bandwidth_Bps"]!r}Bps" latency="{net["latency_s"]!r}s"'
-        ' sharing_policy="FATPIPE"/>\n'
-        '    <route src="node-0" dst="node-0"><link_ctn id="node-0-loopback"/></route>\n'
-        "  </zone>\n</platform>\n")
-
-
-def has_platform_command(gridcast: Path) -> bool:
-    p = subprocess.run([str(gridcast), "platform", "--help"], capture_output=True, text=True)
-    return p.returncode == 0
-
-
 def row(name: str, measured: float, emulated: float) -> tuple[str, float]:
     err = (emulated - measured) / measured
     print(f"  {name:>10}  {measured * 1e6:14.3f}  {emulated * 1e6:14.3f}  {err * 100:+8.2f}%")
@@ -235,8 +201,6 @@ def main() -> int:
     ap.add_argument("--work", type=Path, default=None, help="keep the generated files here")
     ap.add_argument("--platform-xml", type=Path, default=None,
                     help="use this platform instead of generating one (it must carry the calibration's factors)")
-    ap.add_argument("--fallback-xml", action="store_true",
-                    help="write the single-node XML from the calibration instead of `gridcast platform`")
     ap.add_argument("--cfg", action="append", default=[], metavar="NAME:VALUE",
                     help="passed to every gridcast replay (e.g. gridcast/coll/allreduce:recursive_doubling)")
     ap.add_argument("--selection", default="openmpi-4.1", choices=["openmpi-4.1", "mpich"],
@@ -261,10 +225,6 @@ def main() -> int:
     if args.platform_xml is not None:
         shutil.copyfile(args.platform_xml, platform)
         print(f"platform: {args.platform_xml} (given)")
-    elif args.fallback_xml or not has_platform_command(args.gridcast):
-        fallback_xml(cal, platform)
-        print("platform: FALLBACK single-node XML written by this script from the calibration "
-              "(`gridcast platform` not available or --fallback-xml)")
     else:
         cmd = [str(args.gridcast), "platform", str(args.spec), "--calibration", str(args.calibration), "-o",
                str(platform)]
