@@ -179,8 +179,11 @@ def main() -> int:
         # The fastest run of each kind over all pairs: disturbances only ever add time.
         min_overhead = min(h[0] for _, h in pairs) / min(b[0] for b, _ in pairs) - 1
         # Own cycles: the least of each kind over all pairs (load adds cycles, through caches, not many).
-        base_cycles = min(b[3] for b, _ in pairs)
-        cycles_note = f"{100 * (min(h[3] for _, h in pairs) / base_cycles - 1):7.2f}%" if base_cycles > 0 else f"{'-':>8}"
+        # A run for which perf reported no count (0) is left out rather than read as a free run.
+        base_counts = [b[3] for b, _ in pairs if b[3] > 0]
+        hook_counts = [h[3] for _, h in pairs if h[3] > 0]
+        cycles_note = (f"{100 * (min(hook_counts) / min(base_counts) - 1):7.2f}%" if base_counts and hook_counts
+                       else f"{'-':>8}")
         # End to end: gridcast profile (run + conversion), once.
         prof = work / "prof"
         shutil.rmtree(prof, ignore_errors=True)
