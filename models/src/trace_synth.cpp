@@ -317,14 +317,16 @@ void compile(const std::vector<TemplateNode>& nodes, const TraceModel& m, const 
   }
 }
 
-/// Calls one iteration of the loop starting at code[begin] emits (nested loops and polls counted), and
-/// why the emulator could not skip its iterations, if it could not (empty: it can).
-std::pair<long double, std::string> loop_body(const SynthSource::Program& p, std::uint32_t begin)
+/// Calls one rank's stream emits from code[from, to), a range of whole loops: each call times the
+/// iterations of its enclosing loops in the range, a poll its count, a numbered loop the mean over the
+/// virtual ranks (each stands for as many ranks: exact summed over every rank), a tree sequence a rank's
+/// share of the 2 (Np - 1) calls of each tree. `visit(instr, multiplier)` sees each call and poll.
+template <class Visit>
+long double calls_in(const SynthSource::Program& p, std::uint32_t from, std::uint32_t to, int np, Visit&& visit)
 {
   long double calls = 0, mult = 1;
   std::vector<long double> stack;
-  std::string why_not;
-  for (std::uint32_t pc = begin + 1; pc < p.code[begin].jump; ++pc) {
+  for (std::uint32_t pc = from; pc < to; ++pc) {
     const Instr& in = p.code[pc];
     switch (in.kind) {
       case Instr::LoopBegin:
@@ -336,36 +338,47 @@ std::pair<long double, std::string> loop_body(const SynthSource::Program& p, std
         stack.pop_back();
         break;
       case Instr::Poll:
-      case Instr::Call: {
+      case Instr::Call:
         calls += mult * static_cast<long double>(in.kind == Instr::Poll ? in.count : 1);
-        const Op op = p.leaves[in.leaf].proto.op;
-        // Skipped calls are not performed: what they would leave behind for later iterations (a new
-        // communicator, device work in flight, the end of MPI) must not be in the loop.
-        if (why_not.empty() && mult > 0 &&
-            (op == Op::CommSplit || op == Op::CommDup || op == Op::Init || op == Op::Finalize ||
-             (op >= Op::GpuKernel && op <= Op::GpuFree)))
-          why_not = "its body has " + std::string(op_name(op)) + " calls";
+        visit(in, mult);
         break;
-      }
       case Instr::Numbered:
         calls += mult * static_cast<long double>(p.numbered[in.leaf].calls_per_rank);
         break;
-      case Instr::Trees:  // 2 (Np - 1) calls per tree over all ranks; a rank's share is what counts here
-        calls += mult * static_cast<long double>(p.trees[in.leaf].seq->ops.size()) * 2.0L;
+      case Instr::Trees:
+        calls += mult * static_cast<long double>(p.trees[in.leaf].seq->ops.size()) * 2.0L *
+                 static_cast<long double>(np - 1) / static_cast<long double>(np);
         break;
     }
   }
+  return calls;
+}
+
+/// Calls one iteration of the loop starting at code[begin] emits, and why the emulator could not skip
+/// its iterations, if it could not (empty: it can).
+std::pair<long double, std::string> loop_body(const SynthSource::Program& p, std::uint32_t begin, int np)
+{
+  std::string why_not;
+  const long double calls = calls_in(p, begin + 1, p.code[begin].jump, np, [&](const Instr& in, long double mult) {
+    const Op op = p.leaves[in.leaf].proto.op;
+    // Skipped calls are not performed: what they would leave behind for later iterations (a new
+    // communicator, device work in flight, the end of MPI) must not be in the loop.
+    if (why_not.empty() && mult > 0 &&
+        (op == Op::CommSplit || op == Op::CommDup || op == Op::Init || op == Op::Finalize ||
+         (op >= Op::GpuKernel && op <= Op::GpuFree)))
+      why_not = "its body has " + std::string(op_name(op)) + " calls";
+  });
   return {calls, why_not};
 }
 
 /// Picks the program's steady loop: the top-level loop that emits the most calls (iterations times
 /// calls per iteration; the first of equals).
-void choose_steady_loop(SynthSource::Program& p)
+void choose_steady_loop(SynthSource::Program& p, int np)
 {
   long double best = 0;
   for (std::size_t k = 0; k < p.top_loops.size(); ++k) {
     const std::uint32_t begin = p.top_loops[k];
-    auto [calls, why_not] = loop_body(p, begin);
+    auto [calls, why_not] = loop_body(p, begin, np);
     const long double total = calls * static_cast<long double>(p.code[begin].count);
     if (total <= best)
       continue;
@@ -672,7 +685,7 @@ SynthSource::SynthSource(std::shared_ptr<const TraceModel> model, SynthTarget ta
     for (const CallToken& t : model_->tokens)
       p->functions.intern(t.function);
     compile(model_->groups[g].body, *model_, target_, *p, 0, "groups[" + std::to_string(g) + "].template");
-    choose_steady_loop(*p);
+    choose_steady_loop(*p, target_.np);
     programs_.push_back(std::move(p));
   }
   group_of_rank_.resize(static_cast<std::size_t>(target_.np));
@@ -702,30 +715,8 @@ std::uint64_t SynthSource::total_calls() const
 {
   std::vector<std::uint64_t> per_program;
   for (const auto& p : programs_) {
-    // Calls of one stream: each instruction's calls times the iterations of its enclosing loops.
-    long double total = 0, mult = 1;
-    std::vector<long double> stack;
-    for (const Instr& in : p->code) {
-      switch (in.kind) {
-        case Instr::LoopBegin:
-          stack.push_back(mult);
-          mult *= static_cast<long double>(in.count);
-          break;
-        case Instr::LoopEnd:
-          mult = stack.back();
-          stack.pop_back();
-          break;
-        case Instr::Poll: total += mult * static_cast<long double>(in.count); break;
-        case Instr::Call: total += mult; break;
-        // The mean over the ranks (each virtual rank is as many ranks): exact summed over every rank.
-        case Instr::Numbered: total += mult * static_cast<long double>(p->numbered[in.leaf].calls_per_rank); break;
-        // A tree has 2 (Np - 1) calls over all ranks.
-        case Instr::Trees:
-          total += mult * static_cast<long double>(p->trees[in.leaf].seq->ops.size()) * 2.0L *
-                   static_cast<long double>(target_.np - 1) / static_cast<long double>(target_.np);
-          break;
-      }
-    }
+    const long double total = calls_in(*p, 0, static_cast<std::uint32_t>(p->code.size()), target_.np,
+                                       [](const Instr&, long double) {});
     per_program.push_back(static_cast<std::uint64_t>(total));
   }
   std::uint64_t sum = 0;
