@@ -564,6 +564,10 @@ private:
       CallStreamPtr s = open_rank(dir, r);
       CallRecord rec;
       while (s->next(rec)) {
+        // The first reading of every rank: a trace that reaches processes outside its world cannot be
+        // fitted into a model of that world.
+        if (rec.op == Op::DynamicProcess)
+          throw InputError({s->source(), rec.line, {}, r}, dynamic_process_refusal(s->functions().name(rec.function)));
         auto& t = tags[rec.function];
         if (t.size() <= opt_.varying_tags)
           t.insert(rec.tag);

@@ -347,9 +347,19 @@ void to_call_record(const Event& e, double ticks_per_s, CallRecord& c)
     }
     return;
   }
+  if (family == "dynamic_process") {
+    // Spawn, connect, accept, join: kept as what they were so that replay and fit can refuse them by name.
+    c.op = Op::DynamicProcess;
+    c.root = r.root;
+    c.color = r.color;
+    c.new_comm = r.new_comm;
+    return;
+  }
   if (family == "comm_dup") {
     c.op = Op::CommDup;
     c.new_comm = r.new_comm;
+    if (r.flags & hook::kFlagNonblocking)  // MPI_Comm_idup: usable once its request completes
+      c.request = r.request;
     if (gpu)  // ncclCommInitRank: a new NCCL communicator, this rank's place in it in `root`
       c.root = r.root;
     return;
