@@ -1928,26 +1928,41 @@ int MPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int source
 
 // ------------------------------------------------------------------ dynamic process management
 
-/// Spawn, connect, accept and join make an inter-communicator with processes outside MPI_COMM_WORLD (the
-/// spawned children, another job): recorded with the calling communicator, the root, the new
-/// inter-communicator and the number of remote processes (`color`, -1 when this rank got none), so that the
-/// replay can name the call it cannot reproduce. The remote processes have no world rank here: the
-/// inter-communicator is registered with no ranks (a peer on it is recorded as unknown, -2).
-static void fill_dynamic(RawRecord& r, MPI_Comm parent, int root, MPI_Comm created)
+/// Spawn, connect, accept and join make an inter-communicator with processes that may be outside
+/// MPI_COMM_WORLD (the spawned children, another job): recorded with the calling communicator, the root,
+/// the new inter-communicator and the number of remote processes (`color`, -1 when this rank got none),
+/// so that the replay can name the call it cannot reproduce. Such remote processes have no world rank:
+/// the inter-communicator is registered with no ranks (a peer on it is recorded as unknown, -2).
+/// Connect, accept and join between ranks of this world (`within_world`: every remote process has a
+/// world rank) are an inter-communicator creation like MPI_Intercomm_create: the members follow as
+/// continuation records, and the converter writes it as a creation among them.
+static void finish_dynamic(Call& c, MPI_Comm parent, int root, MPI_Comm created, bool may_be_within_world)
 {
+  RawRecord& r = c.r;
   r.comm = parent == MPI_COMM_NULL ? -1 : comm_id(parent);
   r.root = root;
-  static const std::vector<std::int32_t> kNone;
   if (created == MPI_COMM_NULL) {
     r.color = -1;
     r.new_comm = g_next_comm_id.fetch_add(1);
+    c.finish();
     return;
   }
-  CommEntry* e = register_comm(created, &kNone);
-  r.new_comm = e != nullptr ? e->id : -1;
   int remote = 0;
   PMPI_Comm_remote_size(created, &remote);
   r.color = remote;
+  if (may_be_within_world) {
+    auto world = comm_world_ranks(created, true);
+    if (std::none_of(world.begin(), world.end(), [](std::int32_t w) { return w == MPI_UNDEFINED; })) {
+      CommEntry* e = register_comm(created, &world);
+      r.new_comm = e != nullptr ? e->id : -1;
+      finish_members(c, intercomm_members(created));
+      return;
+    }
+  }
+  static const std::vector<std::int32_t> kNone;
+  CommEntry* e = register_comm(created, &kNone);
+  r.new_comm = e != nullptr ? e->id : -1;
+  c.finish();
 }
 
 int MPI_Comm_spawn(const char* command, char* argv[], int maxprocs, MPI_Info info, int root, MPI_Comm comm,
@@ -1956,8 +1971,7 @@ int MPI_Comm_spawn(const char* command, char* argv[], int maxprocs, MPI_Info inf
   Call c(Fn::MPI_Comm_spawn);
   int rc = PMPI_Comm_spawn(command, argv, maxprocs, info, root, comm, intercomm, errcodes);
   if (c) {
-    fill_dynamic(c.r, comm, root, *intercomm);
-    c.finish();
+    finish_dynamic(c, comm, root, *intercomm, false);
   }
   return rc;
 }
@@ -1968,8 +1982,7 @@ int MPI_Comm_spawn_multiple(int count, char* commands[], char** argv[], const in
   Call c(Fn::MPI_Comm_spawn_multiple);
   int rc = PMPI_Comm_spawn_multiple(count, commands, argv, maxprocs, infos, root, comm, intercomm, errcodes);
   if (c) {
-    fill_dynamic(c.r, comm, root, *intercomm);
-    c.finish();
+    finish_dynamic(c, comm, root, *intercomm, false);
   }
   return rc;
 }
@@ -1979,8 +1992,7 @@ int MPI_Comm_connect(const char* port_name, MPI_Info info, int root, MPI_Comm co
   Call c(Fn::MPI_Comm_connect);
   int rc = PMPI_Comm_connect(port_name, info, root, comm, newcomm);
   if (c) {
-    fill_dynamic(c.r, comm, root, *newcomm);
-    c.finish();
+    finish_dynamic(c, comm, root, *newcomm, true);
   }
   return rc;
 }
@@ -1990,8 +2002,7 @@ int MPI_Comm_accept(const char* port_name, MPI_Info info, int root, MPI_Comm com
   Call c(Fn::MPI_Comm_accept);
   int rc = PMPI_Comm_accept(port_name, info, root, comm, newcomm);
   if (c) {
-    fill_dynamic(c.r, comm, root, *newcomm);
-    c.finish();
+    finish_dynamic(c, comm, root, *newcomm, true);
   }
   return rc;
 }
@@ -2002,8 +2013,7 @@ int MPI_Comm_join(int fd, MPI_Comm* intercomm)
   Call c(Fn::MPI_Comm_join);
   int rc = PMPI_Comm_join(fd, intercomm);
   if (c) {
-    fill_dynamic(c.r, MPI_COMM_NULL, 0, *intercomm);
-    c.finish();
+    finish_dynamic(c, MPI_COMM_NULL, 0, *intercomm, true);
   }
   return rc;
 }
