@@ -668,6 +668,16 @@ void after_init()
   }
 }
 
+/// A process that MPI_Comm_spawn started inherits LD_PRELOAD and the hook's settings, but it is not a rank
+/// of the profiled world: its own world rank 0 would overwrite the parent's rank 0 files. It records
+/// nothing (the parent's dynamic_process record says that it existed).
+bool spawned_child()
+{
+  MPI_Comm parent = MPI_COMM_NULL;
+  PMPI_Comm_get_parent(&parent);
+  return parent != MPI_COMM_NULL;
+}
+
 }  // namespace
 
 extern "C" {
@@ -678,7 +688,7 @@ int MPI_Init(int* argc, char*** argv)
 {
   std::int64_t t0 = now_ticks();
   int rc = PMPI_Init(argc, argv);
-  if (rc == MPI_SUCCESS && config().enabled) {
+  if (rc == MPI_SUCCESS && config().enabled && not spawned_child()) {
     after_init();
     int rank = 0, size = 0;
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -697,7 +707,7 @@ int MPI_Init_thread(int* argc, char*** argv, int required, int* provided)
 {
   std::int64_t t0 = now_ticks();
   int rc = PMPI_Init_thread(argc, argv, required, provided);
-  if (rc == MPI_SUCCESS && config().enabled) {
+  if (rc == MPI_SUCCESS && config().enabled && not spawned_child()) {
     after_init();
     int rank = 0, size = 0;
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -1855,7 +1865,9 @@ int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm)
 }
 
 /// MPI_Comm_idup: the new handle may be used only once the request completes, so its members are the
-/// parent's (a duplicate has the same group); recorded as the blocking split it amounts to.
+/// parent's (a duplicate has the same group). Recorded as a nonblocking dup: its request is registered
+/// like a nonblocking collective's, so the wait or test that completes it names it and the replay lets
+/// the rank go on in between.
 int MPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request)
 {
   Call c(Fn::MPI_Comm_idup);
@@ -1864,7 +1876,8 @@ int MPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request)
     CommEntry* parent = comm_entry(comm);
     std::vector<std::int32_t> world = parent != nullptr ? parent->world : std::vector<std::int32_t>{};
     fill_creation(c.r, comm, *newcomm, world.empty() ? 0 : world[0], comm_rank(comm), &world);
-    // Its request is not registered: the wait on it is a local record (the creation's cost is the split).
+    if (rc == MPI_SUCCESS)
+      nonblocking(c, request);
     c.finish();
   }
   return rc;
@@ -1910,6 +1923,99 @@ int MPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int source
                                    int reorder, MPI_Comm* newcomm)
 {
   return hooked(Fn::MPI_Dist_graph_create_adjacent, PMPI_Dist_graph_create_adjacent, kCreation, comm, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder, newcomm);
+}
+
+
+// ------------------------------------------------------------------ dynamic process management
+
+/// Spawn, connect, accept and join make an inter-communicator with processes that may be outside
+/// MPI_COMM_WORLD (the spawned children, another job): recorded with the calling communicator, the root,
+/// the new inter-communicator and the number of remote processes (`color`, -1 when this rank got none),
+/// so that the replay can name the call it cannot reproduce. Such remote processes have no world rank:
+/// the inter-communicator is registered with no ranks (a peer on it is recorded as unknown, -2).
+/// Connect, accept and join between ranks of this world (`within_world`: every remote process has a
+/// world rank) are an inter-communicator creation like MPI_Intercomm_create: the members follow as
+/// continuation records, and the converter writes it as a creation among them.
+static void finish_dynamic(Call& c, MPI_Comm parent, int root, MPI_Comm created, bool may_be_within_world)
+{
+  RawRecord& r = c.r;
+  r.comm = parent == MPI_COMM_NULL ? -1 : comm_id(parent);
+  r.root = root;
+  if (created == MPI_COMM_NULL) {
+    r.color = -1;
+    r.new_comm = g_next_comm_id.fetch_add(1);
+    c.finish();
+    return;
+  }
+  int remote = 0;
+  PMPI_Comm_remote_size(created, &remote);
+  r.color = remote;
+  if (may_be_within_world) {
+    auto world = comm_world_ranks(created, true);
+    if (std::none_of(world.begin(), world.end(), [](std::int32_t w) { return w == MPI_UNDEFINED; })) {
+      CommEntry* e = register_comm(created, &world);
+      r.new_comm = e != nullptr ? e->id : -1;
+      finish_members(c, intercomm_members(created));
+      return;
+    }
+  }
+  static const std::vector<std::int32_t> kNone;
+  CommEntry* e = register_comm(created, &kNone);
+  r.new_comm = e != nullptr ? e->id : -1;
+  c.finish();
+}
+
+int MPI_Comm_spawn(const char* command, char* argv[], int maxprocs, MPI_Info info, int root, MPI_Comm comm,
+                   MPI_Comm* intercomm, int errcodes[])
+{
+  Call c(Fn::MPI_Comm_spawn);
+  int rc = PMPI_Comm_spawn(command, argv, maxprocs, info, root, comm, intercomm, errcodes);
+  if (c) {
+    finish_dynamic(c, comm, root, *intercomm, false);
+  }
+  return rc;
+}
+
+int MPI_Comm_spawn_multiple(int count, char* commands[], char** argv[], const int maxprocs[], const MPI_Info infos[],
+                            int root, MPI_Comm comm, MPI_Comm* intercomm, int errcodes[])
+{
+  Call c(Fn::MPI_Comm_spawn_multiple);
+  int rc = PMPI_Comm_spawn_multiple(count, commands, argv, maxprocs, infos, root, comm, intercomm, errcodes);
+  if (c) {
+    finish_dynamic(c, comm, root, *intercomm, false);
+  }
+  return rc;
+}
+
+int MPI_Comm_connect(const char* port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm* newcomm)
+{
+  Call c(Fn::MPI_Comm_connect);
+  int rc = PMPI_Comm_connect(port_name, info, root, comm, newcomm);
+  if (c) {
+    finish_dynamic(c, comm, root, *newcomm, true);
+  }
+  return rc;
+}
+
+int MPI_Comm_accept(const char* port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm* newcomm)
+{
+  Call c(Fn::MPI_Comm_accept);
+  int rc = PMPI_Comm_accept(port_name, info, root, comm, newcomm);
+  if (c) {
+    finish_dynamic(c, comm, root, *newcomm, true);
+  }
+  return rc;
+}
+
+/// MPI_Comm_join: no calling communicator (the peer is found through a socket): `comm` is -1, `root` 0.
+int MPI_Comm_join(int fd, MPI_Comm* intercomm)
+{
+  Call c(Fn::MPI_Comm_join);
+  int rc = PMPI_Comm_join(fd, intercomm);
+  if (c) {
+    finish_dynamic(c, MPI_COMM_NULL, 0, *intercomm, true);
+  }
+  return rc;
 }
 
 }  // extern "C"

@@ -57,10 +57,12 @@ namespace gridcast::hook {
   X(MPI_Neighbor_alltoallw, neighbor) X(MPI_Ineighbor_allgather, neighbor)                               \
   X(MPI_Ineighbor_allgatherv, neighbor) X(MPI_Ineighbor_alltoall, neighbor)                              \
   X(MPI_Ineighbor_alltoallv, neighbor) X(MPI_Ineighbor_alltoallw, neighbor)                              \
-  X(MPI_Comm_idup, comm_split) X(MPI_Comm_dup_with_info, comm_split) X(MPI_Intercomm_create, comm_split) \
+  X(MPI_Comm_idup, comm_dup)   X(MPI_Comm_dup_with_info, comm_split) X(MPI_Intercomm_create, comm_split) \
   X(MPI_Intercomm_merge, comm_split) X(MPI_Graph_create, comm_split) X(MPI_Dist_graph_create, comm_split) \
   X(MPI_Dist_graph_create_adjacent, comm_split)                                                        \
-  X(cudaEventRecord, gpu_sync) X(cudaStreamWaitEvent, gpu_sync) X(cudaEventSynchronize, gpu_sync)
+  X(cudaEventRecord, gpu_sync) X(cudaStreamWaitEvent, gpu_sync) X(cudaEventSynchronize, gpu_sync)     \
+  X(MPI_Comm_spawn, dynamic_process) X(MPI_Comm_spawn_multiple, dynamic_process)                         \
+  X(MPI_Comm_connect, dynamic_process) X(MPI_Comm_accept, dynamic_process) X(MPI_Comm_join, dynamic_process)
 
 enum class Fn : std::uint16_t {
 #define GRIDCAST_HOOK_ENUM(name, family) name,

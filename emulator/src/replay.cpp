@@ -571,6 +571,8 @@ private:
       case Op::CommSplit:
       case Op::CommDup:
         return split(c);
+      case Op::DynamicProcess:
+        fail(models::dynamic_process_refusal(stream_->functions().name(c.function)));
       case Op::GpuKernel:
       case Op::GpuMemcpy:
       case Op::GpuSync:
@@ -622,6 +624,15 @@ private:
     if (it == comms_.end() || it->second == nullptr)
       fail("communicator handle " + std::to_string(handle) + (it == comms_.end() ? " was never created by this rank"
                                                                                  : " is MPI_COMM_NULL at this rank"));
+    if (not idup_pending_.empty()) {
+      auto pending = idup_pending_.find(handle);
+      if (pending != idup_pending_.end()) {
+        if (requests_.count(pending->second) > 0)
+          fail("communicator handle " + std::to_string(handle) + " from MPI_Comm_idup is used before its request " +
+               std::to_string(pending->second) + " completed");
+        idup_pending_.erase(pending);  // completed by a wait or test: usable from now on
+      }
+    }
     current_comm_handle_ = handle;
     return *it->second;
   }
@@ -1174,6 +1185,8 @@ private:
       return create_among_members(c);
     const Communicator& parent = communicator(c.comm);
     std::uint64_t seq = split_seq_[parent.id]++;
+    if (c.op == Op::CommDup && c.request != models::kNoRequest)
+      return start_idup(c, parent, seq);
     World::PendingSplit& pending = world_.splits[{parent.id, seq}];
     int color = c.op == Op::CommDup ? 0 : c.color;
     int key = c.op == Op::CommDup ? 0 : c.key;
@@ -1207,6 +1220,36 @@ private:
       it->second = world_.comms.back().id;
     }
     comms_[c.new_comm] = &world_.comms[it->second];
+  }
+
+  /// MPI_Comm_idup (a comm_dup record with `request`): a duplicate has the parent's members in the parent's
+  /// order, so the communicator is known at once (the first member to arrive builds it; the n-th creation
+  /// on a parent is the n-th at every member). Its cost, the members' 8-byte allgather, runs as a
+  /// nonblocking collective on the parent: the rank goes on, and the wait or test naming the request
+  /// completes when the exchange has. The handle may be used only after that (MPI 4.0, 6.4.2):
+  /// communicator() rejects an earlier use.
+  void start_idup(const CallRecord& c, const Communicator& parent, std::uint64_t seq)
+  {
+    World::PendingSplit& pending = world_.splits[{parent.id, seq}];
+    auto [it, created] = pending.comm_of_color.try_emplace(0, -1);
+    if (created) {
+      Communicator comm;
+      comm.id = static_cast<int>(world_.comms.size());
+      comm.p2p_context = 2 * comm.id;
+      comm.coll_context = 2 * comm.id + 1;
+      comm.world_ranks = parent.world_ranks;
+      world_.comms.push_back(std::move(comm));
+      it->second = world_.comms.back().id;
+    }
+    CollectiveArgs args;
+    args.bytes = 8;
+    args.recv_bytes = 8;
+    std::string name =
+        world_.registry.select(CollectiveKind::Allgather, args, parent.size(), world_.options.coll_selector);
+    start_nonblocking(CollectiveKind::Allgather, name, *world_.registry.find(CollectiveKind::Allgather, name),
+                      std::move(args), parent, c);
+    comms_[c.new_comm] = &world_.comms[static_cast<std::size_t>(it->second)];
+    idup_pending_[c.new_comm] = c.request;
   }
 
   /// A creation that the profiler wrote with its members (MPI_Comm_create_group, MPI_Intercomm_create and
@@ -1287,6 +1330,8 @@ private:
   std::unordered_map<std::int64_t, RequestPtr> requests_;
   std::unordered_map<std::int32_t, const Communicator*> comms_;
   std::map<int, std::uint64_t> split_seq_;
+  /// Communicators from MPI_Comm_idup whose request has not completed yet: handle -> request.
+  std::unordered_map<std::int32_t, std::int64_t> idup_pending_;
   std::map<std::vector<int>, std::uint64_t> member_seq_;  ///< creations among members, per member list
   /// The call in progress, copied: after a deadlock SimGrid may have unwound the actor's stack.
   struct CurrentCall {

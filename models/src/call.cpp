@@ -16,13 +16,14 @@ constexpr std::array<std::string_view, kOpCount> kOpNames = {
     "bcast",      "reduce",     "allreduce",  "alltoall",      "alltoallv",  "gather",   "gatherv",   "allgather",
     "allgatherv", "scatter",    "scatterv",   "reducescatter", "scan",       "exscan",   "comm_size", "comm_split",
     "comm_dup",   "gpu_kernel", "gpu_memcpy", "gpu_sync",      "gpu_malloc", "gpu_free",
-    "probe",
+    "probe",      "dynamic_process",
 };
 static_assert(kOpNames[static_cast<int>(Op::Sendrecv)] == "sendrecv");
 static_assert(kOpNames[static_cast<int>(Op::ReduceScatter)] == "reducescatter");
 static_assert(kOpNames[static_cast<int>(Op::CommDup)] == "comm_dup");
 static_assert(kOpNames[static_cast<int>(Op::GpuFree)] == "gpu_free");
 static_assert(kOpNames[static_cast<int>(Op::Probe)] == "probe");
+static_assert(kOpNames[static_cast<int>(Op::DynamicProcess)] == "dynamic_process");
 }  // namespace
 
 std::string_view op_name(Op op)
@@ -35,11 +36,18 @@ std::string_view op_name(Op op)
 
 std::optional<Op> op_from_name(std::string_view name)
 {
-  // 39 short names: a linear scan is as fast as a hash and needs no static map.
+  // 40 short names: a linear scan is as fast as a hash and needs no static map.
   for (std::size_t i = 0; i < kOpNames.size(); ++i)
     if (kOpNames[i] == name)
       return static_cast<Op>(i);
   return std::nullopt;
+}
+
+std::string dynamic_process_refusal(std::string_view function)
+{
+  const bool spawn = function.substr(0, 14) == "MPI_Comm_spawn";
+  return "dynamic process management (" + std::string(function) + ") cannot be replayed: the " +
+         (spawn ? "spawned processes" : "processes it connects to") + " are not in the profile";
 }
 
 bool is_point_to_point(Op op)

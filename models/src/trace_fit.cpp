@@ -564,6 +564,18 @@ private:
       CallStreamPtr s = open_rank(dir, r);
       CallRecord rec;
       while (s->next(rec)) {
+        // The first reading of every rank: a trace that reaches processes outside its world cannot be
+        // fitted into a model of that world.
+        if (rec.op == Op::DynamicProcess)
+          throw InputError({s->source(), rec.line, {}, r}, dynamic_process_refusal(s->functions().name(rec.function)));
+        // Requests are numbered by the isends and irecvs that create them (CallCursor): a collective that
+        // creates one (MPI_Iallreduce, MPI_Comm_idup) has no place in the model yet. Said here, by name,
+        // rather than as a request its wait finds not pending.
+        if (rec.request != kNoRequest && is_collective(rec.op))
+          throw InputError({s->source(), rec.line, {}, r},
+                           s->functions().name(rec.function) + " creates request " + std::to_string(rec.request) +
+                               ": nonblocking collectives and MPI_Comm_idup cannot be fitted yet (the trace model "
+                               "numbers only isend/irecv requests); `gridcast replay` replays the profile as it is");
         auto& t = tags[rec.function];
         if (t.size() <= opt_.varying_tags)
           t.insert(rec.tag);

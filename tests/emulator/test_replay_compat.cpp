@@ -360,3 +360,73 @@ TEST_CASE("replay compat: an SMPI trace of point-to-point on a split communicato
   double makespan = std::stod(r.output.substr(at + 10));
   REQUIRE(makespan == Approx(0.00163945).epsilon(0.01));
 }
+
+TEST_CASE("replay compat: MPI_Comm_idup is nonblocking: the rank computes while the duplicate is made",
+          "[replay][compat]")
+{
+  TempDir dir;
+  // Rank 0 starts the duplication at 0 and computes 1 ms; rank 1 computes 2 ms first. The creation's
+  // 8-byte exchange (an allgather of two) moves when rank 1 joins at 2 ms: an unexpected message moves
+  // once its receive is posted, so the two 8-byte messages cross then, sharing each host's link:
+  // 2 ms + 2 * 10 us + 16 B / 1 GBps. Rank 0's compute overlaps it, so rank 0 finishes then; a blocking
+  // dup would hold rank 0 until then and finish its compute 1 ms later (3.02 ms).
+  std::vector<std::string> ranks = {
+      R"({"op":"comm_dup","fn":"MPI_Comm_idup","new_comm":3,"request":5})" "\n" + compute(1e6) +
+          R"({"op":"wait","fn":"MPI_Wait","request":5})" "\n",
+      compute(2e6) + R"({"op":"comm_dup","fn":"MPI_Comm_idup","new_comm":3,"request":5})" "\n"
+                     R"({"op":"wait","fn":"MPI_Wait","request":5})" "\n"};
+  auto result = run(dir, ranks);
+  REQUIRE(result.blocked.empty());
+  REQUIRE(result.ranks[0].finish_s == Approx(2e-3 + 2 * kLat + 16 / kBw).epsilon(1e-9));
+  REQUIRE(result.ranks[0].finish_s < 2.5e-3);  // blocking: 3e-3 + 2 * kLat + 16 / kBw
+}
+
+TEST_CASE("replay compat: a communicator from MPI_Comm_idup carries calls once its wait completed",
+          "[replay][compat]")
+{
+  TempDir dir;
+  std::vector<std::string> ranks;
+  for (int r = 0; r < 2; ++r)
+    ranks.push_back(R"({"op":"comm_dup","fn":"MPI_Comm_idup","new_comm":3,"request":5})" "\n"
+                    R"({"op":"wait","fn":"MPI_Wait","request":5})" "\n" +
+                    std::string(r == 0 ? R"({"op":"send","fn":"MPI_Send","peer":1,"tag":0,"bytes":8,"comm":3})"
+                                       : R"({"op":"recv","fn":"MPI_Recv","peer":0,"tag":0,"bytes":8,"comm":3})") +
+                    "\n");
+  auto result = run(dir, ranks);
+  REQUIRE(result.blocked.empty());
+  REQUIRE(result.messages == 3);  // 2 of the creation's exchange, 1 on the duplicate
+}
+
+TEST_CASE("replay compat: a communicator from MPI_Comm_idup used before its wait names the line and rank",
+          "[replay][compat]")
+{
+  std::string message = input_error(
+      {R"({"op":"comm_dup","fn":"MPI_Comm_idup","new_comm":3,"request":5})" "\n"
+       R"({"op":"barrier","fn":"MPI_Barrier","comm":3})" "\n"
+       R"({"op":"wait","fn":"MPI_Wait","request":5})" "\n",
+       R"({"op":"comm_dup","fn":"MPI_Comm_idup","new_comm":3,"request":5})" "\n"
+       R"({"op":"wait","fn":"MPI_Wait","request":5})" "\n"});
+  REQUIRE_THAT(message, Catch::Contains("rank-00000.jsonl:2"));
+  REQUIRE_THAT(message, Catch::Contains("rank 0"));
+  REQUIRE_THAT(message, Catch::Contains("from MPI_Comm_idup is used before its request 5 completed"));
+}
+
+TEST_CASE("replay compat: MPI_Comm_spawn stops the replay, naming the file, line and rank", "[replay][compat]")
+{
+  std::string message = input_error(
+      {R"({"op":"init","fn":"MPI_Init"})" "\n",
+       R"({"op":"init","fn":"MPI_Init"})" "\n"
+       R"({"op":"dynamic_process","fn":"MPI_Comm_spawn","root":0,"color":2,"new_comm":3})" "\n"});
+  REQUIRE_THAT(message, Catch::Contains("rank-00001.jsonl:2"));
+  REQUIRE_THAT(message, Catch::Contains("rank 1"));
+  REQUIRE_THAT(message, Catch::Contains("dynamic process management (MPI_Comm_spawn) cannot be replayed: the "
+                                        "spawned processes are not in the profile"));
+}
+
+TEST_CASE("replay compat: MPI_Comm_accept stops the replay: the processes it connects to are not in the profile",
+          "[replay][compat]")
+{
+  std::string accept = input_error(
+      {R"({"op":"dynamic_process","fn":"MPI_Comm_accept","new_comm":3})" "\n"});
+  REQUIRE_THAT(accept, Catch::Contains("(MPI_Comm_accept) cannot be replayed: the processes it connects to"));
+}

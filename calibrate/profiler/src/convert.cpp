@@ -347,9 +347,29 @@ void to_call_record(const Event& e, double ticks_per_s, CallRecord& c)
     }
     return;
   }
+  if (family == "dynamic_process") {
+    if (static_cast<hook::ExtraKind>(r.extra_kind) == hook::ExtraKind::Members) {
+      // Connect, accept or join between ranks of this world: a creation among its members, as
+      // MPI_Intercomm_create is written.
+      c.op = Op::CommSplit;
+      c.color = 0;  // the members say it all; the remote size may differ between the two sides
+      c.new_comm = r.new_comm;
+      vals(0, e.values.size(), c.counts);
+      return;
+    }
+    // Spawn, or a connection to processes outside the world: kept as what it was so that replay and fit
+    // can refuse it by name.
+    c.op = Op::DynamicProcess;
+    c.root = r.root;
+    c.color = r.color;
+    c.new_comm = r.new_comm;
+    return;
+  }
   if (family == "comm_dup") {
     c.op = Op::CommDup;
     c.new_comm = r.new_comm;
+    if (r.flags & hook::kFlagNonblocking)  // MPI_Comm_idup: usable once its request completes
+      c.request = r.request;
     if (gpu)  // ncclCommInitRank: a new NCCL communicator, this rank's place in it in `root`
       c.root = r.root;
     return;

@@ -59,14 +59,22 @@ enum class Op : std::uint8_t {
   GpuFree,
   // Added by the profiler (issue 4), at the end so that earlier binary type numbers stay valid.
   Probe,  ///< MPI_Probe/Iprobe: `peer`, `tag`, `comm` asked; `src`, `recv_tag`, `recv_bytes` found (src -2: none)
+  /// MPI_Comm_spawn(_multiple), MPI_Comm_connect/accept/join: an inter-communicator `new_comm` with
+  /// `color` processes outside the profile's world (-1: none at this rank), `root` in `comm`. Recorded so
+  /// that the replay and the fit refuse the trace by name: the processes it reaches are not in the profile.
+  DynamicProcess,
 };
 
-inline constexpr int kOpCount = static_cast<int>(Op::Probe) + 1;
+inline constexpr int kOpCount = static_cast<int>(Op::DynamicProcess) + 1;
 
 /// Stable lower-case name used in the JSON-lines format and in outputs.
 std::string_view op_name(Op op);
 /// Inverse of op_name(); nullopt for an unknown name.
 std::optional<Op> op_from_name(std::string_view name);
+
+/// Why a DynamicProcess record (of `function`, e.g. MPI_Comm_spawn) stops the replay and the fit, for an
+/// InputError naming its file, line and rank.
+std::string dynamic_process_refusal(std::string_view function);
 
 /// True for calls that are point-to-point MPI operations or their completion.
 bool is_point_to_point(Op op);
