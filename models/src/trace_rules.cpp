@@ -267,6 +267,38 @@ std::string TagExpr::text() const
   return std::to_string(a) + (b < 0 ? " - " : " + ") + std::to_string(b < 0 ? -b : b) + "*i" + std::to_string(level);
 }
 
+namespace {
+
+/// One more point (i, v) for the integer line a + b*i anchored at (i0, v0): the first point at another
+/// index fixes a and b (state 0 -> 1), a point off the line, or a slope that is not an integer, rules it
+/// out (state 2). A point at the anchor's index must repeat its value.
+void extend_line(int& state, std::int64_t& a, std::int64_t& b, std::int64_t i0, std::int64_t v0, std::int64_t i,
+                 std::int64_t v)
+{
+  if (state == 2)
+    return;
+  if (state == 1) {
+    if (a + b * i != v)
+      state = 2;
+    return;
+  }
+  if (i == i0) {
+    if (v != v0)
+      state = 2;
+    return;
+  }
+  const std::int64_t diff = v - v0;
+  if (diff % (i - i0) != 0) {
+    state = 2;
+    return;
+  }
+  b     = diff / (i - i0);
+  a     = v0 - b * i0;
+  state = 1;
+}
+
+}  // namespace
+
 void TagFitter::add(const std::vector<std::uint64_t>& loop, std::int32_t tag)
 {
   if (not seen_) {
@@ -297,23 +329,7 @@ void TagFitter::add(const std::vector<std::uint64_t>& loop, std::int32_t tag)
     }
     const auto i  = static_cast<std::int64_t>(loop[loop.size() - 1 - lvl]);
     const auto i0 = static_cast<std::int64_t>(l0_[l0_.size() - 1 - lvl]);
-    if (state_[lvl] == 0) {
-      if (i == i0) {
-        if (tag != v0_)
-          state_[lvl] = 2;
-        continue;
-      }
-      std::int64_t diff = static_cast<std::int64_t>(tag) - v0_;
-      if (diff % (i - i0) != 0) {
-        state_[lvl] = 2;
-        continue;
-      }
-      b_[lvl]     = diff / (i - i0);
-      a_[lvl]     = v0_ - b_[lvl] * i0;
-      state_[lvl] = 1;
-    } else if (a_[lvl] + b_[lvl] * i != tag) {
-      state_[lvl] = 2;
-    }
+    extend_line(state_[lvl], a_[lvl], b_[lvl], i0, v0_, i, tag);
   }
 }
 
@@ -338,23 +354,7 @@ void TagFitter::add_first(const std::vector<std::uint64_t>& loop, std::int32_t t
       continue;
     }
     const auto [i0, v0] = *anchor2_[lvl];
-    if (state2_[lvl] == 0) {
-      if (i == i0) {
-        if (tag != v0)
-          state2_[lvl] = 2;
-        continue;
-      }
-      std::int64_t diff = static_cast<std::int64_t>(tag) - v0;
-      if (diff % (i - i0) != 0) {
-        state2_[lvl] = 2;
-        continue;
-      }
-      b2_[lvl]     = diff / (i - i0);
-      a2_[lvl]     = v0 - b2_[lvl] * i0;
-      state2_[lvl] = 1;
-    } else if (a2_[lvl] + b2_[lvl] * i != tag) {
-      state2_[lvl] = 2;
-    }
+    extend_line(state2_[lvl], a2_[lvl], b2_[lvl], i0, v0, i, tag);
   }
 }
 
