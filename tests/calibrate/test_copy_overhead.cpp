@@ -11,6 +11,8 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <random>
+
 using namespace gridcast;
 using gridcast::test::expect_input_error;
 using gridcast::test::TempDir;
@@ -278,4 +280,98 @@ TEST_CASE("copy overhead: gridcast calibrate --refit brings a version-1 file to 
   auto bad = test::run_gridcast("calibrate --refit '" + (dir / "v1.json").string() + "' --no-gpu -o x.json");
   CHECK(bad.exit_code == 1);
   CHECK(bad.output.find("--refit measures nothing") != std::string::npos);
+}
+
+namespace {
+
+// A ping-pong curve shaped like this machine's (Open MPI vader: inline sends to 256 B, eager to 4 KiB
+// with a steep 2-4 KiB stretch, rendezvous beyond with 1.2 us of handshake and 13 GB/s), each size's
+// median scaled by 1 +- `noise` drawn from mt19937 (its output is fixed by the standard) seeded with
+// `seed`; the exchange is 1.3 times the one-way time while latency matters. By construction the
+// transfer is 89.4% of the rendezvous line at 128 KiB and 92.6% at 192 KiB.
+Curves noisy_curves(unsigned seed, double noise)
+{
+  std::mt19937 gen(seed);
+  auto jitter = [&] { return 1.0 + noise * (2.0 * static_cast<double>(gen()) / 4294967295.0 - 1.0); };
+  Curves c;
+  std::vector<std::uint64_t> sizes;  // calibrate's: powers of two and their midpoints, 1 B to 64 MiB
+  for (std::uint64_t p = 1; p <= (64u << 20); p *= 2) {
+    sizes.push_back(p);
+    if (p >= 2 && p + p / 2 <= (64u << 20))
+      sizes.push_back(p + p / 2);
+  }
+  for (std::uint64_t n : sizes) {
+      const double b = static_cast<double>(n);
+      double t       = n <= 256 ? 0.35e-6 + b / 20e9
+                     : n <= 2048 ? 0.62e-6 + b / 16e9
+                     : n < 4096  ? 0.75e-6 + (b - 2048) * 3.6e-10  // a line through 0 (nearly): the trap
+                                 : 1.2e-6 + b / 13e9;
+      c.pingpong.push_back({n, stat(t * jitter())});
+      c.exchange.push_back({n, stat((n < 196608 ? 1.3 * t : 1.1 * t) * jitter())});
+    }
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("copy overhead: the cut to transfer-dominated sizes withstands noisy curves", "[calibrate]")
+{
+  // The 2-3 KiB stretch fitted alone is a line with almost no intercept, which a test of one size at a
+  // time calls transfer-dominated; the boundary must still land at 128-256 KiB for every seed.
+  int single_size_wrong = 0;
+  for (unsigned seed = 1; seed <= 200; ++seed) {
+    Curves c                   = noisy_curves(seed, 0.015);
+    calibrate::NetworkFit base = calibrate::fit_network(c.pingpong);
+    std::vector<std::uint64_t> sizes;
+    for (const auto& p : c.pingpong)
+      sizes.push_back(p.bytes);
+    const std::uint64_t from = calibrate::transfer_dominated_from(base, sizes);
+    INFO("seed " << seed);
+    CHECK(from >= 131072);
+    CHECK(from <= 262144);
+    auto o = calibrate::fit_copy_overhead(base, c.pingpong, c.exchange);
+    REQUIRE_FALSE(o.empty());
+    CHECK(o.back().bytes == from);
+    CHECK(o.back().time_s == 0);
+    for (std::size_t i = 0; i + 1 < o.size(); ++i)  // every size below the cut keeps its overhead
+      CHECK(o[i].time_s > 0);
+    for (std::uint64_t n : sizes)  // what the test of one size at a time would have said
+      if (calibrate::transfer_share(base, static_cast<double>(n)) >= 0.9) {
+        single_size_wrong += n < 131072 ? 1 : 0;
+        break;
+      }
+  }
+  // The trap is real: a test of one size at a time (the fit before) cuts below 128 KiB on most seeds.
+  CHECK(single_size_wrong > 100);
+}
+
+TEST_CASE("copy overhead: the boundary is the step that fits the per-size verdicts best", "[calibrate]")
+{
+  // A hand-made fit: lf 1, bf 1 (L = 1 us, B = 1 GB/s: 90% transfer from 9000 B) with a segment where
+  // lf is 0.001 (1000-1999 B: looks transfer-dominated, 2 sizes) before 4 latency-dominated sizes.
+  calibrate::NetworkFit f;
+  f.latency_s     = 1e-6;
+  f.bandwidth_Bps = 1e9;
+  f.lat_factor    = {{0, 1.0}, {1000, 0.001}, {2000, 1.0}};
+  f.bw_factor     = {{0, 1.0}};
+  const std::vector<std::uint64_t> sizes{100,   500,   1000,  1500,  2000,  3000,  4000,
+                                         6000,  8000,  10000, 20000, 40000, 80000, 160000};
+  CHECK(calibrate::transfer_share(f, 1500) > 0.9);
+  CHECK(calibrate::transfer_share(f, 8000) < 0.9);
+  CHECK(calibrate::transfer_dominated_from(f, sizes) == 10000);
+  // One latency-dominated size inside the tail changes nothing; a run of them longer than the part of
+  // the tail before it moves the boundary past it.
+  f.lat_factor = {{0, 1.0}, {40000, 100.0}, {50000, 1.0}};
+  CHECK(calibrate::transfer_share(f, 40000) < 0.9);
+  CHECK(calibrate::transfer_dominated_from(f, sizes) == 10000);
+  f.lat_factor = {{0, 1.0}, {20000, 100.0}, {60000, 1.0}};  // 10000 alone, then 20000 and 40000
+  CHECK(calibrate::transfer_dominated_from(f, sizes) == 80000);
+  // The last sizes latency-dominated: the tail before them still wins.
+  f.lat_factor = {{0, 1.0}, {80000, 100.0}};
+  CHECK(calibrate::transfer_dominated_from(f, sizes) == 10000);
+  // Nothing transfer-dominated: 0 (no cut); everything: the first size.
+  f.lat_factor = {{0, 1000.0}};
+  CHECK(calibrate::transfer_dominated_from(f, sizes) == 0);
+  f.lat_factor = {{0, 1e-6}};
+  CHECK(calibrate::transfer_dominated_from(f, sizes) == 100);
 }

@@ -66,9 +66,16 @@ NetworkFit fit_network(const std::vector<platform::PingPongPoint>& points, std::
                        double tolerance);
 /// The model's one-way time for `bytes`.
 double model_time_s(const NetworkFit& fit, double bytes);
+/// The share of the model's one-way time of `bytes` that is transfer (bytes / (B*bf)), the rest latency.
+double transfer_share(const NetworkFit& fit, double bytes);
+/// The first of `sizes` (ascending) from which the fit calls the curve transfer-dominated (transfer at
+/// least 90% of the time): the per-size verdicts are fitted with one step, the size that leaves the
+/// fewest verdicts on the wrong side of it (ties: the smaller size), so that neither a noisy size nor a
+/// short segment with a tiny fitted intercept moves it. 0 when no size is on the transfer side.
+std::uint64_t transfer_dominated_from(const NetworkFit& fit, const std::vector<std::uint64_t>& sizes);
 /// The capacity two concurrent transfers share on the loopback (a SHARED link beside the per-flow
 /// FATPIPE one), fitted from the exchange curve: on the sizes where the ping-pong model's time is at
-/// least 90% transfer, each of the two flows moves n bytes in (exchange time - latency part) at bf(n)
+/// least 90% transfer (transfer_dominated_from), each of the two flows moves n bytes in (exchange time - latency part) at bf(n)
 /// times half the capacity (SimGrid applies the bandwidth factor to every link of the route); the
 /// median over those sizes, never below the base bandwidth so that a lone transfer -- the ping-pong --
 /// keeps its time. 0 when no exchange size is transfer-dominated.
@@ -83,13 +90,15 @@ double fit_shared_bandwidth(const NetworkFit& fit, const std::vector<platform::S
 /// has arrived, one message after another on each rank: a ping-pong's one-way time is net(n) + o(n)
 /// (each side does one message's work), an exchange's net(n) + 2 o(n) (each rank does the work of the
 /// message it sent and of the one it received). So o(n) = exchange(n) - pingpong(n), on the sizes the
-/// ping-pong fit `base` calls latency-dominated (its transfer under 90% of the time: beyond, the shared
-/// capacity of fit_shared_bandwidth models the exchange's extra cost), smoothed by a median of three
-/// neighbours (single sizes are noisy), capped at half the one-way time, and 0 from the first
-/// transfer-dominated size on. Empty when there is no exchange curve or no size pays an overhead.
+/// ping-pong fit `base` calls latency-dominated (below transfer_dominated_from: beyond, the shared
+/// capacity of fit_shared_bandwidth models the exchange's extra cost), less what the shared capacity
+/// `shared_bandwidth_Bps` (0: none) already adds to each of two opposite transfers there, smoothed by a
+/// median of three neighbours (single sizes are noisy), capped at half the one-way time, and 0 from the
+/// first transfer-dominated size on. Empty when there is no exchange curve or no size pays an overhead.
 std::vector<platform::OverheadPoint> fit_copy_overhead(const NetworkFit& base,
                                                        const std::vector<platform::PingPongPoint>& pingpong,
-                                                       const std::vector<platform::SizedTiming>& exchange);
+                                                       const std::vector<platform::SizedTiming>& exchange,
+                                                       double shared_bandwidth_Bps = 0);
 
 /// What calibrate stores about the network model: the factors (fitted to the ping-pong less the copy
 /// overhead), the overhead and the shared capacity.
