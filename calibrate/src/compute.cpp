@@ -4,11 +4,16 @@
 
 #include <cblas.h>
 #include <dlfcn.h>
+#include <pthread.h>
+#include <sched.h>
 
 #include <algorithm>
+#include <barrier>
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <functional>
+#include <thread>
 #include <vector>
 
 namespace gridcast::calibrate {
@@ -52,6 +57,8 @@ ComputeSizes ComputeSizes::quick()
   s.scalar_repetitions = 3;
   s.reduction_max_bytes   = 1u << 20;
   s.reduction_repetitions = 3;
+  s.memcpy_max_bytes      = 1u << 20;
+  s.memcpy_repetitions    = 3;
   return s;
 }
 
@@ -76,14 +83,84 @@ platform::Stat measure_dgemm_flops(int n, int repetitions, const std::function<v
   return summarize_rate(t, 2.0 * n * static_cast<double>(n) * n);
 }
 
+std::vector<platform::SizedTiming> measure_memcpy(std::uint64_t max_bytes, int repetitions, int copiers,
+                                                  const std::function<void(std::uint64_t)>& after_each)
+{
+  // Each copier owns a source and a destination of max_bytes, touched once first (page faults stay out).
+  // Per size, copier 0 decides how many copies fill about 1 ms (one trial copy) and all use that count;
+  // every repetition rewrites the source (a collective copies data just computed or received), then all
+  // copiers start together (a barrier) and the repetition's figure is the slowest copier's mean.
+  std::vector<std::uint64_t> sizes;
+  for (std::uint64_t b = 1024; b <= max_bytes; b *= 2)
+    sizes.push_back(b);
+  copiers = std::max(copiers, 1);
+  std::vector<std::vector<unsigned char>> src(static_cast<std::size_t>(copiers)), dst(src.size());
+  std::vector<double> seconds(src.size());  // each copier's mean of the current repetition
+  std::vector<platform::SizedTiming> out;
+  std::barrier sync(copiers);
+  int passes = 1;
+  auto copier = [&](int id) {
+    if (copiers > 1) {  // one core each: the figure is what several cores get at once
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      CPU_SET(id, &set);
+      pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+    }
+    auto& s = src[static_cast<std::size_t>(id)];
+    auto& d = dst[static_cast<std::size_t>(id)];
+    s.assign(max_bytes, 1);
+    d.assign(max_bytes, 2);
+    for (std::uint64_t bytes : sizes) {
+      if (id == 0) {
+        auto t0 = Clock::now();
+        std::memcpy(d.data(), s.data(), bytes);
+        passes = std::clamp(static_cast<int>(1e-3 / std::max(seconds_since(t0), 1e-9)), 1, 100000);
+      }
+      std::vector<double> t;
+      for (int r = 0; r < repetitions; ++r) {
+        for (std::uint64_t i = 0; i < bytes; i += 64)  // fresh data: one write per cache line
+          s[i] = static_cast<unsigned char>(r + i);
+        sync.arrive_and_wait();  // also publishes copier 0's `passes`
+        auto t0 = Clock::now();
+        for (int k = 0; k < passes; ++k) {
+          std::memcpy(d.data(), s.data(), bytes);
+          asm volatile("" : : "r"(d.data()) : "memory");  // every copy happens
+        }
+        seconds[static_cast<std::size_t>(id)] = seconds_since(t0) / passes;
+        sync.arrive_and_wait();
+        if (id == 0)
+          t.push_back(*std::max_element(seconds.begin(), seconds.end()));
+      }
+      if (id == 0) {
+        out.push_back({bytes, summarize(std::move(t))});
+        if (after_each)
+          after_each(bytes);
+      }
+      sync.arrive_and_wait();  // copier 0 has read `seconds` and set up the next size
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int id = 1; id < copiers; ++id)
+    threads.emplace_back(copier, id);
+  copier(0);
+  for (auto& th : threads)
+    th.join();
+  return out;
+}
+
 platform::ComputeCalibration measure_compute(const ComputeSizes& sizes, Progress& progress)
 {
   platform::ComputeCalibration c;
   std::vector<std::uint64_t> reduction_sizes;
   for (std::uint64_t b = 1024; b <= sizes.reduction_max_bytes; b *= 4)
     reduction_sizes.push_back(b);
+  int memcpy_sizes = 0;
+  for (std::uint64_t b = 1024; b <= sizes.memcpy_max_bytes; b *= 2)
+    ++memcpy_sizes;
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const int total = sizes.dgemm_repetitions + sizes.triad_repetitions + sizes.scalar_repetitions +
-                    static_cast<int>(reduction_sizes.size()) * sizes.reduction_repetitions;
+                    static_cast<int>(reduction_sizes.size()) * sizes.reduction_repetitions +
+                    memcpy_sizes * (cores > 1 ? 2 : 1);
   int done        = 0;
 
   c.dgemm_flops = measure_dgemm_flops(sizes.dgemm_n, sizes.dgemm_repetitions, [&] {
@@ -149,6 +226,14 @@ platform::ComputeCalibration measure_compute(const ComputeSizes& sizes, Progress
       c.reduction.push_back({bytes, summarize(std::move(t))});
     }
   }
+  // memcpy on one core, then on every core at once: the local copies of collectives (docs/collectives.md).
+  c.memcpy = measure_memcpy(sizes.memcpy_max_bytes, sizes.memcpy_repetitions, 1, [&](std::uint64_t b) {
+    progress.step("compute", ++done, total, "memcpy " + std::to_string(b >> 10) + " KiB");
+  });
+  if (cores > 1)
+    c.memcpy_all_cores = measure_memcpy(sizes.memcpy_max_bytes, sizes.memcpy_repetitions, cores, [&](std::uint64_t b) {
+      progress.step("compute", ++done, total, "memcpy x" + std::to_string(cores) + " " + std::to_string(b >> 10) + " KiB");
+    });
   // The platform's core speed: the dgemm rate (docs/formats.md says why).
   c.core_speed_flops = c.dgemm_flops.median;
   return c;

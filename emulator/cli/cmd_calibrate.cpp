@@ -8,6 +8,7 @@
 
 #include <boost/program_options.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 
@@ -20,12 +21,13 @@ int run_calibrate(const std::vector<std::string>& args)
   const std::string synopsis =
       "calibrate -o calibration.json [--mpirun \"CMD\"] [--quick] [--gpu-json FILE] [--gpu-only] [--no-mpi] "
       "[--no-gpu] [--quiet]\n       gridcast calibrate --refit OLD.json -o calibration.json\n"
-      "       gridcast calibrate --only-collectives OLD.json -o calibration.json [--mpirun \"CMD\"] [--quick]";
+      "       gridcast calibrate --only-collectives OLD.json -o calibration.json [--mpirun \"CMD\"] [--quick]\n"
+      "       gridcast calibrate --only-memcpy OLD.json -o calibration.json [--quick]";
   po::options_description options("Measures this machine: compute kernels on one core, MPI between two ranks "
                                   "through the real MPI launcher, and the GPU when a CUDA driver is present.\n"
                                   "Progress goes to stderr; the file follows docs/formats.md (calibration.json).\n"
                                   "options");
-  std::string output, mpirun, gpu_json, mpi_bench, refit, only_collectives;
+  std::string output, mpirun, gpu_json, mpi_bench, refit, only_collectives, only_memcpy;
   options.add_options()
     ("output,o", po::value(&output), "file to write (required): calibration.json, or with --gpu-only the GPU data "
                                      "sheet")
@@ -50,7 +52,11 @@ int run_calibrate(const std::vector<std::string>& args)
      "measure only the MPI collective timings (allreduce, alltoall, bcast at np 2, with --mpirun, "
      "--mpi-bench and --quick as usual) and write this calibration to -o with them (and "
      "network.collectives_measured) replaced; everything else, the fitted network model included, is "
-     "kept as it is, so a platform generated from it does not change. -o may name the same file");
+     "kept as it is, so a platform generated from it does not change. -o may name the same file")
+    ("only-memcpy", po::value(&only_memcpy),
+     "measure only the memcpy curves (compute.memcpy on one core, compute.memcpy_all_cores with every core "
+     "copying at once; --quick as usual) and write this calibration to -o with them replaced; everything "
+     "else is kept as it is. -o may name the same file");
   options.add_options()("help,h", "show this help");
   po::variables_map vm;
   try {
@@ -69,6 +75,12 @@ int run_calibrate(const std::vector<std::string>& args)
   if (gpu_only && (vm.count("gpu-json") > 0 || vm.count("no-gpu") > 0))
     throw UsageError{"--gpu-only measures the GPU: it cannot go with --gpu-json or --no-gpu", "calibrate"};
 
+  if (not only_memcpy.empty())
+    for (const char* other : {"refit", "only-collectives", "mpirun", "mpi-bench", "gpu-json", "gpu-only", "no-mpi",
+                              "no-gpu"})
+      if (vm.count(other) > 0)
+        throw UsageError{std::string("--only-memcpy measures the memcpy curves alone: it cannot go with --") + other,
+                         "calibrate"};
   if (not only_collectives.empty())
     for (const char* other : {"refit", "gpu-json", "gpu-only", "no-mpi", "no-gpu"})
       if (vm.count(other) > 0)
@@ -89,6 +101,31 @@ int run_calibrate(const std::vector<std::string>& args)
     return 0;
   }
   calibrate::Progress progress(std::cerr, calibrate::Progress::detect(vm.count("quiet") > 0));
+  if (not only_memcpy.empty()) {
+    platform::Calibration c = platform::read_calibration(only_memcpy);  // a bad file fails before measuring
+    const calibrate::ComputeSizes sizes = vm.count("quick") > 0 ? calibrate::ComputeSizes::quick()
+                                                                : calibrate::ComputeSizes{};
+    int steps = 0;
+    for (std::uint64_t b = 1024; b <= sizes.memcpy_max_bytes; b *= 2)
+      ++steps;
+    const int cores = std::max(1, c.host.cores);
+    const int total = steps * (cores > 1 ? 2 : 1);
+    int done        = 0;
+    c.compute.memcpy = calibrate::measure_memcpy(sizes.memcpy_max_bytes, sizes.memcpy_repetitions, 1, [&](auto b) {
+      progress.step("compute", ++done, total, "memcpy " + std::to_string(b >> 10) + " KiB");
+    });
+    c.compute.memcpy_all_cores.clear();
+    if (cores > 1)
+      c.compute.memcpy_all_cores =
+          calibrate::measure_memcpy(sizes.memcpy_max_bytes, sizes.memcpy_repetitions, cores, [&](auto b) {
+            progress.step("compute", ++done, total,
+                          "memcpy x" + std::to_string(cores) + " " + std::to_string(b >> 10) + " KiB");
+          });
+    platform::write_calibration(output, c);
+    std::cerr << "gridcast calibrate: wrote " << output << " (memcpy curves measured again; the rest as in "
+              << only_memcpy << ")\n";
+    return 0;
+  }
   if (not only_collectives.empty()) {
     // Read first: a bad file should fail before the measurement.
     platform::Calibration c = platform::read_calibration(only_collectives);

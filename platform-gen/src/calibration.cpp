@@ -13,6 +13,7 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <utility>
 
 namespace gridcast::platform {
 
@@ -146,24 +147,29 @@ Calibration calibration_from_json(const json& j, const std::string& file)
   c.host.load_average     = host.number("load_average", Bound::NonNegative);
 
   Obj compute = top.child("compute");
-  compute.only({"dgemm_flops", "stream_triad_Bps", "scalar_flops", "core_speed_flops", "reduction"});
+  compute.only({"dgemm_flops", "stream_triad_Bps", "scalar_flops", "core_speed_flops", "reduction", "memcpy",
+                "memcpy_all_cores"});
   c.compute.dgemm_flops      = stat_from(compute, "dgemm_flops");
   c.compute.stream_triad_Bps = stat_from(compute, "stream_triad_Bps");
   c.compute.scalar_flops     = stat_from(compute, "scalar_flops");
   c.compute.core_speed_flops = compute.number("core_speed_flops", Bound::Positive);
-  if (compute.has("reduction")) {  // optional (calibrations before it lack it)
-    const json& red = compute.array("reduction");
-    for (std::size_t i = 0; i < red.size(); ++i) {
-      Obj p = compute.element("reduction", i);
+  // Optional size curves (calibrations before them lack them): sizes > 0 strictly ascending, medians > 0.
+  for (auto [key, curve] : {std::pair{"reduction", &c.compute.reduction}, std::pair{"memcpy", &c.compute.memcpy},
+                            std::pair{"memcpy_all_cores", &c.compute.memcpy_all_cores}}) {
+    if (not compute.has(key))
+      continue;
+    const json& points = compute.array(key);
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      Obj p = compute.element(key, i);
       p.only({"bytes", "time_s"});
       SizedTiming point{p.uint64("bytes"), stat_from(p, "time_s")};
       if (point.bytes == 0)
         p.fail("bytes", "expected a size > 0");
       if (not(point.time_s.median > 0))
         p.fail("time_s", "expected a median > 0");
-      if (i > 0 && point.bytes <= c.compute.reduction.back().bytes)
-        p.fail("bytes", "reduction sizes must ascend strictly");
-      c.compute.reduction.push_back(point);
+      if (i > 0 && point.bytes <= curve->back().bytes)
+        p.fail("bytes", std::string(key) + " sizes must ascend strictly");
+      curve->push_back(point);
     }
   }
 
@@ -283,11 +289,14 @@ ojson to_json(const Calibration& c)
   compute["stream_triad_Bps"] = stat_to(c.compute.stream_triad_Bps);
   compute["scalar_flops"]     = stat_to(c.compute.scalar_flops);
   compute["core_speed_flops"] = c.compute.core_speed_flops;
-  if (not c.compute.reduction.empty()) {
-    ojson red = ojson::array();
-    for (const auto& p : c.compute.reduction)
-      red.push_back(ojson{{"bytes", p.bytes}, {"time_s", stat_to(p.time_s)}});
-    compute["reduction"] = red;
+  for (auto [key, curve] : {std::pair{"reduction", &c.compute.reduction}, std::pair{"memcpy", &c.compute.memcpy},
+                            std::pair{"memcpy_all_cores", &c.compute.memcpy_all_cores}}) {
+    if (curve->empty())
+      continue;
+    ojson points = ojson::array();
+    for (const auto& p : *curve)
+      points.push_back(ojson{{"bytes", p.bytes}, {"time_s", stat_to(p.time_s)}});
+    compute[key] = points;
   }
   o["compute"]                = compute;
   if (c.network) {

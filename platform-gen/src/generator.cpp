@@ -488,16 +488,20 @@ PlatformModel build_platform(const PlatformSpec& spec, const Calibration* calibr
         m.zone_properties.push_back({"gridcast:copy-overhead", format_overhead_points(n.copy_overhead)});
     }
     // The time of a local copy on one core by size, with which collectives charge the copies MPI makes
-    // without a message (docs/collectives.md, "Local copies"). From the measured sum of two buffers
-    // (compute.reduction, a[i] += b[i]: 3 streams of memory traffic, cache effects included): a copy
-    // moves 2 streams (load b, store a), so 2/3 of that time. On this machine that gives 206 us for
-    // 8 MiB and 585 us for 16 MiB, where a lone memcpy of data just written took 165-189 and 461-577 us.
-    // Calibrations without that curve: the STREAM triad rate, which counts traffic (2 bytes a byte copied).
+    // without a message (docs/collectives.md, "Local copies"): the measured memcpy curve
+    // (compute.memcpy, source just written) where the calibration has it. Older calibrations: 2/3 of
+    // the measured sum of two buffers (compute.reduction, a[i] += b[i]: 3 streams of memory traffic, a
+    // copy moves 2), which over-charges copies that fit a cache about 2x on this machine (a compiled
+    // sum loop is slower than memcpy there: 64 KiB in 1.03 us against 0.48 us measured); without that
+    // curve either, the STREAM triad rate, which counts traffic (2 bytes a byte copied).
     {
       std::vector<OverheadPoint> copy;
-      for (const SizedTiming& r : calibration->compute.reduction)
-        if (r.bytes > 0 && r.time_s.median > 0)
-          copy.push_back({r.bytes, r.time_s.median * 2.0 / 3.0});
+      for (const SizedTiming& r : calibration->compute.memcpy)
+        copy.push_back({r.bytes, r.time_s.median});
+      if (copy.empty())
+        for (const SizedTiming& r : calibration->compute.reduction)
+          if (r.bytes > 0 && r.time_s.median > 0)
+            copy.push_back({r.bytes, r.time_s.median * 2.0 / 3.0});
       const double triad_Bps = calibration->compute.stream_triad_Bps.median;
       if (copy.empty() && triad_Bps > 0)
         for (std::uint64_t bytes : {std::uint64_t{1} << 20, std::uint64_t{1} << 30})

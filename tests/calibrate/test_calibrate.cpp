@@ -171,12 +171,43 @@ TEST_CASE("calibrate: quick run with a GPU data sheet writes a valid calibration
   CHECK(c.compute.reduction.back().bytes == (1u << 20));
   for (const auto& p : c.compute.reduction)
     CHECK(p.time_s.median > 0);
+  // The memcpy curves: 1 KiB x 2^k up to 1 MiB, on one core and (with several cores) on all at once.
+  REQUIRE(c.compute.memcpy.size() == 11);
+  CHECK(c.compute.memcpy.back().bytes == (1u << 20));
+  CHECK(c.compute.memcpy_all_cores.size() == (c.host.cores > 1 ? 11u : 0u));
   CHECK_FALSE(c.network.has_value());
   REQUIRE(c.gpu.has_value());
   CHECK(c.gpu->source == "datasheet");
   CHECK(c.gpu->device_count == 8);
   CHECK(c.gpu->p2p.bandwidth_Bps == 4.5e11);
   CHECK(c.host.cores >= 1);
+}
+
+TEST_CASE("calibrate: --only-memcpy replaces the memcpy curves and keeps the rest", "[calibrate]")
+{
+  TempDir dir;
+  REQUIRE(run_gridcast("calibrate --quick --no-mpi --no-gpu --quiet -o " + (dir / "c.json").string()).exit_code == 0);
+  platform::Calibration c = platform::read_calibration(dir / "c.json");
+  c.compute.memcpy        = {timing(1024, 1.0)};  // marks: both curves must be measured again
+  c.compute.memcpy_all_cores.clear();
+  platform::write_calibration(dir / "c.json", c);
+  auto r = run_gridcast("calibrate --only-memcpy " + (dir / "c.json").string() + " --quick --quiet -o " +
+                        (dir / "d.json").string());
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  platform::Calibration d = platform::read_calibration(dir / "d.json");
+  REQUIRE(d.compute.memcpy.size() == 11);
+  CHECK(d.compute.memcpy[0].time_s.median < 1.0);
+  CHECK(d.compute.memcpy_all_cores.size() == (c.host.cores > 1 ? 11u : 0u));
+  d.compute.memcpy           = c.compute.memcpy;  // the rest, byte for byte
+  d.compute.memcpy_all_cores = c.compute.memcpy_all_cores;
+  CHECK(platform::to_json(d).dump() == platform::to_json(c).dump());
+  CHECK(run_gridcast("calibrate --only-memcpy " + (dir / "c.json").string() + " --mpirun x -o " +
+                     (dir / "e.json").string())
+            .exit_code == 1);
+  CHECK(run_gridcast("calibrate --only-memcpy " + (dir / "missing.json").string() + " -o " +
+                     (dir / "e.json").string())
+            .exit_code == 1);
 }
 
 TEST_CASE("calibrate: a bad GPU data sheet is an error naming file and key", "[calibrate]")

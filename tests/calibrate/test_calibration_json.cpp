@@ -1,6 +1,7 @@
 // calibration.json: strict reading, deterministic writing, SMPI factor strings.
 #include "../models/models_support.hpp"
 
+#include "gridcast/calibrate/measure.hpp"
 #include "gridcast/platform/calibration.hpp"
 
 #include <string>
@@ -302,4 +303,55 @@ TEST_CASE("calibration.json: the reduction curve round-trips and is checked", "[
   j                                      = nlohmann::json::parse(to_json(c).dump());
   j["compute"]["reduction"][0]["flops"]  = 1;
   CHECK(key_of(j) == "compute.reduction[0].flops");
+}
+
+TEST_CASE("calibration.json: the memcpy curves round-trip and are checked", "[calibrate]")
+{
+  TempDir dir;
+  Calibration c              = sample(false, false);
+  c.compute.memcpy           = {{1024, stat(6e-9)}, {2048, stat(1e-8)}};
+  c.compute.memcpy_all_cores = {{1024, stat(7e-9)}, {2048, stat(1.2e-8)}};
+  write_calibration(dir / "c.json", c);
+  Calibration back = read_calibration(dir / "c.json");
+  REQUIRE(back.compute.memcpy.size() == 2);
+  REQUIRE(back.compute.memcpy_all_cores.size() == 2);
+  CHECK(back.compute.memcpy[1].time_s.median == 1e-8);
+  CHECK(back.compute.memcpy_all_cores[0].time_s.median == 7e-9);
+  write_calibration(dir / "again.json", back);
+  CHECK(read_file(dir / "c.json") == read_file(dir / "again.json"));
+  CHECK(back.compute.reduction.empty());  // each curve optional on its own
+
+  auto key_of = [](const nlohmann::json& j) {
+    return expect_input_error([&] { calibration_from_json(j, "cal.json"); }).context().key;
+  };
+  nlohmann::json j                              = nlohmann::json::parse(to_json(c).dump());
+  j["compute"]["memcpy_all_cores"][1]["bytes"]  = 1024;
+  CHECK(key_of(j) == "compute.memcpy_all_cores[1].bytes");
+  j                                             = nlohmann::json::parse(to_json(c).dump());
+  j["compute"]["memcpy"][0]["time_s"] = {{"median", 0}, {"min", 0}, {"max", 0}, {"repetitions", 3}};
+  CHECK(key_of(j) == "compute.memcpy[0].time_s");
+  j                                       = nlohmann::json::parse(to_json(c).dump());
+  j["compute"]["memcpy"][0]["copiers"]    = 2;
+  CHECK(key_of(j) == "compute.memcpy[0].copiers");
+  j                                       = nlohmann::json::parse(to_json(c).dump());
+  j["compute"]["memcpy_one_core"]         = j["compute"]["memcpy"];
+  CHECK(key_of(j) == "compute.memcpy_one_core");
+}
+
+TEST_CASE("calibrate: the memcpy curve, alone and with two copiers at once, has every size", "[calibrate]")
+{
+  // Shape only (no timing assertion): sizes 1 KiB x 2^k up to the maximum, positive medians, one
+  // progress call per size, the same sizes with two copiers (threads pinned to cores 0 and 1 when the
+  // machine has them; pinning to an absent core is refused by the OS and the copier runs anyway).
+  for (int copiers : {1, 2}) {
+    int calls = 0;
+    auto curve = gridcast::calibrate::measure_memcpy(16384, 2, copiers, [&](std::uint64_t) { ++calls; });
+    REQUIRE(curve.size() == 5);
+    CHECK(calls == 5);
+    for (std::size_t i = 0; i < curve.size(); ++i) {
+      CHECK(curve[i].bytes == (std::uint64_t{1024} << i));
+      CHECK(curve[i].time_s.median > 0);
+      CHECK(curve[i].time_s.repetitions == 2);
+    }
+  }
 }

@@ -93,6 +93,11 @@ TEST_CASE("spec: a calibration's factors become root-zone properties", "[platfor
   CHECK(copy[0].time_s == Approx(2e-7));
   CHECK(copy[1].bytes == 1048576);
   CHECK(copy[1].time_s == Approx(4e-4));
+  // A measured memcpy curve wins over both, taken as it is (one core, source just written).
+  cal.compute.memcpy = {{1024, {1e-8, 1e-8, 1e-8, 3}}, {2048, {2e-8, 2e-8, 2e-8, 3}}, {4096, {5e-8, 5e-8, 5e-8, 3}}};
+  cal.compute.memcpy_all_cores = {{1024, {9e-8, 9e-8, 9e-8, 3}}};  // recorded, not what is charged
+  CHECK(zone_property(build(spec_json(pcie_kind(0, false), 1), &cal), "gridcast:memcpy-time") ==
+        "1024:1e-08;2048:2e-08;4096:5e-08");
   platform::PlatformModel plain = build(spec_json(pcie_kind(0, false), 1));
   for (const auto& p : plain.zone_properties)
     CHECK(p.name.rfind("gridcast:lat", 0) == std::string::npos);

@@ -30,9 +30,17 @@ struct ComputeSizes {
   int scalar_repetitions   = 7;
   std::uint64_t reduction_max_bytes = 64u << 20;  ///< largest summed buffer (sizes 1 KiB x 4^k up to it)
   int reduction_repetitions         = 9;
+  std::uint64_t memcpy_max_bytes    = 64u << 20;  ///< largest copied buffer (sizes 1 KiB x 2^k up to it)
+  int memcpy_repetitions            = 9;
   static ComputeSizes quick();
 };
 platform::ComputeCalibration measure_compute(const ComputeSizes& sizes, Progress& progress);
+/// Seconds of a memcpy of each size (1 KiB x 2^k up to `max_bytes`) with `copiers` threads, one per core
+/// (pinned to cores 0..copiers-1), copying buffers of their own at once: a repetition is the slowest
+/// copier's mean over about 1 ms of copies, its source rewritten before (data just written, as a
+/// collective's buffer is). `after_each` runs after every size, for progress.
+std::vector<platform::SizedTiming> measure_memcpy(std::uint64_t max_bytes, int repetitions, int copiers,
+                                                  const std::function<void(std::uint64_t)>& after_each = {});
 /// The dgemm rate alone (median, min, max over `repetitions` calls on n x n matrices): the figure that
 /// becomes ComputeCalibration::core_speed_flops, so `gridcast profile` without a calibration file records
 /// the host speed the same way (`after_each` runs after every call, for progress).

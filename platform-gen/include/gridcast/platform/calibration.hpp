@@ -85,6 +85,11 @@ struct ComputeCalibration {
   /// Optional (absent in older files): seconds to sum `bytes` of doubles into another buffer (a[i] +=
   /// b[i], MPI_SUM's work), per size: memory bound, at cache speed while the buffers fit a cache.
   std::vector<SizedTiming> reduction;
+  /// Optional (absent in older files): seconds of a memcpy of `bytes` on one core, the source just
+  /// written (`memcpy`), and the same while every core of the host (host.cores) copies a buffer of that
+  /// size of its own at once, the slowest copier's time (`memcpy_all_cores`): what the cores of a node
+  /// share of the caches and the memory system when all of them copy, as the ranks of a collective do.
+  std::vector<SizedTiming> memcpy, memcpy_all_cores;
 };
 
 /// MPI between two ranks of one node (shared memory), Open MPI.
