@@ -256,6 +256,13 @@ def main() -> int:
               f"{min(paid) * 1e6:.3f} to {max(paid) * 1e6:.3f} us{tail}")
     else:
         print("no copy overhead in the calibration (version 1): messages cost their network time only")
+    comp = cal["compute"]
+    if comp.get("memcpy"):
+        print("local copies in collectives: the measured memcpy curve (compute.memcpy, one core: "
+              + ", ".join(f"{human(p['bytes'])} {p['bytes'] / p['time_s']['median'] / 1e9:.0f} GB/s"
+                          for p in comp["memcpy"] if p["bytes"] in (1 << 15, 1 << 20, 8 << 20, 64 << 20)) + ")")
+    elif comp.get("reduction"):
+        print("local copies in collectives: 2/3 of the reduction curve (no compute.memcpy in the calibration)")
     if net.get("shared_bandwidth_Bps"):
         print(f"shared-memory capacity of concurrent transfers: {net['shared_bandwidth_Bps'] / 1e9:.2f} GB/s "
               f"(fitted from the transfer-dominated sizes of {len(net.get('exchange', []))} exchange sizes)")
