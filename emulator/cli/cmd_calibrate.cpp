@@ -26,6 +26,7 @@ int run_calibrate(const std::vector<std::string>& args)
                                   "Progress goes to stderr; the file follows docs/formats.md (calibration.json).\n"
                                   "options");
   std::string output, mpirun, gpu_json, mpi_bench, refit, only_collectives;
+  std::string only_rate_curve;  // --only-rate-curve: the calibration to add the rate curve to
   options.add_options()
     ("output,o", po::value(&output), "file to write (required): calibration.json, or with --gpu-only the GPU data "
                                      "sheet")
@@ -50,7 +51,12 @@ int run_calibrate(const std::vector<std::string>& args)
      "measure only the MPI collective timings (allreduce, alltoall, bcast at np 2, with --mpirun, "
      "--mpi-bench and --quick as usual) and write this calibration to -o with them (and "
      "network.collectives_measured) replaced; everything else, the fitted network model included, is "
-     "kept as it is, so a platform generated from it does not change. -o may name the same file");
+     "kept as it is, so a platform generated from it does not change. -o may name the same file")
+    ("only-rate-curve", po::value(&only_rate_curve),
+     "measure only the compute rate by working-set size (compute.rate_by_working_set: a system-BLAS dgemm "
+     "panel update from 16 KiB to 128 MiB of operands, or to 4 MiB with --quick; docs/latency-model.md, "
+     "\"The rate model\") and write this calibration to -o with it added or replaced; everything else is "
+     "kept. -o may name the same file");
   options.add_options()("help,h", "show this help");
   po::variables_map vm;
   try {
@@ -89,6 +95,27 @@ int run_calibrate(const std::vector<std::string>& args)
     return 0;
   }
   calibrate::Progress progress(std::cerr, calibrate::Progress::detect(vm.count("quiet") > 0));
+  if (not only_rate_curve.empty()) {
+    for (const char* other : {"refit", "only-collectives", "gpu-json", "gpu-only", "no-mpi", "no-gpu", "mpirun",
+                              "mpi-bench"})
+      if (vm.count(other) > 0)
+        throw UsageError{std::string("--only-rate-curve measures the compute rate alone: it cannot go with --") +
+                             other,
+                         "calibrate"};
+    platform::Calibration c = platform::read_calibration(only_rate_curve);  // a bad file fails first
+    const calibrate::ComputeSizes sizes =
+        vm.count("quick") > 0 ? calibrate::ComputeSizes::quick() : calibrate::ComputeSizes{};
+    int done = 0, total = 0;
+    for (std::uint64_t b = sizes.rate_min_bytes; b <= sizes.rate_max_bytes; b *= 2)
+      total += sizes.rate_repetitions;
+    c.compute.rate_by_working_set = calibrate::measure_rate_by_working_set(
+        sizes.rate_min_bytes, sizes.rate_max_bytes, sizes.rate_repetitions,
+        [&] { progress.step("compute", ++done, total, "rate by working set"); });
+    platform::write_calibration(output, c);
+    std::cerr << "gridcast calibrate: wrote " << output << " (compute rate by working set measured; the rest as in "
+              << only_rate_curve << ")\n";
+    return 0;
+  }
   if (not only_collectives.empty()) {
     // Read first: a bad file should fail before the measurement.
     platform::Calibration c = platform::read_calibration(only_collectives);
