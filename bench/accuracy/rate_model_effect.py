@@ -52,6 +52,12 @@ def describe(profile: Path) -> tuple[float, float, float]:
     return run.get("nw", 0.0), fp, rate_at(curve, fp)
 
 
+def factor(train: list[tuple[float, float, float]], fp: float, rate: float) -> float:
+    """rate at the training footprint nearest `fp` (in log2) / `rate`; `train` holds describe() tuples."""
+    nearest = min(train, key=lambda t: abs(math.log2(max(t[1], 1.0)) - math.log2(max(fp, 1.0))))
+    return nearest[2] / rate
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
@@ -64,8 +70,8 @@ def main() -> int:
         print(f"{str(p)[-40:]:<40} {nw:>8g} {fp / 1e6:>12.2f} {rate / 1e9:>12.3f} {'':>8}")
     for p in args.target:
         nw, fp, rate = describe(p)
-        nearest = min(train, key=lambda t: abs(math.log2(max(t[2], 1.0)) - math.log2(max(fp, 1.0))))
-        print(f"{str(p)[-40:]:<40} {nw:>8g} {fp / 1e6:>12.2f} {rate / 1e9:>12.3f} {nearest[3] / rate:>8.3f}")
+        f = factor([t[1:] for t in train], fp, rate)
+        print(f"{str(p)[-40:]:<40} {nw:>8g} {fp / 1e6:>12.2f} {rate / 1e9:>12.3f} {f:>8.3f}")
     print("factor: rate at the nearest training footprint / rate at the target's (> 1: the target is slower per flop)")
     return 0
 
