@@ -29,6 +29,11 @@ Applications (nw is the size):
    run until --reps runs were undisturbed or 3 x --reps runs were made; the median of the undisturbed
    ones, or of the --reps least disturbed when too few were (marked `*`).
 
+Each target also prints the ranks' footprints (run.json footprint_bytes) at the training sizes and at
+the target, and the factor a rate model would apply there (rate at the nearest training footprint / rate
+at the target's, from the calibration's compute.rate_by_working_set; bench/accuracy/rate_model_effect.py):
+information only, the prediction does not use it (docs/latency-model.md, "A rate by footprint").
+
 A run is disturbed when the other processes used more than --max-other-cores cores on average while it
 ran: /proc/stat's busy time of the whole machine minus the run's own user+system time (wait4 of
 `gridcast profile`, which includes mpirun and its ranks). Prints the table of predicted and measured
@@ -49,6 +54,9 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import rate_model_effect  # noqa: E402  (the footprint and rate-curve reading, shared)
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -157,6 +165,20 @@ def undisturbed(gridcast: str, app: App, size: int, work: Path, tag: str, want: 
     return sorted(runs, key=lambda r: r.other_cores)[:want], False
 
 
+def rate_model_line(train: list[str], target: Path) -> str:
+    """The rank footprints of the training profiles and of a measured one, and the factor a rate model
+    (compute charged at the host's rate for the footprint, bench/accuracy/rate_model_effect.py) would
+    apply at the target: information, the prediction does not use it."""
+    try:
+        points = [rate_model_effect.describe(Path(t)) for t in train]
+        nw, fp, rate = rate_model_effect.describe(target)
+    except SystemExit as e:  # describe() exits with the reason when a profile lacks the data
+        return f"rate model at {target.name}: not evaluated ({str(e).split(': ', 1)[-1]})"
+    return (f"footprints (MB/rank) {' '.join(f'{p[1] / 1e6:.1f}' for p in points)} -> {fp / 1e6:.1f} at {nw:g}; "
+            f"rate model factor {rate_model_effect.factor(points, fp, rate):.3f} (rate at the nearest training "
+            "footprint / at the target's)")
+
+
 def run_app(args: argparse.Namespace, app: App, work: Path) -> list[tuple]:
     """The rows of one application: (app, size, x train, predicted, measured, error %, quiet, runs, other)
     or (app, message) when its model could not be fitted or predicted."""
@@ -190,6 +212,7 @@ def run_app(args: argparse.Namespace, app: App, work: Path) -> list[tuple]:
         runs, quiet = undisturbed(args.gridcast, app, size, work, "measure", args.reps, 3 * args.reps,
                                   args.max_other_cores)
         measured = statistics.median(r.wall_s for r in runs)
+        print(f"  {app.name}: {rate_model_line(train, runs[0].profile)}", flush=True)
         rows.append((app.name, size, size / app.train[-1], predicted, measured,
                      100 * (predicted - measured) / measured, quiet, [r.wall_s for r in runs],
                      max(r.other_cores for r in runs)))

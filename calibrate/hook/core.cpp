@@ -16,6 +16,7 @@
 #include <string>
 #include <string_view>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <unordered_map>
@@ -58,6 +59,9 @@ std::atomic<bool> g_initialized{false};  ///< this process called MPI_Init (it o
 std::atomic<int> g_rank{-1};
 int g_size = 0;
 std::int64_t g_init_ns = 0;          // in ticks
+// Resident set when MPI_Init returned (the program, its libraries and MPI's own buffers): the rank's data
+// footprint is the peak above it (rank-R.meta `init_rss_bytes`, `peak_rss_bytes`; docs/profiler.md).
+std::int64_t g_init_rss_bytes = 0;
 std::int64_t g_cal_ticks = 0;        // clock calibration: ticks and ns read together when the hook loads
 std::int64_t g_cal_ns = 0;
 std::int64_t g_ticks_per_s = 1000000000;
@@ -140,6 +144,23 @@ std::int64_t ticks_per_s_until_now()
   return static_cast<std::int64_t>(static_cast<double>(ticks - g_cal_ticks) * 1e9 / static_cast<double>(ns - g_cal_ns));
 }
 
+/// The resident set now (/proc/self/statm's second field, in pages), 0 when it cannot be read.
+std::int64_t resident_bytes_now()
+{
+  int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return 0;
+  char buf[128] = {0};
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0)
+    return 0;
+  long long size_pages = 0, resident_pages = 0;
+  if (std::sscanf(buf, "%lld %lld", &size_pages, &resident_pages) != 2)
+    return 0;
+  return static_cast<std::int64_t>(resident_pages) * sysconf(_SC_PAGESIZE);
+}
+
 /// Writes rank-R.meta: what the converter needs besides the records. `status` says how the run ended.
 void write_meta(const char* status, std::int64_t end_ticks, int signal_or_code)
 {
@@ -164,6 +185,14 @@ void write_meta(const char* status, std::int64_t end_ticks, int signal_or_code)
   put(fd, "threads ");   put_int(fd, g_next_thread.load()); put(fd, "\n");
   put(fd, "status ");    put(fd, status);            put(fd, "\n");
   put(fd, "code ");      put_int(fd, signal_or_code); put(fd, "\n");
+  if (end_ticks != 0) {
+    // The process's peak resident set (getrusage: a system call, safe in a signal handler), in bytes.
+    struct rusage u {};
+    if (getrusage(RUSAGE_SELF, &u) == 0 && g_init_rss_bytes > 0) {
+      put(fd, "init_rss_bytes "); put_int(fd, g_init_rss_bytes); put(fd, "\n");
+      put(fd, "peak_rss_bytes "); put_int(fd, static_cast<std::int64_t>(u.ru_maxrss) * 1024); put(fd, "\n");
+    }
+  }
   close(fd);
 }
 
@@ -589,6 +618,7 @@ void on_init(int world_rank, int world_size, std::int64_t init_start_ticks)
   g_rank.store(world_rank);
   g_size = world_size;
   g_init_ns = init_start_ticks;
+  g_init_rss_bytes = resident_bytes_now();
   if (g_tsc_clock) {
     // Ticks per second over the time since the hook was loaded (the start-up and MPI_Init: tens to
     // hundreds of ms, already spent), so no busy wait is needed; only when that was under 2 ms does it

@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <barrier>
 #include <chrono>
+#include <ctime>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -25,6 +27,13 @@ using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t0)
 {
   return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+double thread_cpu_s()
+{
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
 // Keeps a result alive so that the optimiser cannot drop the loop that computed it.
@@ -59,6 +68,8 @@ ComputeSizes ComputeSizes::quick()
   s.reduction_repetitions = 3;
   s.memcpy_max_bytes      = 1u << 20;
   s.memcpy_repetitions    = 3;
+  s.rate_max_bytes        = 4u << 20;
+  s.rate_repetitions      = 3;
   return s;
 }
 
@@ -148,6 +159,53 @@ std::vector<platform::SizedTiming> measure_memcpy(std::uint64_t max_bytes, int r
   return out;
 }
 
+int panel_update_side(std::uint64_t bytes)
+{
+  // 8 (m^2 + 2*32*m) = bytes: the positive root of m^2 + 64 m - bytes/8.
+  const double w = static_cast<double>(bytes) / 8.0;
+  const double m = -32.0 + std::sqrt(32.0 * 32.0 + w);
+  return std::max(8, static_cast<int>(std::lround(m)));
+}
+
+std::vector<platform::SizedRate> measure_rate_by_working_set(std::uint64_t min_bytes, std::uint64_t max_bytes,
+                                                             int repetitions, const std::function<void()>& after_each)
+{
+  single_threaded_blas();
+  constexpr int kPanel = 32;  // the width of the panel: HPL's and ScaLAPACK's usual block sizes are 32-256
+  std::vector<platform::SizedRate> curve;
+  for (std::uint64_t bytes = min_bytes; bytes <= max_bytes; bytes *= 2) {
+    const int m = panel_update_side(bytes);
+    const auto mm = static_cast<std::size_t>(m);
+    // Column-major, leading dimension m, as a Fortran or HPL caller lays its matrices out.
+    std::vector<double> a(mm * kPanel, 1e-3), b(kPanel * mm, 1e-3), cm(mm * mm, 0.5);
+    auto update = [&] {
+      cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, m, m, kPanel, -1.0, a.data(), m, b.data(), kPanel,
+                  1.0, cm.data(), m);
+    };
+    // Timed in the thread's CPU time, not wall time: a curve measured on a shared machine must not
+    // read the other processes' share of the core as a slower cache level.
+    double t0 = thread_cpu_s();
+    update();  // warm-up: page faults, and the operands into whichever cache holds them
+    // Small sizes take microseconds: a repetition repeats the update for about 2 ms.
+    const int passes = std::max(1, static_cast<int>(2e-3 / std::max(thread_cpu_s() - t0, 1e-9)));
+    std::vector<double> t;
+    for (int r = 0; r < repetitions; ++r) {
+      t0 = thread_cpu_s();
+      for (int k = 0; k < passes; ++k)
+        update();
+      t.push_back((thread_cpu_s() - t0) / passes);
+      if (after_each)
+        after_each();
+    }
+    g_sink = cm[mm / 2];
+    const std::uint64_t actual = 8u * (mm * mm + 2u * kPanel * mm);
+    if (not curve.empty() && actual <= curve.back().bytes)
+      continue;  // two requested sizes rounded to the same side
+    curve.push_back({actual, summarize_rate(t, 2.0 * static_cast<double>(m) * m * kPanel)});
+  }
+  return curve;
+}
+
 platform::ComputeCalibration measure_compute(const ComputeSizes& sizes, Progress& progress)
 {
   platform::ComputeCalibration c;
@@ -158,9 +216,12 @@ platform::ComputeCalibration measure_compute(const ComputeSizes& sizes, Progress
   for (std::uint64_t b = 1024; b <= sizes.memcpy_max_bytes; b *= 2)
     ++memcpy_sizes;
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  int rate_points = 0;
+  for (std::uint64_t b = sizes.rate_min_bytes; b <= sizes.rate_max_bytes && b > 0; b *= 2)
+    ++rate_points;
   const int total = sizes.dgemm_repetitions + sizes.triad_repetitions + sizes.scalar_repetitions +
                     static_cast<int>(reduction_sizes.size()) * sizes.reduction_repetitions +
-                    memcpy_sizes * (cores > 1 ? 2 : 1);
+                    memcpy_sizes * (cores > 1 ? 2 : 1) + rate_points * sizes.rate_repetitions;
   int done        = 0;
 
   c.dgemm_flops = measure_dgemm_flops(sizes.dgemm_n, sizes.dgemm_repetitions, [&] {
@@ -234,6 +295,11 @@ platform::ComputeCalibration measure_compute(const ComputeSizes& sizes, Progress
     c.memcpy_all_cores = measure_memcpy(sizes.memcpy_max_bytes, sizes.memcpy_repetitions, cores, [&](std::uint64_t b) {
       progress.step("compute", ++done, total, "memcpy x" + std::to_string(cores) + " " + std::to_string(b >> 10) + " KiB");
     });
+  if (rate_points > 0)
+    c.rate_by_working_set = measure_rate_by_working_set(sizes.rate_min_bytes, sizes.rate_max_bytes,
+                                                        sizes.rate_repetitions, [&] {
+                                                          progress.step("compute", ++done, total, "rate by working set");
+                                                        });
   // The platform's core speed: the dgemm rate (docs/formats.md says why).
   c.core_speed_flops = c.dgemm_flops.median;
   return c;

@@ -22,12 +22,14 @@ int run_calibrate(const std::vector<std::string>& args)
       "calibrate -o calibration.json [--mpirun \"CMD\"] [--quick] [--gpu-json FILE] [--gpu-only] [--no-mpi] "
       "[--no-gpu] [--quiet]\n       gridcast calibrate --refit OLD.json -o calibration.json\n"
       "       gridcast calibrate --only-collectives OLD.json -o calibration.json [--mpirun \"CMD\"] [--quick]\n"
-      "       gridcast calibrate --only-memcpy OLD.json -o calibration.json [--quick]";
+      "       gridcast calibrate --only-memcpy OLD.json -o calibration.json [--quick]\n"
+      "       gridcast calibrate --only-rate-curve OLD.json -o calibration.json [--quick]";
   po::options_description options("Measures this machine: compute kernels on one core, MPI between two ranks "
                                   "through the real MPI launcher, and the GPU when a CUDA driver is present.\n"
                                   "Progress goes to stderr; the file follows docs/formats.md (calibration.json).\n"
                                   "options");
   std::string output, mpirun, gpu_json, mpi_bench, refit, only_collectives, only_memcpy;
+  std::string only_rate_curve;  // --only-rate-curve: the calibration to add the rate curve to
   options.add_options()
     ("output,o", po::value(&output), "file to write (required): calibration.json, or with --gpu-only the GPU data "
                                      "sheet")
@@ -56,7 +58,12 @@ int run_calibrate(const std::vector<std::string>& args)
     ("only-memcpy", po::value(&only_memcpy),
      "measure only the memcpy curves (compute.memcpy on one core, compute.memcpy_all_cores with every core "
      "copying at once; --quick as usual) and write this calibration to -o with them replaced; everything "
-     "else is kept as it is. -o may name the same file");
+     "else is kept as it is. -o may name the same file")
+    ("only-rate-curve", po::value(&only_rate_curve),
+     "measure only the compute rate by working-set size (compute.rate_by_working_set: a system-BLAS dgemm "
+     "panel update from 16 KiB to 128 MiB of operands, or to 4 MiB with --quick; docs/latency-model.md, "
+     "\"The rate model\") and write this calibration to -o with it added or replaced; everything else is "
+     "kept. -o may name the same file");
   options.add_options()("help,h", "show this help");
   po::variables_map vm;
   try {
@@ -124,6 +131,27 @@ int run_calibrate(const std::vector<std::string>& args)
     platform::write_calibration(output, c);
     std::cerr << "gridcast calibrate: wrote " << output << " (memcpy curves measured again; the rest as in "
               << only_memcpy << ")\n";
+    return 0;
+  }
+  if (not only_rate_curve.empty()) {
+    for (const char* other : {"refit", "only-collectives", "only-memcpy", "gpu-json", "gpu-only", "no-mpi",
+                              "no-gpu", "mpirun", "mpi-bench"})
+      if (vm.count(other) > 0)
+        throw UsageError{std::string("--only-rate-curve measures the compute rate alone: it cannot go with --") +
+                             other,
+                         "calibrate"};
+    platform::Calibration c = platform::read_calibration(only_rate_curve);  // a bad file fails first
+    const calibrate::ComputeSizes sizes =
+        vm.count("quick") > 0 ? calibrate::ComputeSizes::quick() : calibrate::ComputeSizes{};
+    int done = 0, total = 0;
+    for (std::uint64_t b = sizes.rate_min_bytes; b <= sizes.rate_max_bytes; b *= 2)
+      total += sizes.rate_repetitions;
+    c.compute.rate_by_working_set = calibrate::measure_rate_by_working_set(
+        sizes.rate_min_bytes, sizes.rate_max_bytes, sizes.rate_repetitions,
+        [&] { progress.step("compute", ++done, total, "rate by working set"); });
+    platform::write_calibration(output, c);
+    std::cerr << "gridcast calibrate: wrote " << output << " (compute rate by working set measured; the rest as in "
+              << only_rate_curve << ")\n";
     return 0;
   }
   if (not only_collectives.empty()) {

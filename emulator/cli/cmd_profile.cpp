@@ -311,7 +311,12 @@ int run_profile(const std::vector<std::string>& all_args)
   if (not calibration.empty()) {
     // The strict reader: the same calibration.json `gridcast platform` reads, so that the speed that turns
     // measured seconds into flops is the speed the generated platform gives the host back.
-    info.host.speed_flops = platform::read_calibration(calibration).compute.core_speed_flops;
+    const platform::Calibration cal = platform::read_calibration(calibration);
+    info.host.speed_flops = cal.compute.core_speed_flops;
+    // The rate by working set goes along, so that `gridcast fit` can convert each profile's seconds at
+    // the rate of its ranks' footprint (the rate model, docs/latency-model.md).
+    for (const platform::SizedRate& p : cal.compute.rate_by_working_set)
+      info.host.rate_curve.push_back({static_cast<double>(p.bytes), p.flops.median});
     if (not(info.host.speed_flops > 0))
       throw InputError({calibration, 0, "compute.core_speed_flops", -1}, "must be > 0 to convert seconds to flops");
     std::cout << "host speed: " << info.host.speed_flops << " flop/s (compute.core_speed_flops of " << calibration

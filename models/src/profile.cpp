@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <cmath>
 #include <fstream>
 
 namespace fs = std::filesystem;
@@ -37,12 +38,30 @@ constexpr int kFormatVersion           = 1;
 
 }  // namespace
 
+double rate_at(const RateCurve& curve, double bytes, double fallback)
+{
+  if (curve.empty())
+    return fallback;
+  if (bytes <= curve.front().working_set_bytes)
+    return curve.front().speed_flops;
+  if (bytes >= curve.back().working_set_bytes)
+    return curve.back().speed_flops;
+  std::size_t k = 1;
+  while (curve[k].working_set_bytes < bytes)
+    ++k;
+  // Caches make the rate a function of the size's order of magnitude: interpolate in log2(bytes).
+  const double x0 = std::log2(curve[k - 1].working_set_bytes), x1 = std::log2(curve[k].working_set_bytes);
+  const double t = (std::log2(bytes) - x0) / (x1 - x0);
+  return curve[k - 1].speed_flops + t * (curve[k].speed_flops - curve[k - 1].speed_flops);
+}
+
 RunInfo read_run_info(const fs::path& run_json)
 {
   const nlohmann::json j = read_json_file(run_json, "run.json");
   JsonObject top(j, run_json.string());
   top.only(
-      {"format", "format_version", "np", "nw", "command", "host", "date", "encoding", "complete", "origin", "units"});
+      {"format", "format_version", "np", "nw", "command", "host", "date", "encoding", "complete", "origin", "units",
+       "footprint_bytes"});
 
   if (top.has("format") && top.need("format") != std::string(kFormatName))
     top.fail("format", "expected \"gridcast-profile\"");
@@ -60,10 +79,22 @@ RunInfo read_run_info(const fs::path& run_json)
       *out = top.string(key);
 
   JsonObject host = top.child("host");
-  host.only({"name", "speed_flops"});
+  host.only({"name", "speed_flops", "rate_curve"});
   if (host.has("name"))
     info.host.name = host.string("name");
   info.host.speed_flops = host.number("speed_flops", JsonObject::Bound::Positive);
+  if (host.has("rate_curve")) {
+    const std::size_t n = host.array("rate_curve").size();
+    for (std::size_t i = 0; i < n; ++i) {
+      JsonObject pt = host.element("rate_curve", i);
+      pt.only({"working_set_bytes", "speed_flops"});
+      RatePoint rp{pt.number("working_set_bytes", JsonObject::Bound::Positive),
+                   pt.number("speed_flops", JsonObject::Bound::Positive)};
+      if (not info.host.rate_curve.empty() && not(rp.working_set_bytes > info.host.rate_curve.back().working_set_bytes))
+        pt.fail("working_set_bytes", "must increase along the curve");
+      info.host.rate_curve.push_back(rp);
+    }
+  }
 
   const nlohmann::json& enc = top.need("encoding");
   if (enc == "jsonl")
@@ -75,6 +106,15 @@ RunInfo read_run_info(const fs::path& run_json)
 
   if (top.has("complete"))
     info.complete = top.boolean("complete");
+  if (top.has("footprint_bytes")) {
+    info.footprint_bytes = top.numbers("footprint_bytes");
+    if (static_cast<int>(info.footprint_bytes.size()) != info.np)
+      top.fail("footprint_bytes", std::to_string(info.footprint_bytes.size()) + " values for " +
+                                      std::to_string(info.np) + " ranks (one per rank)");
+    for (double b : info.footprint_bytes)
+      if (not(b >= 0))
+        top.fail("footprint_bytes", "a footprint must be >= 0 bytes");
+  }
 
   if (top.has("units")) {
     JsonObject units = top.child("units");
@@ -96,11 +136,19 @@ void write_run_info(const fs::path& run_json, const RunInfo& info)
   o["nw"]                = info.nw;
   o["command"]           = info.command;
   o["host"]              = {{"name", info.host.name}, {"speed_flops", info.host.speed_flops}};
+  if (not info.host.rate_curve.empty()) {
+    nlohmann::ordered_json curve = nlohmann::ordered_json::array();
+    for (const RatePoint& p : info.host.rate_curve)
+      curve.push_back({{"working_set_bytes", p.working_set_bytes}, {"speed_flops", p.speed_flops}});
+    o["host"]["rate_curve"] = curve;
+  }
   o["date"]              = info.date;
   o["encoding"]          = encoding_name(info.encoding);
   o["complete"]          = info.complete;
   o["origin"]            = info.origin;
   o["units"]             = {{"time", "s"}, {"work", "flop"}, {"size", "B"}};
+  if (not info.footprint_bytes.empty())
+    o["footprint_bytes"] = info.footprint_bytes;
   const std::string text = o.dump(2) + "\n";
 
   std::ofstream out(run_json, std::ios::binary | std::ios::trunc);

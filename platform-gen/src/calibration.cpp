@@ -148,7 +148,7 @@ Calibration calibration_from_json(const json& j, const std::string& file)
 
   Obj compute = top.child("compute");
   compute.only({"dgemm_flops", "stream_triad_Bps", "scalar_flops", "core_speed_flops", "reduction", "memcpy",
-                "memcpy_all_cores"});
+                "memcpy_all_cores", "rate_by_working_set"});
   c.compute.dgemm_flops      = stat_from(compute, "dgemm_flops");
   c.compute.stream_triad_Bps = stat_from(compute, "stream_triad_Bps");
   c.compute.scalar_flops     = stat_from(compute, "scalar_flops");
@@ -170,6 +170,21 @@ Calibration calibration_from_json(const json& j, const std::string& file)
       if (i > 0 && point.bytes <= curve->back().bytes)
         p.fail("bytes", std::string(key) + " sizes must ascend strictly");
       curve->push_back(point);
+    }
+  }
+  if (compute.has("rate_by_working_set")) {  // optional (calibrations before it lack it)
+    const json& curve = compute.array("rate_by_working_set");
+    for (std::size_t i = 0; i < curve.size(); ++i) {
+      Obj p = compute.element("rate_by_working_set", i);
+      p.only({"bytes", "flops"});
+      SizedRate point{p.uint64("bytes"), stat_from(p, "flops")};
+      if (point.bytes == 0)
+        p.fail("bytes", "expected a size > 0");
+      if (not(point.flops.median > 0))
+        p.fail("flops", "expected a median > 0");
+      if (i > 0 && point.bytes <= c.compute.rate_by_working_set.back().bytes)
+        p.fail("bytes", "working-set sizes must ascend strictly");
+      c.compute.rate_by_working_set.push_back(point);
     }
   }
 
@@ -297,6 +312,12 @@ ojson to_json(const Calibration& c)
     for (const auto& p : *curve)
       points.push_back(ojson{{"bytes", p.bytes}, {"time_s", stat_to(p.time_s)}});
     compute[key] = points;
+  }
+  if (not c.compute.rate_by_working_set.empty()) {
+    ojson curve = ojson::array();
+    for (const auto& p : c.compute.rate_by_working_set)
+      curve.push_back(ojson{{"bytes", p.bytes}, {"flops", stat_to(p.flops)}});
+    compute["rate_by_working_set"] = curve;
   }
   o["compute"]                = compute;
   if (c.network) {

@@ -136,12 +136,46 @@ TEST_CASE("calibrate: the fitted factors reproduce every measured size", "[calib
     CHECK(s.factor > 0);
 }
 
+TEST_CASE("calibrate: the panel update's side fits the requested working set", "[calibrate]")
+{
+  // Three operands of 8-byte doubles: C m x m, A m x 32, B 32 x m.
+  for (std::uint64_t bytes : {16384ull, 1ull << 20, 128ull << 20}) {
+    const int m              = panel_update_side(bytes);
+    const double operands    = 8.0 * (static_cast<double>(m) * m + 64.0 * m);
+    const double next_larger = 8.0 * (static_cast<double>(m + 1) * (m + 1) + 64.0 * (m + 1));
+    INFO(bytes << " bytes: m " << m);
+    CHECK(std::abs(operands - static_cast<double>(bytes)) <= next_larger - operands);
+  }
+  CHECK(panel_update_side(0) == 8);  // never an empty matrix
+}
+
+TEST_CASE("calibrate: --only-rate-curve adds the rate by working set and keeps the rest", "[calibrate]")
+{
+  TempDir dir;
+  const std::string base = std::string(GRIDCAST_SOURCE_DIR) + "/platforms/this-machine/calibration.json";
+  auto r = run_gridcast("calibrate --quick --quiet --only-rate-curve " + base + " -o " + (dir / "c.json").string());
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  platform::Calibration before = platform::read_calibration(base);
+  platform::Calibration after  = platform::read_calibration(dir / "c.json");
+  CHECK(after.compute.rate_by_working_set.size() == 9);
+  after.compute.rate_by_working_set = before.compute.rate_by_working_set;
+  CHECK(platform::to_json(after).dump() == platform::to_json(before).dump());
+  auto bad = run_gridcast("calibrate --only-rate-curve " + base + " --no-mpi -o " + (dir / "d.json").string());
+  CHECK(bad.exit_code == 1);
+  CHECK_THAT(bad.output, Catch::Contains("--only-rate-curve measures the compute rate alone"));
+  auto missing = run_gridcast("calibrate --only-rate-curve " + (dir / "none.json").string() + " -o " +
+                              (dir / "e.json").string());
+  CHECK(missing.exit_code == 1);
+  CHECK_THAT(missing.output, Catch::Contains("none.json"));
+}
+
 TEST_CASE("calibrate: --help explains every option", "[calibrate]")
 {
   auto r = run_gridcast("calibrate --help");
   CHECK(r.exit_code == 0);
   for (const char* opt : {"--output", "--mpirun", "--quick", "--gpu-json", "--gpu-only", "--no-mpi", "--no-gpu",
-                          "--quiet"})
+                          "--quiet", "--only-rate-curve"})
     CHECK(r.output.find(opt) != std::string::npos);
   CHECK(run_gridcast("calibrate --quick").exit_code == 1);  // -o missing
 }
@@ -175,6 +209,16 @@ TEST_CASE("calibrate: quick run with a GPU data sheet writes a valid calibration
   REQUIRE(c.compute.memcpy.size() == 11);
   CHECK(c.compute.memcpy.back().bytes == (1u << 20));
   CHECK(c.compute.memcpy_all_cores.size() == (c.host.cores > 1 ? 11u : 0u));
+  // The rate by working set: 16 KiB doubling up to the quick maximum (4 MiB), sizes strictly ascending.
+  REQUIRE(c.compute.rate_by_working_set.size() == 9);
+  CHECK(c.compute.rate_by_working_set.front().bytes == Approx(16384).epsilon(0.05));
+  CHECK(c.compute.rate_by_working_set.back().bytes == Approx(4u << 20).epsilon(0.05));
+  for (std::size_t i = 0; i < c.compute.rate_by_working_set.size(); ++i) {
+    CHECK(c.compute.rate_by_working_set[i].flops.median > 0);
+    CHECK(c.compute.rate_by_working_set[i].flops.repetitions == ComputeSizes::quick().rate_repetitions);
+    if (i > 0)
+      CHECK(c.compute.rate_by_working_set[i].bytes > c.compute.rate_by_working_set[i - 1].bytes);
+  }
   CHECK_FALSE(c.network.has_value());
   REQUIRE(c.gpu.has_value());
   CHECK(c.gpu->source == "datasheet");

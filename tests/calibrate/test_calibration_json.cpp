@@ -355,3 +355,35 @@ TEST_CASE("calibrate: the memcpy curve, alone and with two copiers at once, has 
     }
   }
 }
+
+TEST_CASE("calibration.json: the rate by working set round-trips and is checked", "[calibrate]")
+{
+  TempDir dir;
+  Calibration c                 = sample(false, false);
+  c.compute.rate_by_working_set = {{16384, stat(8e9)}, {4194304, stat(7.5e9)}, {134217728, stat(3e9)}};
+  write_calibration(dir / "c.json", c);
+  Calibration back = read_calibration(dir / "c.json");
+  REQUIRE(back.compute.rate_by_working_set.size() == 3);
+  CHECK(back.compute.rate_by_working_set[2].bytes == 134217728);
+  CHECK(back.compute.rate_by_working_set[2].flops.median == 3e9);
+  write_calibration(dir / "again.json", back);
+  CHECK(read_file(dir / "c.json") == read_file(dir / "again.json"));
+  write_calibration(dir / "old.json", sample(false, false));  // files before it: no curve, still read
+  CHECK(read_calibration(dir / "old.json").compute.rate_by_working_set.empty());
+
+  auto key_of = [](const nlohmann::json& j) {
+    return expect_input_error([&] { calibration_from_json(j, "cal.json"); }).context().key;
+  };
+  nlohmann::json j = nlohmann::json::parse(to_json(c).dump());
+  j["compute"]["rate_by_working_set"][0]["bytes"] = 0;
+  CHECK(key_of(j) == "compute.rate_by_working_set[0].bytes");
+  j = nlohmann::json::parse(to_json(c).dump());
+  j["compute"]["rate_by_working_set"][1]["bytes"] = 16384;
+  CHECK(key_of(j) == "compute.rate_by_working_set[1].bytes");
+  j = nlohmann::json::parse(to_json(c).dump());
+  j["compute"]["rate_by_working_set"][1]["flops"] = {{"median", 0}, {"min", 0}, {"max", 0}, {"repetitions", 3}};
+  CHECK(key_of(j) == "compute.rate_by_working_set[1].flops");
+  j = nlohmann::json::parse(to_json(c).dump());
+  j["compute"]["rate_by_working_set"][1]["time_s"] = 1;
+  CHECK(key_of(j) == "compute.rate_by_working_set[1].time_s");
+}

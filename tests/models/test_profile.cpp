@@ -106,8 +106,9 @@ TEST_CASE("run.json errors name the file and the key path", "[models][profile]")
     CHECK(e.context().file == file.string());
     // The unknown key is reported first (before the missing speed_flops).
     CHECK(e.context().key == "host.speed");
-    CHECK(e.reason() == "unknown key (allowed here: name, speed_flops)");
-    CHECK(std::string(e.what()) == file.string() + ": key 'host.speed': unknown key (allowed here: name, speed_flops)");
+    CHECK(e.reason() == "unknown key (allowed here: name, speed_flops, rate_curve)");
+    CHECK(std::string(e.what()) ==
+          file.string() + ": key 'host.speed': unknown key (allowed here: name, speed_flops, rate_curve)");
   }
   SECTION("one wrong key at a time")
   {
@@ -153,6 +154,62 @@ TEST_CASE("run.json errors name the file and the key path", "[models][profile]")
     auto e = error_for("[1, 2]");
     CHECK(e.context().key.empty());
   }
+}
+
+TEST_CASE("run.json: the ranks' footprints and the host's rate curve round-trip and are checked",
+          "[models][profile]")
+{
+  TempDir tmp;
+  write_file(tmp / "run.json", kRunJson);
+  RunInfo info = read_run_info(tmp / "run.json");
+  CHECK(info.footprint_bytes.empty());
+  CHECK(info.host.rate_curve.empty());
+  info.footprint_bytes = {1048576, 2097152, 0, 4194304};
+  info.host.rate_curve = {{16384, 8e9}, {1048576, 7e9}, {67108864, 3e9}};
+  write_run_info(tmp / "out.json", info);
+  const std::string text = read_file(tmp / "out.json");
+  CHECK_THAT(text, Catch::Contains("\"rate_curve\": ["));
+  CHECK_THAT(text, Catch::Contains("\"footprint_bytes\": ["));
+  RunInfo back = read_run_info(tmp / "out.json");
+  CHECK(back.footprint_bytes == info.footprint_bytes);
+  REQUIRE(back.host.rate_curve.size() == 3);
+  CHECK(back.host.rate_curve[2].working_set_bytes == 67108864);
+  CHECK(back.host.rate_curve[2].speed_flops == 3e9);
+  write_run_info(tmp / "again.json", back);
+  CHECK(read_file(tmp / "again.json") == text);
+
+  auto key_of = [&](const std::string& what, const std::string& replace) {
+    write_file(tmp / "bad.json", [&] {
+      std::string s = text;
+      auto p        = s.find(what);
+      REQUIRE(p != std::string::npos);
+      return s.replace(p, what.size(), replace);
+    }());
+    return expect_input_error([&] { read_run_info(tmp / "bad.json"); });
+  };
+  // One value per rank: np is 4.
+  auto e = key_of("\"footprint_bytes\": [", "\"footprint_bytes\": [1, ");
+  CHECK(e.context().key == "footprint_bytes");
+  CHECK(e.reason() == "5 values for 4 ranks (one per rank)");
+  CHECK(key_of("\"footprint_bytes\": [", "\"footprint_bytes\": [-1, ").context().key == "footprint_bytes");
+  // The sizes must increase; rates and sizes must be > 0; no other keys.
+  CHECK(key_of("\"working_set_bytes\": 1048576.0", "\"working_set_bytes\": 16384.0").context().key ==
+        "host.rate_curve[1].working_set_bytes");
+  CHECK(key_of("\"speed_flops\": 7000000000.0", "\"speed_flops\": 0").context().key ==
+        "host.rate_curve[1].speed_flops");
+  CHECK(key_of("\"speed_flops\": 7000000000.0", "\"speed_flops\": 7e9, \"cache\": 1").context().key ==
+        "host.rate_curve[1].cache");
+}
+
+TEST_CASE("rate_at interpolates a rate curve in log2 of the size and holds its ends", "[models][profile]")
+{
+  const RateCurve curve = {{1024, 8e9}, {4096, 6e9}, {16384, 2e9}};
+  CHECK(rate_at({}, 5000, 1.5e9) == 1.5e9);     // no curve: the fallback
+  CHECK(rate_at(curve, 10, 1) == 8e9);          // below the first point
+  CHECK(rate_at(curve, 1e9, 1) == 2e9);         // beyond the last
+  CHECK(rate_at(curve, 4096, 1) == 6e9);        // on a point
+  CHECK(rate_at(curve, 2048, 1) == Approx(7e9));  // half way in log2 between 1024 and 4096
+  CHECK(rate_at(curve, 8192, 1) == Approx(4e9));
 }
 
 TEST_CASE("ProfileDir checks every rank file", "[models][profile]")

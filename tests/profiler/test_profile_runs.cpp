@@ -110,6 +110,8 @@ TEST_CASE("profile: every call of a 2-rank MPI program, peers as world ranks, ne
   CHECK(prof.info().origin == "profile");
   CHECK(prof.info().host.speed_flops > 0);
   CHECK_THAT(prof.info().command, Catch::Contains("mpirun -np 2"));
+  // Each rank's data footprint (peak resident set above MPI_Init's): recorded for both ranks.
+  CHECK(prof.info().footprint_bytes.size() == 2);
 
   auto rank0 = calls(read_rank(out, 0));
   std::vector<std::string> got;
@@ -342,7 +344,7 @@ TEST_CASE("profile: converting the same raw files twice gives identical profiles
   info.nw = 4;
   info.command = "sample";
   info.date = "2026-01-01T00:00:00Z";
-  info.host = {"node", 1e9};
+  info.host = {"node", 1e9, {}};
   for (auto enc : {models::TraceEncoding::Binary, models::TraceEncoding::JsonLines}) {
     info.encoding = enc;
     fs::path a = scratch("conv-a"), b = scratch("conv-b");

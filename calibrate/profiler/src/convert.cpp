@@ -56,6 +56,8 @@ RawMeta read_raw_meta(const fs::path& file)
     else if (key == "ticks_per_s") number(m.ticks_per_s);
     else if (key == "status") m.status = value;
     else if (key == "code") number(m.code);
+    else if (key == "init_rss_bytes") number(m.init_rss_bytes);
+    else if (key == "peak_rss_bytes") number(m.peak_rss_bytes);
     else if (not key.empty())
       throw InputError({file.string(), line_no, key, m.rank}, "unknown key in the hook's meta file");
   }
@@ -821,6 +823,18 @@ ConvertResult convert_raw(const fs::path& raw_dir, models::RunInfo info, const f
       writer->close();
   }
   info.complete = info.complete && result.all_finalized;
+  // Each rank's data footprint: what its resident set grew to above the program, its libraries and MPI
+  // as MPI_Init left them (the latency model's rate model looks the host's rate up at this size).
+  info.footprint_bytes.clear();
+  for (int r = 0; r < np; ++r) {
+    auto meta = metas.find(r);
+    if (meta == metas.end() || meta->second.init_rss_bytes <= 0 || meta->second.peak_rss_bytes <= 0) {
+      info.footprint_bytes.clear();
+      break;
+    }
+    info.footprint_bytes.push_back(
+        static_cast<double>(std::max<std::int64_t>(0, meta->second.peak_rss_bytes - meta->second.init_rss_bytes)));
+  }
   if (info.origin.empty())
     info.origin = "profile";
   if (not out.empty())

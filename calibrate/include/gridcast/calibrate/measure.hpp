@@ -32,6 +32,12 @@ struct ComputeSizes {
   int reduction_repetitions         = 9;
   std::uint64_t memcpy_max_bytes    = 64u << 20;  ///< largest copied buffer (sizes 1 KiB x 2^k up to it)
   int memcpy_repetitions            = 9;
+  /// The rate curve by working set (ComputeCalibration::rate_by_working_set): sizes from rate_min_bytes
+  /// doubling up to rate_max_bytes (16 KiB, inside L1, to 128 MiB, beyond the last-level caches of
+  /// today's servers).
+  std::uint64_t rate_min_bytes = 16u << 10;
+  std::uint64_t rate_max_bytes = 128u << 20;
+  int rate_repetitions         = 5;
   static ComputeSizes quick();
 };
 platform::ComputeCalibration measure_compute(const ComputeSizes& sizes, Progress& progress);
@@ -45,6 +51,15 @@ std::vector<platform::SizedTiming> measure_memcpy(std::uint64_t max_bytes, int r
 /// becomes ComputeCalibration::core_speed_flops, so `gridcast profile` without a calibration file records
 /// the host speed the same way (`after_each` runs after every call, for progress).
 platform::Stat measure_dgemm_flops(int n, int repetitions, const std::function<void()>& after_each = {});
+
+/// The dgemm rate of a panel update C(m x m) += A(m x 32) * B(32 x m) through the system BLAS, one core,
+/// for every working-set size (the three operands' bytes) from min_bytes doubling to max_bytes: the
+/// shape of a blocked dense factorization's trailing update, whose rate falls as C leaves each cache.
+std::vector<platform::SizedRate> measure_rate_by_working_set(std::uint64_t min_bytes, std::uint64_t max_bytes,
+                                                             int repetitions,
+                                                             const std::function<void()>& after_each = {});
+/// The panel-update side m whose three operands total about `bytes` (at least 8).
+int panel_update_side(std::uint64_t bytes);
 
 // ---- MPI ----
 /// Raw output of gridcast-mpi-bench, parsed (format in calibrate/mpi/mpi_bench.cpp).

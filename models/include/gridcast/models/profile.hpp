@@ -6,8 +6,21 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace gridcast::models {
+
+/// One point of a host's compute rate against the size of the data a computation works on: the rate of
+/// the calibration kernel (a system-BLAS dgemm panel update) whose operands total `working_set_bytes`.
+struct RatePoint {
+  double working_set_bytes = 0;
+  double speed_flops = 0;
+};
+/// Points in increasing working_set_bytes, each rate > 0.
+using RateCurve = std::vector<RatePoint>;
+/// The rate at `bytes`: linear in log2(bytes) between the points, the end points' rates outside them;
+/// `fallback` when the curve is empty.
+double rate_at(const RateCurve& curve, double bytes, double fallback);
 
 enum class TraceEncoding { JsonLines, Binary };
 
@@ -19,6 +32,9 @@ std::string rank_file_name(int rank, TraceEncoding e);
 struct RecordedHost {
   std::string name;
   double speed_flops = 1e9;  ///< flop/s of one core of the recording host
+  /// The host's compute rate by working-set size (calibration.json compute.rate_by_working_set, via
+  /// `gridcast profile --calibration`); empty when not calibrated. The latency model's rate model uses it.
+  RateCurve rate_curve;
 };
 
 /// run.json. Unknown keys are rejected; see docs/formats.md for every field.
@@ -32,6 +48,9 @@ struct RunInfo {
   TraceEncoding encoding = TraceEncoding::JsonLines;
   bool complete = true;     ///< false when the recorded run failed or was killed
   std::string origin;       ///< "profile", "tit-import", "convert", "synthesized"
+  /// Each rank's data footprint: its peak resident set above the resident set when MPI_Init returned
+  /// (the hook's getrusage and /proc/self/statm); empty when not recorded (every rank or none).
+  std::vector<double> footprint_bytes;
 };
 
 RunInfo read_run_info(const std::filesystem::path& run_json);

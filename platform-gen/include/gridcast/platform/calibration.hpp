@@ -79,6 +79,12 @@ struct HostInfo {
   double load_average = 0;  ///< 1-minute load average when the calibration started (how busy the machine was)
 };
 
+/// A rate measured with operands of `bytes` in all.
+struct SizedRate {
+  std::uint64_t bytes = 0;
+  Stat flops;  ///< flop/s
+};
+
 struct ComputeCalibration {
   Stat dgemm_flops, stream_triad_Bps, scalar_flops;
   double core_speed_flops = 0;  ///< what a platform's core speed becomes; see docs/formats.md for the choice
@@ -90,6 +96,10 @@ struct ComputeCalibration {
   /// size of its own at once, the slowest copier's time (`memcpy_all_cores`): what the cores of a node
   /// share of the caches and the memory system when all of them copy, as the ranks of a collective do.
   std::vector<SizedTiming> memcpy, memcpy_all_cores;
+  /// Optional (absent in older files): the core's dgemm rate by working-set size, from inside L1 to well
+  /// beyond the last-level cache (a panel update C += A*B with 32-wide A and B, whose operands total
+  /// `bytes`). The latency model's rate model charges compute at the rate of the rank's data footprint.
+  std::vector<SizedRate> rate_by_working_set;
 };
 
 /// MPI between two ranks of one node (shared memory), Open MPI.
