@@ -190,6 +190,16 @@ TEST_CASE("cold copy: an alltoall whose node data exceeds the cache copies at th
   CHECK(r.makespan_s == Approx(16e-6 + kExchange8000_s).epsilon(1e-9));
 }
 
+TEST_CASE("cold copy: an allreduce counts its send and receive buffers, both ranks of the node",
+          "[emulator][collectives]")
+{
+  // 16000 B Rabenseifner: 2 x 16000 B per rank, 64000 B on the node > 63999 B: the 16000 B copy at 2 ns/B
+  // (32 us instead of the curve's 16 us), then the two 8000 B exchanges.
+  TempDir dir;
+  auto r = run(dir, platform_xml(kTwoRates, "63999"), "{\"op\":\"allreduce\",\"fn\":\"MPI_Allreduce\",\"bytes\":16000}\n");
+  CHECK(r.makespan_s == Approx(32e-6 + 2 * kExchange8000_s).epsilon(1e-9));
+}
+
 TEST_CASE("cold copy: ranks of other hosts do not count towards a node's data", "[emulator][collectives]")
 {
   // One rank per host (two hosts with the same 40000 B cache): each node holds 32000 B, under it.
