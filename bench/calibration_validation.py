@@ -44,6 +44,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import shutil
 import statistics
 import subprocess
@@ -263,6 +264,13 @@ def main() -> int:
                           for p in comp["memcpy"] if p["bytes"] in (1 << 15, 1 << 20, 8 << 20, 64 << 20)) + ")")
     elif comp.get("reduction"):
         print("local copies in collectives: 2/3 of the reduction curve (no compute.memcpy in the calibration)")
+    # The cold-copy rule (docs/collectives.md, "Cold copies"): the node's last-level cache on the CPU host.
+    llc = re.search(r'<prop id="gridcast:llc-bytes" value="([^"]+)"/>', platform.read_text())
+    if llc:
+        print(f"cold copies: gridcast:llc-bytes {float(llc.group(1)) / 2**20:.2f} MiB; a collective whose "
+              "buffers on the node exceed it copies at the largest memcpy's per-byte rate")
+    else:
+        print("cold copies: no gridcast:llc-bytes on the platform: every copy at its curve point")
     if net.get("shared_bandwidth_Bps"):
         print(f"shared-memory capacity of concurrent transfers: {net['shared_bandwidth_Bps'] / 1e9:.2f} GB/s "
               f"(fitted from the transfer-dominated sizes of {len(net.get('exchange', []))} exchange sizes)")

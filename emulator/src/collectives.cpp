@@ -134,6 +134,61 @@ double local_copy_seconds(const std::vector<platform::OverheadPoint>& points, st
   return last.time_s + std::max(0.0, slope_s_per_byte) * (b - static_cast<double>(last.bytes));
 }
 
+double local_cold_copy_seconds(const std::vector<platform::OverheadPoint>& points, std::uint64_t bytes)
+{
+  if (points.empty() || bytes == 0)
+    return 0;
+  const platform::OverheadPoint& last = points.back();
+  const double out_of_cache_s_per_byte = last.time_s / static_cast<double>(last.bytes);
+  return std::max(local_copy_seconds(points, bytes), out_of_cache_s_per_byte * static_cast<double>(bytes));
+}
+
+NodeMap::NodeMap(std::vector<int> node_of_rank, std::vector<std::uint64_t> cache_bytes_of_rank)
+    : node_of_rank_(std::move(node_of_rank)), cache_bytes_of_rank_(std::move(cache_bytes_of_rank))
+{
+  if (node_of_rank_.size() != cache_bytes_of_rank_.size())
+    throw std::invalid_argument("NodeMap: " + std::to_string(node_of_rank_.size()) + " nodes for " +
+                                std::to_string(cache_bytes_of_rank_.size()) + " cache sizes");
+}
+
+std::uint64_t NodeMap::cache_bytes(int world_rank) const
+{
+  return cache_bytes_of_rank_.at(static_cast<std::size_t>(world_rank));
+}
+
+const std::vector<int>& NodeMap::node_ranks(const Communicator& comm, int world_rank)
+{
+  const int node = node_of_rank_.at(static_cast<std::size_t>(world_rank));
+  auto [it, created] = node_ranks_.try_emplace({comm.id, node});
+  if (created)
+    for (int r = 0; r < comm.size(); ++r)
+      if (node_of_rank_.at(static_cast<std::size_t>(comm.world_ranks[static_cast<std::size_t>(r)])) == node)
+        it->second.push_back(r);
+  return it->second;
+}
+
+std::uint64_t CollectiveContext::node_cache_bytes() const
+{
+  return nodes_ == nullptr ? 0 : nodes_->cache_bytes(world_rank_);
+}
+
+const std::vector<int>& CollectiveContext::node_ranks()
+{
+  if (nodes_ != nullptr)
+    return nodes_->node_ranks(comm_, world_rank_);
+  only_me_.assign(1, me_);
+  return only_me_;
+}
+
+void CollectiveContext::local_copy(std::uint64_t bytes, bool cold)
+{
+  if (not cold)
+    return local_copy(bytes);
+  if (bytes == 0 || not charges_local_copies())
+    return;
+  compute(local_cold_copy_seconds(*local_copy_time_, bytes) * sg4::this_actor::get_host()->get_speed());
+}
+
 void CollectiveContext::local_copy(std::uint64_t bytes)
 {
   // A memcpy is memory bound: its time comes from the calibrated copy curve whatever the core's flop
@@ -1497,15 +1552,93 @@ CollectiveAlgorithm reducing(AlgorithmFn fn)
 /// Bytes the library copies locally (no message) on this rank before an algorithm's communication.
 using CopyBytesFn = Bytes (*)(const CollectiveContext&, const CollectiveArgs&);
 
+/// Bytes of one communicator rank's send and receive buffers in this call (a temporary buffer where the
+/// library reduces into one): the data the rank touches, summed over a node's ranks by the cold-copy rule.
+/// Fields of a v-collective that only the calling rank knows (its counts) stand for its node-mates' too.
+using TouchedBytesFn = Bytes (*)(const CollectiveContext&, const CollectiveArgs&, int rank);
+
 /// An algorithm preceded by its local copy (CollectiveContext::local_copy; free without a copy rate).
 /// MPICH and Open MPI make these copies first ("make local copy first" in the pairwise alltoall, the
 /// sendbuf-to-recvbuf copy that opens Rabenseifner), so the copy delays the rank's first message.
-CollectiveAlgorithm copying(CopyBytesFn bytes, CollectiveAlgorithm fn)
+/// Cold-copy rule (docs/collectives.md, "Cold copies"): where the node's last-level cache is known and
+/// the buffers of the node's ranks in this call (`touched`, summed) exceed it, the copy is charged at the
+/// out-of-cache rate: in a loop of such calls the copy's data was last touched a call earlier, with more
+/// than the cache's worth of other data in between.
+CollectiveAlgorithm copying(CopyBytesFn bytes, TouchedBytesFn touched, CollectiveAlgorithm fn)
 {
-  return [bytes, fn = std::move(fn)](CollectiveContext& ctx, const CollectiveArgs& a) {
-    ctx.local_copy(bytes(ctx, a));
+  return [bytes, touched, fn = std::move(fn)](CollectiveContext& ctx, const CollectiveArgs& a) {
+    const Bytes copy = bytes(ctx, a);
+    if (copy > 0 && ctx.charges_local_copies()) {
+      bool cold = false;
+      if (const std::uint64_t cache = ctx.node_cache_bytes(); cache > 0) {
+        Bytes node_bytes = 0;
+        for (int r : ctx.node_ranks())
+          node_bytes += touched(ctx, a, r);
+        cold = node_bytes > cache;
+      }
+      ctx.local_copy(copy, cold);
+    }
     fn(ctx, a);
   };
+}
+
+// What each collective's buffers hold, per communicator rank (TouchedBytesFn):
+Bytes sum_or(const std::vector<std::uint64_t>& v, Bytes each, int n)
+{
+  if (v.empty())
+    return each * static_cast<Bytes>(n);
+  Bytes total = 0;
+  for (std::uint64_t b : v)
+    total += b;
+  return total;
+}
+/// alltoall: a block to and from every rank.
+Bytes touched_alltoall(const CollectiveContext& ctx, const CollectiveArgs& a, int)
+{
+  return 2 * a.bytes * static_cast<Bytes>(ctx.size());
+}
+/// alltoallv: the calling rank's send and receive counts.
+Bytes touched_alltoallv(const CollectiveContext& ctx, const CollectiveArgs& a, int)
+{
+  return sum_or(a.counts, a.bytes, ctx.size()) + sum_or(a.recv_counts, a.recv_bytes, ctx.size());
+}
+/// allgather: the rank's block, and every rank's block.
+Bytes touched_allgather(const CollectiveContext& ctx, const CollectiveArgs& a, int)
+{
+  return a.bytes * static_cast<Bytes>(1 + ctx.size());
+}
+/// allgatherv: the rank's block (recv_counts[rank]), and every block.
+Bytes touched_allgatherv(const CollectiveContext& ctx, const CollectiveArgs& a, int rank)
+{
+  const Bytes own = a.recv_counts.empty() ? a.bytes : a.recv_counts[static_cast<std::size_t>(rank)];
+  return own + sum_or(a.recv_counts, a.bytes, ctx.size());
+}
+/// gather: every rank's block; the root also receives all of them.
+Bytes touched_gather(const CollectiveContext& ctx, const CollectiveArgs& a, int rank)
+{
+  return a.bytes + (rank == a.root ? a.bytes * static_cast<Bytes>(ctx.size()) : 0);
+}
+/// gatherv: the rank's block; the root also receives every block (recv_counts, else recv_bytes each).
+Bytes touched_gatherv(const CollectiveContext& ctx, const CollectiveArgs& a, int rank)
+{
+  return a.bytes + (rank == a.root ? sum_or(a.recv_counts, a.recv_bytes, ctx.size()) : 0);
+}
+/// scatter: every rank's block; the root also sends all of them.
+Bytes touched_scatter(const CollectiveContext& ctx, const CollectiveArgs& a, int rank)
+{
+  return a.bytes + (rank == a.root ? a.bytes * static_cast<Bytes>(ctx.size()) : 0);
+}
+/// scatterv: the block received; the root also sends every block (counts, else bytes each).
+Bytes touched_scatterv(const CollectiveContext& ctx, const CollectiveArgs& a, int rank)
+{
+  return a.recv_bytes + (rank == a.root ? sum_or(a.counts, a.bytes, ctx.size()) : 0);
+}
+/// allreduce, tree reduces: the send buffer and the receive (or temporary) buffer.
+Bytes touched_two_buffers(const CollectiveContext&, const CollectiveArgs& a, int) { return 2 * a.bytes; }
+/// SMPI's linear reduce: the send buffer; the root also its receive buffer.
+Bytes touched_root_two_buffers(const CollectiveContext&, const CollectiveArgs& a, int rank)
+{
+  return a.bytes + (rank == a.root ? a.bytes : 0);
 }
 
 // What each collective copies locally, per rank (docs/collectives.md, "Local copies"):
@@ -1555,6 +1688,12 @@ Bytes copy_redscat_own_block(const CollectiveContext& ctx, const CollectiveArgs&
 {
   return redscat_blocks(ctx, a).block(ctx.rank());
 }
+/// reduce-scatter: the whole send buffer and the rank's block of the result.
+Bytes touched_redscat(const CollectiveContext& ctx, const CollectiveArgs& a, int rank)
+{
+  const BlockCounts blocks = redscat_blocks(ctx, a);
+  return blocks.total() + blocks.block(rank);
+}
 
 }  // namespace
 
@@ -1564,52 +1703,53 @@ Bytes copy_redscat_own_block(const CollectiveContext& ctx, const CollectiveArgs&
 CollectiveRegistry::CollectiveRegistry()
 {
   using K = CollectiveKind;
-  // `copying(bytes, fn)`: the local copy the library makes before the messages (free unless the
-  // platform gives a copy rate); bcast, barrier, scan and exscan are not charged one.
+  // `copying(bytes, touched, fn)`: the local copy the library makes before the messages (free unless
+  // the platform gives a copy rate; cold past the node's cache); bcast, barrier, scan and exscan are not
+  // charged one.
   algorithms_[K::Barrier] = {{"dissemination", barrier_dissemination}, {"binomial", barrier_binomial}};
   algorithms_[K::Bcast] = {
       {"binomial", bcast_binomial}, {"scatter_allgather", bcast_scatter_allgather}, {"linear", bcast_linear}};
   algorithms_[K::Bcast].emplace("pipeline", bcast_pipeline);  // Open MPI's, 128 KiB segments
-  algorithms_[K::Reduce] = {{"binomial", copying(copy_whole_buffer, reducing(reduce_binomial))},
-                            {"linear", copying(copy_root_buffer, reducing(reduce_linear))},
-                            {"rabenseifner", copying(copy_whole_buffer, reducing(reduce_rabenseifner))}};
+  algorithms_[K::Reduce] = {{"binomial", copying(copy_whole_buffer, touched_two_buffers, reducing(reduce_binomial))},
+                            {"linear", copying(copy_root_buffer, touched_root_two_buffers, reducing(reduce_linear))},
+                            {"rabenseifner", copying(copy_whole_buffer, touched_two_buffers, reducing(reduce_rabenseifner))}};
   algorithms_[K::Allreduce] = {
-      {"recursive_doubling", copying(copy_whole_buffer, reducing(allreduce_recursive_doubling))},
-      {"rabenseifner", copying(copy_whole_buffer, reducing(allreduce_rabenseifner))},
-      {"ring", copying(copy_whole_buffer, reducing(allreduce_ring))},
-      {"reduce_bcast", copying(copy_whole_buffer, reducing(allreduce_reduce_bcast))}};
-  algorithms_[K::Allgather] = {{"recursive_doubling", copying(copy_own_block, allgather_recursive_doubling)},
-                               {"ring", copying(copy_own_block, allgather_ring)},
-                               {"bruck", copying(copy_own_block, allgather_bruck)}};
-  algorithms_[K::Allgatherv] = {{"ring", copying(copy_own_allgatherv_block, allgatherv_ring)},
-                                {"linear", copying(copy_own_allgatherv_block, allgatherv_linear)}};
-  algorithms_[K::Alltoall] = {{"pairwise", copying(copy_own_block, alltoall_pairwise)},
-                              {"bruck", copying(copy_own_block, alltoall_bruck)},
-                              {"linear", copying(copy_own_block, alltoall_linear)}};
-  algorithms_[K::Alltoallv] = {{"pairwise", copying(copy_own_v_block, alltoallv_pairwise)},
-                               {"linear", copying(copy_own_v_block, alltoallv_linear)}};
-  algorithms_[K::Gather] = {{"binomial", copying(copy_root_block, gather_binomial)},
-                            {"linear", copying(copy_root_block, gather_linear)}};
-  algorithms_[K::Gatherv] = {{"linear", copying(copy_root_block, gatherv_linear)}};
-  algorithms_[K::Scatter] = {{"binomial", copying(copy_root_block, scatter_binomial)},
-                             {"linear", copying(copy_root_block, scatter_linear)}};
-  algorithms_[K::Scatterv] = {{"linear", copying(copy_root_v_block, scatterv_linear)}};
+      {"recursive_doubling", copying(copy_whole_buffer, touched_two_buffers, reducing(allreduce_recursive_doubling))},
+      {"rabenseifner", copying(copy_whole_buffer, touched_two_buffers, reducing(allreduce_rabenseifner))},
+      {"ring", copying(copy_whole_buffer, touched_two_buffers, reducing(allreduce_ring))},
+      {"reduce_bcast", copying(copy_whole_buffer, touched_two_buffers, reducing(allreduce_reduce_bcast))}};
+  algorithms_[K::Allgather] = {{"recursive_doubling", copying(copy_own_block, touched_allgather, allgather_recursive_doubling)},
+                               {"ring", copying(copy_own_block, touched_allgather, allgather_ring)},
+                               {"bruck", copying(copy_own_block, touched_allgather, allgather_bruck)}};
+  algorithms_[K::Allgatherv] = {{"ring", copying(copy_own_allgatherv_block, touched_allgatherv, allgatherv_ring)},
+                                {"linear", copying(copy_own_allgatherv_block, touched_allgatherv, allgatherv_linear)}};
+  algorithms_[K::Alltoall] = {{"pairwise", copying(copy_own_block, touched_alltoall, alltoall_pairwise)},
+                              {"bruck", copying(copy_own_block, touched_alltoall, alltoall_bruck)},
+                              {"linear", copying(copy_own_block, touched_alltoall, alltoall_linear)}};
+  algorithms_[K::Alltoallv] = {{"pairwise", copying(copy_own_v_block, touched_alltoallv, alltoallv_pairwise)},
+                               {"linear", copying(copy_own_v_block, touched_alltoallv, alltoallv_linear)}};
+  algorithms_[K::Gather] = {{"binomial", copying(copy_root_block, touched_gather, gather_binomial)},
+                            {"linear", copying(copy_root_block, touched_gather, gather_linear)}};
+  algorithms_[K::Gatherv] = {{"linear", copying(copy_root_block, touched_gatherv, gatherv_linear)}};
+  algorithms_[K::Scatter] = {{"binomial", copying(copy_root_block, touched_scatter, scatter_binomial)},
+                             {"linear", copying(copy_root_block, touched_scatter, scatter_linear)}};
+  algorithms_[K::Scatterv] = {{"linear", copying(copy_root_v_block, touched_scatterv, scatterv_linear)}};
   algorithms_[K::ReduceScatter] = {
-      {"recursive_halving", copying(copy_redscat_total, reducing(redscat_recursive_halving))},
-      {"pairwise", copying(copy_redscat_own_block, reducing(redscat_pairwise))},
-      {"reduce_scatterv", copying(copy_redscat_total, reducing(redscat_reduce_scatterv))}};
+      {"recursive_halving", copying(copy_redscat_total, touched_redscat, reducing(redscat_recursive_halving))},
+      {"pairwise", copying(copy_redscat_own_block, touched_redscat, reducing(redscat_pairwise))},
+      {"reduce_scatterv", copying(copy_redscat_total, touched_redscat, reducing(redscat_reduce_scatterv))}};
   algorithms_[K::Scan] = {{"linear", reducing(scan_linear)}, {"recursive_doubling", reducing(scan_recursive_doubling)}};
   algorithms_[K::Exscan] = {{"linear", reducing(exscan_linear)},
                             {"recursive_doubling", reducing(exscan_recursive_doubling)}};
   // SMPI 3.32's defaults (CollectiveSelector::Smpi)
   algorithms_[K::Barrier].emplace("linear", barrier_linear);
   algorithms_[K::Allreduce].emplace("linear_reduce_bcast",
-                                    copying(copy_whole_buffer, reducing(allreduce_linear_reduce_bcast)));
-  algorithms_[K::Allgather].emplace("linear", copying(copy_own_block, allgather_linear));
-  algorithms_[K::Alltoall].emplace("basic_linear", copying(copy_own_block, alltoall_basic_linear));
-  algorithms_[K::Alltoallv].emplace("basic_linear", copying(copy_own_v_block, alltoallv_basic_linear));
+                                    copying(copy_whole_buffer, touched_two_buffers, reducing(allreduce_linear_reduce_bcast)));
+  algorithms_[K::Allgather].emplace("linear", copying(copy_own_block, touched_allgather, allgather_linear));
+  algorithms_[K::Alltoall].emplace("basic_linear", copying(copy_own_block, touched_alltoall, alltoall_basic_linear));
+  algorithms_[K::Alltoallv].emplace("basic_linear", copying(copy_own_v_block, touched_alltoallv, alltoallv_basic_linear));
   algorithms_[K::ReduceScatter].emplace("linear_reduce_scatterv",
-                                        copying(copy_redscat_total_at_0, reducing(redscat_linear_reduce_scatterv)));
+                                        copying(copy_redscat_total_at_0, touched_redscat, reducing(redscat_linear_reduce_scatterv)));
   algorithms_[K::Scan].emplace("direct", reducing(scan_direct));
   algorithms_[K::Exscan].emplace("direct", reducing(exscan_direct));
 }

@@ -13,7 +13,9 @@
 #include <xbt/log.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <deque>
 #include <map>
 #include <optional>
@@ -141,6 +143,31 @@ struct SteadyState {
   std::uint64_t extrapolated_calls = 0, extrapolated_messages = 0;
 };
 
+/// The node of each rank (its host) and that host's last-level cache (gridcast:llc-bytes, written by
+/// `gridcast platform`; 0 where absent), for the cold-copy rule of collectives (docs/collectives.md).
+std::unique_ptr<NodeMap> node_map(const std::vector<sg4::Host*>& hosts, const std::string& platform_file)
+{
+  std::map<const sg4::Host*, int> node_of_host;
+  std::vector<int> node_of_rank;
+  std::vector<std::uint64_t> cache_bytes;
+  for (const sg4::Host* h : hosts) {
+    auto [it, created] = node_of_host.try_emplace(h, static_cast<int>(node_of_host.size()));
+    node_of_rank.push_back(it->second);
+    std::uint64_t cache = 0;
+    if (const char* v = h->get_property("gridcast:llc-bytes")) {
+      char* end = nullptr;
+      errno = 0;
+      const double b = std::strtod(v, &end);
+      if (end == v || *end != '\0' || errno != 0 || not(b >= 1) || b > 1e18)
+        throw InputError({platform_file, 0, "gridcast:llc-bytes", -1},
+                         "host " + h->get_name() + ": expected a positive byte count, got \"" + v + "\"");
+      cache = static_cast<std::uint64_t>(b);
+    }
+    cache_bytes.push_back(cache);
+  }
+  return std::make_unique<NodeMap>(std::move(node_of_rank), std::move(cache_bytes));
+}
+
 /// State shared by all rank actors of one run.
 struct World {
   World(std::vector<sg4::Host*> hosts, const ReplayOptions& opts, TimelineWriter* tl)
@@ -179,6 +206,7 @@ struct World {
   std::map<std::pair<std::vector<int>, std::uint64_t>, int> member_comms;
   std::map<std::string, std::map<std::string, std::uint64_t>> collective_choices;
   std::unique_ptr<GpuSystem> gpus;  ///< GPU hosts and costs (docs/gpu.md)
+  std::unique_ptr<NodeMap> nodes;   ///< ranks sharing a host, and its gridcast:llc-bytes (cold copies)
   std::unique_ptr<SteadyState> steady;  ///< set when the run may fast-forward
   /// Matching contexts of nonblocking collectives in flight, keyed by (comm id, sequence number of the
   /// nonblocking collective on that comm): each gets its own, so that two of them, or one and a blocking
@@ -1030,8 +1058,10 @@ private:
         sg4::this_actor::execute(flops);
       stats_.compute_s += sg4::Engine::get_clock() - b;
     });
-    if (not device)  // host buffers only: a device buffer's copies are the GPU's
+    if (not device) {  // host buffers only: a device buffer's copies are the GPU's
       ctx.set_local_copy_time(&world_.options.local_copy_time);
+      ctx.set_node_map(world_.nodes.get());
+    }
     blocked_detail_ = "inside " + std::string(collective_name(kind)) + " (" + name + ")";
     // Device buffers: NCCL and GPUDirect move every message of the algorithm between GPU hosts; HostCopy
     // stages this rank's send data to the host before and its result back after (docs/gpu.md).
@@ -1164,6 +1194,7 @@ private:
                                sg4::this_actor::execute(flops);
                            });
                            ctx.set_local_copy_time(copy_time);
+                           ctx.set_node_map(world->nodes.get());
                            algo(ctx, args);
                            world->board.finish_local(request);
                            world->board.drain();  // this actor's eager sends must outlive it
@@ -1420,6 +1451,7 @@ ReplayResult replay(const models::TraceSource& trace, const ReplayOptions& optio
 
   World world(hosts, effective, timeline.get());
   world.gpus = std::make_unique<GpuSystem>(engine, hosts, options.gpu, options.platform);
+  world.nodes = node_map(hosts, options.platform.string());
   world.board.set_link_accounting(options.link_stats);
   if (not calibration.copy_overhead.empty())
     world.board.set_copy_overhead(calibration.copy_overhead);

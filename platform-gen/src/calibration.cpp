@@ -542,4 +542,28 @@ double overhead_for(const std::vector<OverheadPoint>& points, double bytes)
   return points.back().time_s;
 }
 
+std::optional<std::uint64_t> cache_bytes_from_memcpy(const std::vector<OverheadPoint>& points)
+{
+  if (points.size() < 3)
+    return std::nullopt;
+  for (std::size_t i = 0; i < points.size(); ++i)
+    if (points[i].bytes == 0 || not(points[i].time_s > 0) || (i > 0 && points[i].bytes <= points[i - 1].bytes))
+      return std::nullopt;
+  const auto per_byte_s = [&](std::size_t i) { return points[i].time_s / static_cast<double>(points[i].bytes); };
+  const double half_out_of_cache_s = per_byte_s(points.size() - 1) / 2;
+  // The largest copy still served by a cache: every larger one is slower than half the out-of-cache level.
+  std::size_t k = points.size() - 1;
+  while (k > 0 && per_byte_s(k - 1) > half_out_of_cache_s)
+    --k;
+  if (k == 0)
+    return std::nullopt;  // even the smallest copy runs at more than half the out-of-cache time: no cache seen
+  const std::size_t in = k - 1;
+  const double x0 = std::log2(static_cast<double>(points[in].bytes));
+  const double x1 = std::log2(static_cast<double>(points[k].bytes));
+  const double fraction = (half_out_of_cache_s - per_byte_s(in)) / (per_byte_s(k) - per_byte_s(in));
+  const double knee_bytes = std::exp2(x0 + fraction * (x1 - x0));
+  const auto kib = static_cast<std::uint64_t>(2 * knee_bytes / 1024);
+  return kib * 1024;
+}
+
 }  // namespace gridcast::platform

@@ -111,6 +111,8 @@ void Builder::node(int i, const ResolvedKind& rk)
                     {"gridcast:gpus", str(gpus)}};
   if (k.memory_bytes)
     cpu.properties.push_back({"gridcast:memory-bytes", format_number(*k.memory_bytes)});
+  if (rk.llc_bytes)  // the cold-copy rule of collectives (docs/collectives.md, "Cold copies")
+    cpu.properties.push_back({"gridcast:llc-bytes", format_number(*rk.llc_bytes)});
   m_.hosts.push_back(cpu);
   ++m_.cpu_hosts;
   // Two ranks on one CPU host talk through shared memory: SimGrid's loopback model (every flow at the

@@ -130,7 +130,7 @@ NicSpec nics_from(const Obj& o)
 
 NodeKindSpec kind_from(const Obj& o, const std::string& name)
 {
-  o.only({"sockets", "cores_per_socket", "core_speed", "memory", "memory_link", "loopback", "memory_bus",
+  o.only({"sockets", "cores_per_socket", "core_speed", "memory", "llc", "memory_link", "loopback", "memory_bus",
           "inter_socket", "gpus", "pcie", "nvlink", "nics"});
   NodeKindSpec k;
   k.name = name;
@@ -140,6 +140,7 @@ NodeKindSpec kind_from(const Obj& o, const std::string& name)
   k.cores_per_socket = o.int32("cores_per_socket", 1);
   k.core_speed_flops = o.opt_quantity("core_speed", parse_speed_flops);
   k.memory_bytes     = o.opt_quantity("memory", parse_size_bytes);
+  k.llc_bytes        = o.opt_quantity("llc", parse_size_bytes);
   k.memory_link      = link_from(o, "memory_link");
   k.loopback         = link_from(o, "loopback");
   k.memory_bus       = link_from(o, "memory_bus");
@@ -319,6 +320,18 @@ public:
       // weighs 1.05 on the bus. Shared memory has no acknowledgements: the link is written 5% wider so
       // that the flows share the measured capacity (docs/platforms.md, "Inside a node").
       r.memory_bus->bandwidth_Bps *= kCrossTrafficWeight;
+    }
+
+    // The last-level cache: given, or the knee of the calibration's memcpy curve; optional (without it
+    // collectives charge every local copy at the curve point of its own size).
+    if (k.llc_bytes) {
+      r.llc_bytes = k.llc_bytes;
+    } else if (cal_) {
+      std::vector<OverheadPoint> memcpy_curve;
+      for (const SizedTiming& t : cal_->compute.memcpy)
+        memcpy_curve.push_back({t.bytes, t.time_s.median});
+      if (auto c = cache_bytes_from_memcpy(memcpy_curve))
+        r.llc_bytes = static_cast<double>(*c);
     }
 
     const GpuCalibration* gcal = (cal_ && cal_->gpu) ? &*cal_->gpu : nullptr;

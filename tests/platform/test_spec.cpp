@@ -4,6 +4,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <functional>
+
 using namespace gridcast;
 using namespace gridcast::test;
 
@@ -144,4 +147,103 @@ TEST_CASE("spec: read_spec names the file of bad JSON", "[platform][spec]")
   } catch (const InputError& e) {
     CHECK_THAT(e.what(), Catch::Contains("bad.json") && Catch::Contains("invalid JSON"));
   }
+}
+
+namespace {
+
+/// A memcpy curve 1 KiB x 2^k up to `sizes` points with `per_byte_s(bytes)` seconds per byte.
+std::vector<platform::OverheadPoint> curve_of(int sizes, const std::function<double(std::uint64_t)>& per_byte_s)
+{
+  std::vector<platform::OverheadPoint> c;
+  for (int k = 0; k < sizes; ++k) {
+    const std::uint64_t b = std::uint64_t{1024} << k;
+    c.push_back({b, per_byte_s(b) * static_cast<double>(b)});
+  }
+  return c;
+}
+
+constexpr std::uint64_t kMiB = 1024 * 1024;
+
+/// The value of `name` on the platform's first (CPU) host, or "(absent)".
+std::string host_property(const platform::PlatformModel& m, const std::string& name)
+{
+  for (const auto& p : m.hosts.at(0).properties)
+    if (p.name == name)
+      return p.value;
+  return "(absent)";
+}
+
+}  // namespace
+
+TEST_CASE("cache knee: a step curve gives the bytes its first out-of-cache copy touches", "[platform][cache]")
+{
+  // 1 ps/B up to 8 MiB, 2 ps/B at 16 MiB (exactly half the out-of-cache level), 4 ps/B beyond: the knee is
+  // the 16 MiB copy, which touches 32 MiB (source and destination).
+  auto c = curve_of(17, [](std::uint64_t b) { return b <= 8 * kMiB ? 1e-12 : b == 16 * kMiB ? 2e-12 : 4e-12; });
+  REQUIRE(c.back().bytes == 64 * kMiB);
+  CHECK(platform::cache_bytes_from_memcpy(c) == 32 * kMiB);
+  // An L2 step below changes nothing: only the step up to the out-of-cache level counts.
+  auto l2 = curve_of(17, [](std::uint64_t b) { return b <= 256 * 1024 ? 0.5e-12 : b <= 8 * kMiB ? 1e-12 : b == 16 * kMiB ? 2e-12 : 4e-12; });
+  CHECK(platform::cache_bytes_from_memcpy(l2) == 32 * kMiB);
+}
+
+TEST_CASE("cache knee: between two sizes the knee is interpolated in log2 of the size", "[platform][cache]")
+{
+  // 3 ps/B at 16 MiB: half the level (2 ps/B) is reached half way from 8 MiB (1 ps/B) to 16 MiB, at
+  // 8 MiB x sqrt(2); twice that, in whole KiB.
+  auto c = curve_of(17, [](std::uint64_t b) { return b <= 8 * kMiB ? 1e-12 : b == 16 * kMiB ? 3e-12 : 4e-12; });
+  const auto expected = static_cast<std::uint64_t>(2 * 8 * 1024 * std::sqrt(2.0)) * 1024;
+  CHECK(platform::cache_bytes_from_memcpy(c) == expected);
+  // A little slower at 16 MiB moves the capacity a little, not by a factor 2 (continuous in the data).
+  auto d = curve_of(17, [](std::uint64_t b) { return b <= 8 * kMiB ? 1e-12 : b == 16 * kMiB ? 3.1e-12 : 4e-12; });
+  CHECK(*platform::cache_bytes_from_memcpy(d) < expected);
+  CHECK(*platform::cache_bytes_from_memcpy(d) > expected * 9 / 10);
+}
+
+TEST_CASE("cache knee: no knee on a flat curve, a short one or a bad one", "[platform][cache]")
+{
+  CHECK_FALSE(platform::cache_bytes_from_memcpy(curve_of(17, [](std::uint64_t) { return 1e-12; })).has_value());
+  // A cache at most 2x faster than main memory is not told apart from it.
+  CHECK_FALSE(platform::cache_bytes_from_memcpy(curve_of(17, [](std::uint64_t b) { return b <= 8 * kMiB ? 2.1e-12 : 4e-12; }))
+                  .has_value());
+  CHECK_FALSE(platform::cache_bytes_from_memcpy({{1024, 1e-9}, {2048, 1e-6}}).has_value());
+  CHECK_FALSE(platform::cache_bytes_from_memcpy({{1024, 1e-9}, {2048, 0}, {4096, 1e-6}}).has_value());
+  CHECK_FALSE(platform::cache_bytes_from_memcpy({{2048, 1e-9}, {1024, 1e-9}, {4096, 1e-6}}).has_value());
+}
+
+TEST_CASE("cache knee: this machine's committed memcpy curve shows its 32 MiB L3 within the curve's resolution",
+          "[platform][cache]")
+{
+  // lscpu: L3 32 MiB (one instance), L2 2 x 1 MiB. The curve's step is 2x, so the estimate is within 2x.
+  const platform::Calibration cal =
+      platform::read_calibration(std::string(GRIDCAST_SOURCE_DIR) + "/platforms/this-machine/calibration.json");
+  std::vector<platform::OverheadPoint> c;
+  for (const auto& t : cal.compute.memcpy)
+    c.push_back({t.bytes, t.time_s.median});
+  const auto knee = platform::cache_bytes_from_memcpy(c);
+  REQUIRE(knee.has_value());
+  CHECK(*knee > 16 * kMiB);
+  CHECK(*knee < 64 * kMiB);
+}
+
+TEST_CASE("spec: the node's last-level cache, given or from the calibration's memcpy knee", "[platform][spec][cache]")
+{
+  json k = pcie_kind(0, false);
+  CHECK(host_property(build(spec_json(k, 1)), "gridcast:llc-bytes") == "(absent)");
+  k["llc"] = "32MiB";
+  CHECK(host_property(build(spec_json(k, 1)), "gridcast:llc-bytes") == "33554432");
+  // From the calibration's memcpy curve where the spec does not say; the spec wins where it does.
+  platform::Calibration cal = calibration();
+  for (const auto& p : curve_of(17, [](std::uint64_t b) { return b <= 8 * kMiB ? 1e-12 : b == 16 * kMiB ? 2e-12 : 4e-12; }))
+    cal.compute.memcpy.push_back({p.bytes, {p.time_s, p.time_s, p.time_s, 3}});
+  CHECK(host_property(build(spec_json(k, 1), &cal), "gridcast:llc-bytes") == "33554432");
+  k["llc"] = "1GiB";
+  CHECK(host_property(build(spec_json(k, 1), &cal), "gridcast:llc-bytes") == "1073741824");
+  k.erase("llc");
+  CHECK(host_property(build(spec_json(k, 1), &cal), "gridcast:llc-bytes") == "33554432");
+  // Bad values name the key.
+  k["llc"] = "32 furlongs";
+  CHECK_THAT(error_of(spec_json(k, 1)), Catch::Contains("node_kinds.k.llc"));
+  k["llc"] = "0MiB";
+  CHECK_THAT(error_of(spec_json(k, 1)), Catch::Contains("node_kinds.k.llc") && Catch::Contains("positive"));
 }

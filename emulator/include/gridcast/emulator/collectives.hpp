@@ -27,6 +27,24 @@ struct Communicator {
   int rank_of(int world_rank) const;
 };
 
+/// Which world ranks share a node, and each node's last-level cache, for the cold-copy rule of local
+/// copies (docs/collectives.md, "Cold copies"). Nodes are opaque ids (the replay uses one per host).
+class NodeMap {
+public:
+  /// `node_of_rank[r]`: world rank r's node; `cache_bytes_of_rank[r]`: that node's last-level cache in
+  /// bytes, 0 where unknown (then the rule never applies to the rank). Both have one entry per rank.
+  NodeMap(std::vector<int> node_of_rank, std::vector<std::uint64_t> cache_bytes_of_rank);
+  std::uint64_t cache_bytes(int world_rank) const;
+  /// The communicator ranks on `world_rank`'s node, itself included, ascending; computed once per
+  /// (communicator, node) and kept (communicator ids are never reused within a run).
+  const std::vector<int>& node_ranks(const Communicator& comm, int world_rank);
+
+private:
+  std::vector<int> node_of_rank_;
+  std::vector<std::uint64_t> cache_bytes_of_rank_;
+  std::map<std::pair<int, int>, std::vector<int>> node_ranks_;  ///< (comm id, node) -> comm ranks
+};
+
 /// What a collective algorithm sees: the calling rank inside one communicator, with point-to-point
 /// helpers addressed by communicator rank on the collective context.
 class CollectiveContext {
@@ -54,6 +72,16 @@ public:
   /// A copy the MPI library makes inside the collective without a message (sendbuf to recvbuf, a rank's
   /// own block): local_copy_seconds(points, bytes) executed on the rank's host, as compute work.
   void local_copy(std::uint64_t bytes);
+  /// The same, cold (`cold`: the data the call touches on the node exceeds its last-level cache, so the
+  /// copy's source and destination come from main memory): local_cold_copy_seconds.
+  void local_copy(std::uint64_t bytes, bool cold);
+  /// Whether local copies cost anything in this context (a copy curve is set and not empty).
+  bool charges_local_copies() const { return local_copy_time_ != nullptr && not local_copy_time_->empty(); }
+  /// Where the rank's node is known (set_node_map): its last-level cache in bytes, else 0.
+  void set_node_map(NodeMap* nodes) { nodes_ = nodes; }
+  std::uint64_t node_cache_bytes() const;
+  /// The communicator ranks on this rank's node, itself included (only itself without a node map).
+  const std::vector<int>& node_ranks();
   /// Where this collective's messages leave from and arrive at (a GPU host for NCCL run by a stream);
   /// nullptr (the default): the board's choice for the rank.
   void set_endpoint(sg4::Host* host) { endpoint_ = host; }
@@ -69,6 +97,8 @@ private:
   std::function<void(double)> compute_;
   double partner_wait_s_ = 0;
   const std::vector<platform::OverheadPoint>* local_copy_time_ = nullptr;
+  NodeMap* nodes_ = nullptr;
+  std::vector<int> only_me_;
   sg4::Host* endpoint_ = nullptr;
 };
 
@@ -77,6 +107,11 @@ private:
 /// last at the slope of the last segment (a copy keeps growing with its size; the last points are out of
 /// every cache). 0 for an empty curve.
 double local_copy_seconds(const std::vector<platform::OverheadPoint>& points, std::uint64_t bytes);
+/// Seconds of a cold copy of `bytes` (source and destination out of every cache): at the per-byte time
+/// of the curve's largest copy (measured well beyond the caches: the out-of-cache rate), and never less
+/// than local_copy_seconds (a copy cannot be faster cold than with its source just written). 0 for an
+/// empty curve.
+double local_cold_copy_seconds(const std::vector<platform::OverheadPoint>& points, std::uint64_t bytes);
 
 /// The collectives gridcast expands, by kind.
 enum class CollectiveKind {

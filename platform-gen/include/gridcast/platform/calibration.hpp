@@ -187,4 +187,17 @@ std::vector<OverheadPoint> parse_overhead_points(const std::string& text, const 
 /// value below the first size, the last point's beyond the last (0 when `points` is empty).
 double overhead_for(const std::vector<OverheadPoint>& points, double bytes);
 
+/// The last-level cache capacity that a memcpy curve (bytes copied : seconds, sizes ascending; the
+/// calibration's compute.memcpy) shows, in bytes touched (source + destination), or nullopt when the
+/// curve shows none. The out-of-cache level is the per-byte time of the largest copy (the calibration
+/// measures up to 64 MiB, well beyond the caches); a copy is served by a cache while its per-byte time
+/// is at most half that level. The knee is where the per-byte time, interpolated linearly in log2 of
+/// the size between the last copy served by a cache and the next one, reaches half the out-of-cache
+/// level; the capacity is twice that size (a copy touches its source and its destination), rounded
+/// down to whole KiB. Half, not the level itself: the per-byte time keeps rising past the cache size
+/// (a copy a little larger than the cache still finds part of its source there), so the level itself
+/// is reached only at the largest point; halfway is continuous in the measurements (docs/collectives.md,
+/// "Cold copies"). Nullopt with fewer than 3 points, a non-positive time, or no point at half the level.
+std::optional<std::uint64_t> cache_bytes_from_memcpy(const std::vector<OverheadPoint>& points);
+
 }  // namespace gridcast::platform

@@ -77,6 +77,9 @@ struct NodeKindSpec {
   int cores_per_socket = 0;
   std::optional<double> core_speed_flops;
   std::optional<double> memory_bytes;
+  /// "llc": the node's last-level cache, all sockets together (gridcast:llc-bytes; docs/collectives.md,
+  /// "Cold copies"); absent: from the calibration's memcpy curve, else unknown.
+  std::optional<double> llc_bytes;
   LinkSpec memory_link;   ///< CPU memory to a socket's root complex (DMA), full duplex
   LinkSpec loopback;      ///< two ranks on the CPU host (shared memory)
   LinkSpec memory_bus;    ///< optional: capacity concurrent loopback transfers share (latency default 0)
@@ -154,6 +157,9 @@ struct ResolvedKind {
   /// SHARED link on the loopback route beside the per-flow loopback: absent when neither the spec
   /// (`memory_bus`) nor the calibration (`network.shared_bandwidth_Bps`) gives it.
   std::optional<LinkFigures> memory_bus;
+  /// The node's last-level cache in bytes: the spec's `llc`, else the knee of the calibration's memcpy
+  /// curve (cache_bytes_from_memcpy), else absent (no gridcast:llc-bytes: copies charged as before).
+  std::optional<double> llc_bytes;
   std::optional<ResolvedGpu> gpus;
   // Used only where the structure needs them (PCIe present, several sockets, ...):
   LinkFigures memory_link, inter_socket, device_up, device_down, root, switch_link, nvlink, nvlink_host, nic;
