@@ -31,6 +31,14 @@ and 2560) is run only when named in --apps, on two process grids:
            expression of (N, np, rank, panel) gives; fit's message is its row.
 An HPL grid fit could not express gets the panel-structure table of bench/hpl_trace_structure.py after
 the main table (off-role and non-affine shares: what a model without the pivots cannot match).
+LAMMPS (examples/lammps-smpi: Debian's source built with smpicxx by scripts/build-lammps-smpi.sh, which
+must have run: exit 77 otherwise) is run only when named in --apps (`--apps lammps`): the LJ melt of
+in.lj on N x N x N fcc cells (Nw = N: 8, 12, 16 in training, 32 and 64 as targets), 40 steps, process
+grid MPI_Dims_create(np, 3). Its calls follow the grid's shape (an axis of extent 1 makes no MPI calls,
+one of more than 2 ranks makes more), which no rank rule expresses: fit's message is its row. After the
+main table: every point recorded a second time with another velocity seed and compared with the first
+(the share of communication calls whose sizes follow the atoms' motion), and rank 0's calls by function
+on each process grid.
 Prints the table; exit 0 when every point reaches the issue's targets (all ranks fn-eq, comm-eq >= 99 %),
 1 otherwise, 77 when smpicc/smpirun or gridcast are missing.
 """
@@ -194,7 +202,7 @@ def main() -> int:
         return 77
     if "lammps" in args.apps.split(",") and not LAMMPS_LMP.exists():
         print(f"trace_model_validation: --apps lammps needs {LAMMPS_LMP}: run scripts/build-lammps-smpi.sh "
-              "first (~15 min; GRIDCAST_CACHE names its cache folder)", file=sys.stderr)
+              "first (~6 min; GRIDCAST_CACHE names its cache folder)", file=sys.stderr)
         return 77
     work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="gridcast-tm-"))
     work.mkdir(parents=True, exist_ok=True)

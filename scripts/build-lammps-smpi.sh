@@ -20,8 +20,8 @@
 # Cache: ${GRIDCAST_CACHE:-$HOME/.cache/gridcast}/lammps-src (the source) and .../lammps-smpi-build (the
 # build). Idempotent: nothing is fetched when the source is there, and the build is CMake's incremental
 # one (a no-op when nothing changed); a build dir configured by another version of this script is
-# reconfigured in place. About 25 min of CPU the first time (-j2 on a loaded 2-core machine: ~15 min of wall time),
-# seconds afterwards.
+# reconfigured in place. The first build took 341 s of wall time (-j2, nice 10, on a loaded 2-core VM);
+# afterwards it is a no-op of seconds.
 set -eu
 cache="${GRIDCAST_CACHE:-$HOME/.cache/gridcast}"
 src_root="$cache/lammps-src"

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Records one LAMMPS run (the LJ melt of in.lj) under SMPI with time-independent tracing and imports it
 # as a gridcast profile directory (binary encoding). LAMMPS is built with smpicxx from Debian's source by
-# scripts/build-lammps-smpi.sh (run it once first: ~15 min; this script refuses to start the build).
+# scripts/build-lammps-smpi.sh (run it once first: ~6 min; this script does not start the build).
 # Computation benchmarking is off (smpi/simulate-computation:no): LAMMPS' force loops run for real (the
 # atoms move as they would, so which atoms cross which boundary is LAMMPS' own), but take no simulated
 # time, so the trace holds the calls only and is the same on every machine.
@@ -17,7 +17,7 @@ root="$here/../.."
 NP="$1"; N="$2"; OUT="$3"; SEED="${4:-87287}"; STEPS="${5:-40}"
 GRIDCAST="${GRIDCAST:-$(command -v gridcast || echo "$root/build/bin/gridcast")}"
 lmp="${GRIDCAST_CACHE:-$HOME/.cache/gridcast}/lammps-smpi-build/lmp"
-[ -x "$lmp" ] || { echo "record.sh: $lmp not found: run scripts/build-lammps-smpi.sh first (~15 min)" >&2; exit 77; }
+[ -x "$lmp" ] || { echo "record.sh: $lmp not found: run scripts/build-lammps-smpi.sh first (~6 min)" >&2; exit 77; }
 # MPI_Dims_create(NP, 3): the most balanced factorisation, non-increasing (what gridcast's grid rules use).
 dims=$(python3 -c "
 n=$NP; best=None
