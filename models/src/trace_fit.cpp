@@ -527,10 +527,21 @@ public:
     try {
       model.rule = infer_group_rule(assignments);
     } catch (const InputError& e) {
-      throw InputError(e.context(), e.reason() +
-                                        ". Ranks of one class must run the same template at every training point; a "
-                                        "branch that depends on Nw (a code path taken only at some sizes) cannot be "
-                                        "expressed: train on sizes that take the same paths");
+      // Which branch to blame: when the profiles of each Np put every rank in the same group, nothing
+      // depends on Nw, and the conflict is between rank counts (LAMMPS: an axis of the process grid of
+      // extent 1 or 2 skips calls that a longer one makes).
+      bool nw_stable = true;
+      for (const GroupAssignment& a : assignments)
+        for (const GroupAssignment& b : assignments)
+          nw_stable = nw_stable and (a.np != b.np or a.group_of_rank == b.group_of_rank);
+      throw InputError(e.context(),
+                       e.reason() + ". Ranks of one class must run the same template at every training point; " +
+                           (nw_stable ? "the profiles of each Np agree rank by rank, so the branch depends on Np "
+                                        "beyond the rank classes (a code path taken only at some rank counts, e.g. "
+                                        "on some shapes of the process grid) and cannot be expressed: train on rank "
+                                        "counts that take the same paths"
+                                      : "a branch that depends on Nw (a code path taken only at some sizes) cannot "
+                                        "be expressed: train on sizes that take the same paths"));
     }
 
     std::vector<GroupData> data;

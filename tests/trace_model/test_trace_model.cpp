@@ -382,6 +382,41 @@ TEST_CASE("trace model: inconsistent group assignments name the ranks in conflic
                                Catch::Contains("of p4"));
 }
 
+TEST_CASE("trace model: a group conflict blames Np or Nw, whichever the profiles show", "[trace_model]")
+{
+  // Rank 0 swaps its two collectives when `swapped(nw, np)`: rank 0 is rank 0 under every rule, so no rule
+  // fits; the hint names the parameter the swap follows (LAMMPS' calls follow the process grid's shape).
+  // Np 8 and 16: rank 0 is the low corner of every axis of both grids (at np 4, 2 x 2 x 1, the side
+  // of the third axis would tell it apart).
+  struct Swap final : TraceSource {
+    Swap(int np_, bool swapped_) : np(np_), swapped(swapped_) {}
+    int np;
+    bool swapped;
+    int rank_count() const override { return np; }
+    CallStreamPtr open(int rank) const override
+    {
+      auto s = std::make_unique<MemoryStream>("swap");
+      s->add(Op::Init, "MPI_Init");
+      const bool swap = rank == 0 and swapped;
+      s->add(swap ? Op::Barrier : Op::Allreduce, swap ? "MPI_Barrier" : "MPI_Allreduce").bytes = swap ? 0 : 8;
+      s->add(swap ? Op::Allreduce : Op::Barrier, swap ? "MPI_Allreduce" : "MPI_Barrier").bytes = swap ? 8 : 0;
+      s->add(Op::Finalize, "MPI_Finalize");
+      return s;
+    }
+  };
+  TempDir dir;
+  const auto by_np = write_profile_grid(dir.path(), "np", {8, 16}, {2, 3}, TraceEncoding::Binary,
+                                        [](int, int np) { return Swap(np, np >= 16); });
+  auto err = gridcast::test::expect_input_error([&] { fit_trace_model(by_np); });
+  CHECK_THAT(err.reason(), Catch::Contains("no rank-to-group rule fits") &&
+                               Catch::Contains("the branch depends on Np") && !Catch::Contains("depends on Nw"));
+  const auto by_nw = write_profile_grid(dir.path(), "nw", {4, 8}, {2, 3}, TraceEncoding::Binary,
+                                        [](int nw, int np) { return Swap(np, nw >= 3); });
+  err = gridcast::test::expect_input_error([&] { fit_trace_model(by_nw); });
+  CHECK_THAT(err.reason(), Catch::Contains("no rank-to-group rule fits") &&
+                               Catch::Contains("a branch that depends on Nw") && !Catch::Contains("depends on Np"));
+}
+
 // ---- end to end ----------------------------------------------------------------------------------------------
 
 TEST_CASE("trace model: fitted model reproduces a training point and predicts an unseen one", "[trace_model]")
