@@ -6,7 +6,7 @@
     python3 bench/trace_model_validation.py --apps hpl    # HPL (examples/hpl-smpi), not in the default set
 
 For each example program (examples/stencil3d, periodic 3-D and non-periodic 2-D, examples/master-worker,
-examples/pipeline):
+examples/pipeline, examples/overlap-solver with nonblocking collectives):
   1. record training runs with `smpirun -trace-ti` (each example's record.sh) at np 4, 8, 16 and three
      sizes, imported as gridcast profiles;
   2. `gridcast fit` them into one model.json;
@@ -64,6 +64,9 @@ APPS = {
     "stencil2d-open": ("examples/stencil3d", [8, 12, 16], [32, 64], ["2", "0"]),
     "master-worker": ("examples/master-worker", [2, 3, 4], [8, 16], []),
     "pipeline": ("examples/pipeline", [1024, 2048, 4096], [8192, 16384], []),
+    # Nonblocking collectives (MPI_Iallreduce overlapping the halo exchange, MPI_Ibcast, MPI_Ireduce,
+    # MPI_Iallgather, MPI_Ibarrier) and their waits among the isend/irecv requests.
+    "overlap-solver": ("examples/overlap-solver", [8, 12, 16], [32, 64], []),
     # HPL's matrix order N with NB = 16 (24 to 40 panels in training: at least 8 panel-broadcast tags, so
     # the panel loop is found as a numbered loop); the grid per app in HPL_GRID.
     "hpl": ("examples/hpl-smpi", [384, 512, 640], [1280, 2560], []),
@@ -76,7 +79,7 @@ APPS = {
 # HPL's process grid per app: "row" = 1 x np (record.sh NP N OUT 1 NP), "dims" = record.sh's default
 # MPI_Dims_create(np, 2).
 HPL_GRID = {"hpl": "row", "hpl-2d": "dims"}
-DEFAULT_APPS = ["stencil3d", "stencil2d-open", "master-worker", "pipeline"]
+DEFAULT_APPS = ["stencil3d", "stencil2d-open", "master-worker", "pipeline", "overlap-solver"]
 TRAIN_NP = [4, 8, 16]
 # Where scripts/build-lammps-smpi.sh builds LAMMPS (the lammps app needs it; the bench does not build it).
 LAMMPS_LMP = Path(os.environ.get("GRIDCAST_CACHE", str(Path.home() / ".cache" / "gridcast"))) / \

@@ -169,6 +169,10 @@ enum class Action : std::uint8_t {
 struct ActionName {
   std::string_view name;
   Action action;
+  /// The nonblocking collective of `action` (SMPI 3.32 writes MPI_Iallreduce as "iallreduce" with the
+  /// arguments of "allreduce"): the record gets a request, completed by a wait/test naming the
+  /// collective's tag (tit_nbc_tag).
+  bool nonblocking = false;
 };
 // Spellings accepted, most frequent first. SMPI 3.32 writes "Ssend", "ISsend", "sendRecv" and "waitAny";
 // the lower-case forms are accepted too.
@@ -213,6 +217,23 @@ constexpr ActionName kActions[] = {
     {"location", Action::Ignored},
     {"testall", Action::Ignored},
     {"testany", Action::Ignored},
+    // Nonblocking collectives, as `smpirun -trace-ti` (SimGrid 3.32) writes them. MPI_Comm_idup is not
+    // implemented by SMPI 3.32 (it aborts), so it has no spelling.
+    {"iallreduce", Action::Allreduce, true},
+    {"ibcast", Action::Bcast, true},
+    {"ibarrier", Action::Barrier, true},
+    {"ireduce", Action::Reduce, true},
+    {"iallgather", Action::Allgather, true},
+    {"ialltoall", Action::Alltoall, true},
+    {"igather", Action::Gather, true},
+    {"iscatter", Action::Scatter, true},
+    {"ialltoallv", Action::Alltoallv, true},
+    {"iallgatherv", Action::Allgatherv, true},
+    {"igatherv", Action::Gatherv, true},
+    {"iscatterv", Action::Scatterv, true},
+    {"ireducescatter", Action::ReduceScatter, true},
+    {"iscan", Action::Scan, true},
+    {"iexscan", Action::Exscan, true},
 };
 constexpr std::size_t kActionSpellings = sizeof kActions / sizeof kActions[0];
 
@@ -255,9 +276,34 @@ struct RequestKey {
 struct PendingRequest {
   RequestKey key;
   std::int64_t id;
+  std::int32_t nbc_tag = 0;  ///< a nonblocking collective's SMPI tag (tit_nbc_tag); 0: an isend/irecv
 };
 
 }  // namespace
+
+std::int32_t tit_nbc_tag(Op op)
+{
+  // SMPI's COLL_TAG_* (src/smpi/include/private.hpp), measured on this machine with SimGrid 3.32: every one
+  // is below -1 and none is MPI_ANY_TAG (-444), so a wait on an isend/irecv is never taken for one.
+  switch (op) {
+    case Op::Allreduce: return -4446;
+    case Op::Bcast: return -3335;
+    case Op::Barrier: return -779;
+    case Op::Reduce: return -113;
+    case Op::Allgather: return -557;
+    case Op::Alltoall: return -1113;
+    case Op::Gather: return -446;
+    case Op::Scatter: return -224;
+    case Op::Alltoallv: return -1001;
+    case Op::Allgatherv: return -668;
+    case Op::Gatherv: return -2224;
+    case Op::Scatterv: return -335;
+    case Op::ReduceScatter: return -890;
+    case Op::Scan:
+    case Op::Exscan: return -889;  // shared by SMPI: the oldest pending one of the two is taken
+    default: return 0;
+  }
+}
 
 // ---------------------------------------------------------------- TitLineParser
 
@@ -410,16 +456,34 @@ struct TitLineParser::Impl {
     pending.push_back({key, out.request});
   }
 
-  /// Request of the oldest pending isend/irecv matching "src dst tag"; removed when `remove`.
+  /// Request of the oldest pending isend/irecv matching "src dst tag", or of the oldest pending nonblocking
+  /// collective whose SMPI tag (tit_nbc_tag) is `tag`; removed when `remove`. SMPI writes "wait S S TAG"
+  /// for a nonblocking collective, S being the world rank of the actor whose pid is the rank's place in the
+  /// communicator (-333, MPI_UNDEFINED, at place 0): S says nothing a replay needs, the tag says which op.
   std::int64_t resolve(bool remove)
   {
     expect_args(3, 3);
     std::int64_t src = integer(0, "src"), dst = integer(1, "dst"), tg = integer(2, "tag");
+    if (tg < -1 && tg != -444) {  // a collective's tag (below -1, and not MPI_ANY_TAG)
+      // MPI_Ialltoallw is written as "ialltoallv" (the per-rank types' sizes folded into the counts), but its
+      // request keeps the alltoallw tag, -1021.
+      auto matches = [tg](const PendingRequest& p) {
+        return p.nbc_tag == tg || (p.nbc_tag == tit_nbc_tag(Op::Alltoallv) && tg == -1021);
+      };
+      auto it = std::find_if(pending.begin(), pending.end(), matches);
+      if (it != pending.end()) {
+        std::int64_t id = it->id;
+        if (remove)
+          pending.erase(it);
+        return id;
+      }
+    }
     RequestKey exact{norm(src), norm(dst), norm(tg)};
     // A receive posted with MPI_ANY_SOURCE / MPI_ANY_TAG may be waited for under its actual source or tag.
     RequestKey candidates[] = {exact, {-1, exact.dst, exact.tag}, {exact.src, exact.dst, -1}, {-1, exact.dst, -1}};
     for (const auto& key : candidates) {
-      auto it = std::find_if(pending.begin(), pending.end(), [&key](const PendingRequest& p) { return p.key == key; });
+      auto it = std::find_if(pending.begin(), pending.end(),
+                             [&key](const PendingRequest& p) { return p.nbc_tag == 0 && p.key == key; });
       if (it == pending.end())
         continue;
       std::int64_t id = it->id;
@@ -428,7 +492,7 @@ struct TitLineParser::Impl {
       return id;
     }
     fail(std::string(action_name) + " for " + std::string(arg(0)) + " " + std::string(arg(1)) + " " +
-         std::string(arg(2)) + " matches no isend/irecv");
+         std::string(arg(2)) + " matches no isend/irecv or nonblocking collective");
   }
 
   void take_pending(std::vector<std::int64_t>& out, std::size_t n_last, bool remove)
@@ -649,6 +713,10 @@ bool TitLineParser::Impl::parse(std::string_view line, std::uint64_t number, Cal
       break;
     case Action::Ignored:
       return false;
+  }
+  if (kActions[spelling].nonblocking) {
+    out.request = next_request++;
+    pending.push_back({{0, 0, 0}, out.request, tit_nbc_tag(out.op)});
   }
   return true;
 }

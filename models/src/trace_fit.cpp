@@ -20,8 +20,8 @@ namespace gridcast::models::trace {
 
 bool CallToken::operator<(const CallToken& o) const
 {
-  return std::tie(function, op, tag, recv_tag, comm, color, key, new_comm) <
-         std::tie(o.function, o.op, o.tag, o.recv_tag, o.comm, o.color, o.key, o.new_comm);
+  return std::tie(function, op, tag, recv_tag, comm, color, key, new_comm, nonblocking) <
+         std::tie(o.function, o.op, o.tag, o.recv_tag, o.comm, o.color, o.key, o.new_comm, o.nonblocking);
 }
 
 namespace {
@@ -112,6 +112,10 @@ struct LoadedProfile {
 };
 
 bool creates_request(Op op) { return op == Op::Isend || op == Op::Irecv || op == Op::Issend; }
+/// A nonblocking collective or MPI_Comm_idup: a collective record with a request.
+bool nonblocking_collective(const CallRecord& rec) { return rec.request != kNoRequest && is_collective(rec.op); }
+/// Whether a call creates a request: requests are numbered by these calls, in order (request_back).
+bool creates_request(const CallRecord& rec) { return creates_request(rec.op) || nonblocking_collective(rec); }
 bool is_polling(const CallToken& t)
 {
   if (t.op == Op::Test)
@@ -297,7 +301,8 @@ public:
     std::int8_t& v = varying_[rec.function];
     if (v < 0)
       v = varying(rec.function) ? 1 : 0;
-    const Key k{rec.function, rec.op, v != 0 ? 0 : rec.tag, rec.recv_tag, rec.comm, rec.color, rec.key, rec.new_comm};
+    const Key k{rec.function, rec.op,  v != 0 ? 0 : rec.tag, rec.recv_tag, rec.comm,
+                rec.color,    rec.key, rec.new_comm,          nonblocking_collective(rec)};
     // A direct-mapped front (no bucket chains) answers almost every call; the map keeps every key.
     Slot& slot = front_[KeyHash{}(k) % front_.size()];
     if (slot.used && slot.key == k)
@@ -313,13 +318,15 @@ private:
     std::uint32_t function;
     Op op;
     std::int32_t tag, recv_tag, comm, color, key, new_comm;
+    bool nonblocking;
     bool operator==(const Key&) const = default;
   };
   struct KeyHash {
     std::size_t operator()(const Key& k) const
     {
       auto u = [](std::int32_t x) { return static_cast<std::uint64_t>(static_cast<std::uint32_t>(x)); };
-      std::uint64_t h = (std::uint64_t{k.function} << 8 | static_cast<std::uint64_t>(k.op)) ^ u(k.tag) << 32;
+      std::uint64_t h = (std::uint64_t{k.function} << 9 | std::uint64_t{k.nonblocking} << 8 | static_cast<std::uint64_t>(k.op)) ^
+                        u(k.tag) << 32;
       h ^= (u(k.recv_tag) ^ u(k.comm) << 16 ^ u(k.color) << 24 ^ u(k.key) << 40 ^ u(k.new_comm) << 48) * 0x9e3779b97f4a7c15ULL;
       h *= 0xff51afd7ed558ccdULL;
       return static_cast<std::size_t>(h ^ (h >> 32));
@@ -572,6 +579,7 @@ private:
     ProfileDir dir(path);
     for (int r = 0; r < dir.rank_count(); ++r) {
       std::map<std::uint32_t, std::set<std::int32_t>> tags;  // by the stream's function id
+      std::map<std::int64_t, std::pair<std::uint64_t, std::uint32_t>> open_nbc;  // request -> (line, function)
       CallStreamPtr s = open_rank(dir, r);
       CallRecord rec;
       while (s->next(rec)) {
@@ -579,17 +587,25 @@ private:
         // fitted into a model of that world.
         if (rec.op == Op::DynamicProcess)
           throw InputError({s->source(), rec.line, {}, r}, dynamic_process_refusal(s->functions().name(rec.function)));
-        // Requests are numbered by the isends and irecvs that create them (CallCursor): a collective that
-        // creates one (MPI_Iallreduce, MPI_Comm_idup) has no place in the model yet. Said here, by name,
-        // rather than as a request its wait finds not pending.
-        if (rec.request != kNoRequest && is_collective(rec.op))
-          throw InputError({s->source(), rec.line, {}, r},
-                           s->functions().name(rec.function) + " creates request " + std::to_string(rec.request) +
-                               ": nonblocking collectives and MPI_Comm_idup cannot be fitted yet (the trace model "
-                               "numbers only isend/irecv requests); `gridcast replay` replays the profile as it is");
+        // A nonblocking collective (or MPI_Comm_idup) must be completed by a wait, test or waitall of the
+        // rank: synthesis at another size would otherwise leave the collective running past MPI_Finalize,
+        // which the replay refuses. Checked here, by name, rather than met as a replay error later.
+        if (nonblocking_collective(rec))
+          open_nbc.try_emplace(rec.request, rec.line, rec.function);
+        if (rec.request != kNoRequest && not creates_request(rec))
+          open_nbc.erase(rec.request);
+        for (std::int64_t q : rec.requests)
+          open_nbc.erase(q);
         auto& t = tags[rec.function];
         if (t.size() <= opt_.varying_tags)
           t.insert(rec.tag);
+      }
+      if (not open_nbc.empty()) {
+        const auto& [req, at] = *open_nbc.begin();
+        throw InputError({s->source(), at.first, {}, r},
+                         s->functions().name(at.second) + " creates request " + std::to_string(req) +
+                             " that no wait, test or waitall of the rank completes: a nonblocking collective "
+                             "still running at the end of the trace cannot be fitted (nor replayed)");
       }
       for (const auto& [fn, t] : tags) {
         const std::string& name = s->functions().name(fn);
@@ -687,7 +703,7 @@ private:
 
   CallToken make_token(const std::string& function, const CallRecord& rec) const
   {
-    CallToken t{function, rec.op, rec.tag, rec.recv_tag, rec.comm, rec.color, rec.key, rec.new_comm};
+    CallToken t{function, rec.op, rec.tag, rec.recv_tag, rec.comm, rec.color, rec.key, rec.new_comm, nonblocking_collective(rec)};
     // What a probe or test found (the tag of the message it matched) is its result, not what it is: the
     // successful poll of a construct is the same call as the failed ones before it.
     if (rec.op == Op::Test || rec.op == Op::Probe)
@@ -874,13 +890,15 @@ private:
         auto it = ordinal_.find(req);
         if (it == ordinal_.end())
           throw InputError({dir_.rank_path(rank_).string(), rec_.line, "request", rank_},
-                           "request " + std::to_string(req) + " completed but not pending (never created by isend/irecv, or already waited for)");
+                           "request " + std::to_string(req) +
+                               " completed but not pending (never created by isend/irecv or a nonblocking "
+                               "collective, or already waited for)");
         std::int64_t b = created_ - it->second;
         if (forget)
           ordinal_.erase(it);
         return b;
       };
-      if (creates_request(rec_.op))
+      if (creates_request(rec_))
         ordinal_[rec_.request] = created_++;
       else if (rec_.request != kNoRequest)
         c.request_back = back(rec_.request, rec_.op == Op::Wait);
@@ -1263,7 +1281,7 @@ private:
         continue;
       }
       const Op op = model.tokens[n.token].op;
-      if (creates_request(op) || op == Op::Wait || op == Op::Waitall || op == Op::Waitany || op == Op::Test)
+      if (creates_request(op) || model.tokens[n.token].nonblocking || op == Op::Wait || op == Op::Waitall || op == Op::Waitany || op == Op::Test)
         return true;
     }
     return false;

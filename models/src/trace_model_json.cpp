@@ -476,6 +476,8 @@ nlohmann::ordered_json model_to_json(const TraceModel& m)
       tj["key"] = t.key;
     if (t.new_comm != kWorldComm)
       tj["new_comm"] = t.new_comm;
+    if (t.nonblocking)  // written only when set: models without nonblocking collectives keep their bytes
+      tj["nonblocking"] = true;
     tokens.push_back(tj);
   }
   o["tokens"] = tokens;
@@ -648,7 +650,7 @@ TraceModel model_from_json(const nlohmann::json& j, const std::string& file)
   const json& tokens = top.array("tokens");
   for (std::size_t i = 0; i < tokens.size(); ++i) {
     JsonObject t = top.element("tokens", i);
-    t.only({"function", "op", "tag", "recv_tag", "comm", "color", "key", "new_comm"});
+    t.only({"function", "op", "tag", "recv_tag", "comm", "color", "key", "new_comm", "nonblocking"});
     CallToken tok;
     tok.function = t.string("function");
     auto op      = op_from_name(t.string("op"));
@@ -682,6 +684,12 @@ TraceModel model_from_json(const nlohmann::json& j, const std::string& file)
     }
     if (t.has("new_comm"))
       tok.new_comm = t.int32("new_comm", lo, hi);
+    if (t.has("nonblocking")) {
+      tok.nonblocking = t.boolean("nonblocking");
+      if (tok.nonblocking && not is_collective(tok.op))
+        t.fail("nonblocking", "only a collective op can be nonblocking (op '" + t.string("op") +
+                                  "'; isend and irecv are ops of their own)");
+    }
     m.tokens.push_back(tok);
   }
   const json& groups = top.array("groups");

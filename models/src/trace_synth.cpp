@@ -1,6 +1,7 @@
 #include "gridcast/models/trace_synth.hpp"
 
 #include "gridcast/models/errors.hpp"
+#include "gridcast/models/tit.hpp"
 
 #include <cmath>
 #include <limits>
@@ -302,7 +303,7 @@ void compile(const std::vector<TemplateNode>& nodes, const TraceModel& m, const 
       leaf.counts_self = eval_count(*n.counts_self, t, "counts_self at " + here);
     if (n.recv_counts_self)
       leaf.recv_counts_self = eval_count(*n.recv_counts_self, t, "recv_counts_self at " + here);
-    leaf.creates       = creates_request(tok.op);
+    leaf.creates       = creates_request(tok.op) || tok.nonblocking;
     leaf.request_back  = n.request_back;
     leaf.requests_back = n.requests_back;
     r.requests.resize(n.requests_back.size());
@@ -818,6 +819,19 @@ void write_tit_rank(CallStream& stream, int rank, int np, std::ostream& out)
   };
   while (stream.next(r)) {
     out << rank << ' ';
+    // A nonblocking collective is written as SMPI 3.32 writes it: its blocking line with an "i" prefix;
+    // its wait or test names "S S TAG" (S: world rank of the actor whose pid is the rank's place in
+    // MPI_COMM_WORLD, -333 at place 0; TAG: tit_nbc_tag). MPI_Comm_idup has no TIT form (SMPI aborts on it).
+    const bool nonblocking = r.request != kNoRequest && is_collective(r.op);
+    const char* nb         = nonblocking ? "i" : "";
+    if (nonblocking) {
+      const std::int32_t tag = tit_nbc_tag(r.op);
+      if (tag == 0)
+        throw InputError({stream.source(), r.line, {}, rank},
+                         "nonblocking op '" + std::string(op_name(r.op)) + "' has no SMPI time-independent trace form");
+      const std::int64_t place = rank == 0 ? -333 : rank - 1;
+      pending[r.request]       = {place, place, tag};
+    }
     switch (r.op) {
       case Op::Init: out << "init"; break;
       case Op::Finalize: out << "finalize"; break;
@@ -858,29 +872,29 @@ void write_tit_rank(CallStream& stream, int rank, int np, std::ostream& out)
       case Op::Sendrecv:
         out << "sendRecv " << r.bytes << ' ' << r.peer << ' ' << r.recv_bytes << ' ' << tit_rank(r.src) << " 6 6";
         break;
-      case Op::Barrier: out << "barrier"; break;
-      case Op::Bcast: out << "bcast " << r.bytes << ' ' << r.root << " 6"; break;
-      case Op::Reduce: out << "reduce " << r.bytes << ' ' << num(r.flops) << ' ' << r.root << " 6"; break;
-      case Op::Allreduce: out << "allreduce " << r.bytes << ' ' << num(r.flops) << " 6"; break;
-      case Op::Scan: out << "scan " << r.bytes << ' ' << num(r.flops) << " 6"; break;
-      case Op::Exscan: out << "exscan " << r.bytes << ' ' << num(r.flops) << " 6"; break;
-      case Op::Alltoall: out << "alltoall " << r.bytes << ' ' << r.recv_bytes << " 6 6"; break;
-      case Op::Allgather: out << "allgather " << r.bytes << ' ' << r.recv_bytes << " 6 6"; break;
-      case Op::Gather: out << "gather " << r.bytes << ' ' << r.recv_bytes << ' ' << r.root << " 6 6"; break;
-      case Op::Scatter: out << "scatter " << r.bytes << ' ' << r.recv_bytes << ' ' << r.root << " 6 6"; break;
+      case Op::Barrier: out << nb << "barrier"; break;
+      case Op::Bcast: out << nb << "bcast " << r.bytes << ' ' << r.root << " 6"; break;
+      case Op::Reduce: out << nb << "reduce " << r.bytes << ' ' << num(r.flops) << ' ' << r.root << " 6"; break;
+      case Op::Allreduce: out << nb << "allreduce " << r.bytes << ' ' << num(r.flops) << " 6"; break;
+      case Op::Scan: out << nb << "scan " << r.bytes << ' ' << num(r.flops) << " 6"; break;
+      case Op::Exscan: out << nb << "exscan " << r.bytes << ' ' << num(r.flops) << " 6"; break;
+      case Op::Alltoall: out << nb << "alltoall " << r.bytes << ' ' << r.recv_bytes << " 6 6"; break;
+      case Op::Allgather: out << nb << "allgather " << r.bytes << ' ' << r.recv_bytes << " 6 6"; break;
+      case Op::Gather: out << nb << "gather " << r.bytes << ' ' << r.recv_bytes << ' ' << r.root << " 6 6"; break;
+      case Op::Scatter: out << nb << "scatter " << r.bytes << ' ' << r.recv_bytes << ' ' << r.root << " 6 6"; break;
       case Op::Alltoallv: {
         std::uint64_t s = 0, rr = 0;
         for (auto c : r.counts)
           s += c;
         for (auto c : r.recv_counts)
           rr += c;
-        out << "alltoallv " << s << counts(r.counts) << ' ' << rr << counts(r.recv_counts) << " 6 6";
+        out << nb << "alltoallv " << s << counts(r.counts) << ' ' << rr << counts(r.recv_counts) << " 6 6";
         break;
       }
-      case Op::Gatherv: out << "gatherv " << r.bytes << counts(r.recv_counts) << ' ' << r.root << " 6 6"; break;
-      case Op::Allgatherv: out << "allgatherv " << r.bytes << counts(r.recv_counts) << " 6 6"; break;
-      case Op::Scatterv: out << "scatterv" << counts(r.counts) << ' ' << r.recv_bytes << ' ' << r.root << " 6 6"; break;
-      case Op::ReduceScatter: out << "reducescatter" << counts(r.recv_counts) << ' ' << num(r.flops) << " 6"; break;
+      case Op::Gatherv: out << nb << "gatherv " << r.bytes << counts(r.recv_counts) << ' ' << r.root << " 6 6"; break;
+      case Op::Allgatherv: out << nb << "allgatherv " << r.bytes << counts(r.recv_counts) << " 6 6"; break;
+      case Op::Scatterv: out << nb << "scatterv" << counts(r.counts) << ' ' << r.recv_bytes << ' ' << r.root << " 6 6"; break;
+      case Op::ReduceScatter: out << nb << "reducescatter" << counts(r.recv_counts) << ' ' << num(r.flops) << " 6"; break;
       case Op::CommSize: out << "comm_size " << np; break;
       case Op::CommSplit: out << "comm_split"; break;  // TIT keeps no color: gridcast reads it on world
       case Op::CommDup: out << "comm_dup"; break;

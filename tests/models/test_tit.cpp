@@ -320,7 +320,7 @@ TEST_CASE("TIT requests: ids per rank, FIFO matching, test keeps, wait removes",
     CHECK(e.context().file == "t.txt");
     CHECK(e.context().line == 3);
     CHECK(e.context().rank == 0);
-    CHECK(e.reason() == "wait for 0 1 4 matches no isend/irecv");
+    CHECK(e.reason() == "wait for 0 1 4 matches no isend/irecv or nonblocking collective");
   }
 }
 

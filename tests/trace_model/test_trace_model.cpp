@@ -1229,19 +1229,3 @@ TEST_CASE("trace model: a profile with MPI_Comm_spawn cannot be fitted: the erro
   CHECK_THAT(e.reason(), Catch::Contains("dynamic process management (MPI_Comm_spawn) cannot be replayed: the spawned "
                                          "processes are not in the profile"));
 }
-
-TEST_CASE("trace model: a nonblocking MPI_Comm_idup is refused by name, not as a request never created",
-          "[trace_model]")
-{
-  TempDir dir;
-  std::vector<std::string> ranks(2, "{\"op\":\"init\",\"fn\":\"MPI_Init\"}\n"
-                                    "{\"op\":\"comm_dup\",\"fn\":\"MPI_Comm_idup\",\"new_comm\":3,\"request\":5}\n"
-                                    "{\"op\":\"wait\",\"fn\":\"MPI_Wait\",\"request\":5}\n");
-  gridcast::test::write_jsonl_profile(dir / "a", ranks);
-  gridcast::test::write_jsonl_profile(dir / "b", ranks);
-  auto e = gridcast::test::expect_input_error([&] { fit_trace_model({dir / "a", dir / "b"}); });
-  CHECK(e.context().rank == 0);
-  CHECK(e.context().line == 2);
-  CHECK_THAT(e.reason(), Catch::Contains("MPI_Comm_idup creates request 5") &&
-                             Catch::Contains("cannot be fitted yet"));
-}

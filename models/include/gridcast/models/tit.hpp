@@ -73,6 +73,10 @@ private:
 void parse_tit_line(std::string_view line, int np, CallRecord& out, FunctionTable& functions,
                     const std::string& file, std::uint64_t line_no, int rank);
 
+/// The tag SMPI 3.32's time-independent trace gives the wait or test of a nonblocking collective of `op`
+/// ("wait S S TAG"), or 0 for an op that has no nonblocking form in TIT traces.
+std::int32_t tit_nbc_tag(Op op);
+
 /// True when the file looks like a trace (first token is a rank) rather than an index (a path).
 bool tit_is_single_file(const std::filesystem::path& path);
 

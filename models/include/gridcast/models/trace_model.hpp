@@ -130,6 +130,9 @@ struct CallToken {
   std::int32_t color = 0;
   std::int32_t key = 0;
   std::int32_t new_comm = kWorldComm;
+  /// A collective that creates a request (MPI_Iallreduce..., MPI_Comm_idup): synthesis gives it the next
+  /// request id, as an isend's, and the wait, test or waitall of the template completes it.
+  bool nonblocking = false;
   bool operator==(const CallToken&) const = default;
   bool operator<(const CallToken& o) const;
 };

@@ -55,8 +55,10 @@ private:
 };
 
 /// Writes rank `rank`'s stream as SMPI time-independent trace lines (sizes as MPI_BYTE counts, any source
-/// as -555, any tag as -444), the syntax `gridcast import tit` and `smpirun -replay` read. Throws
-/// InputError for ops TIT cannot express.
+/// as -555, any tag as -444), the syntax `gridcast import tit` and `smpirun -replay` read. Nonblocking
+/// collectives are written as `smpirun -trace-ti` writes them ("iallreduce ...", "wait S S TAG"), which
+/// `smpirun -replay` of SimGrid 3.32 does not read. Throws InputError for ops TIT cannot express
+/// (MPI_Comm_idup included).
 void write_tit_rank(CallStream& stream, int rank, int np, std::ostream& out);
 
 /// Writes DIR/trace.txt (the index) and DIR/trace.txt_files/rank-<r+1>.txt for every rank of `source`.
