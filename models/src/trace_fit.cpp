@@ -204,6 +204,44 @@ private:
   std::pair<double, std::uint64_t>* last_ = nullptr;  ///< into sums (map nodes do not move)
 };
 
+/// Observations of a quantity per (Nw, Np) point and per profile, for a quantity that a disturbed run
+/// inflates: each profile's mean, then the median over the profiles at the point. A polling construct's
+/// absorbed work is measured time (seconds times the host's speed), and at HPL's training sizes a
+/// construct lasts tens of microseconds, so one preemption of the rank (a time slice, ~4 ms) multiplies a
+/// profile's mean by up to 80 (hpcc, N 128: 2.7e5, 2.1e7 and 4.4e5 flops per construct in three runs).
+/// A mean over the profiles keeps a share of that outlier, a median of three drops it; with one profile
+/// per point it is that profile's mean, as before.
+struct ProfileSeries {
+  /// (nw, np) -> profile -> (sum, observations)
+  std::map<std::pair<double, double>, std::map<std::size_t, std::pair<double, std::uint64_t>>> sums;
+  void add(double nw, double np, std::size_t profile, double v)
+  {
+    auto& e = sums[{nw, np}][profile];
+    e.first += v;
+    ++e.second;
+  }
+  /// Adds to the last observation of this profile at this point (work that comes after it, in pieces).
+  void add_to_last(double nw, double np, std::size_t profile, double v) { sums[{nw, np}][profile].first += v; }
+  bool empty() const { return sums.empty(); }
+  /// At each point, the median of the profiles' means (the mean of the middle two for an even count).
+  std::vector<FitPoint> points() const
+  {
+    std::vector<FitPoint> out;
+    for (const auto& [key, by_profile] : sums) {
+      std::vector<double> means;
+      for (const auto& [profile, e] : by_profile)
+        if (e.second > 0)
+          means.push_back(e.first / static_cast<double>(e.second));
+      if (means.empty())
+        continue;
+      std::sort(means.begin(), means.end());
+      const std::size_t m = means.size() / 2;
+      out.push_back({key.first, key.second, means.size() % 2 == 1 ? means[m] : (means[m - 1] + means[m]) / 2});
+    }
+    return out;
+  }
+};
+
 /// Rank expressions still consistent with every observation so far, and the first few observations
 /// for error messages.
 struct RankSeries {
@@ -243,8 +281,9 @@ struct SlotObs {
 
   Series count;
   Series tag_values;  ///< varying tags: for a tag constant within each run (tag_formula)
-  /// Poll: the work of the compute each construct absorbed, and whether any of it was a library call.
-  Series absorbed;
+  /// Poll: the work of the compute each construct absorbed (per profile: see ProfileSeries), and whether
+  /// any of it was a library call.
+  ProfileSeries absorbed;
   bool any_library = false;
   std::map<std::pair<int, int>, std::map<double, std::uint64_t>> count_by_np_rank_nw;
   RankSeries peer, src, root, key;
@@ -1058,7 +1097,7 @@ private:
             const double speed = profiles_[w.profile].info.host.speed_flops;
             w.last_poll->any_library = w.last_poll->any_library || not burst_model_[w.cursor->token()];
             CallParams c        = w.cursor->take();
-            w.last_poll->absorbed.add_to_last(w.nw, static_cast<double>(w.np),
+            w.last_poll->absorbed.add_to_last(w.nw, static_cast<double>(w.np), w.profile,
                                               c.flops > 0 ? c.flops : (c.seconds > 0 ? c.seconds * speed : 0.0));
           }
           break;
@@ -1085,7 +1124,7 @@ private:
           if (len == 0)
             changed(w);
           s.count.add(w.nw, static_cast<double>(w.np), static_cast<double>(len));
-          s.absorbed.add(w.nw, static_cast<double>(w.np), work);
+          s.absorbed.add(w.nw, static_cast<double>(w.np), w.profile, work);
           w.last_poll = &s;
           break;
         }
