@@ -216,13 +216,34 @@ struct ProfileSeries {
   std::map<std::pair<double, double>, std::map<std::size_t, std::pair<double, std::uint64_t>>> sums;
   void add(double nw, double np, std::size_t profile, double v)
   {
-    auto& e = sums[{nw, np}][profile];
-    e.first += v;
-    ++e.second;
+    // A profile is walked call after call: the same point and profile as the last call, found without
+    // a search (compute sites see millions of calls).
+    if (last_ == nullptr || last_key_ != std::tuple{nw, np, profile}) {
+      last_     = &sums[{nw, np}][profile];
+      last_key_ = {nw, np, profile};
+    }
+    last_->first += v;
+    ++last_->second;
   }
   /// Adds to the last observation of this profile at this point (work that comes after it, in pieces).
   void add_to_last(double nw, double np, std::size_t profile, double v) { sums[{nw, np}][profile].first += v; }
   bool empty() const { return sums.empty(); }
+  ProfileSeries() = default;
+  ProfileSeries(const ProfileSeries& o) : sums(o.sums) {}
+  ProfileSeries(ProfileSeries&& o) noexcept : sums(std::move(o.sums)) { o.last_ = nullptr; }
+  ProfileSeries& operator=(const ProfileSeries& o)
+  {
+    sums  = o.sums;
+    last_ = nullptr;
+    return *this;
+  }
+  ProfileSeries& operator=(ProfileSeries&& o) noexcept
+  {
+    sums    = std::move(o.sums);
+    last_   = nullptr;
+    o.last_ = nullptr;
+    return *this;
+  }
   /// At each point, the median of the profiles' means (the mean of the middle two for an even count).
   std::vector<FitPoint> points() const
   {
@@ -240,6 +261,10 @@ struct ProfileSeries {
     }
     return out;
   }
+
+private:
+  std::tuple<double, double, std::size_t> last_key_{};
+  std::pair<double, std::uint64_t>* last_ = nullptr;  ///< into sums (map nodes do not move)
 };
 
 /// Rank expressions still consistent with every observation so far, and the first few observations
@@ -289,6 +314,9 @@ struct SlotObs {
   RankSeries peer, src, root, key;
   TagFitter tag;
   Series bytes, recv_bytes, flops, seconds, counts, recv_counts;
+  /// Compute sites: their measured work per profile (the median of the runs at a point, as `absorbed`;
+  /// `flops` holds the declared work of reductions).
+  ProfileSeries compute_flops;
   Series counts_self, recv_counts_self;  ///< v-collectives: the entry of the rank itself
   bool any_bytes = false, any_recv_bytes = false, any_flops = false, any_seconds = false, any_counts = false,
        any_recv_counts = false, counts_self_differs = false, recv_counts_self_differs = false;
@@ -985,7 +1013,7 @@ private:
   {
     const double speed = profiles_[w.profile].info.host.speed_flops;
     double work = c.flops > 0 ? c.flops : (c.seconds > 0 ? c.seconds * speed : 0.0);
-    s.flops.add(w.nw, static_cast<double>(w.np), work);
+    s.compute_flops.add(w.nw, static_cast<double>(w.np), w.profile, work);
     s.any_flops = s.any_flops || work != 0;
     s.context.group      = static_cast<int>(w.group);
     s.context.inter_loop = w.loops.empty() ? 0 : w.loops.back().first + 1;
@@ -1413,8 +1441,8 @@ private:
       // Measured work is noisy: the simplest formula within 25 % (+1 point) of the best leave-one-out
       // error, with at least two points more than terms (three terms on four noisy points, or a cubic
       // that fits noise best, run away outside the training range). Declared flops are exact anyway.
-      std::vector<FitPoint> pts = s.flops.points();
       const bool compute   = tokens_[s.token].op == Op::Compute;
+      std::vector<FitPoint> pts = compute ? s.compute_flops.points() : s.flops.points();
       const int max_terms  = compute ? std::clamp(static_cast<int>(pts.size()) - 2, 1, 3) : 3;
       t.flops = fit_formula(pts, false, max_terms, compute ? Parsimony{0.25, 0.01} : Parsimony{});
       s.fitted_flops = t.flops;
@@ -1483,7 +1511,7 @@ private:
       for (const Site& site : sites) {
         const SlotObs& s = *site.slot;
         std::map<std::pair<double, double>, double> site_mean;
-        std::vector<FitPoint> pts = s.flops.points();
+        std::vector<FitPoint> pts = s.compute_flops.points();
         for (const FitPoint& p : pts)
           site_mean[{p.nw, p.np}] = p.value;
         std::map<std::pair<double, double>, std::optional<double>> loo;

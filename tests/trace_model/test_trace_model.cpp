@@ -871,8 +871,8 @@ namespace {
 class PollingUpdate final : public TraceSource {
 public:
   /// `requests`: the last send is an MPI_Isend completed by an MPI_Wait (the program uses requests).
-  /// `excess_flops`: added to rank 0's first update chunk of step 1, as a preemption inflates the work
-  /// measured in one run.
+  /// `excess_flops`: added to rank 0's first update chunk of step 1 and to its cblas_daxpy of step 2, as
+  /// a preemption inflates the work measured in one run.
   explicit PollingUpdate(int nw, bool requests = false, double excess_flops = 0)
       : nw_(nw), requests_(requests), excess_flops_(excess_flops)
   {
@@ -927,7 +927,7 @@ public:
         add(Op::Compute, "cblas_dtrsm").flops = 250.0 * nw_;
         add(Op::Compute, "cblas_dgemm").flops = 750.0 * nw_;
       }
-      add(Op::Compute, "cblas_daxpy").flops = 10;
+      add(Op::Compute, "cblas_daxpy").flops = 10 + (rank == 0 && step == 2 ? excess_flops_ : 0.0);
     }
     CallRecord& last = add(requests_ ? Op::Isend : Op::Send, requests_ ? "MPI_Isend" : "MPI_Send");
     last.peer = other, last.tag = 200 + nw_, last.bytes = 8;
@@ -1116,11 +1116,11 @@ TEST_CASE("trace model: a polling loop whose rounds vary between profiles and ra
   CHECK(model_to_json(back).dump() == model_to_json(*model).dump());
 }
 
-TEST_CASE("trace model: a disturbed run among several at one size does not move a construct's absorbed work",
+TEST_CASE("trace model: a disturbed run among several at one size moves neither absorbed nor compute work",
           "[trace_model]")
 {
   // Three runs at every size; one run at Nw 5 measured one chunk of rank 0's update 200x too long (a
-  // preemption). The absorbed work is each run's mean per construct, then the median over the runs at
+  // preemption), and one of its cblas_daxpy calls 1e5 times. The absorbed work is each run's mean per construct, then the median over the runs at
   // the size: the disturbed run drops out and the work stays 1000 Nw exactly. Their mean would be
   // 5000 + 1e6 / 15 at Nw 5 (+1333 %), and the fit would be the constant 12833.3 (checked).
   TempDir dir;
@@ -1140,6 +1140,14 @@ TEST_CASE("trace model: a disturbed run among several at one size does not move 
   REQUIRE(poll->absorbed_flops);
   CHECK(poll->absorbed_flops->text() == "1000*Nw");
   CHECK(poll->absorbed_flops->eval(9, 2) == Approx(9000).epsilon(1e-9));
+  // A compute site alike (the latency model's site mean): 10 flops a call; the mean of the runs would be
+  // 10 + 1e6 / 30 at Nw 5.
+  auto daxpy = std::find_if(loop->body.begin(), loop->body.end(), [&](const TemplateNode& n) {
+    return n.kind == RolledNode::Kind::Call && model->tokens[n.token].function == "cblas_daxpy";
+  });
+  REQUIRE(daxpy != loop->body.end());
+  REQUIRE(daxpy->flops);
+  CHECK(daxpy->flops->text() == "10");
 }
 
 TEST_CASE("trace model: a program that uses requests keeps the receive after its polling construct",
