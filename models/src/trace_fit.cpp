@@ -205,7 +205,8 @@ private:
 };
 
 /// Observations of a quantity per (Nw, Np) point and per profile, for a quantity that a disturbed run
-/// inflates: each profile's mean, then the median over the profiles at the point. A polling construct's
+/// inflates (a compute site's measured work, a polling construct's absorbed work): each profile's mean,
+/// then the median over the profiles at the point. A polling construct's
 /// absorbed work is measured time (seconds times the host's speed), and at HPL's training sizes a
 /// construct lasts tens of microseconds, so one preemption of the rank (a time slice, ~4 ms) multiplies a
 /// profile's mean by up to 80 (hpcc, N 128: 2.7e5, 2.1e7 and 4.4e5 flops per construct in three runs).
