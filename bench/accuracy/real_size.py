@@ -19,9 +19,12 @@ Applications (nw is the size):
   build/bin/gridcast_bench_profile_tail; the measured time is that section's (the longest rank's).
 
 1. Training: `gridcast profile --calibration platforms/this-machine/calibration.json --nw SIZE -- mpirun
-   -np 2 APP ...` at each training size, up to --attempts times, keeping the least disturbed profile
-   (the machine's other processes' CPU load during the run, below); then `gridcast fit` with its
-   default options.
+   -np 2 APP ...` at each training size until --train-runs runs were undisturbed (the machine's other
+   processes' CPU load during the run, below) or --attempts runs were made, keeping the undisturbed ones
+   or else the --train-runs least disturbed; then `gridcast fit` with its default options on all the
+   kept profiles. Several profiles at one size: the fit averages a compute site's work over them, and
+   takes the median of the profiles' means for the work a polling construct absorbs (one preempted run
+   of HPL's 1-8 ms sections multiplies that work by up to 80; docs/trace-model.md, "Work").
 2. Prediction: `gridcast predict MODEL --nw SIZE --np 2 --platform platforms/this-machine/platform.xml
    --ranks-per-host 2` (both ranks on the machine's one 2-core host).
 3. Measurement: the same command at the target size, profiled the same way (so that the measured time is
@@ -184,11 +187,14 @@ def run_app(args: argparse.Namespace, app: App, work: Path) -> list[tuple]:
     or (app, message) when its model could not be fitted or predicted."""
     train: list[str] = []
     for size in app.train:
-        runs, quiet = undisturbed(args.gridcast, app, size, work, "train", 1, args.attempts, args.max_other_cores)
-        r = runs[0]
-        print(f"  {app.name}: trained at {app.unit} {size:>6}: {r.wall_s:8.4f} s, other load {r.other_cores:.2f} cores"
-              f"{'' if quiet else ' (disturbed: least of ' + str(args.attempts) + ')'}", flush=True)
-        train.append(str(r.profile))
+        runs, quiet = undisturbed(args.gridcast, app, size, work, "train", args.train_runs,
+                                  max(args.attempts, args.train_runs), args.max_other_cores)
+        print(f"  {app.name}: trained at {app.unit} {size:>6}: {' '.join(f'{r.wall_s:.4f}' for r in runs)} s, "
+              f"other load {max(r.other_cores for r in runs):.2f} cores"
+              f"{'' if quiet else ' (disturbed: least of ' + str(max(args.attempts, args.train_runs)) + ')'}",
+              flush=True)
+        train += [str(r.profile) for r in runs]
+    train_one = [t for i, t in enumerate(train) if i % args.train_runs == 0]  # one per size: the footprints
     model = work / f"{app.name}-model.json"
     t0 = time.perf_counter()
     fit = subprocess.run([args.gridcast, "fit", *train, "-o", str(model)], capture_output=True, text=True)
@@ -212,7 +218,7 @@ def run_app(args: argparse.Namespace, app: App, work: Path) -> list[tuple]:
         runs, quiet = undisturbed(args.gridcast, app, size, work, "measure", args.reps, 3 * args.reps,
                                   args.max_other_cores)
         measured = statistics.median(r.wall_s for r in runs)
-        print(f"  {app.name}: {rate_model_line(train, runs[0].profile)}", flush=True)
+        print(f"  {app.name}: {rate_model_line(train_one, runs[0].profile)}", flush=True)
         rows.append((app.name, size, size / app.train[-1], predicted, measured,
                      100 * (predicted - measured) / measured, quiet, [r.wall_s for r in runs],
                      max(r.other_cores for r in runs)))
@@ -225,12 +231,17 @@ def main() -> int:
     ap.add_argument("--gridcast", default=str(TOOLS / "gridcast"), help="the gridcast binary")
     ap.add_argument("--apps", default="lammps,hpl", help="comma-separated: lammps, hpl (default both)")
     ap.add_argument("--reps", type=int, default=3, help="measured runs per target size (median), default 3")
+    ap.add_argument("--train-runs", type=int, default=3,
+                    help="training profiles per size given to the fit (default 3; 1 was the behaviour before)")
     ap.add_argument("--attempts", type=int, default=3,
-                    help="training runs per size at most; the least disturbed is kept (default 3)")
+                    help="training runs per size at most (at least --train-runs); the undisturbed ones are "
+                         "kept, else the --train-runs least disturbed (default 3)")
     ap.add_argument("--max-other-cores", type=float, default=0.3,
                     help="foreign CPU load (cores) above which a run is disturbed (default 0.3)")
     ap.add_argument("--keep", type=Path, help="keep the profiles and the models in this directory")
     args = ap.parse_args()
+    if args.train_runs < 1:
+        ap.error("--train-runs: at least 1")
     names = [a for a in args.apps.split(",") if a]
     unknown = [a for a in names if a not in APPS]
     if unknown or not names:

@@ -208,6 +208,70 @@ private:
   std::pair<double, std::uint64_t>* last_ = nullptr;  ///< into sums (map nodes do not move)
 };
 
+/// Observations of a quantity per (Nw, Np) point and per profile, for a quantity that a disturbed run
+/// inflates (a compute site's measured work, a polling construct's absorbed work): each profile's mean,
+/// then the median over the profiles at the point. A polling construct's
+/// absorbed work is measured time (seconds times the host's speed), and at HPL's training sizes a
+/// construct lasts tens of microseconds, so one preemption of the rank (a time slice, ~4 ms) multiplies a
+/// profile's mean by up to 80 (hpcc, N 128: 2.7e5, 2.1e7 and 4.4e5 flops per construct in three runs).
+/// A mean over the profiles keeps a share of that outlier, a median of three drops it; with one profile
+/// per point it is that profile's mean, as before.
+struct ProfileSeries {
+  /// (nw, np) -> profile -> (sum, observations)
+  std::map<std::pair<double, double>, std::map<std::size_t, std::pair<double, std::uint64_t>>> sums;
+  void add(double nw, double np, std::size_t profile, double v)
+  {
+    // A profile is walked call after call: the same point and profile as the last call, found without
+    // a search (compute sites see millions of calls).
+    if (last_ == nullptr || last_key_ != std::tuple{nw, np, profile}) {
+      last_     = &sums[{nw, np}][profile];
+      last_key_ = {nw, np, profile};
+    }
+    last_->first += v;
+    ++last_->second;
+  }
+  /// Adds to the last observation of this profile at this point (work that comes after it, in pieces).
+  void add_to_last(double nw, double np, std::size_t profile, double v) { sums[{nw, np}][profile].first += v; }
+  bool empty() const { return sums.empty(); }
+  ProfileSeries() = default;
+  ProfileSeries(const ProfileSeries& o) : sums(o.sums) {}
+  ProfileSeries(ProfileSeries&& o) noexcept : sums(std::move(o.sums)) { o.last_ = nullptr; }
+  ProfileSeries& operator=(const ProfileSeries& o)
+  {
+    sums  = o.sums;
+    last_ = nullptr;
+    return *this;
+  }
+  ProfileSeries& operator=(ProfileSeries&& o) noexcept
+  {
+    sums    = std::move(o.sums);
+    last_   = nullptr;
+    o.last_ = nullptr;
+    return *this;
+  }
+  /// At each point, the median of the profiles' means (the mean of the middle two for an even count).
+  std::vector<FitPoint> points() const
+  {
+    std::vector<FitPoint> out;
+    for (const auto& [key, by_profile] : sums) {
+      std::vector<double> means;
+      for (const auto& [profile, e] : by_profile)
+        if (e.second > 0)
+          means.push_back(e.first / static_cast<double>(e.second));
+      if (means.empty())
+        continue;
+      std::sort(means.begin(), means.end());
+      const std::size_t m = means.size() / 2;
+      out.push_back({key.first, key.second, means.size() % 2 == 1 ? means[m] : (means[m - 1] + means[m]) / 2});
+    }
+    return out;
+  }
+
+private:
+  std::tuple<double, double, std::size_t> last_key_{};
+  std::pair<double, std::uint64_t>* last_ = nullptr;  ///< into sums (map nodes do not move)
+};
+
 /// Rank expressions still consistent with every observation so far, and the first few observations
 /// for error messages.
 struct RankSeries {
@@ -247,13 +311,17 @@ struct SlotObs {
 
   Series count;
   Series tag_values;  ///< varying tags: for a tag constant within each run (tag_formula)
-  /// Poll: the work of the compute each construct absorbed, and whether any of it was a library call.
-  Series absorbed;
+  /// Poll: the work of the compute each construct absorbed (per profile: see ProfileSeries), and whether
+  /// any of it was a library call.
+  ProfileSeries absorbed;
   bool any_library = false;
   std::map<std::pair<int, int>, std::map<double, std::uint64_t>> count_by_np_rank_nw;
   RankSeries peer, src, root, key;
   TagFitter tag;
   Series bytes, recv_bytes, flops, seconds, counts, recv_counts;
+  /// Compute sites: their measured work per profile (the median of the runs at a point, as `absorbed`;
+  /// `flops` holds the declared work of reductions).
+  ProfileSeries compute_flops;
   Series counts_self, recv_counts_self;  ///< v-collectives: the entry of the rank itself
   bool any_bytes = false, any_recv_bytes = false, any_flops = false, any_seconds = false, any_counts = false,
        any_recv_counts = false, counts_self_differs = false, recv_counts_self_differs = false;
@@ -975,7 +1043,7 @@ private:
   {
     const double speed = profiles_[w.profile].info.host.speed_flops;
     double work = c.flops > 0 ? c.flops : (c.seconds > 0 ? c.seconds * speed : 0.0);
-    s.flops.add(w.nw, static_cast<double>(w.np), work);
+    s.compute_flops.add(w.nw, static_cast<double>(w.np), w.profile, work);
     s.any_flops = s.any_flops || work != 0;
     s.context.group      = static_cast<int>(w.group);
     s.context.inter_loop = w.loops.empty() ? 0 : w.loops.back().first + 1;
@@ -1087,7 +1155,7 @@ private:
             const double speed = profiles_[w.profile].info.host.speed_flops;
             w.last_poll->any_library = w.last_poll->any_library || not burst_model_[w.cursor->token()];
             CallParams c        = w.cursor->take();
-            w.last_poll->absorbed.add_to_last(w.nw, static_cast<double>(w.np),
+            w.last_poll->absorbed.add_to_last(w.nw, static_cast<double>(w.np), w.profile,
                                               c.flops > 0 ? c.flops : (c.seconds > 0 ? c.seconds * speed : 0.0));
           }
           break;
@@ -1114,7 +1182,7 @@ private:
           if (len == 0)
             changed(w);
           s.count.add(w.nw, static_cast<double>(w.np), static_cast<double>(len));
-          s.absorbed.add(w.nw, static_cast<double>(w.np), work);
+          s.absorbed.add(w.nw, static_cast<double>(w.np), w.profile, work);
           w.last_poll = &s;
           break;
         }
@@ -1403,8 +1471,8 @@ private:
       // Measured work is noisy: the simplest formula within 25 % (+1 point) of the best leave-one-out
       // error, with at least two points more than terms (three terms on four noisy points, or a cubic
       // that fits noise best, run away outside the training range). Declared flops are exact anyway.
-      std::vector<FitPoint> pts = s.flops.points();
       const bool compute   = tokens_[s.token].op == Op::Compute;
+      std::vector<FitPoint> pts = compute ? s.compute_flops.points() : s.flops.points();
       const int max_terms  = compute ? std::clamp(static_cast<int>(pts.size()) - 2, 1, 3) : 3;
       t.flops = fit_formula(pts, false, max_terms, compute ? Parsimony{0.25, 0.01} : Parsimony{});
       s.fitted_flops = t.flops;
@@ -1473,7 +1541,7 @@ private:
       for (const Site& site : sites) {
         const SlotObs& s = *site.slot;
         std::map<std::pair<double, double>, double> site_mean;
-        std::vector<FitPoint> pts = s.flops.points();
+        std::vector<FitPoint> pts = s.compute_flops.points();
         for (const FitPoint& p : pts)
           site_mean[{p.nw, p.np}] = p.value;
         std::map<std::pair<double, double>, std::optional<double>> loo;

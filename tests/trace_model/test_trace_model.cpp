@@ -906,7 +906,12 @@ namespace {
 class PollingUpdate final : public TraceSource {
 public:
   /// `requests`: the last send is an MPI_Isend completed by an MPI_Wait (the program uses requests).
-  explicit PollingUpdate(int nw, bool requests = false) : nw_(nw), requests_(requests) {}
+  /// `excess_flops`: added to rank 0's first update chunk of step 1 and to its cblas_daxpy of step 2, as
+  /// a preemption inflates the work measured in one run.
+  explicit PollingUpdate(int nw, bool requests = false, double excess_flops = 0)
+      : nw_(nw), requests_(requests), excess_flops_(excess_flops)
+  {
+  }
   int rank_count() const override { return 2; }
   CallStreamPtr open(int rank) const override
   {
@@ -930,9 +935,11 @@ public:
       const bool leftover = (step + rank + nw_) % 3 == 0;         // a chunk after the receive
       const int chunks   = rounds + (lead ? 1 : 0) + (leftover ? 1 : 0);
       const double chunk = chunks > 0 ? 1000.0 * nw_ / chunks : 0.0;
+      double excess = rank == 0 && step == 1 ? excess_flops_ : 0.0;
       auto update = [&] {
         add(Op::Compute, "cblas_dtrsm").flops = chunk / 4;
-        add(Op::Compute, "cblas_dgemm").flops = 3 * chunk / 4;
+        add(Op::Compute, "cblas_dgemm").flops = 3 * chunk / 4 + excess;
+        excess = 0;
       };
       if (lead)
         update();
@@ -955,7 +962,7 @@ public:
         add(Op::Compute, "cblas_dtrsm").flops = 250.0 * nw_;
         add(Op::Compute, "cblas_dgemm").flops = 750.0 * nw_;
       }
-      add(Op::Compute, "cblas_daxpy").flops = 10;
+      add(Op::Compute, "cblas_daxpy").flops = 10 + (rank == 0 && step == 2 ? excess_flops_ : 0.0);
     }
     CallRecord& last = add(requests_ ? Op::Isend : Op::Send, requests_ ? "MPI_Isend" : "MPI_Send");
     last.peer = other, last.tag = 200 + nw_, last.bytes = 8;
@@ -989,16 +996,18 @@ private:
   };
   int nw_;
   bool requests_;
+  double excess_flops_;
 };
 
-std::filesystem::path write_polling_update(const TempDir& dir, int nw, bool requests = false)
+std::filesystem::path write_polling_update(const TempDir& dir, int nw, bool requests = false, double excess_flops = 0,
+                                           const std::string& suffix = "")
 {
-  std::filesystem::path p = dir / ((requests ? "update-req-nw" : "update-nw") + std::to_string(nw));
+  std::filesystem::path p = dir / ((requests ? "update-req-nw" : "update-nw") + std::to_string(nw) + suffix);
   RunInfo info;
   info.np     = 2;
   info.nw     = nw;
   info.origin = "test";
-  write_profile(PollingUpdate(nw, requests), info, p, info.encoding);
+  write_profile(PollingUpdate(nw, requests, excess_flops), info, p, info.encoding);
   return p;
 }
 
@@ -1140,6 +1149,40 @@ TEST_CASE("trace model: a polling loop whose rounds vary between profiles and ra
   write_model(file, *model);
   TraceModel back = read_model(file);
   CHECK(model_to_json(back).dump() == model_to_json(*model).dump());
+}
+
+TEST_CASE("trace model: a disturbed run among several at one size moves neither absorbed nor compute work",
+          "[trace_model]")
+{
+  // Three runs at every size; one run at Nw 5 measured one chunk of rank 0's update 200x too long (a
+  // preemption), and one of its cblas_daxpy calls 1e5 times. The absorbed work is each run's mean per construct, then the median over the runs at
+  // the size: the disturbed run drops out and the work stays 1000 Nw exactly. Their mean would be
+  // 5000 + 1e6 / 15 at Nw 5 (+1333 %), and the fit would be the constant 12833.3 (checked).
+  TempDir dir;
+  std::vector<std::filesystem::path> profiles;
+  for (int nw : {3, 4, 5, 6})
+    for (int run = 0; run < 3; ++run)
+      profiles.push_back(write_polling_update(dir, nw, false, nw == 5 && run == 1 ? 1e6 : 0.0,
+                                              "-run" + std::to_string(run)));
+  auto model = std::make_shared<const TraceModel>(fit_trace_model(profiles));
+  REQUIRE(model->groups.size() == 1);
+  const std::vector<TemplateNode>& body = model->groups[0].body;
+  auto loop = std::find_if(body.begin(), body.end(), [](const TemplateNode& n) { return n.kind == RolledNode::Kind::Loop; });
+  REQUIRE(loop != body.end());
+  auto poll = std::find_if(loop->body.begin(), loop->body.end(),
+                           [](const TemplateNode& n) { return n.kind == RolledNode::Kind::Poll; });
+  REQUIRE(poll != loop->body.end());
+  REQUIRE(poll->absorbed_flops);
+  CHECK(poll->absorbed_flops->text() == "1000*Nw");
+  CHECK(poll->absorbed_flops->eval(9, 2) == Approx(9000).epsilon(1e-9));
+  // A compute site alike (the latency model's site mean): 10 flops a call; the mean of the runs would be
+  // 10 + 1e6 / 30 at Nw 5.
+  auto daxpy = std::find_if(loop->body.begin(), loop->body.end(), [&](const TemplateNode& n) {
+    return n.kind == RolledNode::Kind::Call && model->tokens[n.token].function == "cblas_daxpy";
+  });
+  REQUIRE(daxpy != loop->body.end());
+  REQUIRE(daxpy->flops);
+  CHECK(daxpy->flops->text() == "10");
 }
 
 TEST_CASE("trace model: a program that uses requests keeps the receive after its polling construct",
