@@ -1913,6 +1913,16 @@ std::string CollectiveRegistry::select(CollectiveKind kind, const CollectiveArgs
   return select_smpi(kind, args, comm_size);
 }
 
+std::string CollectiveRegistry::select_nonblocking(CollectiveKind kind, const CollectiveArgs& args, int comm_size,
+                                                   CollectiveSelector selector) const
+{
+  if (selector == CollectiveSelector::Smpi && comm_size >= 1 && kind == CollectiveKind::Bcast)
+    return "linear";
+  if (selector == CollectiveSelector::Smpi && comm_size >= 1 && kind == CollectiveKind::Alltoall)
+    return "basic_linear";
+  return select(kind, args, comm_size, selector);
+}
+
 std::string_view collective_selector_name(CollectiveSelector selector)
 {
   switch (selector) {

@@ -1009,6 +1009,8 @@ private:
       ;  // NCCL's own algorithm
     else if (forced != world_.options.forced_algorithms.end())
       name = forced->second;
+    else if (c.request != models::kNoRequest)  // a nonblocking collective
+      name = world_.registry.select_nonblocking(kind, args, comm.size(), world_.options.coll_selector);
     else
       name = world_.registry.select(kind, args, comm.size(), world_.options.coll_selector);
     const CollectiveAlgorithm* algo = world_.registry.find(kind, name);

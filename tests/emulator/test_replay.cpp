@@ -157,6 +157,22 @@ TEST_CASE("replay: the smpi collective selector chooses SMPI's default algorithm
   REQUIRE(smpi.collectives.at("barrier").count("linear") == 1);
 }
 
+TEST_CASE("replay: under the smpi selector a nonblocking bcast and alltoall are SMPI's flat ones", "[replay]")
+{
+  // SMPI 3.32 runs MPI_Ibcast/MPI_Ialltoall with smpi_nbc_impl.cpp's flat algorithms (every message
+  // posted at once), not with the binomial bcast / size-selected alltoall of its blocking selector.
+  TempDir dir;
+  std::vector<std::string> ranks(8, "{\"op\":\"bcast\",\"fn\":\"MPI_Ibcast\",\"bytes\":64,\"root\":0,\"request\":1}\n"
+                                    "{\"op\":\"wait\",\"fn\":\"MPI_Wait\",\"request\":1}\n"
+                                    "{\"op\":\"alltoall\",\"fn\":\"MPI_Ialltoall\",\"bytes\":64,\"request\":2}\n"
+                                    "{\"op\":\"wait\",\"fn\":\"MPI_Wait\",\"request\":2}\n"
+                                    "{\"op\":\"bcast\",\"fn\":\"MPI_Bcast\",\"bytes\":64,\"root\":0}\n");
+  auto smpi = replay_jsonl(dir, ranks, 8, 1e9, {"gridcast/coll-selector:smpi"});
+  REQUIRE(smpi.collectives.at("bcast").count("linear") == 1);    // the Ibcast
+  REQUIRE(smpi.collectives.at("bcast").count("binomial") == 1);  // the blocking Bcast
+  REQUIRE(smpi.collectives.at("alltoall").count("basic_linear") == 1);
+}
+
 TEST_CASE("replay: a forced algorithm wins over the collective selector", "[replay]")
 {
   TempDir dir;

@@ -156,6 +156,14 @@ public:
   std::string select_openmpi41(CollectiveKind kind, const CollectiveArgs& args, int comm_size) const;
   /// The same with the choice of `selector`: Mpich is the overload above, OpenMpi41 select_openmpi41.
   std::string select(CollectiveKind kind, const CollectiveArgs& args, int comm_size, CollectiveSelector selector) const;
+  /// The choice for a nonblocking collective (MPI_Ibcast, ...). SMPI 3.32 runs these with the flat
+  /// algorithms of smpi_nbc_impl.cpp, not its blocking selection: under the Smpi selector a broadcast
+  /// is the root's sends to every rank ("linear") and an alltoall every pair's exchange posted at once
+  /// ("basic_linear"); the other kinds have the same flat shape as SMPI's blocking choice, except iallreduce
+  /// (SMPI: every rank sends its buffer to every other, not modelled; select() is used). Other
+  /// selectors: select().
+  std::string select_nonblocking(CollectiveKind kind, const CollectiveArgs& args, int comm_size,
+                                 CollectiveSelector selector) const;
 
 private:
   std::map<CollectiveKind, std::map<std::string, CollectiveAlgorithm>> algorithms_;
