@@ -162,34 +162,50 @@ std::string ranks_text(const std::vector<int>& ranks)
   return s;
 }
 
+/// The map entry of the last key looked up: a profile is walked call after call, so the next call is
+/// nearly always at the same point, found without a search. Copies and moves forget it (it points into
+/// the owner's map; map nodes do not move while the map lives).
+template <class Key, class Value>
+class LastEntry {
+public:
+  LastEntry() = default;
+  LastEntry(const LastEntry&) {}
+  LastEntry(LastEntry&& o) noexcept { o.entry_ = nullptr; }
+  LastEntry& operator=(const LastEntry&)
+  {
+    entry_ = nullptr;
+    return *this;
+  }
+  LastEntry& operator=(LastEntry&& o) noexcept
+  {
+    entry_   = nullptr;
+    o.entry_ = nullptr;
+    return *this;
+  }
+  /// The entry of `key`: the remembered one, or `find()`'s (then remembered).
+  template <class Find>
+  Value& get(const Key& key, Find&& find)
+  {
+    if (entry_ == nullptr || key_ != key) {
+      entry_ = &find();
+      key_   = key;
+    }
+    return *entry_;
+  }
+
+private:
+  Key key_{};
+  Value* entry_ = nullptr;
+};
+
 /// Observations of a quantity, aggregated per (Nw, Np) point: memory does not grow with the calls.
 struct Series {
   std::map<std::pair<double, double>, std::pair<double, std::uint64_t>> sums;  ///< (nw, np) -> (sum, count)
   void add(double nw, double np, double v)
   {
-    // A profile is walked call after call: the same (nw, np) as the last call, found without a search.
-    if (last_ == nullptr || last_key_ != std::pair{nw, np}) {
-      last_     = &sums[{nw, np}];
-      last_key_ = {nw, np};
-    }
-    last_->first += v;
-    ++last_->second;
-  }
-  Series() = default;
-  Series(const Series& o) : sums(o.sums) {}
-  Series(Series&& o) noexcept : sums(std::move(o.sums)) { o.last_ = nullptr; }
-  Series& operator=(const Series& o)
-  {
-    sums  = o.sums;
-    last_ = nullptr;
-    return *this;
-  }
-  Series& operator=(Series&& o) noexcept
-  {
-    sums    = std::move(o.sums);
-    last_   = nullptr;
-    o.last_ = nullptr;
-    return *this;
+    auto& e = last_.get({nw, np}, [&]() -> auto& { return sums[{nw, np}]; });
+    e.first += v;
+    ++e.second;
   }
   bool empty() const { return sums.empty(); }
   /// Adds to the last observation at this point (a construct's work that comes after it, in pieces).
@@ -204,8 +220,7 @@ struct Series {
   }
 
 private:
-  std::pair<double, double> last_key_{};
-  std::pair<double, std::uint64_t>* last_ = nullptr;  ///< into sums (map nodes do not move)
+  LastEntry<std::pair<double, double>, std::pair<double, std::uint64_t>> last_;
 };
 
 /// Observations of a quantity per (Nw, Np) point and per profile, for a quantity that a disturbed run
@@ -221,34 +236,13 @@ struct ProfileSeries {
   std::map<std::pair<double, double>, std::map<std::size_t, std::pair<double, std::uint64_t>>> sums;
   void add(double nw, double np, std::size_t profile, double v)
   {
-    // A profile is walked call after call: the same point and profile as the last call, found without
-    // a search (compute sites see millions of calls).
-    if (last_ == nullptr || last_key_ != std::tuple{nw, np, profile}) {
-      last_     = &sums[{nw, np}][profile];
-      last_key_ = {nw, np, profile};
-    }
-    last_->first += v;
-    ++last_->second;
+    auto& e = last_.get({nw, np, profile}, [&]() -> auto& { return sums[{nw, np}][profile]; });
+    e.first += v;
+    ++e.second;
   }
   /// Adds to the last observation of this profile at this point (work that comes after it, in pieces).
   void add_to_last(double nw, double np, std::size_t profile, double v) { sums[{nw, np}][profile].first += v; }
   bool empty() const { return sums.empty(); }
-  ProfileSeries() = default;
-  ProfileSeries(const ProfileSeries& o) : sums(o.sums) {}
-  ProfileSeries(ProfileSeries&& o) noexcept : sums(std::move(o.sums)) { o.last_ = nullptr; }
-  ProfileSeries& operator=(const ProfileSeries& o)
-  {
-    sums  = o.sums;
-    last_ = nullptr;
-    return *this;
-  }
-  ProfileSeries& operator=(ProfileSeries&& o) noexcept
-  {
-    sums    = std::move(o.sums);
-    last_   = nullptr;
-    o.last_ = nullptr;
-    return *this;
-  }
   /// At each point, the median of the profiles' means (the mean of the middle two for an even count).
   std::vector<FitPoint> points() const
   {
@@ -268,8 +262,7 @@ struct ProfileSeries {
   }
 
 private:
-  std::tuple<double, double, std::size_t> last_key_{};
-  std::pair<double, std::uint64_t>* last_ = nullptr;  ///< into sums (map nodes do not move)
+  LastEntry<std::tuple<double, double, std::size_t>, std::pair<double, std::uint64_t>> last_;
 };
 
 /// Rank expressions still consistent with every observation so far, and the first few observations
