@@ -224,45 +224,119 @@ private:
 };
 
 /// Observations of a quantity per (Nw, Np) point and per profile, for a quantity that a disturbed run
-/// inflates (a compute site's measured work, a polling construct's absorbed work): each profile's mean,
-/// then the median over the profiles at the point. A polling construct's
+/// inflates (a compute site's measured work, a polling construct's absorbed work). A polling construct's
 /// absorbed work is measured time (seconds times the host's speed), and at HPL's training sizes a
 /// construct lasts tens of microseconds, so one preemption of the rank (a time slice, ~4 ms) multiplies a
 /// profile's mean by up to 80 (hpcc, N 128: 2.7e5, 2.1e7 and 4.4e5 flops per construct in three runs).
-/// A mean over the profiles keeps a share of that outlier, a median of three drops it; with one profile
-/// per point it is that profile's mean, as before.
+///
+/// At a point with fewer than kInstanceProfiles profiles: each profile's mean, then the median over the
+/// profiles (a mean over the profiles keeps a share of an outlier, a median of three drops it; with one
+/// profile it is that profile's mean). At a point with kInstanceProfiles or more (repeated runs), the
+/// observations are also kept one by one per (profile, rank), and when every profile has the same ranks
+/// with as many observations each (the same calls: a deterministic program), the point's value is the
+/// mean over the observations of their **median over the profiles**, the same call of the same rank
+/// compared across runs. A random preemption stretches one call of one run: the per-call median drops
+/// every such call wherever it falls, where a median of the profiles' means fails as soon as each run has
+/// one somewhere (at different steps). What it cannot drop is a call stretched in most runs: on a loaded
+/// machine the longest calls are (docs/latency-model.md, "A median per call, and what moved the HPL
+/// prediction").
 struct ProfileSeries {
+  /// Repeated runs from which the per-call median is taken (a median of two is a mean).
+  static constexpr std::size_t kInstanceProfiles = 3;
+  using Point = std::pair<double, double>;
   /// (nw, np) -> profile -> (sum, observations)
-  std::map<std::pair<double, double>, std::map<std::size_t, std::pair<double, std::uint64_t>>> sums;
-  void add(double nw, double np, std::size_t profile, double v)
+  std::map<Point, std::map<std::size_t, std::pair<double, std::uint64_t>>> sums;
+  /// (nw, np) -> (profile, rank) -> each observation, where the caller asked for them (`one_by_one`).
+  std::map<Point, std::map<std::pair<std::size_t, int>, std::vector<double>>> calls;
+  void add(double nw, double np, std::size_t profile, int rank, bool one_by_one, double v)
   {
     auto& e = last_.get({nw, np, profile}, [&]() -> auto& { return sums[{nw, np}][profile]; });
     e.first += v;
     ++e.second;
+    if (one_by_one)
+      last_calls_.get({nw, np, profile, rank}, [&]() -> auto& { return calls[{nw, np}][{profile, rank}]; })
+          .push_back(v);
   }
   /// Adds to the last observation of this profile at this point (work that comes after it, in pieces).
-  void add_to_last(double nw, double np, std::size_t profile, double v) { sums[{nw, np}][profile].first += v; }
+  void add_to_last(double nw, double np, std::size_t profile, int rank, double v)
+  {
+    sums[{nw, np}][profile].first += v;
+    auto point = calls.find({nw, np});
+    if (point == calls.end())
+      return;
+    auto one = point->second.find({profile, rank});
+    if (one != point->second.end() && not one->second.empty())
+      one->second.back() += v;
+  }
   bool empty() const { return sums.empty(); }
-  /// At each point, the median of the profiles' means (the mean of the middle two for an even count).
+  /// At each point, the mean of the per-call medians where they apply (above), else the median of the
+  /// profiles' means (the mean of the middle two for an even count).
   std::vector<FitPoint> points() const
   {
     std::vector<FitPoint> out;
     for (const auto& [key, by_profile] : sums) {
+      if (auto v = per_call_median(key, by_profile)) {
+        out.push_back({key.first, key.second, *v});
+        continue;
+      }
       std::vector<double> means;
       for (const auto& [profile, e] : by_profile)
         if (e.second > 0)
           means.push_back(e.first / static_cast<double>(e.second));
       if (means.empty())
         continue;
-      std::sort(means.begin(), means.end());
-      const std::size_t m = means.size() / 2;
-      out.push_back({key.first, key.second, means.size() % 2 == 1 ? means[m] : (means[m - 1] + means[m]) / 2});
+      out.push_back({key.first, key.second, median(means)});
     }
     return out;
   }
 
 private:
+  static double median(std::vector<double> v)
+  {
+    std::sort(v.begin(), v.end());
+    const std::size_t m = v.size() / 2;
+    return v.size() % 2 == 1 ? v[m] : (v[m - 1] + v[m]) / 2;
+  }
+  /// The mean over the calls of their median over the profiles, when the profiles at the point are
+  /// kInstanceProfiles or more and all made the same calls (same ranks, as many observations each).
+  std::optional<double> per_call_median(const Point& key,
+                                        const std::map<std::size_t, std::pair<double, std::uint64_t>>& by_profile) const
+  {
+    auto point = calls.find(key);
+    if (point == calls.end() || by_profile.size() < kInstanceProfiles)
+      return std::nullopt;
+    // profile -> rank -> observations; every profile of the point must have been kept one by one.
+    std::map<std::size_t, std::map<int, const std::vector<double>*>> by_run;
+    for (const auto& [pr, v] : point->second)
+      by_run[pr.first][pr.second] = &v;
+    if (by_run.size() != by_profile.size())
+      return std::nullopt;
+    const auto& first = by_run.begin()->second;
+    for (const auto& [profile, ranks] : by_run) {
+      if (ranks.size() != first.size())
+        return std::nullopt;
+      for (auto a = ranks.begin(), b = first.begin(); a != ranks.end(); ++a, ++b)
+        if (a->first != b->first || a->second->size() != b->second->size())
+          return std::nullopt;
+    }
+    double sum       = 0;
+    std::uint64_t n  = 0;
+    std::vector<double> across(by_run.size());
+    for (const auto& [rank, values] : first)
+      for (std::size_t i = 0; i < values->size(); ++i) {
+        std::size_t k = 0;
+        for (const auto& [profile, ranks] : by_run)
+          across[k++] = (*ranks.at(rank))[i];
+        sum += median(across);
+        ++n;
+      }
+    if (n == 0)
+      return std::nullopt;
+    return sum / static_cast<double>(n);
+  }
+
   LastEntry<std::tuple<double, double, std::size_t>, std::pair<double, std::uint64_t>> last_;
+  LastEntry<std::tuple<double, double, std::size_t, int>, std::vector<double>> last_calls_;
 };
 
 /// Rank expressions still consistent with every observation so far, and the first few observations
@@ -440,7 +514,17 @@ public:
       return std::tie(a.info.np, a.info.nw, a.label) < std::tie(b.info.np, b.info.nw, b.label);
     });
     check_same_application();
+    // Points recorded kInstanceProfiles times or more keep their measured work call by call (the
+    // per-call median of ProfileSeries); the others only sums, so memory does not grow with the calls.
+    std::map<std::pair<double, int>, std::size_t> at_point;
+    for (const LoadedProfile& p : profiles_)
+      ++at_point[{p.info.nw, p.info.np}];
+    for (const LoadedProfile& p : profiles_)
+      repeated_.push_back(at_point[{p.info.nw, p.info.np}] >= ProfileSeries::kInstanceProfiles);
   }
+
+  /// Whether this profile's point was recorded often enough for a per-call median.
+  bool repeated(std::size_t profile) const { return repeated_[profile]; }
 
   TraceModel run()
   {
@@ -1036,7 +1120,7 @@ private:
   {
     const double speed = profiles_[w.profile].info.host.speed_flops;
     double work = c.flops > 0 ? c.flops : (c.seconds > 0 ? c.seconds * speed : 0.0);
-    s.compute_flops.add(w.nw, static_cast<double>(w.np), w.profile, work);
+    s.compute_flops.add(w.nw, static_cast<double>(w.np), w.profile, w.rank, repeated(w.profile), work);
     s.any_flops = s.any_flops || work != 0;
     s.context.group      = static_cast<int>(w.group);
     s.context.inter_loop = w.loops.empty() ? 0 : w.loops.back().first + 1;
@@ -1148,7 +1232,7 @@ private:
             const double speed = profiles_[w.profile].info.host.speed_flops;
             w.last_poll->any_library = w.last_poll->any_library || not burst_model_[w.cursor->token()];
             CallParams c        = w.cursor->take();
-            w.last_poll->absorbed.add_to_last(w.nw, static_cast<double>(w.np), w.profile,
+            w.last_poll->absorbed.add_to_last(w.nw, static_cast<double>(w.np), w.profile, w.rank,
                                               c.flops > 0 ? c.flops : (c.seconds > 0 ? c.seconds * speed : 0.0));
           }
           break;
@@ -1175,7 +1259,7 @@ private:
           if (len == 0)
             changed(w);
           s.count.add(w.nw, static_cast<double>(w.np), static_cast<double>(len));
-          s.absorbed.add(w.nw, static_cast<double>(w.np), w.profile, work);
+          s.absorbed.add(w.nw, static_cast<double>(w.np), w.profile, w.rank, repeated(w.profile), work);
           w.last_poll = &s;
           break;
         }
@@ -1681,6 +1765,7 @@ private:
   FitOptions opt_;
   detail::NumberedScan numbered_;
   std::vector<LoadedProfile> profiles_;
+  std::vector<bool> repeated_;  // by profile: its (Nw, Np) has kInstanceProfiles profiles or more
   std::map<CallToken, std::uint32_t> token_ids_;
   std::vector<CallToken> token_list_;
   std::vector<bool> poll_token_;     // by provisional id

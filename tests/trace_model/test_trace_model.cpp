@@ -906,10 +906,10 @@ namespace {
 class PollingUpdate final : public TraceSource {
 public:
   /// `requests`: the last send is an MPI_Isend completed by an MPI_Wait (the program uses requests).
-  /// `excess_flops`: added to rank 0's first update chunk of step 1 and to its cblas_daxpy of step 2, as
-  /// a preemption inflates the work measured in one run.
-  explicit PollingUpdate(int nw, bool requests = false, double excess_flops = 0)
-      : nw_(nw), requests_(requests), excess_flops_(excess_flops)
+  /// `excess_flops`: added to rank 0's first update chunk of step `excess_step` and to its cblas_daxpy of
+  /// the step after, as a preemption inflates the work measured in one run.
+  explicit PollingUpdate(int nw, bool requests = false, double excess_flops = 0, int excess_step = 1)
+      : nw_(nw), requests_(requests), excess_flops_(excess_flops), excess_step_(excess_step)
   {
   }
   int rank_count() const override { return 2; }
@@ -935,7 +935,7 @@ public:
       const bool leftover = (step + rank + nw_) % 3 == 0;         // a chunk after the receive
       const int chunks   = rounds + (lead ? 1 : 0) + (leftover ? 1 : 0);
       const double chunk = chunks > 0 ? 1000.0 * nw_ / chunks : 0.0;
-      double excess = rank == 0 && step == 1 ? excess_flops_ : 0.0;
+      double excess = rank == 0 && step == excess_step_ ? excess_flops_ : 0.0;
       auto update = [&] {
         add(Op::Compute, "cblas_dtrsm").flops = chunk / 4;
         add(Op::Compute, "cblas_dgemm").flops = 3 * chunk / 4 + excess;
@@ -962,7 +962,7 @@ public:
         add(Op::Compute, "cblas_dtrsm").flops = 250.0 * nw_;
         add(Op::Compute, "cblas_dgemm").flops = 750.0 * nw_;
       }
-      add(Op::Compute, "cblas_daxpy").flops = 10 + (rank == 0 && step == 2 ? excess_flops_ : 0.0);
+      add(Op::Compute, "cblas_daxpy").flops = 10 + (rank == 0 && step == excess_step_ + 1 ? excess_flops_ : 0.0);
     }
     CallRecord& last = add(requests_ ? Op::Isend : Op::Send, requests_ ? "MPI_Isend" : "MPI_Send");
     last.peer = other, last.tag = 200 + nw_, last.bytes = 8;
@@ -997,17 +997,18 @@ private:
   int nw_;
   bool requests_;
   double excess_flops_;
+  int excess_step_ = 1;
 };
 
 std::filesystem::path write_polling_update(const TempDir& dir, int nw, bool requests = false, double excess_flops = 0,
-                                           const std::string& suffix = "")
+                                           const std::string& suffix = "", int excess_step = 1)
 {
   std::filesystem::path p = dir / ((requests ? "update-req-nw" : "update-nw") + std::to_string(nw) + suffix);
   RunInfo info;
   info.np     = 2;
   info.nw     = nw;
   info.origin = "test";
-  write_profile(PollingUpdate(nw, requests, excess_flops), info, p, info.encoding);
+  write_profile(PollingUpdate(nw, requests, excess_flops, excess_step), info, p, info.encoding);
   return p;
 }
 
@@ -1183,6 +1184,53 @@ TEST_CASE("trace model: a disturbed run among several at one size moves neither 
   REQUIRE(daxpy != loop->body.end());
   REQUIRE(daxpy->flops);
   CHECK(daxpy->flops->text() == "10");
+}
+
+TEST_CASE("trace model: every run disturbed once, each at another step: the per-call median keeps the work",
+          "[trace_model]")
+{
+  // Three runs at every size; at Nw 5 *each* run has one preempted update chunk of rank 0 (+2e5 flops) and
+  // one preempted cblas_daxpy (+2e5), run k at step k + 1 (the daxpy at step k + 2). Every run's mean per
+  // construct (10: 5 steps, 2 ranks) is then 5000 + 2e5 / 10, so their median is too (+400 %), and the
+  // daxpy's 10 + 2e5 / 10.
+  // The fit compares the same call across the runs (the same step of the same rank): its median over
+  // the three runs is the undisturbed value at every step, and the work stays 1000 Nw and 10 exactly.
+  TempDir dir;
+  std::vector<std::filesystem::path> profiles;
+  for (int nw : {3, 4, 5, 6})
+    for (int run = 0; run < 3; ++run)
+      profiles.push_back(write_polling_update(dir, nw, false, nw == 5 ? 2e5 : 0.0, "-run" + std::to_string(run),
+                                              run + 1));
+  auto fitted = [&](const std::vector<std::filesystem::path>& paths) {
+    TraceModel model = fit_trace_model(paths);
+    REQUIRE(model.groups.size() == 1);
+    const std::vector<TemplateNode>& body = model.groups[0].body;
+    auto loop = std::find_if(body.begin(), body.end(), [](const TemplateNode& n) { return n.kind == RolledNode::Kind::Loop; });
+    REQUIRE(loop != body.end());
+    auto poll = std::find_if(loop->body.begin(), loop->body.end(),
+                             [](const TemplateNode& n) { return n.kind == RolledNode::Kind::Poll; });
+    REQUIRE(poll != loop->body.end());
+    REQUIRE(poll->absorbed_flops);
+    auto daxpy = std::find_if(loop->body.begin(), loop->body.end(), [&](const TemplateNode& n) {
+      return n.kind == RolledNode::Kind::Call && model.tokens[n.token].function == "cblas_daxpy";
+    });
+    REQUIRE(daxpy != loop->body.end());
+    REQUIRE(daxpy->flops);
+    return std::pair{poll->absorbed_flops->eval(5, 2), daxpy->flops->eval(5, 2)};
+  };
+  auto [absorbed, daxpy] = fitted(profiles);
+  CHECK(absorbed == Approx(5000).epsilon(1e-9));
+  CHECK(daxpy == Approx(10).epsilon(1e-9));
+  // Two runs at a size are too few to tell the preempted call from the other: the median of their means
+  // (here: their mean) is taken, and the preemptions stay in the work at Nw 5 (checked: the formulas are
+  // no longer 1000*Nw and 10 there).
+  std::vector<std::filesystem::path> two;
+  for (const auto& p : profiles)
+    if (p.filename().string().find("-run2") == std::string::npos)
+      two.push_back(p);
+  auto [absorbed2, daxpy2] = fitted(two);
+  CHECK_FALSE(absorbed2 == Approx(5000).epsilon(0.01));
+  CHECK_FALSE(daxpy2 == Approx(10).epsilon(0.01));
 }
 
 TEST_CASE("trace model: a program that uses requests keeps the receive after its polling construct",
