@@ -1221,6 +1221,10 @@ TEST_CASE("trace model: every run disturbed once, each at another step: the per-
   auto [absorbed, daxpy] = fitted(profiles);
   CHECK(absorbed == Approx(5000).epsilon(1e-9));
   CHECK(daxpy == Approx(10).epsilon(1e-9));
+  // The runs are compared call by call in the profiles' sorted order: the command line's order does not
+  // change a byte of the model.
+  std::vector<std::filesystem::path> reversed(profiles.rbegin(), profiles.rend());
+  CHECK(model_to_json(fit_trace_model(reversed)).dump() == model_to_json(fit_trace_model(profiles)).dump());
   // Two runs at a size are too few to tell the preempted call from the other: the median of their means
   // (here: their mean) is taken, and the preemptions stay in the work at Nw 5 (checked: the formulas are
   // no longer 1000*Nw and 10 there).
