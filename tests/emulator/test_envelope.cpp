@@ -9,6 +9,7 @@
 #include "gridcast/models/profile.hpp"
 
 #include "replay_support.hpp"
+#include "smpi_support.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -40,16 +41,6 @@ std::vector<std::string> fan_out(int np, int bytes)
     ranks.push_back("{\"op\":\"init\",\"fn\":\"MPI_Init\"}\n{\"op\":\"recv\",\"fn\":\"MPI_Recv\",\"peer\":0,\"tag\":0,"
                     "\"bytes\":" + std::to_string(bytes) + "}\n{\"op\":\"finalize\",\"fn\":\"MPI_Finalize\"}\n");
   return ranks;
-}
-
-/// examples/overlap-solver/platform.xml at `n` hosts: 1.25 GBps / 5 us private links, a 100 GBps / 1 us
-/// backbone (route latency 11 us).
-std::string backbone_cluster(int n)
-{
-  return "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
-         "<platform version=\"4.1\">\n  <cluster id=\"cluster\" prefix=\"node-\" suffix=\"\" radical=\"0-" +
-         std::to_string(n - 1) + "\" speed=\"1Gf\" bw=\"1.25GBps\" lat=\"5us\" bb_bw=\"100GBps\" bb_lat=\"1us\"/>\n"
-         "</platform>\n";
 }
 
 }  // namespace
@@ -91,13 +82,7 @@ TEST_CASE("envelope: under SMPI's network model a fan-out of 256 B takes smpirun
   // 1.95341, bandwidth x 0.338112, and the 15 flows share rank 0's link. Without the envelope the factors
   // of the segment below 257 B give 2.59442e-05 s.
   TempDir dir;
-  write_jsonl_profile(dir / "trace", fan_out(16, 256));
-  write_file(dir / "platform.xml", backbone_cluster(16));
-  ReplayOptions opts;
-  opts.platform = dir / "platform.xml";  // replay's defaults: network/model:SMPI
-  models::ProfileDir trace(dir / "trace");
-  opts.recorded_host_speed_flops = trace.info().host.speed_flops;
-  auto result = replay(trace, opts);
+  auto result = replay_smpi_model(dir, fan_out(16, 256));  // replay's defaults: network/model:SMPI
   const double smpi_s = 11e-6 * 1.95341 + 15 * (256.0 + 16) / (1.25e9 * 0.338112);
   REQUIRE(smpi_s == Approx(3.11411e-05).epsilon(1e-5));  // the formula is smpirun's figure
   REQUIRE(result.makespan_s == Approx(smpi_s).epsilon(1e-6));
