@@ -247,6 +247,7 @@ namespace tag {
 constexpr int kBarrier = 1;
 constexpr int kBarrierFanIn = 2;
 constexpr int kBarrierFanOut = 3;
+constexpr int kBarrierNbc = 4;          ///< SMPI's ibarrier: both directions at once
 constexpr int kBcast = 10;
 constexpr int kBcastScatter = 11;
 constexpr int kBcastAllgather = 12;
@@ -260,6 +261,7 @@ constexpr int kAllreduceFold = 31;
 constexpr int kAllreduceScatter = 32;  ///< reduce-scatter phase (Rabenseifner, ring)
 constexpr int kAllreduceGather = 33;   ///< allgather phase (Rabenseifner, ring)
 constexpr int kAllreduceUnfold = 34;
+constexpr int kAllreduceNbc = 35;       ///< SMPI's iallreduce: every rank's buffer to every rank
 constexpr int kAllgather = 40;
 constexpr int kAllgatherv = 45;
 constexpr int kAlltoall = 50;
@@ -272,6 +274,7 @@ constexpr int kRedScat = 80;
 constexpr int kRedScatFold = 81;
 constexpr int kRedScatUnfold = 82;
 constexpr int kRedScatScatterv = 83;
+constexpr int kRedScatNbc = 84;         ///< SMPI's ireduce_scatter: every block to its rank directly
 constexpr int kScan = 90;
 constexpr int kExscan = 95;
 }  // namespace tag
@@ -1461,6 +1464,70 @@ void prefix_direct(CollectiveContext& ctx, const CollectiveArgs& a, int t)
 void scan_direct(CollectiveContext& ctx, const CollectiveArgs& a) { prefix_direct(ctx, a, tag::kScan); }
 void exscan_direct(CollectiveContext& ctx, const CollectiveArgs& a) { prefix_direct(ctx, a, tag::kExscan); }
 
+// SMPI 3.32's nonblocking barrier, allreduce and reduce-scatter (smpi_nbc_impl.cpp) differ from the
+// blocking defaults above: every message of the operation is posted at the call, none waits for another.
+// CollectiveRegistry::select_nonblocking chooses them under CollectiveSelector::Smpi.
+
+/// ibarrier: every rank > 0 sends an empty message to rank 0 and receives one from it; rank 0 posts a
+/// receive and a send for every other rank at once. Rank 0's replies do not wait for the arrivals, so
+/// this is one round of latency where barrier__ompi_basic_linear takes two (and it does not synchronise:
+/// a rank may leave before another has entered).
+void barrier_nbc(CollectiveContext& ctx, const CollectiveArgs&)
+{
+  const int n = ctx.size();
+  if (n == 1)
+    return;
+  std::vector<RequestPtr> reqs;
+  if (ctx.rank() != 0) {
+    reqs.push_back(ctx.isend(0, 0, tag::kBarrierNbc));
+    reqs.push_back(ctx.irecv(0, 0, tag::kBarrierNbc));
+  } else {
+    // SMPI's receives take any source; all messages are alike, so naming each source times the same.
+    for (int i = 1; i < n; ++i) {
+      reqs.push_back(ctx.irecv(i, 0, tag::kBarrierNbc));
+      reqs.push_back(ctx.isend(i, 0, tag::kBarrierNbc));
+    }
+  }
+  ctx.wait_all(reqs);
+}
+
+/// iallreduce: every rank sends its whole buffer to every other rank and receives theirs, all at once
+/// (n (n - 1) messages, one round), then reduces locally (the reduction work, after the messages).
+void allreduce_nbc(CollectiveContext& ctx, const CollectiveArgs& a)
+{
+  const int n = ctx.size();
+  if (a.bytes == 0 || n == 1)
+    return;
+  const int me = ctx.rank();
+  std::vector<RequestPtr> reqs;
+  for (int other = 0; other < n; ++other) {
+    if (other == me)
+      continue;
+    reqs.push_back(ctx.isend(other, a.bytes, tag::kAllreduceNbc));
+    reqs.push_back(ctx.irecv(other, a.bytes, tag::kAllreduceNbc));
+  }
+  ctx.wait_all(reqs);
+}
+
+/// ireduce_scatter: every rank sends block j of its buffer to rank j and receives its own block from
+/// every other rank, all at once (empty blocks included), then reduces its block locally.
+void redscat_nbc(CollectiveContext& ctx, const CollectiveArgs& a)
+{
+  const BlockCounts counts = redscat_blocks(ctx, a);
+  const int n = ctx.size();
+  if (counts.total() == 0 || n == 1)
+    return;
+  const int me = ctx.rank();
+  std::vector<RequestPtr> reqs;
+  for (int other = 0; other < n; ++other) {
+    if (other == me)
+      continue;
+    reqs.push_back(ctx.isend(other, counts.block(other), tag::kRedScatNbc));
+    reqs.push_back(ctx.irecv(other, counts.block(me), tag::kRedScatNbc));
+  }
+  ctx.wait_all(reqs);
+}
+
 /// alltoall__default = alltoall__ompi: Open MPI 4.1's decision table on (n, bytes per destination), as
 /// SMPI 3.32 carries it. Open MPI's "linear_sync" and "two_proc" are SMPI's basic_linear.
 std::string smpi_alltoall(Bytes bytes, int n)
@@ -1752,6 +1819,10 @@ CollectiveRegistry::CollectiveRegistry()
                                         copying(copy_redscat_total_at_0, touched_redscat, reducing(redscat_linear_reduce_scatterv)));
   algorithms_[K::Scan].emplace("direct", reducing(scan_direct));
   algorithms_[K::Exscan].emplace("direct", reducing(exscan_direct));
+  // SMPI 3.32's nonblocking ones where they differ from its blocking defaults (select_nonblocking)
+  algorithms_[K::Barrier].emplace("nbc", barrier_nbc);
+  algorithms_[K::Allreduce].emplace("nbc", copying(copy_whole_buffer, touched_two_buffers, reducing(allreduce_nbc)));
+  algorithms_[K::ReduceScatter].emplace("nbc", copying(copy_redscat_own_block, touched_redscat, reducing(redscat_nbc)));
 }
 
 const CollectiveAlgorithm* CollectiveRegistry::find(CollectiveKind kind, const std::string& name) const
@@ -1920,6 +1991,9 @@ std::string CollectiveRegistry::select_nonblocking(CollectiveKind kind, const Co
     return "linear";
   if (selector == CollectiveSelector::Smpi && comm_size >= 1 && kind == CollectiveKind::Alltoall)
     return "basic_linear";
+  if (selector == CollectiveSelector::Smpi && comm_size >= 1 &&
+      (kind == CollectiveKind::Barrier || kind == CollectiveKind::Allreduce || kind == CollectiveKind::ReduceScatter))
+    return "nbc";
   return select(kind, args, comm_size, selector);
 }
 

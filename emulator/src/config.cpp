@@ -35,6 +35,10 @@ const std::vector<std::pair<std::string, std::string>>& gridcast_cfg_keys()
     std::vector<std::pair<std::string, std::string>> k{
       {"gridcast/eager-threshold", "bytes below which a standard send is eager (detached); default 65536, "
                                    "alias smpi/send-is-detached-thresh"},
+      {"gridcast/envelope-bytes", "bytes every MPI message carries on the wire besides its data (tag, source, "
+                                  "communicator); default 16, SMPI 3.32's envelope, under network/model:SMPI "
+                                  "(gridcast's default) on a platform without calibrated factors, 0 otherwise "
+                                  "(a calibration measured whole messages: its factors hold the real envelope)"},
       {"gridcast/test-cost", "simulated seconds of a failing MPI_Test, multiplied by the number of "
                              "consecutive failures (SMPI's smpi/test); default 1e-4. Only for polls whose "
                              "duration the trace does not give (profiled polls cost their recorded seconds)"},
@@ -90,6 +94,11 @@ void apply_cfg(ReplayOptions& options, const std::string& name_value)
   if (name == "gridcast/eager-threshold" || name == "smpi/send-is-detached-thresh") {
     options.eager_threshold_bytes = parse_bytes(value, name);
     options.eager_threshold_set   = true;
+    return;
+  }
+  if (name == "gridcast/envelope-bytes") {
+    options.envelope_bytes = parse_bytes(value, name);
+    options.envelope_set   = true;
     return;
   }
   if (name == "gridcast/test-cost") {

@@ -13,6 +13,12 @@ namespace {
 /// Every message carries at least one byte on the wire (see match()): SimGrid 3.32 serializes empty comms.
 constexpr std::uint64_t kMinWireBytes = 1;
 
+/// What a message of `bytes` puts on the wire: the data and the envelope (Options::envelope_bytes).
+std::uint64_t wire_bytes(std::uint64_t bytes, std::uint64_t envelope_bytes)
+{
+  return std::max(bytes + envelope_bytes, kMinWireBytes);
+}
+
 bool recv_accepts(const Request& recv, const Request& send)
 {
   return recv.context == send.context && (recv.peer == kAnySource || recv.peer == send.owner) &&
@@ -196,7 +202,7 @@ RequestPtr MessageBoard::post_send(int from, int to, std::uint64_t bytes, int ta
       if (options_.use_mailboxes) {
         // The receiver's half is in its mailbox already (posted before anyone could see the receive): this
         // put starts the transfer. When it returns, both halves are in and the mailbox is empty again.
-        send->half = recv->mailbox->put_async(&payload_, std::max(bytes, kMinWireBytes));
+        send->half = recv->mailbox->put_async(&payload_, wire_bytes(bytes, options_.envelope_bytes));
         send->transfer->started = true;
         give_back(recv->mailbox);
       }
@@ -211,7 +217,8 @@ RequestPtr MessageBoard::post_send(int from, int to, std::uint64_t bytes, int ta
     queues_[to].unexpected_sends.push_back(send);
     if (options_.use_mailboxes) {
       send->mailbox = take_mailbox();
-      send->half = send->mailbox->put_async(&payload_, std::max(bytes, kMinWireBytes));  // waits in the mailbox for the receiver's half
+      // Waits in the mailbox for the receiver's half.
+      send->half = send->mailbox->put_async(&payload_, wire_bytes(bytes, options_.envelope_bytes));
     }
     ProbeWaiter& p = probes_[static_cast<std::size_t>(to)];
     if (p.active && p.context == context && (p.from == kAnySource || p.from == from) &&
@@ -280,16 +287,18 @@ void MessageBoard::match(const RequestPtr& send, const RequestPtr& recv)
   // A trace where they differ is still replayed with the sender's size (as SMPI does).
   auto transfer = std::make_shared<Transfer>();
   transfer->aborting = &aborting_;
-  transfer->bytes = static_cast<double>(std::max(send->bytes, kMinWireBytes));  // what travels
+  const std::uint64_t on_wire = wire_bytes(send->bytes, options_.envelope_bytes);
+  transfer->bytes = static_cast<double>(on_wire);  // what travels
   sg4::Host* from_host = send->endpoint != nullptr ? send->endpoint : hosts_[send->owner];
   sg4::Host* to_host = recv->endpoint != nullptr ? recv->endpoint : hosts_[recv->owner];
   // An empty message still costs the route's latency. SimGrid 3.32 serializes zero-size host-to-host
   // comms that share a link (63 empty sendto_async into one host of examples/stencil3d/platform.xml
   // end after 9.0 ms, 1-byte ones after 0.14 ms), which made a flat barrier cost a latency per rank;
   // SMPI's own empty messages do not. One byte is below any link's resolution (0.8 ns at 10 Gb/s).
-  // The mailbox path sends the same one byte (post_send, kMinWireBytes).
+  // The mailbox path sends the same one byte (post_send, kMinWireBytes). With an envelope (SMPI's
+  // network model: 16 bytes) no message is empty on the wire anyway, as in SMPI.
   if (not options_.use_mailboxes)
-    transfer->comm = sg4::Comm::sendto_async(from_host, to_host, std::max(send->bytes, kMinWireBytes));  // may yield
+    transfer->comm = sg4::Comm::sendto_async(from_host, to_host, on_wire);  // may yield
   send->match_time = recv->match_time = sg4::Engine::get_clock();
   transfer->sender = send->owner;
   transfer->receiver = recv->owner;

@@ -10,6 +10,7 @@
 #include <simgrid/Exception.hpp>
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Link.hpp>
+#include <xbt/config.hpp>
 #include <xbt/log.h>
 
 #include <algorithm>
@@ -171,7 +172,7 @@ std::unique_ptr<NodeMap> node_map(const std::vector<sg4::Host*>& hosts, const st
 /// State shared by all rank actors of one run.
 struct World {
   World(std::vector<sg4::Host*> hosts, const ReplayOptions& opts, TimelineWriter* tl)
-      : board(hosts, MessageBoard::Options{opts.eager_threshold_bytes}), options(opts), timeline(tl)
+      : board(hosts, MessageBoard::Options{opts.eager_threshold_bytes, opts.envelope_bytes}), options(opts), timeline(tl)
   {
     Communicator world;
     world.id = 0;
@@ -1434,6 +1435,16 @@ ReplayResult replay(const models::TraceSource& trace, const ReplayOptions& optio
     effective.eager_threshold_bytes = *calibration.eager_threshold_bytes;
     threshold_source                = "platform";
   }
+  // The envelope of every message (docs/emulator.md, "Message envelope"): SMPI sends 16 bytes more than
+  // the data and its piecewise factors were fitted with them; a calibration's factors were fitted on whole
+  // messages of the real library, whose own envelope they therefore hold already.
+  std::string envelope_source = "cfg";
+  if (not options.envelope_set) {
+    const bool calibrated_factors = not calibration.lat_factor.empty() || not calibration.bw_factor.empty();
+    const bool smpi_model         = simgrid::config::get_value<std::string>("network/model") == "SMPI";
+    effective.envelope_bytes      = smpi_model && not calibrated_factors ? kSmpiEnvelopeBytes : 0;
+    envelope_source               = calibrated_factors ? "platform" : smpi_model ? "smpi-model" : "default";
+  }
   // Local copies inside collectives (docs/collectives.md, "Local copies"): at the platform's copy rate.
   if (options.local_copy == LocalCopyMode::On && calibration.memcpy_time.empty())
     throw InputError({options.platform.string(), 0, "gridcast:memcpy-time", -1},
@@ -1526,6 +1537,8 @@ ReplayResult replay(const models::TraceSource& trace, const ReplayOptions& optio
   result.collectives = world.collective_choices;
   result.eager_threshold_bytes  = effective.eager_threshold_bytes;
   result.eager_threshold_source = threshold_source;
+  result.envelope_bytes         = effective.envelope_bytes;
+  result.envelope_source        = envelope_source;
   result.lat_factor             = platform::format_factor_segments(calibration.lat_factor);
   result.bw_factor              = platform::format_factor_segments(calibration.bw_factor);
   result.calibration            = calibration.calibration;

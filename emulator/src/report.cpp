@@ -193,6 +193,8 @@ void write_prediction(const std::filesystem::path& file, const ReplayResult& res
   if (run.options != nullptr) {
     config["seed"] = run.options->seed;
     config["eager_threshold_bytes"] = result.eager_threshold_bytes;
+    config["envelope_bytes"] = result.envelope_bytes;
+    config["envelope_from"] = result.envelope_source;
     config["test_cost_s"] = run.options->test_cost_s;
     config["iprobe_cost_s"] = run.options->iprobe_cost_s;
     ordered forced = ordered::object();

@@ -249,11 +249,11 @@ TEST_CASE("every collective kind has a name and its algorithms", "[collectives]"
   CHECK(collective_name(K::ReduceScatter) == "reducescatter");
   CHECK(collective_name(K::Exscan) == "exscan");
   using Names = std::vector<std::string>;
-  CHECK(registry().names(K::Barrier) == Names{"binomial", "dissemination", "linear"});
+  CHECK(registry().names(K::Barrier) == Names{"binomial", "dissemination", "linear", "nbc"});
   CHECK(registry().names(K::Bcast) == Names{"binomial", "linear", "pipeline", "scatter_allgather"});
   CHECK(registry().names(K::Reduce) == Names{"binomial", "linear", "rabenseifner"});
   CHECK(registry().names(K::Allreduce) ==
-        Names{"linear_reduce_bcast", "rabenseifner", "recursive_doubling", "reduce_bcast", "ring"});
+        Names{"linear_reduce_bcast", "nbc", "rabenseifner", "recursive_doubling", "reduce_bcast", "ring"});
   CHECK(registry().names(K::Allgather) == Names{"bruck", "linear", "recursive_doubling", "ring"});
   CHECK(registry().names(K::Allgatherv) == Names{"linear", "ring"});
   CHECK(registry().names(K::Alltoall) == Names{"basic_linear", "bruck", "linear", "pairwise"});
@@ -263,7 +263,7 @@ TEST_CASE("every collective kind has a name and its algorithms", "[collectives]"
   CHECK(registry().names(K::Scatter) == Names{"binomial", "linear"});
   CHECK(registry().names(K::Scatterv) == Names{"linear"});
   CHECK(registry().names(K::ReduceScatter) ==
-        Names{"linear_reduce_scatterv", "pairwise", "recursive_halving", "reduce_scatterv"});
+        Names{"linear_reduce_scatterv", "nbc", "pairwise", "recursive_halving", "reduce_scatterv"});
   CHECK(registry().names(K::Scan) == Names{"direct", "linear", "recursive_doubling"});
   CHECK(registry().names(K::Exscan) == Names{"direct", "linear", "recursive_doubling"});
   CHECK(registry().find(K::Bcast, "ring") == nullptr);

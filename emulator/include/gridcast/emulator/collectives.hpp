@@ -158,10 +158,11 @@ public:
   std::string select(CollectiveKind kind, const CollectiveArgs& args, int comm_size, CollectiveSelector selector) const;
   /// The choice for a nonblocking collective (MPI_Ibcast, ...). SMPI 3.32 runs these with the flat
   /// algorithms of smpi_nbc_impl.cpp, not its blocking selection: under the Smpi selector a broadcast
-  /// is the root's sends to every rank ("linear") and an alltoall every pair's exchange posted at once
-  /// ("basic_linear"); the other kinds have the same flat shape as SMPI's blocking choice, except iallreduce
-  /// (SMPI: every rank sends its buffer to every other, not modelled; select() is used). Other
-  /// selectors: select().
+  /// is the root's sends to every rank ("linear"), an alltoall every pair's exchange posted at once
+  /// ("basic_linear"), and a barrier, allreduce and reduce-scatter SMPI's one-round "nbc" algorithms
+  /// (ibarrier: rank 0 replies without waiting for the arrivals; iallreduce: every rank's buffer to every
+  /// rank; ireduce_scatter: every block to its rank). The other kinds have the same flat shape as SMPI's
+  /// blocking choice. Other selectors: select().
   std::string select_nonblocking(CollectiveKind kind, const CollectiveArgs& args, int comm_size,
                                  CollectiveSelector selector) const;
 

@@ -40,6 +40,10 @@ struct ReplayOptions {
   std::uint64_t seed = 0;                 ///< reported; every random choice derives from it
   std::uint64_t eager_threshold_bytes = 65536;
   bool eager_threshold_set = false;       ///< set by --cfg: wins over the platform's gridcast:eager-threshold
+  /// gridcast/envelope-bytes: bytes each MPI message carries on the wire besides its data. When not set,
+  /// replay() takes SMPI's 16 under network/model:SMPI without calibrated factors, 0 otherwise.
+  std::uint64_t envelope_bytes = 0;
+  bool envelope_set = false;
   double test_cost_s = 1e-4;              ///< simulated cost of one MPI_Test that fails, like SMPI's smpi/test
   double iprobe_cost_s = 1e-4;            ///< same for MPI_Iprobe, like SMPI's smpi/iprobe
   std::map<CollectiveKind, std::string> forced_algorithms;   ///< gridcast/coll/<op>:<algorithm>

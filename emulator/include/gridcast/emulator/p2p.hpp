@@ -62,6 +62,9 @@ namespace sg4 = simgrid::s4u;
 
 inline constexpr int kAnySource = -1;
 inline constexpr int kAnyTag = -1;
+/// SMPI 3.32's MPI envelope: every message it sends is its data plus these bytes (smpi_request.cpp,
+/// "payload_size_ = size_ + 16"), which decides the segment of its piecewise network factors too.
+inline constexpr std::uint64_t kSmpiEnvelopeBytes = 16;
 
 enum class SendMode : std::uint8_t {
   Standard,     ///< eager below the threshold, rendezvous above
@@ -173,6 +176,10 @@ class MessageBoard {
 public:
   struct Options {
     std::uint64_t eager_threshold_bytes = 65536;  ///< like SMPI's smpi/send-is-detached-thresh
+    /// Bytes every message carries on the wire besides its data (tag, source, communicator): SMPI 3.32
+    /// sends size + 16 (smpi_request.cpp), and its piecewise network factors apply to that size. The
+    /// eager switch and the link byte counts use the data size alone, as SMPI's detached switch does.
+    std::uint64_t envelope_bytes = 0;
     /// Move bytes as mailbox comms between the ranks' actors (see the top of this file). Only for runs
     /// where every request leaves from and lands on its actor's host (no GPU endpoint), and every actor
     /// that posts calls drain() before it ends.

@@ -78,6 +78,10 @@ struct ReplayResult {
   /// (gridcast:eager-threshold of a calibrated platform) or "default".
   std::uint64_t eager_threshold_bytes = 0;
   std::string eager_threshold_source = "default";
+  /// The bytes added to every message on the wire, and why: "cfg" (--cfg gridcast/envelope-bytes),
+  /// "smpi-model" (SMPI's 16 under network/model:SMPI), "platform" (calibrated factors: 0) or "default" (0).
+  std::uint64_t envelope_bytes = 0;
+  std::string envelope_source = "default";
   /// Calibration factors installed from the platform (SMPI syntax; empty when absent).
   std::string lat_factor, bw_factor, calibration;
   /// gridcast:copy-overhead installed from the platform ("bytes:seconds;..."; empty when absent).
