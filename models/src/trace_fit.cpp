@@ -1225,6 +1225,10 @@ private:
       return std::nullopt;
     const std::vector<RankObservation>& obs = series.samples;
     std::vector<RankExpr> all = series.result();
+    // A neighbour whose axis follows the loop index only where nothing with a fixed meaning explains the
+    // observations (a loop that ran once in training says nothing about its axis walk).
+    if (std::any_of(all.begin(), all.end(), [](const RankExpr& x) { return x.kind != RankExpr::Kind::GridLoop; }))
+      std::erase_if(all, [](const RankExpr& x) { return x.kind == RankExpr::Kind::GridLoop; });
     std::optional<RankExpr> e;
     if (not all.empty()) {
       // Candidates an earlier sibling took are dropped (unless nothing else is left), then the one
@@ -1263,7 +1267,7 @@ private:
       throw InputError({}, std::string("no rank expression explains the ") + field + " of " +
                                tokens_[s.token].function + " (first seen at " + s.where + "): " + sample +
                                " (the last one is the first no candidate explains; candidates: any, fixed, Np - k, offset mod Np, xor, xor 2^i, cycle over the "
-                               "loop index, 1-3-D grid neighbour)");
+                               "loop index, 1-3-D grid neighbour, grid neighbour whose axis follows the loop index)");
     }
     return e;
   }
@@ -1618,7 +1622,8 @@ private:
   static std::string expr_key(const RankExpr& e)
   {
     return std::string(e.kind_name()) + "/" + std::to_string(e.a) + "/" + std::to_string(e.level) + "/" +
-           std::to_string(e.dims) + "/" + std::to_string(e.dim);
+           std::to_string(e.dims) + "/" + std::to_string(e.dim) + "/" + std::to_string(e.block) + "/" +
+           (e.reversed ? "r" : "f") + (e.all_axes ? "a" : "s");
   }
   static std::string support_key(std::uint32_t token, const char* field)
   {

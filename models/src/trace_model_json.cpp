@@ -95,6 +95,15 @@ ojson rank_json(const RankExpr& e)
       o["dim"]      = e.dim;
       o["periodic"] = e.periodic;
       break;
+    case RankExpr::Kind::GridLoop:
+      o["a"]        = e.a;
+      o["level"]    = e.level;
+      o["dims"]     = e.dims;
+      o["block"]    = e.block;
+      o["reversed"] = e.reversed;
+      o["all_axes"] = e.all_axes;
+      o["periodic"] = e.periodic;
+      break;
     default: o["a"] = e.a; break;
   }
   return o;
@@ -331,7 +340,7 @@ FunctionLatency read_latency(const JsonObject& r)
 
 RankExpr read_rank(const JsonObject& r)
 {
-  r.only({"expr", "text", "a", "level", "dims", "dim", "periodic"});
+  r.only({"expr", "text", "a", "level", "dims", "dim", "periodic", "block", "reversed", "all_axes"});
   auto kind = RankExpr::kind_from_name(r.string("expr"));
   if (not kind)
     r.fail("expr", "unknown rank expression '" + r.string("expr") + "'");
@@ -346,6 +355,17 @@ RankExpr read_rank(const JsonObject& r)
     e.dims     = r.int32("dims", 1, 3);
     e.dim      = r.int32("dim", 0, e.dims - 1);
     e.periodic = r.boolean("periodic");
+  }
+  if (e.kind == RankExpr::Kind::GridLoop) {
+    e.a        = r.int32("a", -1, 1);
+    e.level    = r.int32("level", 0, 64);
+    e.dims     = r.int32("dims", 2, 3);
+    e.block    = r.int32("block", 1, 2);
+    e.reversed = r.boolean("reversed");
+    e.all_axes = r.boolean("all_axes");
+    e.periodic = r.boolean("periodic");
+    if (e.a != 1 && e.a != -1)
+      r.fail("a", "the direction of a grid_loop neighbour is +1 or -1, not " + std::to_string(e.a));
   }
   return e;
 }
