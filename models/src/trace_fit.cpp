@@ -1289,7 +1289,7 @@ private:
       return f;
     // Leave-one-out cannot choose a two-term formula on two points: a tag is exact or wrong, so the
     // simplest "a + b * feature" through the points that reproduces all of them.
-    for (std::size_t feat = 1; feat < feature_count() && pts.size() >= 2; ++feat) {
+    for (std::size_t feat = 1; feat < first_grid_feature() && pts.size() >= 2; ++feat) {
       const double x0 = feature_value(feat, pts[0].nw, pts[0].np);
       for (std::size_t k = 1; k < pts.size(); ++k) {
         const double x1 = feature_value(feat, pts[k].nw, pts[k].np);
@@ -1424,6 +1424,12 @@ private:
     t.token = s.token;
     if (s.kind == RolledNode::Kind::Loop) {
       t.count = fit_quantity(s.count, true, s, "count", model, group);
+      // A count that follows the process grid's shape (2 swaps per axis of extent > 1: 4 at 2x2x1, 6 at
+      // 2x2x2 and 4x2x2) has no simple formula in Np: the regression interpolates it with three terms
+      // that run away outside training. The grid-shape form wins where it is exact and shorter.
+      if (auto g = fit_grid_formula(s.count.points());
+          g && (not t.count.cv_error || *t.count.cv_error > 1e-9 || g->terms.size() < t.count.terms.size()))
+        t.count = *g;
       for (const auto& [np_rank, by_nw] : s.count_by_np_rank_nw) {
         std::set<std::uint64_t> distinct;
         for (const auto& [nw, c] : by_nw)

@@ -461,15 +461,46 @@ std::vector<TemplateNode> read_nodes(const JsonObject& parent, std::string_view 
 
 }  // namespace
 
+namespace {
+
+bool uses_feature(const Formula& f, std::size_t feature)
+{
+  return std::any_of(f.terms.begin(), f.terms.end(), [&](const Term& t) { return t.feature == feature; });
+}
+bool uses_feature(const std::optional<Formula>& f, std::size_t feature) { return f && uses_feature(*f, feature); }
+
+bool uses_feature(const std::vector<TemplateNode>& nodes, std::size_t feature)
+{
+  for (const TemplateNode& n : nodes)
+    if (uses_feature(n.count, feature) || uses_feature(n.bytes, feature) || uses_feature(n.recv_bytes, feature) ||
+        uses_feature(n.flops, feature) || uses_feature(n.absorbed_flops, feature) || uses_feature(n.seconds, feature) ||
+        uses_feature(n.counts, feature) || uses_feature(n.recv_counts, feature) ||
+        uses_feature(n.counts_self, feature) || uses_feature(n.recv_counts_self, feature) ||
+        uses_feature(n.tag_formula, feature) || uses_feature(n.body, feature))
+      return true;
+  return false;
+}
+
+/// Whether a template formula of `m` reads `feature` (only loop counts can read the grid-shape ones).
+bool uses_feature(const TraceModel& m, std::size_t feature)
+{
+  return std::any_of(m.groups.begin(), m.groups.end(), [&](const TraceGroup& g) { return uses_feature(g.body, feature); });
+}
+
+}  // namespace
+
 nlohmann::ordered_json model_to_json(const TraceModel& m)
 {
   ojson o;
   o["format"]         = kFormatName;
   o["format_version"] = TraceModel::kFormatVersion;
   o["group_threshold"] = m.group_threshold;
+  // The regression's candidates; the grid-shape features only where a formula of the model uses one
+  // (models without them read as before).
   ojson feats = ojson::array();
   for (std::size_t f = 0; f < feature_count(); ++f)
-    feats.push_back(feature_name(f));
+    if (f < first_grid_feature() || uses_feature(m, f))
+      feats.push_back(feature_name(f));
   o["features"] = feats;
   ojson training = ojson::array();
   for (const TrainingPoint& t : m.training)

@@ -266,3 +266,27 @@ TEST_CASE("grid loop: model.json rejects a malformed grid_loop", "[trace_model]"
     }
   }
 }
+
+TEST_CASE("grid loop: a swap count that follows the grid's shape is fitted on the shape", "[trace_model]")
+{
+  // 2 swaps per axis of extent > 1: 4 at 2x2x1 (np 4), 6 at 2x2x2 and 4x2x2. No formula of Np says 6 at
+  // np 64 (4x4x4) and 4 at np 6 (3x2x1); the grid shape does.
+  CHECK(fit_grid_formula({{2, 4, 4}, {2, 8, 6}, {2, 16, 6}})->text() == "2*axes3>1(Np)");
+  CHECK(fit_grid_formula({{2, 4, 0}, {2, 8, 0}, {2, 16, 1}, {3, 16, 1}})->text() == "axes3>2(Np)");
+  CHECK(fit_grid_formula({{2, 2, 1}, {2, 4, 2}, {2, 8, 3}, {2, 16, 4}})->text() == "axes3>1(Np) + axes3>2(Np)");
+  CHECK(fit_grid_formula({{2, 4, 4}, {2, 8, 6}, {2, 16, 9}})->text() == "2*axes3>1(Np) + 3*axes3>2(Np)");
+  CHECK_FALSE(fit_grid_formula({{2, 8, 6}, {2, 16, 7}, {2, 32, 9}}).has_value());  // 4x4x2: 8 if linear
+  CHECK_FALSE(fit_grid_formula({{2, 4, 4.5}, {2, 8, 6}}).has_value());
+
+  TempDir dir;
+  const auto profiles = write_profile_grid(dir.path(), "halo", {4, 8, 16}, {2, 3, 4}, TraceEncoding::Binary,
+                                           [](int nw, int np) { return Halo(nw, np); });
+  auto model = std::make_shared<const TraceModel>(fit_trace_model(profiles));
+  REQUIRE(model->groups.size() == 1);
+  const std::string json = model_to_json(*model).dump(2);
+  CHECK_THAT(json, Catch::Contains("\"text\": \"2*axes3>1(Np)\"") && Catch::Contains("\"axes3>1(Np)\""));
+  for (int np : {64, 256, 6, 2})
+    require_same_streams(SynthSource(model, {3, np}), Halo(3, np));
+  write_model(dir / "m.json", *model);
+  CHECK(model_to_json(read_model(dir / "m.json")).dump(2) == json);
+}
