@@ -290,3 +290,54 @@ TEST_CASE("grid loop: a swap count that follows the grid's shape is fitted on th
   write_model(dir / "m.json", *model);
   CHECK(model_to_json(read_model(dir / "m.json")).dump(2) == json);
 }
+
+namespace {
+
+/// A halo exchange plus one more collective per time step for every axis of more than 2 ranks (a code
+/// path chosen per axis by its extent, as LAMMPS' second exchange round): what the model cannot express.
+class PerAxisBranch final : public TraceSource {
+public:
+  PerAxisBranch(int nw, int np) : nw_(nw), np_(np) {}
+  int rank_count() const override { return np_; }
+  CallStreamPtr open(int rank) const override
+  {
+    auto s = std::make_unique<MemoryStream>("branch");
+    s->add(Op::Init, "MPI_Init");
+    int wide = 0;
+    for (int e : dims_create(np_, 3))
+      wide += e > 2 ? 1 : 0;
+    for (int step = 0; step < 4 * nw_; ++step) {
+      CallRecord& m = s->add(Op::Sendrecv, "MPI_Sendrecv");
+      m.peer        = neighbour(rank, np_, 0, -1, true);
+      m.src         = neighbour(rank, np_, 0, 1, true);
+      m.bytes = m.recv_bytes = 64;
+      for (int a = 0; a < wide; ++a)
+        s->add(Op::Allreduce, "MPI_Allreduce").bytes = 8;
+      s->add(Op::Compute, "compute").flops = 1000.0;
+    }
+    s->add(Op::Allreduce, "MPI_Allreduce").bytes = 8;  // every rank count has the function
+    s->add(Op::Finalize, "MPI_Finalize");
+    return s;
+  }
+
+private:
+  int nw_;
+  int np_;
+};
+
+}  // namespace
+
+TEST_CASE("grid loop: calls chosen per axis by its extent are refused, naming the grid shapes", "[trace_model]")
+{
+  TempDir dir;
+  const auto profiles = write_profile_grid(dir.path(), "branch", {4, 8, 16}, {2, 3}, TraceEncoding::Binary,
+                                           [](int nw, int np) { return PerAxisBranch(nw, np); });
+  try {
+    fit_trace_model(profiles);
+    FAIL("fit accepted a per-axis branch");
+  } catch (const gridcast::InputError& e) {
+    CHECK_THAT(e.what(), Catch::Contains("no rank-to-group rule fits") &&
+                             Catch::Contains("(np 4 = 2x2x1, np 8 = 2x2x2, np 16 = 4x2x2)") &&
+                             Catch::Contains("a block of calls chosen per axis by its extent has no form"));
+  }
+}
