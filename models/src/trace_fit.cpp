@@ -403,6 +403,39 @@ private:
   std::array<Slot, 64> front_{};
 };
 
+/// Where the training rank counts have process grids of different shapes (axes of extent 1, 2, > 2 of
+/// MPI_Dims_create(Np, 3) or (Np, 2)), what the model lacks to follow them: a code that makes no call
+/// along an axis of extent 1 and a second exchange round along one of more than 2 (LAMMPS' CommBrick)
+/// runs per-axis blocks chosen by each axis' extent, which no rank class names. Empty otherwise.
+std::string grid_shape_note(const std::vector<GroupAssignment>& assignments)
+{
+  std::set<int> nps;
+  for (const GroupAssignment& a : assignments)
+    nps.insert(a.np);
+  for (int d : {3, 2}) {
+    std::set<std::array<int, 3>> classes;
+    std::string shapes;
+    for (int np : nps) {
+      std::array<int, 3> c{};  // axes of extent 1, 2, > 2
+      std::string shape;
+      for (int e : dims_create(np, d)) {
+        ++c[static_cast<std::size_t>(std::min(e, 3) - 1)];
+        shape += (shape.empty() ? "" : "x") + std::to_string(e);
+      }
+      classes.insert(c);
+      shapes += (shapes.empty() ? "" : ", ") + std::string("np ") + std::to_string(np) + " = " + shape;
+    }
+    if (classes.size() > 1)
+      return ". The training rank counts have MPI_Dims_create(Np, " + std::to_string(d) +
+             ") grids of different shapes (" + shapes +
+             "): if the code's calls per axis depend on the axis' extent (none along an axis of extent 1, a "
+             "second round along one of more than 2), the model cannot express it yet: loop counts may read "
+             "the grid's shape (axes3>1(Np), axes3>2(Np)) and peers may walk the axes (grid_loop), but a "
+             "block of calls chosen per axis by its extent has no form in the model";
+  }
+  return {};
+}
+
 class Fitter {
 public:
   Fitter(const std::vector<std::filesystem::path>& paths, const FitOptions& opt) : opt_(opt)
@@ -1654,39 +1687,6 @@ private:
         add(s.root, "root");
         add(s.key, "split key");
       }
-  }
-
-  /// Where the training rank counts have process grids of different shapes (axes of extent 1, 2, > 2 of
-  /// MPI_Dims_create(Np, 3) or (Np, 2)), what the model lacks to follow them: a code that makes no call
-  /// along an axis of extent 1 and a second exchange round along one of more than 2 (LAMMPS' CommBrick)
-  /// runs per-axis blocks chosen by each axis' extent, which no rank class names. Empty otherwise.
-  static std::string grid_shape_note(const std::vector<GroupAssignment>& assignments)
-  {
-    std::set<int> nps;
-    for (const GroupAssignment& a : assignments)
-      nps.insert(a.np);
-    for (int d : {3, 2}) {
-      std::set<std::array<int, 3>> classes;
-      std::string shapes;
-      for (int np : nps) {
-        std::array<int, 3> c{};  // axes of extent 1, 2, > 2
-        std::string shape;
-        for (int e : dims_create(np, d)) {
-          ++c[static_cast<std::size_t>(std::min(e, 3) - 1)];
-          shape += (shape.empty() ? "" : "x") + std::to_string(e);
-        }
-        classes.insert(c);
-        shapes += (shapes.empty() ? "" : ", ") + std::string("np ") + std::to_string(np) + " = " + shape;
-      }
-      if (classes.size() > 1)
-        return ". The training rank counts have MPI_Dims_create(Np, " + std::to_string(d) +
-               ") grids of different shapes (" + shapes +
-               "): if the code's calls per axis depend on the axis' extent (none along an axis of extent 1, a "
-               "second round along one of more than 2), the model cannot express it yet: loop counts may read "
-               "the grid's shape (axes3>1(Np), axes3>2(Np)) and peers may walk the axes (grid_loop), but a "
-               "block of calls chosen per axis by its extent has no form in the model";
-    }
-    return {};
   }
 
   GroupData collect_group(TraceModel& model, const std::vector<RolledNode>& templ, std::size_t g)

@@ -123,9 +123,38 @@ std::optional<int> RankExpr::eval(int rank, int np, const std::uint64_t* loop, i
       return a + static_cast<int>(*i % static_cast<std::uint64_t>(np - a));
     }
     case Kind::Grid: {
-      const std::vector<int>& d = cached_dims(np, dims);
+      // Fitting evaluates grids at a handful of (np, dims) millions of times, candidates of 2 and 3
+      // dimensions in turn: remember a few grids. Inline, not through cached_dims() and grid_neighbour():
+      // the call costs a few percent of `gridcast fit`.
+      struct Cached {
+        int np = -1, dims = -1;
+        std::vector<int> d;
+      };
+      thread_local std::array<Cached, 4> cache;
+      thread_local std::size_t next_slot = 0;
+      const std::vector<int>* found = nullptr;
+      for (const Cached& c : cache)
+        if (c.np == np && c.dims == dims)
+          found = &c.d;
+      if (found == nullptr) {
+        Cached& slot = cache[next_slot++ % cache.size()];
+        slot         = {np, dims, dims_create(np, dims)};
+        found        = &slot.d;
+      }
+      const std::vector<int>& d = *found;
       if (rank >= 0 && rank < np && dim >= 0 && static_cast<std::size_t>(dim) < d.size()) {
-        return grid_neighbour(rank, d, static_cast<std::size_t>(dim), a, periodic);
+        // Without building the coordinates: axis `dim` has stride prod(d[dim+1..]) in the rank.
+        const auto k = static_cast<std::size_t>(dim);
+        int stride = 1;
+        for (std::size_t j = k + 1; j < d.size(); ++j)
+          stride *= d[j];
+        const int ck = (rank / stride) % d[k];
+        int v = ck + a;
+        if (periodic)
+          v = (v % d[k] + d[k]) % d[k];
+        else if (v < 0 || v >= d[k])
+          return std::nullopt;
+        return rank + (v - ck) * stride;
       }
       std::vector<int> c = grid_coords(rank, d);
       auto k = static_cast<std::size_t>(dim);
