@@ -1662,7 +1662,7 @@ private:
   {
     return std::string(e.kind_name()) + "/" + std::to_string(e.a) + "/" + std::to_string(e.level) + "/" +
            std::to_string(e.dims) + "/" + std::to_string(e.dim) + "/" + std::to_string(e.block) + "/" +
-           (e.reversed ? "r" : "f") + (e.all_axes ? "a" : "s");
+           (e.reversed ? "r" : "f") + (e.all_axes ? "a" : "s") + (e.there_and_back ? "t" : "");
   }
   static std::string support_key(std::uint32_t token, const char* field)
   {

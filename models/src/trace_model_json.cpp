@@ -102,6 +102,7 @@ ojson rank_json(const RankExpr& e)
       o["block"]    = e.block;
       o["reversed"] = e.reversed;
       o["all_axes"] = e.all_axes;
+      o["there_and_back"] = e.there_and_back;
       o["periodic"] = e.periodic;
       break;
     default: o["a"] = e.a; break;
@@ -340,7 +341,7 @@ FunctionLatency read_latency(const JsonObject& r)
 
 RankExpr read_rank(const JsonObject& r)
 {
-  r.only({"expr", "text", "a", "level", "dims", "dim", "periodic", "block", "reversed", "all_axes"});
+  r.only({"expr", "text", "a", "level", "dims", "dim", "periodic", "block", "reversed", "all_axes", "there_and_back"});
   auto kind = RankExpr::kind_from_name(r.string("expr"));
   if (not kind)
     r.fail("expr", "unknown rank expression '" + r.string("expr") + "'");
@@ -363,6 +364,7 @@ RankExpr read_rank(const JsonObject& r)
     e.block    = r.int32("block", 1, 2);
     e.reversed = r.boolean("reversed");
     e.all_axes = r.boolean("all_axes");
+    e.there_and_back = r.boolean("there_and_back");
     e.periodic = r.boolean("periodic");
     if (e.a != 1 && e.a != -1)
       r.fail("a", "the direction of a grid_loop neighbour is +1 or -1, not " + std::to_string(e.a));

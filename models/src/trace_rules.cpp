@@ -176,11 +176,22 @@ std::optional<int> RankExpr::eval(int rank, int np, const std::uint64_t* loop, i
       std::size_t walked = d.size();
       if (not all_axes)
         walked = static_cast<std::size_t>(std::count_if(d.begin(), d.end(), [](int e) { return e > 1; }));
-      const std::uint64_t blk = static_cast<std::uint64_t>(block);
-      std::uint64_t b = *i / blk, p = *i % blk;
+      const std::uint64_t blk   = static_cast<std::uint64_t>(block);
+      const std::uint64_t sweep = blk * walked;  // iterations of one sweep over the walked axes
+      if (sweep == 0)
+        return std::nullopt;
+      std::uint64_t j = *i;
+      bool back       = false;  // the second half of a there-and-back period: reversed, the other way
+      if (there_and_back) {
+        j %= 2 * sweep;
+        back = j >= sweep;
+        if (back)
+          j -= sweep;
+      }
+      std::uint64_t b = j / blk, p = j % blk;
       if (b >= walked)
         return std::nullopt;
-      if (reversed) {
+      if (reversed != back) {
         b = walked - 1 - b;
         p = blk - 1 - p;
       }
@@ -192,7 +203,8 @@ std::optional<int> RankExpr::eval(int rank, int np, const std::uint64_t* loop, i
             break;
           }
         }
-      return grid_neighbour(rank, d, axis, p % 2 == 0 ? a : -a, periodic);
+      const int dir = p % 2 == 0 ? a : -a;
+      return grid_neighbour(rank, d, axis, back ? -dir : dir, periodic);
     }
   }
   return std::nullopt;
@@ -217,7 +229,7 @@ std::string RankExpr::text() const
       return "grid" + std::to_string(dims) + (periodic ? "p" : "") + "(r, axis " + (reversed ? "reversed " : "") + "i" +
              std::to_string(level) + (block > 1 ? " div " + std::to_string(block) : "") +
              (all_axes ? "" : " of extent > 1") + ", " + (a < 0 ? "-1" : "+1") + (block > 1 ? (a < 0 ? " +1" : " -1") : "") +
-             ")";
+             (there_and_back ? ", there and back" : "") + ")";
   }
   return "?";
 }
@@ -241,7 +253,8 @@ std::optional<RankExpr::Kind> RankExpr::kind_from_name(std::string_view name)
 bool same_target(const RankExpr& a, const RankExpr& b)
 {
   return a.kind == b.kind && a.a == b.a && a.level == b.level && a.dims == b.dims && a.dim == b.dim &&
-         a.block == b.block && a.reversed == b.reversed && a.all_axes == b.all_axes;
+         a.block == b.block && a.reversed == b.reversed && a.all_axes == b.all_axes &&
+         a.there_and_back == b.there_and_back;
 }
 
 std::optional<RankExpr> fit_rank_expr(const std::vector<RankObservation>& obs)
@@ -296,16 +309,18 @@ std::vector<RankExpr> rank_expr_candidates(const RankObservation& o0)
         for (int blk : {1, 2})
           for (bool rev : {false, true})
             for (bool all : {false, true})
-              for (int dir : {-1, 1}) {
-                RankExpr g{K::GridLoop, dir};
-                g.level    = lvl;
-                g.dims     = nd;
-                g.periodic = periodic;
-                g.block    = blk;
-                g.reversed = rev;
-                g.all_axes = all;
-                cands.push_back(g);
-              }
+              for (bool tab : {false, true})
+                for (int dir : {-1, 1}) {
+                  RankExpr g{K::GridLoop, dir};
+                  g.level          = lvl;
+                  g.dims           = nd;
+                  g.periodic       = periodic;
+                  g.block          = blk;
+                  g.reversed       = rev;
+                  g.all_axes       = all;
+                  g.there_and_back = tab;
+                  cands.push_back(g);
+                }
   return cands;
 }
 

@@ -73,7 +73,9 @@ std::vector<RankObservation> observe(const std::vector<int>& nps, bool reverse_s
 /// the send peer, wait) over 2 swaps per axis of extent > 1, then the reverse sweep; all tag 0.
 class Halo final : public TraceSource {
 public:
-  Halo(int nw, int np) : nw_(nw), np_(np) {}
+  /// `back_to_back`: LAMMPS' time steps: the forward sweep, then the reverse one, 10 steps in a row with no
+  /// other call between them (one loop of 10 x 2 sweeps), then an allreduce.
+  Halo(int nw, int np, bool back_to_back = false) : nw_(nw), np_(np), back_to_back_(back_to_back) {}
   int rank_count() const override { return np_; }
   CallStreamPtr open(int rank) const override
   {
@@ -92,17 +94,19 @@ public:
       b.bytes       = bytes;
       s->add(Op::Wait, "MPI_Wait").request = req++;
     };
-    for (int step = 0; step < nw_; ++step) {
+    for (int step = 0; step < (back_to_back_ ? 10 * nw_ : nw_); ++step) {
       for (int i = 0; i < swaps; ++i) {
         auto [send, recv] = swap_peers(rank, np_, i, true);
         swap(recv, send);
       }
-      s->add(Op::Compute, "compute").flops = 1000.0 * nw_;
+      if (not back_to_back_)
+        s->add(Op::Compute, "compute").flops = 1000.0 * nw_;
       for (int i = swaps - 1; i >= 0; --i) {
         auto [send, recv] = swap_peers(rank, np_, i, true);
         swap(send, recv);
       }
-      s->add(Op::Allreduce, "MPI_Allreduce").bytes = 8;
+      if (not back_to_back_ || step % 10 == 9)
+        s->add(Op::Allreduce, "MPI_Allreduce").bytes = 8;
     }
     s->add(Op::Finalize, "MPI_Finalize");
     return s;
@@ -111,6 +115,7 @@ public:
 private:
   int nw_;
   int np_;
+  bool back_to_back_;
 };
 
 void require_same_streams(const TraceSource& a, const TraceSource& b)
@@ -340,4 +345,36 @@ TEST_CASE("grid loop: calls chosen per axis by its extent are refused, naming th
                              Catch::Contains("(np 4 = 2x2x1, np 8 = 2x2x2, np 16 = 4x2x2)") &&
                              Catch::Contains("a block of calls chosen per axis by its extent has no form"));
   }
+}
+
+TEST_CASE("grid loop: forward and reverse sweeps back to back are one loop, there and back", "[trace_model]")
+{
+  // 10 steps of (forward sweep, reverse sweep) with nothing between them fold into one loop of
+  // 10 x 2 x 2 swaps per walked axis: its peers walk the axes there and back, the way back in the other
+  // direction, and its count follows the grid's shape (40 x the axes of extent > 1).
+  RankExpr e{RankExpr::Kind::GridLoop, 1};
+  e.dims           = 3;
+  e.block          = 2;
+  e.periodic       = true;
+  e.there_and_back = true;
+  // np 16 = 4x2x2, rank 0: forward swaps receive from 4 (up), 12, 2, 2, 1, 1; back (the swaps in reverse
+  // order, from where the forward ones sent to): 1, 1, 2, 2, 4, 12; then forward again.
+  std::vector<int> got;
+  for (std::uint64_t i = 0; i < 14; ++i)
+    got.push_back(*e.eval(0, 16, &i, 1));
+  CHECK(got == std::vector<int>{4, 12, 2, 2, 1, 1, 1, 1, 2, 2, 4, 12, 4, 12});
+  CHECK(e.text() == "grid3p(r, axis i0 div 2 of extent > 1, +1 -1, there and back)");
+
+  TempDir dir;
+  const auto profiles = write_profile_grid(dir.path(), "steps", {4, 8, 16}, {1, 2, 3}, TraceEncoding::Binary,
+                                           [](int nw, int np) { return Halo(nw, np, true); });
+  auto model = std::make_shared<const TraceModel>(fit_trace_model(profiles));
+  REQUIRE(model->groups.size() == 1);
+  const std::string json = model_to_json(*model).dump(2);
+  CHECK_THAT(json, Catch::Contains("\"text\": \"40*axes3>1(Np)\"") &&
+                       Catch::Contains("grid3p(r, axis i0 div 2 of extent > 1, +1 -1, there and back)"));
+  for (int np : {64, 256})
+    require_same_streams(SynthSource(model, {2, np}), Halo(2, np, true));
+  write_model(dir / "m.json", *model);
+  CHECK(model_to_json(read_model(dir / "m.json")).dump(2) == json);
 }

@@ -36,7 +36,10 @@ struct RankExpr {
     /// axes where its neighbour is itself), `block` iterations per axis: axis = axes[i div block], the
     /// direction `a` (+1/-1) at even i mod block and -a at odd. `reversed`: the same sweep walked
     /// backwards (the reverse communication of the halo: the last axis first, the block's positions in
-    /// opposite order). Beyond the last axis the expression has no value.
+    /// opposite order). `there_and_back`: the loop repeats the sweep and then its reverse, the reverse
+    /// going the other way (a halo's forward then reverse communication every step: what was received
+    /// from the upper neighbour is sent back to it); the index wraps around every 2 sweeps. Without it,
+    /// beyond the last axis the expression has no value.
     GridLoop,
   };
   Kind kind = Kind::Fixed;
@@ -48,6 +51,7 @@ struct RankExpr {
   int block = 0;           ///< GridLoop: iterations per axis (1 or 2)
   bool reversed = false;   ///< GridLoop: the sweep walked from its last iteration to its first
   bool all_axes = false;   ///< GridLoop: axes of extent 1 are walked too (their neighbour is the rank itself)
+  bool there_and_back = false;  ///< GridLoop: the sweep, then its reverse in the other direction, repeated
 
   /// The value for `rank` of `np`, with `loop` the indices of the enclosing loops, outermost first.
   /// Returns nullopt where the expression has no value (a non-periodic grid neighbour off the edge,
