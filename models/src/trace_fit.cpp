@@ -280,11 +280,28 @@ struct RankSeries {
     if (samples.size() < 3)
       samples.push_back({rank, np, loop, value});
     if (not alive.empty()) {
-      filter_rank_exprs(alive, rank, np, loop.data(), static_cast<int>(loop.size()), value);
-      if (alive.empty())  // the observation no candidate survives: the one an error message must show
+      // filter_rank_exprs(), keeping what survived until now when nothing survives this observation: the
+      // error message names what explained every earlier one.
+      std::size_t kept = 0;
+      for (std::size_t c = 0; c < alive.size(); ++c) {
+        auto v = alive[c].eval(rank, np, loop.data(), static_cast<int>(loop.size()));
+        if (v && *v == value) {
+          if (kept != c)
+            alive[kept] = alive[c];
+          ++kept;
+        }
+      }
+      if (kept == 0) {  // the observation no candidate survives: the one an error message must show
         samples.push_back({rank, np, loop, value});
+        last_alive = std::move(alive);
+        alive.clear();
+      } else {
+        alive.resize(kept);
+      }
     }
   }
+  /// The candidates that explained every observation before the first one none explains.
+  std::vector<RankExpr> last_alive;
   /// The survivors without duplicates (same_target), simplest first.
   std::vector<RankExpr> result() const
   {
@@ -1297,10 +1314,25 @@ private:
           sample += (l ? "," : " at loop index ") + std::to_string(obs[i].loop[l]);
         sample += " -> " + std::to_string(obs[i].value);
       }
+      // What explained everything up to the failing observation: a walk over the grid's axes that
+      // restarts with another block is two code sites with the same calls folded into one loop.
+      std::string before;
+      const auto& la = series.last_alive;
+      auto walk = std::find_if(la.begin(), la.end(), [](const RankExpr& x) { return x.kind == RankExpr::Kind::GridLoop; });
+      const bool only_walks =
+          std::all_of(la.begin(), la.end(), [](const RankExpr& x) { return x.kind == RankExpr::Kind::GridLoop; });
+      if (walk != la.end() && only_walks)
+        before = "; every earlier observation is " + walk->text() +
+                 ": a loop whose peer walks the grid's axes and then walks them again another way (two code "
+                 "sites with the same calls, e.g. one exchange per axis then one per swap, folded into one "
+                 "loop) has no expression: the model cannot split the loop where the walk restarts";
+      else if (not la.empty())
+        before = "; every earlier observation is " + la.front().text();
       throw InputError({}, std::string("no rank expression explains the ") + field + " of " +
                                tokens_[s.token].function + " (first seen at " + s.where + "): " + sample +
                                " (the last one is the first no candidate explains; candidates: any, fixed, Np - k, offset mod Np, xor, xor 2^i, cycle over the "
-                               "loop index, 1-3-D grid neighbour, grid neighbour whose axis follows the loop index)");
+                               "loop index, 1-3-D grid neighbour, grid neighbour whose axis follows the loop index)" +
+                               before);
     }
     return e;
   }

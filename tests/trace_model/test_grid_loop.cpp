@@ -378,3 +378,56 @@ TEST_CASE("grid loop: forward and reverse sweeps back to back are one loop, ther
   write_model(dir / "m.json", *model);
   CHECK(model_to_json(read_model(dir / "m.json")).dump(2) == json);
 }
+
+namespace {
+
+/// One exchange per walked axis, then one per swap (2 per axis), the same call: LAMMPS' exchange then
+/// borders, which fold into one loop whose peer walks the axes twice with different blocks.
+class TwoWalks final : public TraceSource {
+public:
+  TwoWalks(int nw, int np) : nw_(nw), np_(np) {}
+  int rank_count() const override { return np_; }
+  CallStreamPtr open(int rank) const override
+  {
+    auto s = std::make_unique<MemoryStream>("walks");
+    s->add(Op::Init, "MPI_Init");
+    auto sendrecv = [&](int to, int from) {
+      CallRecord& m = s->add(Op::Sendrecv, "MPI_Sendrecv");
+      m.peer        = to;
+      m.src         = from;
+      m.bytes = m.recv_bytes = 8;
+    };
+    for (int step = 0; step < nw_; ++step) {
+      for (int axis = 0; axis < active_axes(np_); ++axis)
+        sendrecv(neighbour(rank, np_, axis, -1, true), neighbour(rank, np_, axis, 1, true));
+      for (int i = 0; i < 2 * active_axes(np_); ++i) {
+        auto [send, recv] = swap_peers(rank, np_, i, true);
+        sendrecv(send, recv);
+      }
+      s->add(Op::Allreduce, "MPI_Allreduce").bytes = 8;
+    }
+    s->add(Op::Finalize, "MPI_Finalize");
+    return s;
+  }
+
+private:
+  int nw_;
+  int np_;
+};
+
+}  // namespace
+
+TEST_CASE("grid loop: two walks over the axes folded into one loop are refused, saying so", "[trace_model]")
+{
+  TempDir dir;
+  const auto profiles = write_profile_grid(dir.path(), "walks", {8, 16}, {2, 3}, TraceEncoding::Binary,
+                                           [](int nw, int np) { return TwoWalks(nw, np); });
+  try {
+    fit_trace_model(profiles);
+    FAIL("fit accepted two walks in one loop");
+  } catch (const gridcast::InputError& e) {
+    CHECK_THAT(e.what(), Catch::Contains("no rank expression explains the peer of MPI_Sendrecv") &&
+                             Catch::Contains("every earlier observation is grid3p(r, axis i0 of extent > 1, -1)") &&
+                             Catch::Contains("cannot split the loop where the walk restarts"));
+  }
+}
