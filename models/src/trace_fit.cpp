@@ -354,11 +354,28 @@ struct RankSeries {
     if (samples.size() < 3)
       samples.push_back({rank, np, loop, value});
     if (not alive.empty()) {
-      filter_rank_exprs(alive, rank, np, loop.data(), static_cast<int>(loop.size()), value);
-      if (alive.empty())  // the observation no candidate survives: the one an error message must show
+      // filter_rank_exprs(), keeping what survived until now when nothing survives this observation: the
+      // error message names what explained every earlier one.
+      std::size_t kept = 0;
+      for (std::size_t c = 0; c < alive.size(); ++c) {
+        auto v = alive[c].eval(rank, np, loop.data(), static_cast<int>(loop.size()));
+        if (v && *v == value) {
+          if (kept != c)
+            alive[kept] = alive[c];
+          ++kept;
+        }
+      }
+      if (kept == 0) {  // the observation no candidate survives: the one an error message must show
         samples.push_back({rank, np, loop, value});
+        last_alive = std::move(alive);
+        alive.clear();
+      } else {
+        alive.resize(kept);
+      }
     }
   }
+  /// The candidates that explained every observation before the first one none explains.
+  std::vector<RankExpr> last_alive;
   /// The survivors without duplicates (same_target), simplest first.
   std::vector<RankExpr> result() const
   {
@@ -476,6 +493,39 @@ private:
   std::unordered_map<Key, std::uint32_t, KeyHash> ids_;
   std::array<Slot, 64> front_{};
 };
+
+/// Where the training rank counts have process grids of different shapes (axes of extent 1, 2, > 2 of
+/// MPI_Dims_create(Np, 3) or (Np, 2)), what the model lacks to follow them: a code that makes no call
+/// along an axis of extent 1 and a second exchange round along one of more than 2 (LAMMPS' CommBrick)
+/// runs per-axis blocks chosen by each axis' extent, which no rank class names. Empty otherwise.
+std::string grid_shape_note(const std::vector<GroupAssignment>& assignments)
+{
+  std::set<int> nps;
+  for (const GroupAssignment& a : assignments)
+    nps.insert(a.np);
+  for (int d : {3, 2}) {
+    std::set<std::array<int, 3>> classes;
+    std::string shapes;
+    for (int np : nps) {
+      std::array<int, 3> c{};  // axes of extent 1, 2, > 2
+      std::string shape;
+      for (int e : dims_create(np, d)) {
+        ++c[static_cast<std::size_t>(std::min(e, 3) - 1)];
+        shape += (shape.empty() ? "" : "x") + std::to_string(e);
+      }
+      classes.insert(c);
+      shapes += (shapes.empty() ? "" : ", ") + std::string("np ") + std::to_string(np) + " = " + shape;
+    }
+    if (classes.size() > 1)
+      return ". The training rank counts have MPI_Dims_create(Np, " + std::to_string(d) +
+             ") grids of different shapes (" + shapes +
+             "): if the code's calls per axis depend on the axis' extent (none along an axis of extent 1, a "
+             "second round along one of more than 2), the model cannot express it yet: loop counts may read "
+             "the grid's shape (axes3>1(Np), axes3>2(Np)) and peers may walk the axes (grid_loop), but a "
+             "block of calls chosen per axis by its extent has no form in the model";
+  }
+  return {};
+}
 
 class Fitter {
 public:
@@ -691,7 +741,7 @@ public:
                            (nw_stable ? "the profiles of each Np agree rank by rank, so the branch depends on Np "
                                         "beyond the rank classes (a code path taken only at some rank counts, e.g. "
                                         "on some shapes of the process grid) and cannot be expressed: train on rank "
-                                        "counts that take the same paths"
+                                        "counts that take the same paths" + grid_shape_note(assignments)
                                       : "a branch that depends on Nw (a code path taken only at some sizes) cannot "
                                         "be expressed: train on sizes that take the same paths"));
     }
@@ -1309,6 +1359,10 @@ private:
       return std::nullopt;
     const std::vector<RankObservation>& obs = series.samples;
     std::vector<RankExpr> all = series.result();
+    // A neighbour whose axis follows the loop index only where nothing with a fixed meaning explains the
+    // observations (a loop that ran once in training says nothing about its axis walk).
+    if (std::any_of(all.begin(), all.end(), [](const RankExpr& x) { return x.kind != RankExpr::Kind::GridLoop; }))
+      std::erase_if(all, [](const RankExpr& x) { return x.kind == RankExpr::Kind::GridLoop; });
     std::optional<RankExpr> e;
     if (not all.empty()) {
       // Candidates an earlier sibling took are dropped (unless nothing else is left), then the one
@@ -1344,10 +1398,25 @@ private:
           sample += (l ? "," : " at loop index ") + std::to_string(obs[i].loop[l]);
         sample += " -> " + std::to_string(obs[i].value);
       }
+      // What explained everything up to the failing observation: a walk over the grid's axes that
+      // restarts with another block is two code sites with the same calls folded into one loop.
+      std::string before;
+      const auto& la = series.last_alive;
+      auto walk = std::find_if(la.begin(), la.end(), [](const RankExpr& x) { return x.kind == RankExpr::Kind::GridLoop; });
+      const bool only_walks =
+          std::all_of(la.begin(), la.end(), [](const RankExpr& x) { return x.kind == RankExpr::Kind::GridLoop; });
+      if (walk != la.end() && only_walks)
+        before = "; every earlier observation is " + walk->text() +
+                 ": a loop whose peer walks the grid's axes and then walks them again another way (two code "
+                 "sites with the same calls, e.g. one exchange per axis then one per swap, folded into one "
+                 "loop) has no expression: the model cannot split the loop where the walk restarts";
+      else if (not la.empty())
+        before = "; every earlier observation is " + la.front().text();
       throw InputError({}, std::string("no rank expression explains the ") + field + " of " +
                                tokens_[s.token].function + " (first seen at " + s.where + "): " + sample +
                                " (the last one is the first no candidate explains; candidates: any, fixed, Np - k, offset mod Np, xor, xor 2^i, cycle over the "
-                               "loop index, 1-3-D grid neighbour)");
+                               "loop index, 1-3-D grid neighbour, grid neighbour whose axis follows the loop index)" +
+                               before);
     }
     return e;
   }
@@ -1369,7 +1438,7 @@ private:
       return f;
     // Leave-one-out cannot choose a two-term formula on two points: a tag is exact or wrong, so the
     // simplest "a + b * feature" through the points that reproduces all of them.
-    for (std::size_t feat = 1; feat < feature_count() && pts.size() >= 2; ++feat) {
+    for (std::size_t feat = 1; feat < first_grid_feature() && pts.size() >= 2; ++feat) {
       const double x0 = feature_value(feat, pts[0].nw, pts[0].np);
       for (std::size_t k = 1; k < pts.size(); ++k) {
         const double x1 = feature_value(feat, pts[k].nw, pts[k].np);
@@ -1504,6 +1573,12 @@ private:
     t.token = s.token;
     if (s.kind == RolledNode::Kind::Loop) {
       t.count = fit_quantity(s.count, true, s, "count", model, group);
+      // A count that follows the process grid's shape (2 swaps per axis of extent > 1: 4 at 2x2x1, 6 at
+      // 2x2x2 and 4x2x2) has no simple formula in Np: the regression interpolates it with three terms
+      // that run away outside training. The grid-shape form wins where it is exact and shorter.
+      if (auto g = fit_grid_formula(s.count.points());
+          g && (not t.count.cv_error || *t.count.cv_error > 1e-9 || g->terms.size() < t.count.terms.size()))
+        t.count = *g;
       for (const auto& [np_rank, by_nw] : s.count_by_np_rank_nw) {
         std::set<std::uint64_t> distinct;
         for (const auto& [nw, c] : by_nw)
@@ -1702,7 +1777,8 @@ private:
   static std::string expr_key(const RankExpr& e)
   {
     return std::string(e.kind_name()) + "/" + std::to_string(e.a) + "/" + std::to_string(e.level) + "/" +
-           std::to_string(e.dims) + "/" + std::to_string(e.dim);
+           std::to_string(e.dims) + "/" + std::to_string(e.dim) + "/" + std::to_string(e.block) + "/" +
+           (e.reversed ? "r" : "f") + (e.all_axes ? "a" : "s") + (e.there_and_back ? "t" : "");
   }
   static std::string support_key(std::uint32_t token, const char* field)
   {

@@ -1,6 +1,7 @@
 #include "gridcast/models/trace_formula.hpp"
 
 #include "gridcast/models/errors.hpp"
+#include "gridcast/models/trace_rules.hpp"
 
 #include <Eigen/Dense>
 
@@ -10,11 +11,23 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <set>
 #include <tuple>
 
 namespace gridcast::models::trace {
 
 namespace {
+
+/// Axes of dims_create(np, d) with more than `above` ranks.
+double grid_axes(double np, int d, int above)
+{
+  if (np < 1 || np > 1e9)
+    return 0;
+  int n = 0;
+  for (int e : dims_create(static_cast<int>(std::lround(np)), d))
+    n += e > above ? 1 : 0;
+  return n;
+}
 
 struct FeatureDef {
   std::string name;
@@ -53,9 +66,32 @@ const std::vector<FeatureDef>& features()
       {"Nw^2/Np^(1/2)", [](double nw, double np) { return nw * nw / std::sqrt(np); }},
       {"Nw*log2(Nw)", [](double nw, double) { return nw > 0 ? nw * std::log2(nw) : 0.0; }},
       {"Nw/Np*log2(Nw/Np)", [](double nw, double np) { return nw > np ? nw / np * std::log2(nw / np) : 0.0; }},
+      // The shape of the MPI_Dims_create(Np, d) process grid (appended, and outside fit_formula's search:
+      // only fit_grid_formula uses them): how many axes have more than 1 rank (a code that makes no
+      // call along an axis of extent 1) or more than 2 (one that makes a second exchange round where
+      // the lower and upper neighbours differ). Piecewise constant in Np: no power of Np follows them.
+      {"axes3>1(Np)", [](double, double np) { return grid_axes(np, 3, 1); }},
+      {"axes3>2(Np)", [](double, double np) { return grid_axes(np, 3, 2); }},
+      {"axes2>1(Np)", [](double, double np) { return grid_axes(np, 2, 1); }},
+      {"axes2>2(Np)", [](double, double np) { return grid_axes(np, 2, 2); }},
   };
   return defs;
 }
+
+}  // namespace
+
+std::size_t first_grid_feature()
+{
+  static const std::size_t first = [] {
+    for (std::size_t i = 0; i < features().size(); ++i)
+      if (features()[i].name.rfind("axes", 0) == 0)
+        return i;
+    return features().size();
+  }();
+  return first;
+}
+
+namespace {
 
 /// Least squares on columns scaled to unit max, so that Nw^3 next to 1 stays well conditioned.
 Eigen::VectorXd solve(const Eigen::MatrixXd& a, const Eigen::VectorXd& b)
@@ -206,7 +242,7 @@ Formula fit_formula(const std::vector<FitPoint>& raw, bool integer, int max_term
     return best;
   }
 
-  const int nf = static_cast<int>(feature_count());
+  const int nf = static_cast<int>(first_grid_feature());
   Eigen::MatrixXd all(n, nf);
   Eigen::VectorXd y(n);
   for (int i = 0; i < n; ++i) {
@@ -308,6 +344,74 @@ Formula fit_formula(const std::vector<FitPoint>& raw, bool integer, int max_term
   }
   best.cv_error = best_err;
   return best;
+}
+
+std::optional<Formula> fit_grid_formula(const std::vector<FitPoint>& raw)
+{
+  std::vector<FitPoint> pts = average_repeats(raw);
+  if (pts.size() < 2)
+    return std::nullopt;
+  // Integer values only: a count of calls per axis class, not a measured quantity.
+  for (const FitPoint& p : pts)
+    if (p.value != std::round(p.value))
+      return std::nullopt;
+  const std::size_t g0 = first_grid_feature();
+  // Candidate subsets, simplest first: one shape feature, then a constant plus one, then two of them.
+  std::vector<std::vector<std::size_t>> subsets;
+  for (std::size_t f = g0; f < feature_count(); ++f)
+    subsets.push_back({f});
+  for (std::size_t f = g0; f < feature_count(); ++f)
+    subsets.push_back({0, f});
+  for (std::size_t f = g0; f < feature_count(); ++f)
+    for (std::size_t h = f + 1; h < feature_count(); ++h)
+      if (feature_name(f).substr(0, 5) == feature_name(h).substr(0, 5))  // one grid's two features
+        subsets.push_back({f, h});
+  const auto n = static_cast<Eigen::Index>(pts.size());
+  for (const std::vector<std::size_t>& set : subsets) {
+    const auto k = static_cast<Eigen::Index>(set.size());
+    Eigen::MatrixXd a(n, k);
+    Eigen::VectorXd y(n);
+    for (Eigen::Index i = 0; i < n; ++i) {
+      y(i) = pts[static_cast<std::size_t>(i)].value;
+      for (Eigen::Index c = 0; c < k; ++c)
+        a(i, c) = feature_value(set[static_cast<std::size_t>(c)], pts[static_cast<std::size_t>(i)].nw,
+                                pts[static_cast<std::size_t>(i)].np);
+    }
+    Formula f;
+    f.integer = true;
+    f.points  = static_cast<int>(pts.size());
+    Eigen::VectorXd x = solve(a, y);
+    for (Eigen::Index c = 0; c < k; ++c) {
+      const double coef = snap(x(c));
+      if (coef != 0)
+        f.terms.push_back({set[static_cast<std::size_t>(c)], coef});
+    }
+    if (f.terms.size() != set.size())
+      continue;  // a term the data does not need: a smaller subset says the same
+    // Exact at every point, with more distinct grid shapes than coefficients (a line through the points,
+    // not an interpolation), and every point the others determine predicted exactly without it. A shape
+    // seen at one Np only (an axis of extent > 2 at np 16 of 4, 8, 16) cannot be left out: the others
+    // do not determine its coefficient, and leave-one-out would refuse every formula that reads it.
+    bool exact = std::all_of(pts.begin(), pts.end(),
+                             [&](const FitPoint& p) { return std::abs(f.eval(p.nw, p.np) - p.value) < 1e-9; });
+    std::set<std::vector<double>> rows;
+    for (Eigen::Index i = 0; i < n; ++i) {
+      std::vector<double> row;
+      for (Eigen::Index c = 0; c < k; ++c)
+        row.push_back(a(i, c));
+      rows.insert(row);
+    }
+    if (not exact || rows.size() < set.size() + 1)
+      continue;
+    auto loo = loo_predictions(f, pts);
+    for (std::size_t i = 0; exact && i < pts.size(); ++i)
+      exact = not loo[i] || std::abs(*loo[i] - pts[i].value) < 1e-6;
+    if (not exact)
+      continue;
+    f.cv_error = 0.0;
+    return f;
+  }
+  return std::nullopt;
 }
 
 std::vector<std::optional<double>> loo_predictions(const Formula& f, const std::vector<FitPoint>& raw)

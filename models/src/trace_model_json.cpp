@@ -95,6 +95,16 @@ ojson rank_json(const RankExpr& e)
       o["dim"]      = e.dim;
       o["periodic"] = e.periodic;
       break;
+    case RankExpr::Kind::GridLoop:
+      o["a"]        = e.a;
+      o["level"]    = e.level;
+      o["dims"]     = e.dims;
+      o["block"]    = e.block;
+      o["reversed"] = e.reversed;
+      o["all_axes"] = e.all_axes;
+      o["there_and_back"] = e.there_and_back;
+      o["periodic"] = e.periodic;
+      break;
     default: o["a"] = e.a; break;
   }
   return o;
@@ -331,7 +341,7 @@ FunctionLatency read_latency(const JsonObject& r)
 
 RankExpr read_rank(const JsonObject& r)
 {
-  r.only({"expr", "text", "a", "level", "dims", "dim", "periodic"});
+  r.only({"expr", "text", "a", "level", "dims", "dim", "periodic", "block", "reversed", "all_axes", "there_and_back"});
   auto kind = RankExpr::kind_from_name(r.string("expr"));
   if (not kind)
     r.fail("expr", "unknown rank expression '" + r.string("expr") + "'");
@@ -346,6 +356,18 @@ RankExpr read_rank(const JsonObject& r)
     e.dims     = r.int32("dims", 1, 3);
     e.dim      = r.int32("dim", 0, e.dims - 1);
     e.periodic = r.boolean("periodic");
+  }
+  if (e.kind == RankExpr::Kind::GridLoop) {
+    e.a        = r.int32("a", -1, 1);
+    e.level    = r.int32("level", 0, 64);
+    e.dims     = r.int32("dims", 2, 3);
+    e.block    = r.int32("block", 1, 2);
+    e.reversed = r.boolean("reversed");
+    e.all_axes = r.boolean("all_axes");
+    e.there_and_back = r.boolean("there_and_back");
+    e.periodic = r.boolean("periodic");
+    if (e.a != 1 && e.a != -1)
+      r.fail("a", "the direction of a grid_loop neighbour is +1 or -1, not " + std::to_string(e.a));
   }
   return e;
 }
@@ -441,15 +463,46 @@ std::vector<TemplateNode> read_nodes(const JsonObject& parent, std::string_view 
 
 }  // namespace
 
+namespace {
+
+bool uses_feature(const Formula& f, std::size_t feature)
+{
+  return std::any_of(f.terms.begin(), f.terms.end(), [&](const Term& t) { return t.feature == feature; });
+}
+bool uses_feature(const std::optional<Formula>& f, std::size_t feature) { return f && uses_feature(*f, feature); }
+
+bool uses_feature(const std::vector<TemplateNode>& nodes, std::size_t feature)
+{
+  for (const TemplateNode& n : nodes)
+    if (uses_feature(n.count, feature) || uses_feature(n.bytes, feature) || uses_feature(n.recv_bytes, feature) ||
+        uses_feature(n.flops, feature) || uses_feature(n.absorbed_flops, feature) || uses_feature(n.seconds, feature) ||
+        uses_feature(n.counts, feature) || uses_feature(n.recv_counts, feature) ||
+        uses_feature(n.counts_self, feature) || uses_feature(n.recv_counts_self, feature) ||
+        uses_feature(n.tag_formula, feature) || uses_feature(n.body, feature))
+      return true;
+  return false;
+}
+
+/// Whether a template formula of `m` reads `feature` (only loop counts can read the grid-shape ones).
+bool uses_feature(const TraceModel& m, std::size_t feature)
+{
+  return std::any_of(m.groups.begin(), m.groups.end(), [&](const TraceGroup& g) { return uses_feature(g.body, feature); });
+}
+
+}  // namespace
+
 nlohmann::ordered_json model_to_json(const TraceModel& m)
 {
   ojson o;
   o["format"]         = kFormatName;
   o["format_version"] = TraceModel::kFormatVersion;
   o["group_threshold"] = m.group_threshold;
+  // The regression's candidates; the grid-shape features only where a formula of the model uses one
+  // (models without them read as before).
   ojson feats = ojson::array();
   for (std::size_t f = 0; f < feature_count(); ++f)
-    feats.push_back(feature_name(f));
+    if (f < first_grid_feature() || uses_feature(m, f))
+      feats.push_back(feature_name(f));
   o["features"] = feats;
   ojson training = ojson::array();
   for (const TrainingPoint& t : m.training)

@@ -51,12 +51,46 @@ int grid_rank(const std::vector<int>& coords, const std::vector<int>& dims)
   return r;
 }
 
+/// dims_create(np, d), remembered: fitting evaluates grids at a handful of (np, dims) millions of times,
+/// candidates of 2 and 3 dimensions in turn. The reference is valid until the next call.
+const std::vector<int>& cached_dims(int np, int d)
+{
+  struct Cached {
+    int np = -1, dims = -1;
+    std::vector<int> d;
+  };
+  thread_local std::array<Cached, 4> cache;
+  thread_local std::size_t next_slot = 0;
+  for (const Cached& c : cache)
+    if (c.np == np && c.dims == d)
+      return c.d;
+  Cached& slot = cache[next_slot++ % cache.size()];
+  slot         = {np, d, dims_create(np, d)};
+  return slot.d;
+}
+
+/// The neighbour of `rank` at distance `step` along `axis` of `d`, or nullopt off a non-periodic edge.
+std::optional<int> grid_neighbour(int rank, const std::vector<int>& d, std::size_t axis, int step, bool periodic)
+{
+  // Without building the coordinates: axis `axis` has stride prod(d[axis+1..]) in the rank.
+  int stride = 1;
+  for (std::size_t j = axis + 1; j < d.size(); ++j)
+    stride *= d[j];
+  const int ck = (rank / stride) % d[axis];
+  int v        = ck + step;
+  if (periodic)
+    v = (v % d[axis] + d[axis]) % d[axis];
+  else if (v < 0 || v >= d[axis])
+    return std::nullopt;
+  return rank + (v - ck) * stride;
+}
+
 const std::vector<std::pair<RankExpr::Kind, std::string_view>>& kind_names()
 {
   static const std::vector<std::pair<RankExpr::Kind, std::string_view>> names = {
       {RankExpr::Kind::Any, "any"},         {RankExpr::Kind::Fixed, "fixed"},   {RankExpr::Kind::FromEnd, "from_end"},
       {RankExpr::Kind::Offset, "offset"},   {RankExpr::Kind::Xor, "xor"},       {RankExpr::Kind::XorLoop, "xor_loop"},
-      {RankExpr::Kind::Cycle, "cycle"},     {RankExpr::Kind::Grid, "grid"},
+      {RankExpr::Kind::Cycle, "cycle"},     {RankExpr::Kind::Grid, "grid"},     {RankExpr::Kind::GridLoop, "grid_loop"},
   };
   return names;
 }
@@ -90,7 +124,8 @@ std::optional<int> RankExpr::eval(int rank, int np, const std::uint64_t* loop, i
     }
     case Kind::Grid: {
       // Fitting evaluates grids at a handful of (np, dims) millions of times, candidates of 2 and 3
-      // dimensions in turn: remember a few grids.
+      // dimensions in turn: remember a few grids. Inline, not through cached_dims() and grid_neighbour():
+      // the call costs a few percent of `gridcast fit`.
       struct Cached {
         int np = -1, dims = -1;
         std::vector<int> d;
@@ -131,6 +166,46 @@ std::optional<int> RankExpr::eval(int rank, int np, const std::uint64_t* loop, i
       c[k] = v;
       return grid_rank(c, d);
     }
+    case Kind::GridLoop: {
+      auto i = loop_index(level);
+      if (not i || block < 1 || dims < 1 || rank < 0 || rank >= np)
+        return std::nullopt;
+      const std::vector<int>& d = cached_dims(np, dims);
+      // The walked axes: every axis, or those of extent > 1 (dims_create's extents do not increase, so
+      // those are the first ones; counted rather than assumed, for clarity).
+      std::size_t walked = d.size();
+      if (not all_axes)
+        walked = static_cast<std::size_t>(std::count_if(d.begin(), d.end(), [](int e) { return e > 1; }));
+      const std::uint64_t blk   = static_cast<std::uint64_t>(block);
+      const std::uint64_t sweep = blk * walked;  // iterations of one sweep over the walked axes
+      if (sweep == 0)
+        return std::nullopt;
+      std::uint64_t j = *i;
+      bool back       = false;  // the second half of a there-and-back period: reversed, the other way
+      if (there_and_back) {
+        j %= 2 * sweep;
+        back = j >= sweep;
+        if (back)
+          j -= sweep;
+      }
+      std::uint64_t b = j / blk, p = j % blk;
+      if (b >= walked)
+        return std::nullopt;
+      if (reversed != back) {
+        b = walked - 1 - b;
+        p = blk - 1 - p;
+      }
+      std::size_t axis = 0;
+      for (std::size_t k = 0, seen = 0; k < d.size(); ++k)
+        if (all_axes || d[k] > 1) {
+          if (seen++ == b) {
+            axis = k;
+            break;
+          }
+        }
+      const int dir = p % 2 == 0 ? a : -a;
+      return grid_neighbour(rank, d, axis, back ? -dir : dir, periodic);
+    }
   }
   return std::nullopt;
 }
@@ -149,6 +224,12 @@ std::string RankExpr::text() const
     case Kind::Grid:
       return "grid" + std::to_string(dims) + (periodic ? "p" : "") + "(r, dim " + std::to_string(dim) + ", " +
              (a < 0 ? "-" : "+") + std::to_string(std::abs(a)) + ")";
+    case Kind::GridLoop:
+      // "grid3p(r, axis i0 div 2 of extent > 1, +1 -1)": the direction of each position of the block.
+      return "grid" + std::to_string(dims) + (periodic ? "p" : "") + "(r, axis " + (reversed ? "reversed " : "") + "i" +
+             std::to_string(level) + (block > 1 ? " div " + std::to_string(block) : "") +
+             (all_axes ? "" : " of extent > 1") + ", " + (a < 0 ? "-1" : "+1") + (block > 1 ? (a < 0 ? " +1" : " -1") : "") +
+             (there_and_back ? ", there and back" : "") + ")";
   }
   return "?";
 }
@@ -171,7 +252,9 @@ std::optional<RankExpr::Kind> RankExpr::kind_from_name(std::string_view name)
 
 bool same_target(const RankExpr& a, const RankExpr& b)
 {
-  return a.kind == b.kind && a.a == b.a && a.level == b.level && a.dims == b.dims && a.dim == b.dim;
+  return a.kind == b.kind && a.a == b.a && a.level == b.level && a.dims == b.dims && a.dim == b.dim &&
+         a.block == b.block && a.reversed == b.reversed && a.all_axes == b.all_axes &&
+         a.there_and_back == b.there_and_back;
 }
 
 std::optional<RankExpr> fit_rank_expr(const std::vector<RankObservation>& obs)
@@ -218,6 +301,26 @@ std::vector<RankExpr> rank_expr_candidates(const RankObservation& o0)
           g.periodic = periodic;
           cands.push_back(g);
         }
+  // Last (the fit prefers any other expression that survives): a neighbour whose axis follows the loop
+  // index. Grids of 2 and 3 dimensions; 1 has a single axis, which Grid covers with block 1.
+  for (int lvl = 0; lvl < depth; ++lvl)
+    for (int nd = 2; nd <= 3; ++nd)
+      for (bool periodic : {true, false})
+        for (int blk : {1, 2})
+          for (bool rev : {false, true})
+            for (bool all : {false, true})
+              for (bool tab : {false, true})
+                for (int dir : {-1, 1}) {
+                  RankExpr g{K::GridLoop, dir};
+                  g.level          = lvl;
+                  g.dims           = nd;
+                  g.periodic       = periodic;
+                  g.block          = blk;
+                  g.reversed       = rev;
+                  g.all_axes       = all;
+                  g.there_and_back = tab;
+                  cands.push_back(g);
+                }
   return cands;
 }
 

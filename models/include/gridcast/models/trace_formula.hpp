@@ -63,6 +63,18 @@ struct Parsimony {
 };
 Formula fit_formula(const std::vector<FitPoint>& points, bool integer, int max_terms, Parsimony parsimony);
 
+/// The grid-shape features (number of axes of the MPI_Dims_create(Np, 3) or (Np, 2) grid with more than 1
+/// or more than 2 ranks: "axes3>1(Np)"...) come last in the feature list, from this index on. fit_formula
+/// does not search them; fit_grid_formula does.
+std::size_t first_grid_feature();
+
+/// An integer quantity that follows the shape of the process grid (a loop over the axes a code
+/// exchanges along: 2 swaps per axis of extent > 1): the simplest of `a*s`, `a + b*s`, `a*s1 + b*s2` (s a
+/// grid-shape feature, s1 and s2 those of one grid) that reproduces every point, each point also predicted
+/// by the formula refitted without it where the others determine it, and more distinct grid shapes than
+/// coefficients. nullopt where none does, or for fewer than 2 points.
+std::optional<Formula> fit_grid_formula(const std::vector<FitPoint>& points);
+
 /// Each point predicted by `f`'s features refitted on the other points (leave-one-out), unrounded; nullopt
 /// where the other points cannot determine them. Points at one (Nw, Np) are averaged first, as in
 /// fit_formula; the result follows `points` one to one.

@@ -30,20 +30,35 @@ struct RankExpr {
     XorLoop,  ///< r XOR 2^i(level)
     Cycle,    ///< a + (i(level) mod (Np - a)): a loop serving ranks a .. Np-1 in turn
     Grid,     ///< neighbour of r at distance `a` (+1/-1) along `dim` of the dims_create(Np, `dims`) grid
+    /// A neighbour in the dims_create(Np, `dims`) grid whose axis and direction follow the loop index i
+    /// (level `level`): one call site addressing every face neighbour in turn, as LAMMPS' CommBrick swaps
+    /// do. The loop walks the grid's axes (only those of extent > 1 unless `all_axes`: a code skips the
+    /// axes where its neighbour is itself), `block` iterations per axis: axis = axes[i div block], the
+    /// direction `a` (+1/-1) at even i mod block and -a at odd. `reversed`: the same sweep walked
+    /// backwards (the reverse communication of the halo: the last axis first, the block's positions in
+    /// opposite order). `there_and_back`: the loop repeats the sweep and then its reverse, the reverse
+    /// going the other way (a halo's forward then reverse communication every step: what was received
+    /// from the upper neighbour is sent back to it); the index wraps around every 2 sweeps. Without it,
+    /// beyond the last axis the expression has no value.
+    GridLoop,
   };
   Kind kind = Kind::Fixed;
   int a = 0;
   int level = 0;           ///< XorLoop, Cycle
   int dims = 0;            ///< Grid: dimension count of the grid
   int dim = 0;             ///< Grid: the axis
-  bool periodic = false;   ///< Grid: wraps around
+  bool periodic = false;   ///< Grid, GridLoop: wraps around
+  int block = 0;           ///< GridLoop: iterations per axis (1 or 2)
+  bool reversed = false;   ///< GridLoop: the sweep walked from its last iteration to its first
+  bool all_axes = false;   ///< GridLoop: axes of extent 1 are walked too (their neighbour is the rank itself)
+  bool there_and_back = false;  ///< GridLoop: the sweep, then its reverse in the other direction, repeated
 
   /// The value for `rank` of `np`, with `loop` the indices of the enclosing loops, outermost first.
   /// Returns nullopt where the expression has no value (a non-periodic grid neighbour off the edge,
   /// a loop level the call does not have).
   std::optional<int> eval(int rank, int np, const std::uint64_t* loop, int depth) const;
   /// True when the value changes with the loop index (it cannot be computed once per rank).
-  bool uses_loop() const { return kind == Kind::XorLoop || kind == Kind::Cycle; }
+  bool uses_loop() const { return kind == Kind::XorLoop || kind == Kind::Cycle || kind == Kind::GridLoop; }
   /// "r+1 mod Np", "any", "grid3p(dim 0, +1)", "1 + i0 mod (Np-1)".
   std::string text() const;
   /// A stable name of the kind for model.json ("fixed", "offset", ...), and its inverse.
@@ -75,7 +90,8 @@ void filter_rank_exprs(std::vector<RankExpr>& candidates, int rank, int np, cons
 std::vector<RankExpr> fit_rank_exprs(const std::vector<RankObservation>& observations);
 /// The first of fit_rank_exprs(), or nullopt.
 std::optional<RankExpr> fit_rank_expr(const std::vector<RankObservation>& observations);
-/// Same expression up to the periodic flag (grid neighbours that training cannot tell apart).
+/// Same expression up to the periodic flag (grid neighbours that training cannot tell apart). GridLoop
+/// expressions are told apart by every field but `periodic`.
 bool same_target(const RankExpr& a, const RankExpr& b);
 
 /// A message tag that changes from call to call (codes that number their messages): a constant, or
