@@ -49,7 +49,11 @@ case "$mode" in
     gridcast="${GRIDCAST:-$(command -v gridcast || echo "$here/../build/bin/gridcast")}"
     i=0; while [ $i -lt "$np" ]; do echo "node-$i"; i=$((i + 1)); done > "$work/hostfile"
     (cd "$work" && smpirun_ti hostfile "$nw" "$@" > stdout.txt)
-    "$gridcast" import tit "$work/trace.txt" --nw "$nw" --out "$out" --encoding binary > /dev/null
+    # Imported from inside $work so that run.json's command names trace.txt, not the random mktemp
+    # directory: re-recording a committed profile then leaves `git diff` empty.
+    case "$out" in /*) ;; *) out="$PWD/$out" ;; esac
+    case "$gridcast" in /*) ;; */*) gridcast="$PWD/$gridcast" ;; esac
+    (cd "$work" && "$gridcast" import tit trace.txt --nw "$nw" --out "$out" --encoding binary > /dev/null)
     sed -n 1p "$work/stdout.txt"
     ;;
   *)

@@ -221,7 +221,9 @@ int run_predict(const std::vector<std::string>& args)
      "fast-forward: loops with fewer iterations are emulated in full")
     ("cfg", po::value(&cfg)->composing(),
      "name:value setting, repeatable, as for replay: gridcast/eager-threshold:BYTES, gridcast/test-cost:SECONDS, "
-     "gridcast/coll/<op>:<algorithm>, gridcast/coll-selector:mpich|smpi, gridcast/coll-local-copy:auto|on|off; any other name goes to SimGrid");
+     "gridcast/iprobe-cost:SECONDS, gridcast/coll/<op>:<algorithm>, gridcast/coll-selector:mpich|smpi|openmpi-4.1, "
+     "gridcast/coll-local-copy:auto|on|off (`gridcast algorithms` lists every gridcast key); any other name goes "
+     "to SimGrid");
   po::positional_options_description positional;
   positional.add("model", 1);
   po::variables_map vm;

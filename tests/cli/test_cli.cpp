@@ -54,6 +54,16 @@ TEST_CASE("cli: help explains every command", "[cli]")
   REQUIRE(run_gridcast("frobnicate").exit_code == 1);
 }
 
+TEST_CASE("cli: predict's help names every collective selector and poll cost replay accepts", "[cli]")
+{
+  // predict takes the same --cfg keys as replay; its help once listed only mpich|smpi, so a user
+  // reading it did not learn about openmpi-4.1 or gridcast/iprobe-cost.
+  auto predict = run_gridcast("predict --help");
+  REQUIRE(predict.exit_code == 0);
+  for (const char* key : {"gridcast/iprobe-cost", "mpich|smpi|openmpi-4.1", "gridcast/coll-local-copy"})
+    CHECK_THAT(predict.output, Catch::Contains(key));
+}
+
 TEST_CASE("cli: replay prints the makespan and writes deterministic outputs", "[cli]")
 {
   TempDir dir;
