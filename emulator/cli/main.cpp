@@ -65,6 +65,12 @@ int main(int argc, char** argv)
     if (command == "profile")
       return gridcast::cli::run_profile(args);
     if (command == "version" || command == "--version") {
+      if (args.size() > 0 && (args[0] == "--help" || args[0] == "-h")) {
+        std::cout << "usage: gridcast version\n  prints the gridcast version and the SimGrid version it was built with\n";
+        return 0;
+      }
+      if (not args.empty())
+        throw gridcast::cli::UsageError{"takes no argument (got '" + args[0] + "')", "version"};
       std::cout << "gridcast " << gridcast::kVersion << " (SimGrid " << SIMGRID_VERSION_MAJOR << '.'
                 << SIMGRID_VERSION_MINOR << '.' << SIMGRID_VERSION_PATCH << ")\n";
       return 0;

@@ -1374,21 +1374,29 @@ void allreduce_linear_reduce_bcast(CollectiveContext& ctx, const CollectiveArgs&
   bcast_binomial(ctx, at0);
 }
 
+/// One round in which this rank sends `bytes` to every other rank and receives as many from each, all
+/// requests posted at once (the flat nbc algorithms of SMPI's smpi_nbc_impl.cpp).
+void exchange_with_every_rank(CollectiveContext& ctx, std::uint64_t bytes, int tag)
+{
+  const int n = ctx.size();
+  const int me = ctx.rank();
+  std::vector<RequestPtr> reqs;
+  for (int other = 0; other < n; ++other) {
+    if (other == me)
+      continue;
+    reqs.push_back(ctx.isend(other, bytes, tag));
+    reqs.push_back(ctx.irecv(other, bytes, tag));
+  }
+  ctx.wait_all(reqs);
+}
+
 /// iallgather: every rank sends its block to every other rank and receives theirs, all at once.
 void allgather_linear(CollectiveContext& ctx, const CollectiveArgs& a)
 {
   const int n = ctx.size();
   if (a.bytes == 0 || n == 1)
     return;
-  const int me = ctx.rank();
-  std::vector<RequestPtr> reqs;
-  for (int other = 0; other < n; ++other) {
-    if (other == me)
-      continue;
-    reqs.push_back(ctx.isend(other, a.bytes, tag::kAllgather));
-    reqs.push_back(ctx.irecv(other, a.bytes, tag::kAllgather));
-  }
-  ctx.wait_all(reqs);
+  exchange_with_every_rank(ctx, a.bytes, tag::kAllgather);
 }
 
 /// alltoall__basic_linear (Open MPI's, as in SMPI): receives posted from rank + 1, rank + 2, ...,
@@ -1498,15 +1506,7 @@ void allreduce_nbc(CollectiveContext& ctx, const CollectiveArgs& a)
   const int n = ctx.size();
   if (a.bytes == 0 || n == 1)
     return;
-  const int me = ctx.rank();
-  std::vector<RequestPtr> reqs;
-  for (int other = 0; other < n; ++other) {
-    if (other == me)
-      continue;
-    reqs.push_back(ctx.isend(other, a.bytes, tag::kAllreduceNbc));
-    reqs.push_back(ctx.irecv(other, a.bytes, tag::kAllreduceNbc));
-  }
-  ctx.wait_all(reqs);
+  exchange_with_every_rank(ctx, a.bytes, tag::kAllreduceNbc);
 }
 
 /// ireduce_scatter: every rank sends block j of its buffer to rank j and receives its own block from

@@ -64,6 +64,20 @@ TEST_CASE("cli: predict's help names every collective selector and poll cost rep
     CHECK_THAT(predict.output, Catch::Contains(key));
 }
 
+TEST_CASE("cli: version --help explains the command, a stray argument is a usage error", "[cli]")
+{
+  // `gridcast version --help` printed the version as if no option had been given.
+  auto help = run_gridcast("version --help");
+  REQUIRE(help.exit_code == 0);
+  CHECK_THAT(help.output, Catch::Contains("usage: gridcast version"));
+  auto bad = run_gridcast("version --frobnicate");
+  CHECK(bad.exit_code == 1);
+  CHECK_THAT(bad.output, Catch::Contains("takes no argument"));
+  auto plain = run_gridcast("version");
+  CHECK(plain.exit_code == 0);
+  CHECK_THAT(plain.output, Catch::Contains("SimGrid"));
+}
+
 TEST_CASE("cli: replay prints the makespan and writes deterministic outputs", "[cli]")
 {
   TempDir dir;
