@@ -35,7 +35,7 @@ LAMMPS (examples/lammps-smpi: Debian's source built with smpicxx by scripts/buil
 must have run: exit 77 otherwise) is run only when named in --apps (`--apps lammps`): the LJ melt of
 in.lj on N x N x N fcc cells (Nw = N: 8, 12, 16 in training, 32 and 64 as targets), 40 steps, process
 grid MPI_Dims_create(np, 3). Its calls follow the grid's shape (an axis of extent 1 makes no MPI calls,
-one of more than 2 ranks makes more), which no rank rule expresses: fit's message is its row. After the
+one of more than 2 ranks makes more), which the model expresses with axis sweeps (docs/trace-model.md). After the
 main table: every point recorded a second time with another velocity seed and compared with the first
 (the share of communication calls whose sizes follow the atoms' motion), and rank 0's calls by function
 on each process grid. LAMMPS rows (and the seed table) print two more columns: route-eq, the share of
@@ -307,7 +307,7 @@ def main() -> int:
                 print(f"{p:>4} {w:>4} {c['calls_rec']:>9} {c['calls_syn']:>9} {c['fn_eq']:>5}/{c['ranks']:<6} "
                       f"{c['comm_match']:>8}/{c['comm_total']:<8} {pct:6.2f}% "
                       f"{pct_of(c['route_match'], c['comm_total']):8.2f}% {pct_of(c['size_match'], c['comm_total']):7.2f}%")
-        # What the process grid changes (the reason fit refuses the training set): rank 0's calls by
+        # What the process grid changes (what the axis sweeps of the model express): rank 0's calls by
         # function at the smallest size of each rank count. LAMMPS skips MPI on an axis of extent 1 (the
         # halo is a local copy) and sends atoms leaving across a second boundary only when an axis has
         # more than 2 ranks (CommBrick::exchange), so the calls per step follow the grid's shape.

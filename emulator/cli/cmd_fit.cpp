@@ -78,6 +78,16 @@ int run_fit(const std::vector<std::string>& args)
     std::cout << "  group " << g << " (" << classes << "): " << s.positions << " positions, " << s.loops
               << " loop(s) (" << s.nw_loops << " depending on Nw), " << s.polls << " polling construct(s)\n";
   }
+  // Axis sweeps (only where the plain fit failed): the calls per axis of each extent class.
+  for (std::size_t k = 0; k < model.axis_sweeps.size(); ++k) {
+    const auto& a = model.axis_sweeps[k];
+    auto calls    = [&](std::size_t c) {
+      return a.blocks[c] ? std::to_string(a.blocks[c]->size()) : std::string("?");
+    };
+    std::cout << "  axis sweep " << k << " (" << model.tokens.at(a.placeholder).function
+              << "): calls per axis of 1 / 2 / more ranks: " << calls(0) << " / " << calls(1) << " / " << calls(2)
+              << '\n';
+  }
   // The latency model: one line per function with compute calls.
   auto percent = [](double v) {
     std::ostringstream o;

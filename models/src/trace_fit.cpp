@@ -4,6 +4,7 @@
 #include "gridcast/models/latency_model.hpp"
 #include "gridcast/models/profile.hpp"
 #include "gridcast/models/trace_model.hpp"
+#include "trace_axis.hpp"
 #include "trace_numbered.hpp"
 
 #include <algorithm>
@@ -498,7 +499,7 @@ private:
 /// MPI_Dims_create(Np, 3) or (Np, 2)), what the model lacks to follow them: a code that makes no call
 /// along an axis of extent 1 and a second exchange round along one of more than 2 (LAMMPS' CommBrick)
 /// runs per-axis blocks chosen by each axis' extent, which no rank class names. Empty otherwise.
-std::string grid_shape_note(const std::vector<GroupAssignment>& assignments)
+std::string grid_shape_note(const std::vector<GroupAssignment>& assignments, std::size_t sweeps_found)
 {
   std::set<int> nps;
   for (const GroupAssignment& a : assignments)
@@ -520,16 +521,36 @@ std::string grid_shape_note(const std::vector<GroupAssignment>& assignments)
       return ". The training rank counts have MPI_Dims_create(Np, " + std::to_string(d) +
              ") grids of different shapes (" + shapes +
              "): if the code's calls per axis depend on the axis' extent (none along an axis of extent 1, a "
-             "second round along one of more than 2), the model cannot express it yet: loop counts may read "
+             "second round along one of more than 2), the model expresses it only in part: loop counts may read "
              "the grid's shape (axes3>1(Np), axes3>2(Np)) and peers may walk the axes (grid_loop), but a "
-             "block of calls chosen per axis by its extent has no form in the model";
+             "block of calls chosen per axis by its extent has no form in the model, except as an axis sweep "
+             "(point-to-point calls to the face neighbours of the periodic MPI_Dims_create(Np, 3) grid, learned "
+             "where its three axes have more than one rank: docs/trace-model.md), and " +
+             (sweeps_found == 0 ? std::string("none was found here")
+                                : std::to_string(sweeps_found) + " were found and cut out, which was not enough");
   }
   return {};
 }
 
+/// Whether the training rank counts have MPI_Dims_create(Np, 3) grids of different shapes (axes of
+/// extent 1, 2, > 2).
+bool grid_shapes_differ(const std::vector<std::filesystem::path>& paths)
+{
+  std::set<std::array<int, 3>> classes;
+  for (const auto& p : paths) {
+    std::array<int, 3> c{};
+    int k = 0;
+    for (int e : dims_create(ProfileDir(p).info().np, 3))
+      c[static_cast<std::size_t>(k++)] = AxisSweep::extent_class(e);
+    classes.insert(c);
+  }
+  return classes.size() > 1;
+}
+
 class Fitter {
 public:
-  Fitter(const std::vector<std::filesystem::path>& paths, const FitOptions& opt) : opt_(opt)
+  /// `axis_sweeps`: look for axis sweeps (AxisSweep) and cut them out of every rank's calls.
+  Fitter(const std::vector<std::filesystem::path>& paths, const FitOptions& opt, bool axis_sweeps = false) : opt_(opt)
   {
     if (paths.size() < 2)
       throw InputError({paths.empty() ? std::string() : paths[0].string(), 0, {}, -1},
@@ -537,6 +558,15 @@ public:
                        "(Nw, Np) points");
     // Numbered loops first: every later reading sees each of them as one placeholder call.
     numbered_ = detail::scan_numbered(paths, opt_.numbered_min_iterations, opt_.numbered_max_gap);
+    // Axis sweeps next, read through the numbered loops' cuts: every later reading sees each as one call.
+    if (axis_sweeps) {
+      axis_ = detail::scan_axis_sweeps(paths, numbered_);
+      for (const detail::AxisKind& k : axis_.kinds)
+        for (const auto& block : k.blocks)
+          if (block)
+            for (const detail::AxisElem& e : *block)
+              intern(axis_.keys[e.key]);
+    }
     for (const auto& p : paths)
       scan_tags(p);
     for (const detail::NumberedProfile& p : numbered_.profiles)
@@ -572,6 +602,9 @@ public:
     for (const LoadedProfile& p : profiles_)
       repeated_.push_back(at_point[{p.info.nw, p.info.np}] >= ProfileSeries::kInstanceProfiles);
   }
+
+  /// Whether the fit found axis sweeps (only looked for when asked).
+  bool has_axis_sweeps() const { return not axis_.empty(); }
 
   /// Whether this profile's point was recorded often enough for a per-call median.
   bool repeated(std::size_t profile) const { return repeated_[profile]; }
@@ -719,6 +752,16 @@ public:
       model.trees = detail::fit_trees(numbered_, token_of, placeholder_of);
     }
 
+    if (not axis_.empty()) {
+      auto token_of = [&](const CallToken& t) { return remap_[token_ids_.at(t)]; };
+      auto placeholder_of = [&](std::size_t k) {
+        CallRecord rec;
+        rec.op = Op::Sleep;
+        return remap_[token_ids_.at(make_token(detail::axis_sweep_placeholder_name(k), rec))];
+      };
+      model.axis_sweeps = detail::fit_axis_sweeps(axis_, token_of, placeholder_of);
+    }
+
     std::vector<GroupAssignment> assignments;
     for (const LoadedProfile& p : profiles_) {
       GroupAssignment a{p.label, p.info.np, {}};
@@ -741,7 +784,7 @@ public:
                            (nw_stable ? "the profiles of each Np agree rank by rank, so the branch depends on Np "
                                         "beyond the rank classes (a code path taken only at some rank counts, e.g. "
                                         "on some shapes of the process grid) and cannot be expressed: train on rank "
-                                        "counts that take the same paths" + grid_shape_note(assignments)
+                                        "counts that take the same paths" + grid_shape_note(assignments, axis_.kinds.size())
                                       : "a branch that depends on Nw (a code path taken only at some sizes) cannot "
                                         "be expressed: train on sizes that take the same paths"));
     }
@@ -873,7 +916,8 @@ private:
   /// A rank's calls, each numbered loop as its placeholder.
   CallStreamPtr open_rank(const ProfileDir& dir, int rank) const
   {
-    return detail::filter_numbered(dir.open(rank), numbered_.cuts(dir.path(), rank));
+    CallStreamPtr s = detail::filter_numbered(dir.open(rank), numbered_.cuts(dir.path(), rank));
+    return detail::filter_numbered(std::move(s), axis_.cuts(dir.path(), rank));
   }
 
   /// The token of a call inside a numbered loop: its tag is the loop's (first tag + step x k).
@@ -1840,6 +1884,7 @@ private:
 
   FitOptions opt_;
   detail::NumberedScan numbered_;
+  detail::AxisScan axis_;
   std::vector<LoadedProfile> profiles_;
   std::vector<bool> repeated_;  // by profile: its (Nw, Np) has kInstanceProfiles profiles or more
   std::map<CallToken, std::uint32_t> token_ids_;
@@ -1881,6 +1926,14 @@ const NumberedLoop* TraceModel::numbered_of(std::uint32_t token) const
   return nullptr;
 }
 
+const AxisSweep* TraceModel::axis_sweep_of(std::uint32_t token) const
+{
+  for (const AxisSweep& a : axis_sweeps)
+    if (a.placeholder == token)
+      return &a;
+  return nullptr;
+}
+
 const TreeSequence* TraceModel::tree_of(std::uint32_t token) const
 {
   for (const TreeSequence& t : trees)
@@ -1892,7 +1945,20 @@ const TreeSequence* TraceModel::tree_of(std::uint32_t token) const
 TraceModel fit_trace_model(const std::vector<std::filesystem::path>& profiles, const FitOptions& options)
 {
   Fitter f(profiles, options);
-  return f.run();
+  try {
+    return f.run();
+  } catch (const InputError&) {
+    // A code whose calls along an axis depend on the axis' extent (LAMMPS' CommBrick) gives every shape
+    // of the process grid other templates, which the plain model cannot express: fitted again with axis
+    // sweeps cut out. Only then, so that every model the plain fit expresses stays byte for byte the
+    // same; where no sweep is found the plain fit's error stands.
+    if (options.axis_sweeps == FitOptions::AxisSweeps::Off || not grid_shapes_differ(profiles))
+      throw;
+    Fitter again(profiles, options, true);
+    if (not again.has_axis_sweeps())
+      throw;
+    return again.run();
+  }
 }
 
 }  // namespace gridcast::models::trace

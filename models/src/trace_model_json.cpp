@@ -246,6 +246,44 @@ ojson trees_json(const TreeSequence& t, const TraceModel& m)
   return o;
 }
 
+/// The keys of an axis sweep's blocks, by extent class.
+constexpr std::array<const char*, 3> kExtentKeys = {"extent_1", "extent_2", "extent_more"};
+
+ojson sweep_json(const AxisSweep& a, const TraceModel& m)
+{
+  ojson o;
+  o["placeholder"] = a.placeholder;
+  o["fn"]          = m.tokens.at(a.placeholder).function;
+  o["dims"]        = a.dims;
+  for (std::size_t c = 0; c < 3; ++c) {
+    if (not a.blocks[c]) {
+      o[kExtentKeys[c]] = nullptr;  // no training grid had an axis of this class
+      continue;
+    }
+    ojson calls = ojson::array();
+    for (const AxisCall& call : *a.blocks[c]) {
+      ojson cj;
+      cj["call"] = call.token;
+      cj["fn"]   = m.tokens.at(call.token).function;
+      if (call.peer_dir != 0)
+        cj["peer_dir"] = call.peer_dir;
+      if (call.src_dir != 0)
+        cj["src_dir"] = call.src_dir;
+      if (call.bytes)
+        cj["bytes"] = formula_json(*call.bytes);
+      if (call.recv_bytes)
+        cj["recv_bytes"] = formula_json(*call.recv_bytes);
+      if (call.request_back != 0)
+        cj["request_back"] = call.request_back;
+      if (not call.requests_back.empty())
+        cj["requests_back"] = call.requests_back;
+      calls.push_back(cj);
+    }
+    o[kExtentKeys[c]] = calls;
+  }
+  return o;
+}
+
 // ---- strict reading --------------------------------------------------------------------------------------
 
 Formula read_formula(const JsonObject& r)
@@ -565,6 +603,12 @@ nlohmann::ordered_json model_to_json(const TraceModel& m)
       trees.push_back(trees_json(t, m));
     o["tree_sequences"] = trees;
   }
+  if (not m.axis_sweeps.empty()) {
+    ojson sweeps = ojson::array();
+    for (const AxisSweep& a : m.axis_sweeps)
+      sweeps.push_back(sweep_json(a, m));
+    o["axis_sweeps"] = sweeps;
+  }
   return o;
 }
 
@@ -677,13 +721,55 @@ TreeSequence read_trees(const JsonObject& r, const TraceModel& m)
   return t;
 }
 
+AxisSweep read_sweep(const JsonObject& r, const TraceModel& m)
+{
+  r.only({"placeholder", "fn", "dims", "extent_1", "extent_2", "extent_more"});
+  AxisSweep a;
+  a.placeholder = read_token(r, "placeholder", m);
+  a.dims        = r.int32("dims", 3, 3);
+  for (std::size_t c = 0; c < 3; ++c) {
+    const char* key = kExtentKeys[c];
+    if (r.need(key).is_null())
+      continue;
+    const std::size_t n = r.array(key).size();
+    std::vector<AxisCall> calls;
+    for (std::size_t i = 0; i < n; ++i) {
+      JsonObject cj = r.element(key, i);
+      cj.only({"call", "fn", "peer_dir", "src_dir", "bytes", "recv_bytes", "request_back", "requests_back"});
+      AxisCall call;
+      call.token = read_token(cj, "call", m);
+      auto dir   = [&](const char* k) {
+        if (not cj.has(k))
+          return 0;
+        const int d = cj.int32(k, -1, 1);
+        if (d == 0)
+          cj.fail(k, "expected -1 or 1 (leave the key out for a call without one)");
+        return d;
+      };
+      call.peer_dir = dir("peer_dir");
+      call.src_dir  = dir("src_dir");
+      if (cj.has("bytes"))
+        call.bytes = read_formula(cj.child("bytes"));
+      if (cj.has("recv_bytes"))
+        call.recv_bytes = read_formula(cj.child("recv_bytes"));
+      if (cj.has("request_back"))
+        call.request_back = cj.integer("request_back", 1);
+      if (cj.has("requests_back"))
+        call.requests_back = cj.integers("requests_back", 1);
+      calls.push_back(std::move(call));
+    }
+    a.blocks[c] = std::move(calls);
+  }
+  return a;
+}
+
 }  // namespace
 
 TraceModel model_from_json(const nlohmann::json& j, const std::string& file)
 {
   JsonObject top(j, file);
   top.only({"format", "format_version", "group_threshold", "features", "training", "tokens", "rule", "groups",
-            "latency", "warnings", "numbered_loops", "tree_sequences"});
+            "latency", "warnings", "numbered_loops", "tree_sequences", "axis_sweeps"});
   if (top.string("format") != kFormatName)
     top.fail("format", std::string("expected \"") + kFormatName + "\"");
   if (top.integer("format_version") != TraceModel::kFormatVersion)
@@ -783,6 +869,11 @@ TraceModel model_from_json(const nlohmann::json& j, const std::string& file)
     const json& seqs = top.array("tree_sequences");
     for (std::size_t i = 0; i < seqs.size(); ++i)
       m.trees.push_back(read_trees(top.element("tree_sequences", i), m));
+  }
+  if (top.has("axis_sweeps")) {
+    const json& sweeps = top.array("axis_sweeps");
+    for (std::size_t i = 0; i < sweeps.size(); ++i)
+      m.axis_sweeps.push_back(read_sweep(top.element("axis_sweeps", i), m));
   }
   return m;
 }

@@ -41,8 +41,9 @@ struct Leaf {
 };
 
 struct Instr {
-  enum Kind : std::uint8_t { Call, Poll, LoopBegin, LoopEnd, Numbered, Trees } kind = Call;
-  std::uint32_t leaf = 0;    ///< Call, Poll; Numbered: index into Program::numbered; Trees: into Program::trees
+  enum Kind : std::uint8_t { Call, Poll, LoopBegin, LoopEnd, Numbered, Trees, Sweep } kind = Call;
+  /// Call, Poll; Numbered: index into Program::numbered; Trees: into Program::trees; Sweep: into Program::sweeps
+  std::uint32_t leaf = 0;
   std::uint64_t count = 0;   ///< LoopBegin, Poll
   std::uint32_t jump = 0;    ///< LoopBegin: its LoopEnd; LoopEnd: its LoopBegin
 };
@@ -75,6 +76,16 @@ struct TreesProg {
   std::vector<int> root;                ///< per tree, at the target
 };
 
+/// An axis sweep at the target: for each axis of the grid, the calls of its extent class, sizes filled in.
+struct SweepProg {
+  const AxisSweep* sweep = nullptr;
+  std::vector<int> dims;                        ///< dims_create(Np, sweep->dims)
+  std::vector<const std::vector<AxisCall>*> calls;  ///< per axis
+  std::vector<std::vector<CallRecord>> protos;  ///< per axis, per call
+  std::vector<std::vector<bool>> creates;       ///< per axis, per call: it creates a request
+  std::uint64_t calls_per_rank = 0;
+};
+
 struct SynthSource::Program {
   int loop_counter = 0;  ///< pre-order numbering of loops while compiling (as the fit numbers them)
   std::vector<int> enclosing;  ///< while compiling: pre-order numbers of the enclosing loops
@@ -83,6 +94,7 @@ struct SynthSource::Program {
   std::vector<Leaf> leaves;
   std::vector<NumberedProg> numbered;
   std::vector<TreesProg> trees;
+  std::vector<SweepProg> sweeps;
   FunctionTable functions;
   int group = 0;
   int max_depth = 0;
@@ -239,6 +251,47 @@ void compile(const std::vector<TemplateNode>& nodes, const TraceModel& m, const 
       p.trees.push_back(std::move(tp));
       continue;
     }
+    if (const AxisSweep* as = m.axis_sweep_of(n.token); as != nullptr) {
+      SweepProg sp;
+      sp.sweep = as;
+      sp.dims  = dims_create(t.np, as->dims);
+      for (std::size_t a = 0; a < sp.dims.size(); ++a) {
+        const int cls = AxisSweep::extent_class(sp.dims[a]);
+        const auto& block = as->blocks[static_cast<std::size_t>(cls)];
+        if (not block)
+          throw InputError({}, "the axis sweep at " + here + " never saw an axis of " +
+                                   (cls == 0 ? std::string("1 rank") : cls == 1 ? std::string("2 ranks")
+                                                                                  : std::string("more than 2 ranks")) +
+                                   " in training, and axis " + std::to_string(a) + " of Np " + std::to_string(t.np) +
+                                   "'s grid has " + std::to_string(sp.dims[a]) +
+                                   ": the target is outside what the model can express");
+        sp.calls.push_back(&*block);
+        std::vector<CallRecord> protos;
+        std::vector<bool> creates;
+        for (const AxisCall& c : *block) {
+          const CallToken& tok = m.tokens.at(c.token);
+          CallRecord r;
+          r.op       = tok.op;
+          r.function = p.functions.intern(tok.function);
+          r.tag      = tok.tag;
+          r.recv_tag = tok.recv_tag;
+          r.comm     = tok.comm;
+          if (c.bytes)
+            r.bytes = eval_count(*c.bytes, t, "axis sweep bytes at " + here);
+          if (c.recv_bytes)
+            r.recv_bytes = eval_count(*c.recv_bytes, t, "axis sweep recv_bytes at " + here);
+          r.requests.resize(c.requests_back.size());
+          protos.push_back(r);
+          creates.push_back(creates_request(tok.op) || tok.nonblocking);
+        }
+        sp.calls_per_rank += block->size();
+        sp.protos.push_back(std::move(protos));
+        sp.creates.push_back(std::move(creates));
+      }
+      p.code.push_back({Instr::Sweep, static_cast<std::uint32_t>(p.sweeps.size()), 0, 0});
+      p.sweeps.push_back(std::move(sp));
+      continue;
+    }
     if (const NumberedLoop* nl = m.numbered_of(n.token); nl != nullptr) {
       p.code.push_back({Instr::Numbered, static_cast<std::uint32_t>(p.numbered.size()), 0, 0});
       p.numbered.push_back(compile_numbered(*nl, m, t, p, here));
@@ -350,6 +403,9 @@ long double calls_in(const SynthSource::Program& p, std::uint32_t from, std::uin
         calls += mult * static_cast<long double>(p.trees[in.leaf].seq->ops.size()) * 2.0L *
                  static_cast<long double>(np - 1) / static_cast<long double>(np);
         break;
+      case Instr::Sweep:
+        calls += mult * static_cast<long double>(p.sweeps[in.leaf].calls_per_rank);
+        break;
     }
   }
   return calls;
@@ -434,11 +490,13 @@ public:
       const Instr& in = code[pc_];
       switch (in.kind) {
         case Instr::Numbered:
-        case Instr::Trees: {
+        case Instr::Trees:
+        case Instr::Sweep: {
           // A construct that emits no call (no iterations, no trees) leaves head_ set: the steady loop's
           // iteration then starts with whatever call follows it.
           const bool emitted = in.kind == Instr::Numbered ? emit_numbered(prog_->numbered[in.leaf], out)
-                                                           : emit_tree(prog_->trees[in.leaf], out);
+                               : in.kind == Instr::Trees  ? emit_tree(prog_->trees[in.leaf], out)
+                                                          : emit_sweep(prog_->sweeps[in.leaf], out);
           if (emitted) {
             head_.reset();
             return true;
@@ -506,6 +564,7 @@ private:
         case Instr::Call:
         case Instr::Numbered:
         case Instr::Trees:
+        case Instr::Sweep:
           return;
       }
     }
@@ -623,6 +682,50 @@ private:
     return false;
   }
 
+  /// The next call of the axis sweep `sp` (axis sweep_axis_, call sweep_call_ of that axis' block); false,
+  /// with the counters reset, once every axis is done.
+  bool emit_sweep(const SweepProg& sp, CallRecord& out)
+  {
+    while (sweep_axis_ < sp.dims.size()) {
+      const std::vector<AxisCall>& block = *sp.calls[sweep_axis_];
+      if (sweep_call_ < block.size()) {
+        const AxisCall& c = block[sweep_call_];
+        out               = sp.protos[sweep_axis_][sweep_call_];
+        const int axis    = static_cast<int>(sweep_axis_);
+        if (c.peer_dir != 0)
+          out.peer = sweep_neighbour(sp.dims, axis, c.peer_dir);
+        if (c.src_dir != 0)
+          out.src = sweep_neighbour(sp.dims, axis, c.src_dir);
+        if (sp.creates[sweep_axis_][sweep_call_])
+          out.request = created_++;
+        else if (c.request_back != 0)
+          out.request = created_ - c.request_back;
+        for (std::size_t k = 0; k < c.requests_back.size(); ++k)
+          out.requests[k] = created_ - c.requests_back[k];
+        out.line = ++emitted_;
+        ++sweep_call_;
+        return true;
+      }
+      ++sweep_axis_;
+      sweep_call_ = 0;
+    }
+    sweep_axis_ = 0;
+    return false;
+  }
+
+  /// The neighbour of this rank along `axis` of the periodic grid `dims`, `dir` ranks away.
+  int sweep_neighbour(const std::vector<int>& dims, int axis, int dir) const
+  {
+    std::vector<int> c = grid_coords(rank_, dims);
+    const int e        = dims[static_cast<std::size_t>(axis)];
+    int& v             = c[static_cast<std::size_t>(axis)];
+    v                  = ((v + dir) % e + e) % e;
+    int r = 0;
+    for (std::size_t k = 0; k < dims.size(); ++k)
+      r = r * dims[k] + c[k];
+    return r;
+  }
+
   /// The forest's ratio at this call's context (the table holds what the forest said for each bucket).
   double ratio(const Leaf& leaf)
   {
@@ -659,6 +762,8 @@ private:
   std::size_t tree_op_ = 0;        ///< tree sequence: the tree
   std::size_t tree_call_ = 0;      ///< tree sequence: the next of its calls
   std::vector<std::pair<bool, int>> tree_calls_;  ///< tree sequence: the rank's calls in the tree
+  std::size_t sweep_axis_ = 0;     ///< axis sweep: the axis
+  std::size_t sweep_call_ = 0;     ///< axis sweep: the next call of that axis' block
   std::optional<std::uint64_t> head_;  ///< set by settle() when the next call starts a steady-loop iteration
   std::int64_t created_ = 0;
   std::uint64_t emitted_ = 0;

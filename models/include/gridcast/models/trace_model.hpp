@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <filesystem>
@@ -251,6 +252,36 @@ struct TreeSequence {
   bool powers_of_two = true;
 };
 
+/// One call of an axis sweep's per-axis block: what it is, which neighbour along the block's axis it
+/// addresses, its sizes, and the requests it completes.
+struct AxisCall {
+  std::uint32_t token = 0;  ///< index into TraceModel::tokens
+  /// The call's peer (`peer_dir`) and source (`src_dir`): the neighbour along the block's axis in that
+  /// direction (+1 up, -1 down, periodic); 0: the call has none. On an axis of 2 ranks both are the same.
+  int peer_dir = 0;
+  int src_dir  = 0;
+  std::optional<Formula> bytes, recv_bytes;
+  /// wait: the request created this many requests earlier (1 = the latest); waitall: one per request.
+  std::int64_t request_back = 0;
+  std::vector<std::int64_t> requests_back;
+};
+
+/// Calls made axis after axis of the `MPI_Dims_create(Np, dims)` grid, whose calls along an axis depend on
+/// the axis' extent class (1, 2, more than 2): LAMMPS' `CommBrick::exchange` sends and receives once along
+/// an axis of 2 ranks, twice along one of more, and not at all along one of 1. Learned on the training
+/// grids' axes and applied to every axis of the target's grid. The fit finds it only where the plain
+/// model cannot express the training profiles, cuts it out of each rank's calls and stands a placeholder
+/// call in for it. See docs/trace-model.md, "Axis sweeps".
+struct AxisSweep {
+  std::uint32_t placeholder = 0;  ///< index into TraceModel::tokens
+  int dims = 3;                   ///< dimension count of the grid
+  /// The calls along one axis, by extent class (0: extent 1, 1: extent 2, 2: more than 2); nullopt: no
+  /// training grid had an axis of that class (a target that has one is outside the model).
+  std::array<std::optional<std::vector<AxisCall>>, 3> blocks;
+  /// The extent class of an axis of `extent` ranks: 0, 1 or 2.
+  static int extent_class(int extent) { return extent <= 1 ? 0 : extent == 2 ? 1 : 2; }
+};
+
 struct TraceModel {
   /// 2: compute work in flops with the latency model (`latency`); 1 had per-position seconds.
   static constexpr int kFormatVersion = 2;
@@ -270,6 +301,9 @@ struct TraceModel {
   /// Binomial tree sequences, each standing in the templates as its placeholder token (empty: none).
   std::vector<TreeSequence> trees;
   const TreeSequence* tree_of(std::uint32_t token) const;
+  /// Axis sweeps, each standing in the templates as its placeholder token (empty: none).
+  std::vector<AxisSweep> axis_sweeps;
+  const AxisSweep* axis_sweep_of(std::uint32_t token) const;
 };
 
 struct FitOptions {
@@ -285,6 +319,11 @@ struct FitOptions {
   /// are, in every rank, one contiguous run of non-decreasing tags. 0 iterations: not looked for.
   std::size_t numbered_min_iterations = 8;
   std::int64_t numbered_max_gap = 16;
+  /// Axis sweeps (AxisSweep): `Auto` looks for them only when the plain fit fails and the training rank
+  /// counts have process grids of different shapes (so every model the plain fit expresses stays as it
+  /// is); `Off` never.
+  enum class AxisSweeps : std::uint8_t { Auto, Off };
+  AxisSweeps axis_sweeps = AxisSweeps::Auto;
 };
 
 /// Fits the model to profile directories (at least two). Throws InputError for profiles that cannot be
