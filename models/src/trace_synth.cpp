@@ -3,6 +3,8 @@
 #include "gridcast/models/errors.hpp"
 #include "gridcast/models/tit.hpp"
 
+#include "trace_axis.hpp"
+
 #include <cmath>
 #include <limits>
 #include <fstream>
@@ -716,14 +718,7 @@ private:
   /// The neighbour of this rank along `axis` of the periodic grid `dims`, `dir` ranks away.
   int sweep_neighbour(const std::vector<int>& dims, int axis, int dir) const
   {
-    std::vector<int> c = grid_coords(rank_, dims);
-    const int e        = dims[static_cast<std::size_t>(axis)];
-    int& v             = c[static_cast<std::size_t>(axis)];
-    v                  = ((v + dir) % e + e) % e;
-    int r = 0;
-    for (std::size_t k = 0; k < dims.size(); ++k)
-      r = r * dims[k] + c[k];
-    return r;
+    return detail::grid_neighbour(rank_, dims, axis, dir);
   }
 
   /// The forest's ratio at this call's context (the table holds what the forest said for each bucket).
