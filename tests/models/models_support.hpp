@@ -41,6 +41,25 @@ inline std::vector<models::CallRecord> read_all(models::CallStream& stream)
   return out;
 }
 
+/// Calls of `a` and `b`, rank by rank, must be equal (the records' `line` aside; functions compared by name,
+/// since each source interns its own function table).
+inline void require_same_streams(const models::TraceSource& a, const models::TraceSource& b)
+{
+  REQUIRE(a.rank_count() == b.rank_count());
+  for (int r = 0; r < a.rank_count(); ++r) {
+    auto sa = a.open(r), sb = b.open(r);
+    auto ca = read_all(*sa), cb = read_all(*sb);
+    INFO("rank " << r << " of " << a.rank_count());
+    REQUIRE(ca.size() == cb.size());
+    for (std::size_t i = 0; i < ca.size(); ++i) {
+      INFO("call " << i);
+      CHECK(sa->functions().name(ca[i].function) == sb->functions().name(cb[i].function));
+      ca[i].function = cb[i].function = 0;
+      CHECK(ca[i] == cb[i]);
+    }
+  }
+}
+
 inline std::string source_path(const std::string& relative)
 {
   return std::string(GRIDCAST_SOURCE_DIR) + "/" + relative;

@@ -114,22 +114,7 @@ private:
   bool repartition_;
 };
 
-void require_same_streams(const TraceSource& a, const TraceSource& b)
-{
-  REQUIRE(a.rank_count() == b.rank_count());
-  for (int r = 0; r < a.rank_count(); ++r) {
-    auto sa = a.open(r), sb = b.open(r);
-    auto ca = gridcast::test::read_all(*sa), cb = gridcast::test::read_all(*sb);
-    INFO("rank " << r << " of " << a.rank_count());
-    REQUIRE(ca.size() == cb.size());
-    for (std::size_t i = 0; i < ca.size(); ++i) {
-      INFO("call " << i);
-      REQUIRE(sa->functions().name(ca[i].function) == sb->functions().name(cb[i].function));
-      ca[i].function = cb[i].function = 0;
-      REQUIRE(ca[i] == cb[i]);
-    }
-  }
-}
+using gridcast::test::require_same_streams;
 
 /// The sweep of the exchange: the one whose calls along an axis of more than 2 ranks are not those along
 /// an axis of 2 (the borders and the forward exchange are sweeps too, the same on every axis).

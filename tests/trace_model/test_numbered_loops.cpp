@@ -65,22 +65,7 @@ private:
   int np_;
 };
 
-void require_same_streams(const TraceSource& a, const TraceSource& b)
-{
-  REQUIRE(a.rank_count() == b.rank_count());
-  for (int r = 0; r < a.rank_count(); ++r) {
-    auto sa = a.open(r), sb = b.open(r);
-    auto ca = gridcast::test::read_all(*sa), cb = gridcast::test::read_all(*sb);
-    INFO("rank " << r);
-    REQUIRE(ca.size() == cb.size());
-    for (std::size_t i = 0; i < ca.size(); ++i) {
-      INFO("call " << i);
-      CHECK(sa->functions().name(ca[i].function) == sb->functions().name(cb[i].function));
-      ca[i].function = cb[i].function = 0;
-      CHECK(ca[i] == cb[i]);
-    }
-  }
-}
+using gridcast::test::require_same_streams;
 
 }  // namespace
 

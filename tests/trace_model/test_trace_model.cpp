@@ -177,23 +177,7 @@ std::vector<std::filesystem::path> training_set(const TempDir& dir)
   return out;
 }
 
-/// Calls of `a` and `b`, rank by rank, must be equal (the records' `line` aside).
-void require_same_streams(const TraceSource& a, const TraceSource& b)
-{
-  REQUIRE(a.rank_count() == b.rank_count());
-  for (int r = 0; r < a.rank_count(); ++r) {
-    auto sa = a.open(r), sb = b.open(r);
-    auto ca = gridcast::test::read_all(*sa), cb = gridcast::test::read_all(*sb);
-    INFO("rank " << r);
-    REQUIRE(ca.size() == cb.size());
-    for (std::size_t i = 0; i < ca.size(); ++i) {
-      INFO("call " << i);
-      CHECK(sa->functions().name(ca[i].function) == sb->functions().name(cb[i].function));
-      ca[i].function = cb[i].function = 0;
-      CHECK(ca[i] == cb[i]);
-    }
-  }
-}
+using gridcast::test::require_same_streams;
 
 }  // namespace
 
