@@ -211,14 +211,7 @@ struct SigData {
 
 int grid_neighbour(int rank, const std::vector<int>& dims, int axis, int dir)
 {
-  std::vector<int> c = grid_coords(rank, dims);
-  const int e        = dims[static_cast<std::size_t>(axis)];
-  int& v             = c[static_cast<std::size_t>(axis)];
-  v                  = ((v + dir) % e + e) % e;
-  int r = 0;
-  for (std::size_t k = 0; k < dims.size(); ++k)
-    r = r * dims[k] + c[k];
-  return r;
+  return *trace::grid_neighbour(rank, dims, static_cast<std::size_t>(axis), dir, true);
 }
 
 std::string axis_sweep_placeholder_name(std::size_t k) { return "gridcast:axis-sweep-" + std::to_string(k); }

@@ -41,6 +41,21 @@ std::vector<int> grid_coords(int rank, const std::vector<int>& dims)
   return c;
 }
 
+std::optional<int> grid_neighbour(int rank, const std::vector<int>& d, std::size_t axis, int step, bool periodic)
+{
+  // Without building the coordinates: axis `axis` has stride prod(d[axis+1..]) in the rank.
+  int stride = 1;
+  for (std::size_t j = axis + 1; j < d.size(); ++j)
+    stride *= d[j];
+  const int ck = (rank / stride) % d[axis];
+  int v        = ck + step;
+  if (periodic)
+    v = (v % d[axis] + d[axis]) % d[axis];
+  else if (v < 0 || v >= d[axis])
+    return std::nullopt;
+  return rank + (v - ck) * stride;
+}
+
 namespace {
 
 int grid_rank(const std::vector<int>& coords, const std::vector<int>& dims)
@@ -69,21 +84,6 @@ const std::vector<int>& cached_dims(int np, int d)
   return slot.d;
 }
 
-/// The neighbour of `rank` at distance `step` along `axis` of `d`, or nullopt off a non-periodic edge.
-std::optional<int> grid_neighbour(int rank, const std::vector<int>& d, std::size_t axis, int step, bool periodic)
-{
-  // Without building the coordinates: axis `axis` has stride prod(d[axis+1..]) in the rank.
-  int stride = 1;
-  for (std::size_t j = axis + 1; j < d.size(); ++j)
-    stride *= d[j];
-  const int ck = (rank / stride) % d[axis];
-  int v        = ck + step;
-  if (periodic)
-    v = (v % d[axis] + d[axis]) % d[axis];
-  else if (v < 0 || v >= d[axis])
-    return std::nullopt;
-  return rank + (v - ck) * stride;
-}
 
 const std::vector<std::pair<RankExpr::Kind, std::string_view>>& kind_names()
 {

@@ -17,6 +17,9 @@ namespace gridcast::models::trace {
 std::vector<int> dims_create(int np, int d);
 /// Row-major coordinates of `rank` in `dims` (MPI_Cart_create without reordering).
 std::vector<int> grid_coords(int rank, const std::vector<int>& dims);
+/// The neighbour of `rank` at distance `step` along `axis` of the grid `dims` (row-major), or nullopt off
+/// the edge of a non-periodic grid. No allocation: it is on the fit's and synthesis' hot paths.
+std::optional<int> grid_neighbour(int rank, const std::vector<int>& dims, std::size_t axis, int step, bool periodic);
 
 /// A peer, source or root as an expression of the rank r, the rank count Np and the loop indices
 /// (i0 = index in the innermost enclosing loop, i1 in the next one out...).
