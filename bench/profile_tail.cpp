@@ -8,7 +8,7 @@
 // the phase's duration on that rank). bench/accuracy/real_size.py uses it to cut HPL out of an HPCC run:
 // HPL is HPCC's last test and begins with the three MPI_Comm_split of its process grid.
 // Exit 1 on bad input (a rank with fewer than K calls of FUNCTION), as gridcast does.
-#include "gridcast/models/errors.hpp"
+#include "gridcast/foundation/errors.hpp"
 #include "gridcast/models/native.hpp"
 #include "gridcast/models/profile.hpp"
 

@@ -3,7 +3,7 @@
 // bench/synth_speed.py, which compares Nw and 100x Nw (RSS must stay flat).
 //
 //   gridcast_bench_synth_speed model.json NW NP
-#include "gridcast/models/errors.hpp"
+#include "gridcast/foundation/errors.hpp"
 #include "gridcast/models/trace_synth.hpp"
 
 #include <sys/resource.h>

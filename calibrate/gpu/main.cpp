@@ -3,8 +3,8 @@
 // and libdl, and loads the CUDA driver at run time. Its output is a GPU data sheet that
 // `gridcast calibrate --gpu-json FILE` takes on any machine.
 #include "gridcast/calibrate/measure.hpp"
-#include "gridcast/models/errors.hpp"
-#include "gridcast/platform/calibration.hpp"
+#include "gridcast/foundation/errors.hpp"
+#include "gridcast/calibration/calibration.hpp"
 
 #include <iostream>
 #include <string>

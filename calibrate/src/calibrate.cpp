@@ -1,7 +1,7 @@
 #include "gridcast/calibrate/calibrate.hpp"
 
 #include "gridcast/calibrate/measure.hpp"
-#include "gridcast/models/errors.hpp"
+#include "gridcast/foundation/errors.hpp"
 #include "gridcast/version.hpp"
 
 #include <unistd.h>

@@ -7,7 +7,7 @@
 // segments that each fit a line, and every line becomes lf = a/L, bf = 1/(B*b).
 #include "gridcast/calibrate/measure.hpp"
 
-#include "gridcast/models/errors.hpp"
+#include "gridcast/foundation/errors.hpp"
 
 #include <algorithm>
 #include <cmath>

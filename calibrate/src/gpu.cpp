@@ -8,7 +8,7 @@
 // Latency: an 8-byte copy. Bandwidth: bytes / (time of a large copy - latency).
 #include "gridcast/calibrate/measure.hpp"
 
-#include "gridcast/models/errors.hpp"
+#include "gridcast/foundation/errors.hpp"
 
 #include <dlfcn.h>
 

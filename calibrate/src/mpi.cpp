@@ -2,7 +2,7 @@
 // line by line (showing progress), computes the statistics and fits the factors.
 #include "gridcast/calibrate/measure.hpp"
 
-#include "gridcast/models/errors.hpp"
+#include "gridcast/foundation/errors.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,22 +1,17 @@
 #include "gridcast/calibrate/measure.hpp"
 
-#include "gridcast/models/errors.hpp"
-
-#include <algorithm>
+#include "gridcast/foundation/stats.hpp"
 
 namespace gridcast::calibrate {
 
 platform::Stat summarize(std::vector<double> samples)
 {
-  if (samples.empty())
-    throw InternalError("summarize: no samples");
-  std::sort(samples.begin(), samples.end());
-  const std::size_t n = samples.size();
+  const Summary m = summarize_samples(std::move(samples));
   platform::Stat s;
-  s.median      = n % 2 == 1 ? samples[n / 2] : (samples[n / 2 - 1] + samples[n / 2]) / 2;
-  s.min         = samples.front();
-  s.max         = samples.back();
-  s.repetitions = static_cast<int>(n);
+  s.median      = m.median;
+  s.min         = m.min;
+  s.max         = m.max;
+  s.repetitions = m.count;
   return s;
 }
 

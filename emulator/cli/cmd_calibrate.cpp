@@ -3,8 +3,8 @@
 
 #include "gridcast/calibrate/calibrate.hpp"
 #include "gridcast/calibrate/measure.hpp"
-#include "gridcast/models/errors.hpp"
-#include "gridcast/platform/calibration.hpp"
+#include "gridcast/foundation/errors.hpp"
+#include "gridcast/calibration/calibration.hpp"
 
 #include <boost/program_options.hpp>
 

@@ -2,8 +2,8 @@
 // platform from a spec, load it with SimGrid, check its routes, then write it. docs/platforms.md.
 #include "commands.hpp"
 
-#include "gridcast/models/errors.hpp"
-#include "gridcast/platform/calibration.hpp"
+#include "gridcast/foundation/errors.hpp"
+#include "gridcast/calibration/calibration.hpp"
 #include "gridcast/platform/generator.hpp"
 #include "gridcast/platform/placement.hpp"
 #include "gridcast/platform/spec.hpp"

@@ -7,7 +7,7 @@
 #include "gridcast/emulator/config.hpp"
 #include "gridcast/emulator/replay.hpp"
 #include "gridcast/emulator/report.hpp"
-#include "gridcast/models/errors.hpp"
+#include "gridcast/foundation/errors.hpp"
 #include "gridcast/models/trace_synth.hpp"
 
 #include <boost/program_options.hpp>

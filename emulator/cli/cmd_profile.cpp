@@ -3,9 +3,9 @@
 #include "commands.hpp"
 
 #include "gridcast/calibrate/measure.hpp"
-#include "gridcast/models/errors.hpp"
+#include "gridcast/foundation/errors.hpp"
 #include "gridcast/models/profile.hpp"
-#include "gridcast/platform/calibration.hpp"
+#include "gridcast/calibration/calibration.hpp"
 #include "gridcast/profiler/profiler.hpp"
 
 #include <boost/program_options.hpp>

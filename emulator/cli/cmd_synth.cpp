@@ -2,7 +2,7 @@
 #include "commands.hpp"
 #include "options.hpp"
 
-#include "gridcast/models/errors.hpp"
+#include "gridcast/foundation/errors.hpp"
 #include "gridcast/models/native.hpp"
 #include "gridcast/models/trace_synth.hpp"
 

@@ -2,7 +2,7 @@
 #include "commands.hpp"
 
 #include "gridcast/emulator/replay.hpp"
-#include "gridcast/models/errors.hpp"
+#include "gridcast/foundation/errors.hpp"
 #include "gridcast/version.hpp"
 
 #include <simgrid/version.h>

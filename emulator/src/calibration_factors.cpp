@@ -1,6 +1,6 @@
 #include "gridcast/emulator/calibration_factors.hpp"
 
-#include "gridcast/models/errors.hpp"
+#include "gridcast/foundation/errors.hpp"
 
 #include <simgrid/kernel/resource/NetworkModelIntf.hpp>
 #include <simgrid/s4u/NetZone.hpp>

@@ -1,6 +1,7 @@
 #include "gridcast/emulator/config.hpp"
 
-#include "gridcast/models/errors.hpp"
+#include "gridcast/foundation/errors.hpp"
+#include "gridcast/foundation/units.hpp"
 
 #include <charconv>
 #include <optional>
@@ -66,22 +67,7 @@ const std::vector<std::pair<std::string, std::string>>& gridcast_cfg_keys()
 
 std::uint64_t parse_bytes(const std::string& text, const std::string& key)
 {
-  static const std::vector<std::pair<std::string, double>> units{
-      {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"kB", 1e3}, {"KB", 1e3},
-      {"MB", 1e6},     {"GB", 1e9},        {"B", 1.0}};
-  std::string number = text;
-  double scale = 1.0;
-  for (const auto& [suffix, factor] : units) {
-    if (text.size() > suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0) {
-      number = text.substr(0, text.size() - suffix.size());
-      scale = factor;
-      break;
-    }
-  }
-  double v = parse_double(number, key) * scale;
-  if (v < 0)
-    throw InputError({"--cfg", 0, key, -1}, "a size cannot be negative: '" + text + "'");
-  return static_cast<std::uint64_t>(std::llround(v));
+  return parse_byte_count(text, {"--cfg", 0, key, -1});
 }
 
 void apply_cfg(ReplayOptions& options, const std::string& name_value)

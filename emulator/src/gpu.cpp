@@ -1,7 +1,7 @@
 #include "gridcast/emulator/gpu.hpp"
 
 #include "gridcast/models/call.hpp"
-#include "gridcast/models/errors.hpp"
+#include "gridcast/foundation/errors.hpp"
 #include "gridcast/platform/placement.hpp"
 
 #include <simgrid/s4u/Actor.hpp>

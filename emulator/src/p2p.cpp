@@ -1,6 +1,6 @@
 #include "gridcast/emulator/p2p.hpp"
 
-#include "gridcast/models/errors.hpp"
+#include "gridcast/foundation/errors.hpp"
 
 #include <simgrid/s4u/Engine.hpp>
 

@@ -5,7 +5,7 @@
 #include "gridcast/emulator/gpu.hpp"
 #include "gridcast/emulator/p2p.hpp"
 #include "gridcast/emulator/timeline.hpp"
-#include "gridcast/models/errors.hpp"
+#include "gridcast/foundation/errors.hpp"
 
 #include <simgrid/Exception.hpp>
 #include <simgrid/s4u/Engine.hpp>

@@ -1,6 +1,6 @@
 #include "gridcast/emulator/report.hpp"
 
-#include "gridcast/models/errors.hpp"
+#include "gridcast/foundation/errors.hpp"
 #include "gridcast/version.hpp"
 
 #include <nlohmann/json.hpp>

@@ -1,6 +1,6 @@
 #include "gridcast/emulator/timeline.hpp"
 
-#include "gridcast/models/errors.hpp"
+#include "gridcast/foundation/errors.hpp"
 
 #include <charconv>
 #include <string>

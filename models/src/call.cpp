@@ -1,7 +1,7 @@
 // The call record, op names and the function table.
 #include "gridcast/models/call.hpp"
 
-#include "gridcast/models/errors.hpp"
+#include "gridcast/foundation/errors.hpp"
 
 #include <array>
 #include <utility>

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "gridcast/models/call.hpp"
-#include "gridcast/models/errors.hpp"
+#include "gridcast/foundation/errors.hpp"
 #include "gridcast/models/stream.hpp"
 
 #include <cerrno>

@@ -1,6 +1,6 @@
 #include "gridcast/models/latency_model.hpp"
 
-#include "gridcast/models/errors.hpp"
+#include "gridcast/foundation/errors.hpp"
 
 #include <dlib/random_forest.h>
 

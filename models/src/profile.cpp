@@ -1,8 +1,8 @@
 // run.json (typed RunInfo, strict schema) and profile directories. Schema: docs/formats.md.
 #include "gridcast/models/profile.hpp"
 
-#include "gridcast/models/errors.hpp"
-#include "gridcast/models/json_reader.hpp"
+#include "gridcast/foundation/errors.hpp"
+#include "gridcast/foundation/json_reader.hpp"
 #include "gridcast/models/native.hpp"
 
 #include "io.hpp"

@@ -1,7 +1,7 @@
 // Reader of SimGrid 3.32 SMPI time-independent traces (TIT). Accepted syntax and mapping: docs/formats.md.
 #include "gridcast/models/tit.hpp"
 
-#include "gridcast/models/errors.hpp"
+#include "gridcast/foundation/errors.hpp"
 #include "gridcast/models/profile.hpp"
 
 #include "io.hpp"

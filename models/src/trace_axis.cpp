@@ -1,6 +1,6 @@
 #include "trace_axis.hpp"
 
-#include "gridcast/models/errors.hpp"
+#include "gridcast/foundation/errors.hpp"
 #include "gridcast/models/profile.hpp"
 
 #include <algorithm>

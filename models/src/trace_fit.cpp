@@ -1,6 +1,8 @@
 // Fitting the representative trace model to profile directories: tokenize, fold, group, infer the rule,
 // then fit every template position's counts, sizes, peers and compute amounts across profiles.
-#include "gridcast/models/errors.hpp"
+#include "gridcast/foundation/errors.hpp"
+#include "gridcast/foundation/rng.hpp"
+#include "gridcast/foundation/stats.hpp"
 #include "gridcast/models/latency_model.hpp"
 #include "gridcast/models/profile.hpp"
 #include "gridcast/models/trace_model.hpp"
@@ -292,12 +294,6 @@ struct ProfileSeries {
   }
 
 private:
-  static double median(std::vector<double> v)
-  {
-    std::sort(v.begin(), v.end());
-    const std::size_t m = v.size() / 2;
-    return v.size() % 2 == 1 ? v[m] : (v[m - 1] + v[m]) / 2;
-  }
   /// The mean over the calls of their median over the profiles, when the profiles at the point are
   /// kInstanceProfiles or more and all made the same calls (same ranks, as many observations each).
   std::optional<double> per_call_median(const Point& key,
@@ -427,14 +423,6 @@ struct SlotObs {
   std::optional<Formula> fitted_flops;  ///< the site mean formula, once fitted
 };
 
-/// splitmix64: the fit's own deterministic generator (reservoir sampling).
-std::uint64_t mix64(std::uint64_t x)
-{
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 constexpr std::size_t kReservoir = 1024;  ///< single calls kept per call site for the histogram
 
 /// The token ids of one stream's calls, remembered by the call's integer fields and the stream's own
@@ -1229,7 +1217,7 @@ private:
     if (s.reservoir.size() < kReservoir) {
       s.reservoir.emplace_back(w.profile, inner, outer, work);
     } else {
-      std::uint64_t j = mix64(s.reservoir_seen ^ (static_cast<std::uint64_t>(w.profile) << 40)) % s.reservoir_seen;
+      std::uint64_t j = splitmix64(s.reservoir_seen ^ (static_cast<std::uint64_t>(w.profile) << 40)) % s.reservoir_seen;
       if (j < kReservoir)
         s.reservoir[j] = {w.profile, inner, outer, work};
     }

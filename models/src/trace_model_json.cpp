@@ -1,6 +1,6 @@
 // model.json: writing (deterministic) and strict reading of the trace model. Format: docs/formats.md.
-#include "gridcast/models/errors.hpp"
-#include "gridcast/models/json_reader.hpp"
+#include "gridcast/foundation/errors.hpp"
+#include "gridcast/foundation/json_reader.hpp"
 #include "gridcast/models/trace_model.hpp"
 
 #include <algorithm>

@@ -1,6 +1,6 @@
 #include "trace_numbered.hpp"
 
-#include "gridcast/models/errors.hpp"
+#include "gridcast/foundation/errors.hpp"
 
 #include <algorithm>
 #include <cmath>

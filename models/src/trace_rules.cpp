@@ -1,6 +1,6 @@
 #include "gridcast/models/trace_rules.hpp"
 
-#include "gridcast/models/errors.hpp"
+#include "gridcast/foundation/errors.hpp"
 
 #include <algorithm>
 #include <array>

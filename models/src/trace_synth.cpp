@@ -1,6 +1,7 @@
 #include "gridcast/models/trace_synth.hpp"
 
-#include "gridcast/models/errors.hpp"
+#include "gridcast/foundation/errors.hpp"
+#include "gridcast/foundation/rng.hpp"
 #include "gridcast/models/tit.hpp"
 
 #include "trace_axis.hpp"
@@ -17,14 +18,6 @@ namespace {
 
 bool creates_request(Op op) { return op == Op::Isend || op == Op::Irecv || op == Op::Issend; }
 
-/// splitmix64: a portable generator (same draws on every platform and standard library).
-std::uint64_t mix64(std::uint64_t x)
-{
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 
 /// One call position of a template, evaluated at the target (what is the same for every rank).
 struct Leaf {
@@ -462,7 +455,7 @@ public:
   SynthStream(std::shared_ptr<const SynthSource::Program> prog, int rank, int np, std::string source,
               const SynthOptions& options)
       : prog_(std::move(prog)), rank_(rank), np_(np), source_(std::move(source)), functions_(prog_->functions),
-        variability_(options.variability), rng_(mix64(options.seed ^ mix64(static_cast<std::uint64_t>(rank) + 1)))
+        variability_(options.variability), rng_(splitmix64(options.seed ^ splitmix64(static_cast<std::uint64_t>(rank) + 1)))
   {
     loop_index_.reserve(static_cast<std::size_t>(prog_->max_depth));
     loop_count_.reserve(static_cast<std::size_t>(prog_->max_depth));
@@ -732,7 +725,7 @@ private:
     return leaf.ratio_table[slot];  // every bucket a call can fall in was tabulated at compile time
   }
 
-  double uniform() { return static_cast<double>((rng_ = mix64(rng_)) >> 11) * 0x1.0p-53; }
+  double uniform() { return static_cast<double>((rng_ = splitmix64(rng_)) >> 11) * 0x1.0p-53; }
   double scatter(const FunctionLatency& f)
   {
     if (f.variability.empty())

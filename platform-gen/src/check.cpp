@@ -1,5 +1,6 @@
 // The generator's own check of a loaded platform: routes exist, have links and a finite latency.
-#include "gridcast/models/errors.hpp"
+#include "gridcast/foundation/errors.hpp"
+#include "gridcast/foundation/rng.hpp"
 #include "gridcast/platform/generator.hpp"
 #include "gridcast/platform/placement.hpp"
 
@@ -12,15 +13,6 @@
 namespace gridcast::platform {
 
 namespace {
-
-/// SplitMix64: a tiny fixed-seed generator, so the sampled pairs are the same on every run.
-std::uint64_t splitmix64(std::uint64_t& state)
-{
-  std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-  z               = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z               = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
 
 void check_pair(sg4::Host* a, sg4::Host* b)
 {
@@ -74,13 +66,13 @@ CheckSummary check_routes(const sg4::Engine& engine, std::size_t all_pairs_max_h
       }
   }
   // A few sources to many destinations: Dijkstra runs once per source (the route cache keeps its tree).
-  std::uint64_t state        = 0x6772696463617374ULL;  // "gridcast"
+  SplitMix64 rng{0x6772696463617374ULL};  // "gridcast": the same sampled pairs on every run
   const std::size_t sources  = 64;
   const std::size_t per_source = (sample_pairs + sources - 1) / sources;
   for (std::size_t i = 0; i < sources; ++i) {
-    sg4::Host* a = hosts[splitmix64(state) % hosts.size()];
+    sg4::Host* a = hosts[rng.next() % hosts.size()];
     for (std::size_t j = 0; j < per_source; ++j) {
-      check_pair(a, hosts[splitmix64(state) % hosts.size()]);
+      check_pair(a, hosts[rng.next() % hosts.size()]);
       ++s.routes_checked;
     }
   }

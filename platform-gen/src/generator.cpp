@@ -2,8 +2,8 @@
 // structure: docs/platforms.md ("Host naming", "Inside a node", "Networks").
 #include "gridcast/platform/generator.hpp"
 
-#include "gridcast/models/errors.hpp"
-#include "gridcast/platform/units.hpp"
+#include "gridcast/foundation/errors.hpp"
+#include "gridcast/foundation/units.hpp"
 
 #include <algorithm>
 #include <cmath>

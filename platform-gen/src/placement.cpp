@@ -1,6 +1,6 @@
 #include "gridcast/platform/placement.hpp"
 
-#include "gridcast/models/errors.hpp"
+#include "gridcast/foundation/errors.hpp"
 
 #include <simgrid/Exception.hpp>
 

@@ -2,9 +2,9 @@
 // strings, and resolution of missing figures from a calibration. Reference: docs/platforms.md.
 #include "gridcast/platform/spec.hpp"
 
-#include "gridcast/models/errors.hpp"
-#include "gridcast/models/json_reader.hpp"
-#include "gridcast/platform/units.hpp"
+#include "gridcast/foundation/errors.hpp"
+#include "gridcast/foundation/json_reader.hpp"
+#include "gridcast/foundation/units.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -18,7 +18,7 @@ using json   = nlohmann::json;
 
 namespace {
 
-using Obj = models::JsonObject;
+using Obj = JsonObject;
 
 /// A non-empty array of integers >= `min` (fat-tree levels, torus dimensions).
 std::vector<int> int_list(const Obj& o, std::string_view key, int min)
@@ -249,7 +249,7 @@ PlatformSpec spec_from_json(const json& j, const std::string& file)
 
 PlatformSpec read_spec(const fs::path& file)
 {
-  return spec_from_json(models::read_json_file(file, "the platform spec"), file.string());
+  return spec_from_json(read_json_file(file, "the platform spec"), file.string());
 }
 
 // ---------------------------------------------------------------------------------------------------

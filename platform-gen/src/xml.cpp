@@ -1,7 +1,7 @@
 // SimGrid 3.32 XML of a platform model, written with TinyXML2. Fixed element order and number
 // formatting (shortest round-trip text), so the same model always gives the same bytes.
 #include "gridcast/platform/generator.hpp"
-#include "gridcast/platform/units.hpp"
+#include "gridcast/foundation/units.hpp"
 
 #include <tinyxml2.h>
 

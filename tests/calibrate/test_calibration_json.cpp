@@ -2,7 +2,7 @@
 #include "../models/models_support.hpp"
 
 #include "gridcast/calibrate/measure.hpp"
-#include "gridcast/platform/calibration.hpp"
+#include "gridcast/calibration/calibration.hpp"
 
 #include <string>
 

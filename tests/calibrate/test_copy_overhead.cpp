@@ -2,9 +2,9 @@
 // its property syntax, its fit from the exchange and ping-pong curves, and what the emulator charges.
 #include "gridcast/calibrate/measure.hpp"
 #include "gridcast/emulator/replay.hpp"
-#include "gridcast/models/errors.hpp"
+#include "gridcast/foundation/errors.hpp"
 #include "gridcast/models/profile.hpp"
-#include "gridcast/platform/calibration.hpp"
+#include "gridcast/calibration/calibration.hpp"
 
 #include "../models/models_support.hpp"
 

@@ -1,7 +1,7 @@
 // Calibration factors carried by a platform reach SimGrid's network model: a ping-pong on a hand-written
 // platform takes latency*lf + bytes/(bandwidth*bf) per message, with the factors of its size segment.
 #include "gridcast/emulator/replay.hpp"
-#include "gridcast/models/errors.hpp"
+#include "gridcast/foundation/errors.hpp"
 #include "gridcast/models/profile.hpp"
 
 #include "../models/models_support.hpp"

@@ -6,7 +6,7 @@
 
 #include "gridcast/emulator/replay.hpp"
 #include "gridcast/models/profile.hpp"
-#include "gridcast/platform/calibration.hpp"
+#include "gridcast/calibration/calibration.hpp"
 
 #include <catch2/catch.hpp>
 

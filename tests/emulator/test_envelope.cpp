@@ -5,7 +5,7 @@
 #include "gridcast/emulator/config.hpp"
 #include "gridcast/emulator/p2p.hpp"
 #include "gridcast/emulator/replay.hpp"
-#include "gridcast/models/errors.hpp"
+#include "gridcast/foundation/errors.hpp"
 #include "gridcast/models/profile.hpp"
 
 #include "replay_support.hpp"

@@ -4,7 +4,7 @@
 #include "gridcast/emulator/collectives.hpp"
 #include "gridcast/emulator/config.hpp"
 #include "gridcast/emulator/replay.hpp"
-#include "gridcast/models/errors.hpp"
+#include "gridcast/foundation/errors.hpp"
 #include "gridcast/models/profile.hpp"
 
 #include "../models/models_support.hpp"

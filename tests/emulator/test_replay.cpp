@@ -1,7 +1,7 @@
 // The replay engine end to end on tiny traces, against hand-computed times. CM02 is used so that one
 // lone flow takes exactly latency + bytes / bandwidth.
 #include "gridcast/emulator/replay.hpp"
-#include "gridcast/models/errors.hpp"
+#include "gridcast/foundation/errors.hpp"
 #include "gridcast/models/profile.hpp"
 
 #include "replay_support.hpp"

@@ -5,7 +5,7 @@
 // lone flow between two nodes takes exactly 2 * 10 us + bytes / 1 GBps. SimGrid allows one engine per
 // process, and Catch2 runs every section of a test case in the same process: one replay per test case.
 #include "gridcast/emulator/replay.hpp"
-#include "gridcast/models/errors.hpp"
+#include "gridcast/foundation/errors.hpp"
 #include "gridcast/models/profile.hpp"
 
 #include "replay_support.hpp"

@@ -1,7 +1,7 @@
 // GPU emulation end to end on tiny hand-written platforms, against hand-computed times (issue 5).
 // CM02 without cross traffic is used so that one lone flow takes exactly latency + bytes / bandwidth.
 #include "gridcast/emulator/replay.hpp"
-#include "gridcast/models/errors.hpp"
+#include "gridcast/foundation/errors.hpp"
 #include "gridcast/models/profile.hpp"
 
 #include "../support.hpp"

@@ -3,7 +3,7 @@
 // replay, range warnings, version errors, determinism and the variability spread.
 #include "../models/models_support.hpp"
 
-#include "gridcast/models/errors.hpp"
+#include "gridcast/foundation/errors.hpp"
 #include "gridcast/models/native.hpp"
 #include "gridcast/models/profile.hpp"
 #include "gridcast/models/trace_model.hpp"

@@ -3,7 +3,7 @@
 
 #include "../support.hpp"
 
-#include "gridcast/models/errors.hpp"
+#include "gridcast/foundation/errors.hpp"
 #include "gridcast/models/native.hpp"
 #include "gridcast/models/profile.hpp"
 #include "gridcast/models/stream.hpp"

@@ -2,10 +2,10 @@
 // unknown keys with the allowed list, typed getters and their range messages.
 #include "models_support.hpp"
 
-#include "gridcast/models/json_reader.hpp"
+#include "gridcast/foundation/json_reader.hpp"
 
-using gridcast::models::JsonObject;
-using gridcast::models::read_json_file;
+using gridcast::JsonObject;
+using gridcast::read_json_file;
 using gridcast::test::expect_input_error;
 using gridcast::test::TempDir;
 using gridcast::test::write_file;

@@ -1,6 +1,6 @@
 #include "platform_support.hpp"
 
-#include "gridcast/platform/calibration.hpp"
+#include "gridcast/calibration/calibration.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,6 +1,6 @@
 #include "platform_support.hpp"
 
-#include "gridcast/models/errors.hpp"
+#include "gridcast/foundation/errors.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,9 +1,9 @@
-#include "gridcast/platform/units.hpp"
+#include "gridcast/foundation/units.hpp"
 
 #include <catch2/catch.hpp>
 
 using namespace gridcast;
-using namespace gridcast::platform;
+using namespace gridcast;
 
 namespace {
 const ErrorContext kWhere{"spec.json", 0, "node_kinds.a.loopback.bandwidth", -1};
@@ -59,4 +59,16 @@ TEST_CASE("units: numbers are written back exactly", "[platform][units]")
   CHECK(format_number(25e9) == "2.5e+10");
   CHECK(format_number(800) == "800");
   CHECK(format_number(1.3e-6) == "1.3e-06");
+}
+
+TEST_CASE("byte counts take a plain number of bytes or any size unit, and refuse negatives")
+{
+  CHECK(parse_byte_count("65536", kWhere) == 65536u);
+  CHECK(parse_byte_count("64KiB", kWhere) == 65536u);
+  CHECK(parse_byte_count("2KB", kWhere) == 2000u);
+  CHECK(parse_byte_count("1TiB", kWhere) == 1099511627776u);
+  CHECK(parse_byte_count("0", kWhere) == 0u);
+  CHECK(parse_size_bytes("3KB", kWhere) == 3000.0);
+  CHECK_THROWS_WITH(parse_byte_count("-1", kWhere), Catch::Contains("cannot be negative"));
+  CHECK_THROWS_WITH(parse_byte_count("12parsecs", kWhere), Catch::Contains("unknown unit 'parsecs'"));
 }

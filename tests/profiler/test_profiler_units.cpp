@@ -1,6 +1,6 @@
 // Unit tests of gridcast::profiler that need no MPI run: function lists, the launcher's command line,
 // ELF checks, calibration and meta files.
-#include "gridcast/models/errors.hpp"
+#include "gridcast/foundation/errors.hpp"
 #include "gridcast/calibrate/measure.hpp"
 #include "gridcast/profiler/profiler.hpp"
 

@@ -3,7 +3,7 @@
 // one Irecv/Send/Wait along one of 2, two of each along one of more). See docs/trace-model.md, "Axis sweeps".
 #include "../models/models_support.hpp"
 
-#include "gridcast/models/errors.hpp"
+#include "gridcast/foundation/errors.hpp"
 #include "gridcast/models/trace_model.hpp"
 #include "gridcast/models/trace_synth.hpp"
 

@@ -3,8 +3,8 @@
 // swaps). See docs/trace-model.md, "Peers whose axis follows the loop index".
 #include "../models/models_support.hpp"
 
-#include "gridcast/models/errors.hpp"
-#include "gridcast/models/json_reader.hpp"
+#include "gridcast/foundation/errors.hpp"
+#include "gridcast/foundation/json_reader.hpp"
 #include "gridcast/models/trace_model.hpp"
 #include "gridcast/models/trace_synth.hpp"
 

@@ -5,7 +5,7 @@
 
 #include "raw_format.hpp"
 
-#include "gridcast/models/errors.hpp"
+#include "gridcast/foundation/errors.hpp"
 #include "gridcast/models/native.hpp"
 
 #include <algorithm>

@@ -3,7 +3,7 @@
 // check a function list before the run).
 #include "gridcast/profiler/profiler.hpp"
 
-#include "gridcast/models/errors.hpp"
+#include "gridcast/foundation/errors.hpp"
 
 #include <fcntl.h>
 #include <gelf.h>

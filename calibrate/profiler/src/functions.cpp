@@ -3,7 +3,7 @@
 
 #include "raw_format.hpp"
 
-#include "gridcast/models/errors.hpp"
+#include "gridcast/foundation/errors.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "gridcast/calibrate/progress.hpp"
-#include "gridcast/platform/calibration.hpp"
+#include "gridcast/calibration/calibration.hpp"
 
 #include <filesystem>
 #include <optional>

@@ -4,7 +4,7 @@
 // per-message CPU work of shared-memory messages (p2p.hpp).
 #pragma once
 
-#include "gridcast/platform/calibration.hpp"
+#include "gridcast/calibration/calibration.hpp"
 
 #include <simgrid/s4u/Engine.hpp>
 

@@ -38,7 +38,7 @@
 // All of this runs inside SimGrid's cooperative scheduling, so no locks are needed.
 #pragma once
 
-#include "gridcast/platform/calibration.hpp"
+#include "gridcast/calibration/calibration.hpp"
 
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Comm.hpp>

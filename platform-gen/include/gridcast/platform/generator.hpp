@@ -4,7 +4,7 @@
 // properties and the topologies: docs/platforms.md.
 #pragma once
 
-#include "gridcast/platform/calibration.hpp"
+#include "gridcast/calibration/calibration.hpp"
 #include "gridcast/platform/spec.hpp"
 
 #include <simgrid/s4u/Engine.hpp>

@@ -5,7 +5,7 @@
 // InputError naming the key path.
 #pragma once
 
-#include "gridcast/platform/calibration.hpp"
+#include "gridcast/calibration/calibration.hpp"
 
 #include <nlohmann/json.hpp>
 

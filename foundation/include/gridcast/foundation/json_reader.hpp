@@ -1,10 +1,10 @@
 // Strict reading of JSON input files (run.json, model.json, platform specs, calibration.json and GPU data
 // sheets): one object at a time, every key checked against an allowed list, typed getters, and errors that
 // name the file and the key path ("node_kinds.dgx.pcie.root", "groups[2].template[0].peer") so that a user
-// can find the mistake. gridcast-calibrate-gpu compiles json_reader.cpp in (it carries no models library).
+// can find the mistake. it is part of gridcast::foundation, which needs no SimGrid.
 #pragma once
 
-#include "gridcast/models/errors.hpp"
+#include "gridcast/foundation/errors.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-namespace gridcast::models {
+namespace gridcast {
 
 /// Reads `file` as JSON. Errors (InputError, naming the file): "cannot open <what>: <errno text>" and
 /// "invalid JSON: <parser message>". `what` says what the file is ("run.json", "the model").
@@ -99,4 +99,4 @@ private:
   std::string path_;
 };
 
-}  // namespace gridcast::models
+}  // namespace gridcast

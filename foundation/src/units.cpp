@@ -1,4 +1,4 @@
-#include "gridcast/platform/units.hpp"
+#include "gridcast/foundation/units.hpp"
 
 #include <array>
 #include <cctype>
@@ -6,7 +6,7 @@
 #include <cmath>
 #include <utility>
 
-namespace gridcast::platform {
+namespace gridcast {
 
 namespace {
 
@@ -14,7 +14,7 @@ using Suffixes = std::initializer_list<std::pair<std::string_view, double>>;
 
 /// Splits "<number><suffix>" and looks the suffix up; `kind` and `examples` make the error readable.
 double parse_quantity(std::string_view text, const ErrorContext& where, Suffixes suffixes, std::string_view kind,
-                      std::string_view examples)
+                      std::string_view examples, bool bare_number_is_base_unit = false)
 {
   auto fail = [&](const std::string& why) -> double {
     throw InputError(where, "bad " + std::string(kind) + " '" + std::string(text) + "': " + why + " (examples: " +
@@ -37,8 +37,11 @@ double parse_quantity(std::string_view text, const ErrorContext& where, Suffixes
   if (ec != std::errc() || ptr != text.data() + end || not std::isfinite(value))
     return fail("'" + std::string(text.substr(0, end)) + "' is not a number");
   std::string_view suffix = text.substr(end);
-  if (suffix.empty())
+  if (suffix.empty()) {
+    if (bare_number_is_base_unit)
+      return value;
     return fail("no unit");
+  }
   for (const auto& [name, scale] : suffixes)
     if (suffix == name)
       return value * scale;
@@ -80,16 +83,39 @@ double parse_speed_flops(std::string_view text, const ErrorContext& where)
   return v;
 }
 
+namespace {
+
+/// Every size unit gridcast reads, in specs and in --cfg values alike ("KB" is the common spelling of kB).
+constexpr double kKilo = 1e3, kKibi = 1024.0;
+const Suffixes kSizeUnits{{"B", 1},
+                          {"kB", kKilo},
+                          {"KB", kKilo},
+                          {"MB", kKilo * kKilo},
+                          {"GB", kKilo * kKilo * kKilo},
+                          {"TB", kKilo * kKilo * kKilo * kKilo},
+                          {"KiB", kKibi},
+                          {"MiB", kKibi * kKibi},
+                          {"GiB", kKibi * kKibi * kKibi},
+                          {"TiB", kKibi * kKibi * kKibi * kKibi}};
+
+}  // namespace
+
 double parse_size_bytes(std::string_view text, const ErrorContext& where)
 {
-  constexpr double k = 1e3, Ki = 1024.0;
-  double v = parse_quantity(text, where,
-                            {{"B", 1}, {"kB", k}, {"MB", k * k}, {"GB", k * k * k}, {"TB", k * k * k * k},
-                             {"KiB", Ki}, {"MiB", Ki * Ki}, {"GiB", Ki * Ki * Ki}, {"TiB", Ki * Ki * Ki * Ki}},
-                            "size", "\"80GiB\", \"512MB\"");
+  double v = parse_quantity(text, where, kSizeUnits, "size", "\"80GiB\", \"512MB\"");
   if (not(v > 0))
     throw InputError(where, "size must be positive, got '" + std::string(text) + "'");
   return v;
+}
+
+std::uint64_t parse_byte_count(std::string_view text, const ErrorContext& where)
+{
+  double v = parse_quantity(text, where, kSizeUnits, "size", "\"65536\", \"64KiB\", \"1MB\"", true);
+  if (v < 0)
+    throw InputError(where, "a size cannot be negative: '" + std::string(text) + "'");
+  if (not(v < 1.8e19))
+    throw InputError(where, "size '" + std::string(text) + "' is too large");
+  return static_cast<std::uint64_t>(std::llround(v));
 }
 
 std::string format_number(double value)
@@ -99,4 +125,4 @@ std::string format_number(double value)
   return std::string(buf.data(), ptr);
 }
 
-}  // namespace gridcast::platform
+}  // namespace gridcast

@@ -1,5 +1,5 @@
 // InputError and its message format.
-#include "gridcast/models/errors.hpp"
+#include "gridcast/foundation/errors.hpp"
 
 #include <utility>
 

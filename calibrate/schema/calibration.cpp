@@ -1,9 +1,9 @@
 // calibration.json: strict reading (every key checked, unknown keys rejected with their path) and
 // deterministic writing. Schema: docs/formats.md, section "calibration.json".
-#include "gridcast/platform/calibration.hpp"
+#include "gridcast/calibration/calibration.hpp"
 
-#include "gridcast/models/errors.hpp"
-#include "gridcast/models/json_reader.hpp"
+#include "gridcast/foundation/errors.hpp"
+#include "gridcast/foundation/json_reader.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -23,8 +23,8 @@ using ojson  = nlohmann::ordered_json;
 
 namespace {
 
-using Obj = models::JsonObject;
-using Bound = models::JsonObject::Bound;
+using Obj = JsonObject;
+using Bound = JsonObject::Bound;
 
 Stat stat_from(const Obj& parent, std::string_view key)
 {
@@ -370,12 +370,12 @@ GpuCalibration gpu_calibration_from_json(const json& j, const std::string& file,
 GpuCalibration read_gpu_datasheet(const fs::path& file)
 {
   const std::string name = file.string();
-  return gpu_calibration_from_json(models::read_json_file(file, "the calibration"), name, "");
+  return gpu_calibration_from_json(read_json_file(file, "the calibration"), name, "");
 }
 
 Calibration read_calibration(const fs::path& file)
 {
-  return calibration_from_json(models::read_json_file(file, "the calibration"), file.string());
+  return calibration_from_json(read_json_file(file, "the calibration"), file.string());
 }
 
 namespace {

@@ -1,5 +1,5 @@
 // The strict JSON object reader shared by every JSON input of gridcast (see json_reader.hpp).
-#include "gridcast/models/json_reader.hpp"
+#include "gridcast/foundation/json_reader.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -7,7 +7,7 @@
 #include <cstring>
 #include <fstream>
 
-namespace gridcast::models {
+namespace gridcast {
 
 using json = nlohmann::json;
 
@@ -187,4 +187,4 @@ JsonObject JsonObject::element(std::string_view key, std::size_t i) const
   return JsonObject(array(key)[i], file_, key_path(index_key(key, i)));
 }
 
-}  // namespace gridcast::models
+}  // namespace gridcast
