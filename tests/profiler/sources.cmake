@@ -7,7 +7,7 @@ set(MPI_CXX_SKIP_MPICXX ON)
 find_package(MPI COMPONENTS CXX QUIET)
 find_package(BLAS QUIET)
 if(MPI_CXX_FOUND AND BLAS_FOUND AND TARGET gridcast_hook)
-  # The sample programs get the hook preloaded, so they are never sanitized (see calibrate/hook).
+  # The sample programs get the hook preloaded, so they are never sanitized (see profiler/hook).
   add_library(gridcast_fake_gpu SHARED profiler/apps/fake_gpu.cpp)
   add_executable(gridcast_mpi_sample profiler/apps/mpi_sample.cpp)
   target_compile_options(gridcast_mpi_sample PRIVATE -finstrument-functions)

@@ -135,7 +135,7 @@ TEST_CASE("profiler: the hook's meta files are read strictly", "[profiler]")
 
 // ---------------------------------------------------------------- conversion of hand-made raw files
 
-#include "../../calibrate/hook/raw_format.hpp"
+#include "gridcast/profiler/raw_format.hpp"
 
 #include "gridcast/models/native.hpp"
 

@@ -6,7 +6,7 @@
 // it (depth guard); never throw.
 #pragma once
 
-#include "raw_format.hpp"
+#include "gridcast/profiler/raw_format.hpp"
 
 #include <atomic>
 #include <cstdint>

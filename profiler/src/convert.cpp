@@ -3,7 +3,7 @@
 // that was running (or "compute").
 #include "gridcast/profiler/profiler.hpp"
 
-#include "raw_format.hpp"
+#include "gridcast/profiler/raw_format.hpp"
 
 #include "gridcast/foundation/errors.hpp"
 #include "gridcast/models/native.hpp"

@@ -1,7 +1,7 @@
 // Function lists (--discover writes them, --functions reads them) and the host speed.
 #include "gridcast/profiler/profiler.hpp"
 
-#include "raw_format.hpp"
+#include "gridcast/profiler/raw_format.hpp"
 
 #include "gridcast/foundation/errors.hpp"
 
