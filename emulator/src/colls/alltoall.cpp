@@ -110,12 +110,9 @@ void alltoall_basic_linear(CollectiveContext& ctx, const CollectiveArgs& a)
   if (a.bytes == 0 || n == 1)
     return;
   const int me = ctx.rank();
-  std::vector<RequestPtr> reqs;
-  for (int i = 1; i < n; ++i)
-    reqs.push_back(ctx.irecv((me + i) % n, a.bytes, tag::kAlltoall));
-  for (int i = 1; i < n; ++i)
-    reqs.push_back(ctx.isend(wrap(me - i, n), a.bytes, tag::kAlltoall));
-  ctx.wait_all(reqs);
+  receive_all_then_send_all(
+      ctx, tag::kAlltoall, n - 1, [&](int i) { return PeerBytes{(me + i + 1) % n, a.bytes}; }, n - 1,
+      [&](int i) { return PeerBytes{wrap(me - i - 1, n), a.bytes}; });
 }
 
 /// Pairwise exchange as for alltoall, each step with that pair's sizes.
@@ -145,15 +142,10 @@ void alltoallv_basic_linear(CollectiveContext& ctx, const CollectiveArgs& a)
   const AlltoallvSizes s(ctx, a);
   const int n = ctx.size();
   const int me = ctx.rank();
-  std::vector<RequestPtr> reqs;
-  for (int i = 0; i < n; ++i)
-    if (i != me)
-      reqs.push_back(ctx.irecv(i, s.from.block(i), tag::kAlltoallv));
-  for (int i = 0; i < n; ++i)
-    if (i != me)
-      reqs.push_back(ctx.isend(i, s.to.block(i), tag::kAlltoallv));
-  ctx.wait_all(reqs);
+  auto other = [me](int i) { return i < me ? i : i + 1; };  // the i-th rank but me, in rank order
+  receive_all_then_send_all(
+      ctx, tag::kAlltoallv, n - 1, [&](int i) { return PeerBytes{other(i), s.from.block(other(i))}; }, n - 1,
+      [&](int i) { return PeerBytes{other(i), s.to.block(other(i))}; });
 }
-
 
 }  // namespace gridcast::emulator::colls

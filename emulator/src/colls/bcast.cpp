@@ -109,10 +109,8 @@ void bcast_pipeline(CollectiveContext& ctx, const CollectiveArgs& a)
 
 void bcast_default(CollectiveContext& ctx, const CollectiveArgs& a)
 {
-  if (default_bcast(a.bytes, ctx.size()) == "scatter_allgather")
-    bcast_scatter_allgather(ctx, a);
-  else
-    bcast_binomial(ctx, a);
+  const bool long_msg = default_bcast(a.bytes, ctx.size()) == "scatter_allgather";
+  (long_msg ? bcast_scatter_allgather : bcast_binomial)(ctx, a);
 }
 
 }  // namespace gridcast::emulator::colls

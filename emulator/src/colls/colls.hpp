@@ -187,6 +187,30 @@ void exchange_with_every_rank(CollectiveContext& ctx, int t, SendBytes to, RecvB
 /// exchange_with_every_rank of the same `bytes` both ways with every rank.
 void exchange_with_every_rank(CollectiveContext& ctx, Bytes bytes, int t);
 
+/// A peer and the bytes of the message exchanged with it.
+struct PeerBytes {
+  int peer;
+  Bytes bytes;
+};
+
+/// A flat round: `recvs` receives (the i-th from recv_at(i)), then `sends` sends (the i-th to
+/// send_at(i)), all posted before any is waited for; empty messages are posted too (SMPI's flat
+/// algorithms: alltoall basic_linear, ialltoallv, scan direct).
+template <class RecvAt, class SendAt>
+void receive_all_then_send_all(CollectiveContext& ctx, int t, int recvs, RecvAt recv_at, int sends, SendAt send_at)
+{
+  std::vector<RequestPtr> reqs;
+  for (int i = 0; i < recvs; ++i) {
+    const PeerBytes p = recv_at(i);
+    reqs.push_back(ctx.irecv(p.peer, p.bytes, t));
+  }
+  for (int i = 0; i < sends; ++i) {
+    const PeerBytes p = send_at(i);
+    reqs.push_back(ctx.isend(p.peer, p.bytes, t));
+  }
+  ctx.wait_all(reqs);
+}
+
 /// Which way the data of a linear (flat) rooted collective flows.
 enum class Flow { ToRoot, FromRoot };
 
@@ -384,6 +408,10 @@ std::string default_allreduce(Bytes bytes, int n);
 std::string default_allgather(Bytes bytes, int n);
 std::string default_alltoall(Bytes bytes, int n);
 std::string default_reduce_scatter(const CollectiveArgs& a, int n);
+/// Open MPI 4.1's fixed rule for alltoall (select_openmpi.cpp), as an Open MPI algorithm number (1
+/// linear, 2 pairwise, 3 modified Bruck, 4 linear with sync, 5 two-proc), by one peer's block in bytes:
+/// SMPI 3.32's default alltoall carries the same table.
+int openmpi41_alltoall_rule(Bytes block, int n);
 /// SMPI 3.32's default selector (select_smpi.cpp).
 std::string select_smpi(CollectiveKind kind, const CollectiveArgs& args, int n);
 

@@ -26,9 +26,8 @@ void reduce_linear(CollectiveContext& ctx, const CollectiveArgs& a)
 /// root plays newrank 0 in the gather.
 void reduce_rabenseifner(CollectiveContext& ctx, const CollectiveArgs& a)
 {
-  const int n = ctx.size();
   const Bytes total = a.bytes;
-  if (total == 0 || n == 1)
+  if (total == 0 || ctx.size() == 1)
     return;
   const int me = ctx.rank();
   const int root = a.root;
@@ -75,10 +74,8 @@ void reduce_rabenseifner(CollectiveContext& ctx, const CollectiveArgs& a)
 
 void reduce_default(CollectiveContext& ctx, const CollectiveArgs& a)
 {
-  if (default_reduce(a.bytes, ctx.size()) == "rabenseifner")
-    reduce_rabenseifner(ctx, a);
-  else
-    reduce_binomial(ctx, a);
+  const bool long_msg = default_reduce(a.bytes, ctx.size()) == "rabenseifner";
+  (long_msg ? reduce_rabenseifner : reduce_binomial)(ctx, a);
 }
 
 }  // namespace gridcast::emulator::colls

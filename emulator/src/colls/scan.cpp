@@ -40,12 +40,9 @@ void prefix_direct(CollectiveContext& ctx, const CollectiveArgs& a, int t)
   if (a.bytes == 0 || n == 1)
     return;
   const int me = ctx.rank();
-  std::vector<RequestPtr> reqs;
-  for (int other = 0; other < me; ++other)
-    reqs.push_back(ctx.irecv(other, a.bytes, t));
-  for (int other = me + 1; other < n; ++other)
-    reqs.push_back(ctx.isend(other, a.bytes, t));
-  ctx.wait_all(reqs);
+  receive_all_then_send_all(
+      ctx, t, me, [&](int i) { return PeerBytes{i, a.bytes}; }, n - 1 - me,
+      [&](int i) { return PeerBytes{me + 1 + i, a.bytes}; });
 }
 
 }  // namespace

@@ -11,73 +11,99 @@
 // Other collectives keep the MPICH choice of select().
 #include "colls.hpp"
 
+#include <limits>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace gridcast::emulator {
 namespace {
 
 using colls::Bytes;
 
+/// A library's fixed decision rules as data: rows by communicator size, in each the Open MPI algorithm
+/// number by message size. The first row with n < n_below applies (`two_ranks` instead for n == 2,
+/// where not empty), and in it the first step with bytes < below; past the last step, the last one's.
+struct DecisionTable {
+  static constexpr Bytes kAny = std::numeric_limits<Bytes>::max();
+  struct Step {
+    Bytes below;  ///< this algorithm while bytes < below
+    int algorithm;
+  };
+  struct Row {
+    int n_below;  ///< this row while n < n_below
+    std::vector<Step> steps;
+  };
+  std::vector<Step> two_ranks;
+  std::vector<Row> rows;  ///< the last row's n_below is INT_MAX
 
-/// coll_tuned_decision_fixed.c (4.1), ompi_coll_tuned_allreduce_intra_dec_fixed, commutative branch.
+  int decide(int n, Bytes bytes) const
+  {
+    const std::vector<Step>* steps = &rows.back().steps;
+    if (n == 2 && not two_ranks.empty()) {
+      steps = &two_ranks;
+    } else {
+      for (const Row& row : rows) {
+        if (n < row.n_below) {
+          steps = &row.steps;
+          break;
+        }
+      }
+    }
+    for (const Step& s : *steps)
+      if (bytes < s.below)
+        return s.algorithm;
+    return steps->back().algorithm;
+  }
+};
+
+constexpr Bytes kAny = DecisionTable::kAny;
+constexpr int kAnyRanks = std::numeric_limits<int>::max();
+
+/// coll_tuned_decision_fixed.c (4.1), ompi_coll_tuned_allreduce_intra_dec_fixed, commutative branch,
+/// by the whole buffer's bytes.
 int openmpi41_allreduce_rule(Bytes total, int n)
 {
-  if (n < 4)
-    return total < 8 ? 4 : total < 4096 ? 3 : total < 8192 ? 4 : total < 16384 ? 3 : total < 65536 ? 4
-         : total < 262144 ? 5 : 6;
-  if (n < 8)
-    return total < 16 ? 4 : total < 8192 ? 3 : 6;
-  if (n < 16)
-    return total < 8192 ? 3 : 6;
-  if (n < 32)
-    return total < 64 ? 5 : total < 4096 ? 3 : 6;
-  if (n < 64)
-    return total < 128 ? 5 : 6;
-  if (n < 128)
-    return total < 262144 ? 3 : 6;
-  if (n < 256)
-    return total < 131072 ? 2 : total < 262144 ? 3 : 6;
-  if (n < 512)
-    return total < 4096 ? 2 : 6;
-  if (n < 2048)
-    return total < 2048 ? 2 : total < 16384 ? 3 : 6;
-  if (n < 4096)
-    return total < 2048 ? 2 : total < 4096 ? 5 : total < 16384 ? 3 : 6;
-  return total < 2048 ? 2 : total < 16384 ? 5 : total < 32768 ? 3 : 6;
-}
-
-/// ompi_coll_tuned_alltoall_intra_dec_fixed (4.1): `block` is one peer's block (dsize x scount).
-int openmpi41_alltoall_rule(Bytes block, int n)
-{
-  if (n == 2)
-    return block < 2 ? 2 : block < 4 ? 5 : block < 16 ? 2 : block < 64 ? 5 : block < 256 ? 2 : block < 4096 ? 5
-         : block < 32768 ? 2 : block < 262144 ? 4 : block < 1048576 ? 5 : 2;
-  if (n < 8)
-    return block < 8192 ? 4 : block < 16384 ? 1 : block < 65536 ? 4 : block < 524288 ? 1 : block < 1048576 ? 2 : 1;
-  if (n < 16)
-    return block < 262144 ? 4 : 1;
-  if (n < 32)
-    return block < 4 ? 4 : block < 512 ? 3 : block < 8192 ? 4 : block < 32768 ? 1 : block < 262144 ? 4
-         : block < 524288 ? 1 : 4;
-  if (n < 64)
-    return block < 512 ? 3 : block < 524288 ? 1 : 4;
-  if (n < 128)
-    return block < 1024 ? 3 : block < 2048 ? 1 : block < 4096 ? 4 : block < 262144 ? 1 : 2;
-  if (n < 256)
-    return block < 1024 ? 3 : block < 2048 ? 4 : block < 262144 ? 1 : 2;
-  if (n < 512)
-    return block < 1024 ? 3 : block < 8192 ? 4 : block < 32768 ? 1 : 2;
-  if (n < 1024)
-    return block < 512 ? 3 : block < 8192 ? 4 : block < 16384 ? 1 : block < 131072 ? 4 : block < 262144 ? 1 : 2;
-  if (n < 2048)
-    return block < 512 ? 3 : block < 1024 ? 4 : block < 2048 ? 1 : block < 16384 ? 4 : block < 262144 ? 1 : 4;
-  if (n < 4096)
-    return block < 1024 ? 3 : block < 4096 ? 4 : block < 8192 ? 1 : block < 131072 ? 4 : 1;
-  return block < 2048 ? 3 : block < 8192 ? 4 : block < 16384 ? 1 : block < 32768 ? 4 : block < 65536 ? 1 : 4;
+  static const DecisionTable table{
+      {},
+      {
+          {4, {{8, 4}, {4096, 3}, {8192, 4}, {16384, 3}, {65536, 4}, {262144, 5}, {kAny, 6}}},
+          {8, {{16, 4}, {8192, 3}, {kAny, 6}}},
+          {16, {{8192, 3}, {kAny, 6}}},
+          {32, {{64, 5}, {4096, 3}, {kAny, 6}}},
+          {64, {{128, 5}, {kAny, 6}}},
+          {128, {{262144, 3}, {kAny, 6}}},
+          {256, {{131072, 2}, {262144, 3}, {kAny, 6}}},
+          {512, {{4096, 2}, {kAny, 6}}},
+          {2048, {{2048, 2}, {16384, 3}, {kAny, 6}}},
+          {4096, {{2048, 2}, {4096, 5}, {16384, 3}, {kAny, 6}}},
+          {kAnyRanks, {{2048, 2}, {16384, 5}, {32768, 3}, {kAny, 6}}},
+      }};
+  return table.decide(n, total);
 }
 
 }  // namespace
+
+/// ompi_coll_tuned_alltoall_intra_dec_fixed (4.1): `block` is one peer's block (dsize x scount).
+int colls::openmpi41_alltoall_rule(Bytes block, int n)
+{
+  static const DecisionTable table{
+      {{2, 2}, {4, 5}, {16, 2}, {64, 5}, {256, 2}, {4096, 5}, {32768, 2}, {262144, 4}, {1048576, 5}, {kAny, 2}},
+      {
+          {8, {{8192, 4}, {16384, 1}, {65536, 4}, {524288, 1}, {1048576, 2}, {kAny, 1}}},
+          {16, {{262144, 4}, {kAny, 1}}},
+          {32, {{4, 4}, {512, 3}, {8192, 4}, {32768, 1}, {262144, 4}, {524288, 1}, {kAny, 4}}},
+          {64, {{512, 3}, {524288, 1}, {kAny, 4}}},
+          {128, {{1024, 3}, {2048, 1}, {4096, 4}, {262144, 1}, {kAny, 2}}},
+          {256, {{1024, 3}, {2048, 4}, {262144, 1}, {kAny, 2}}},
+          {512, {{1024, 3}, {8192, 4}, {32768, 1}, {kAny, 2}}},
+          {1024, {{512, 3}, {8192, 4}, {16384, 1}, {131072, 4}, {262144, 1}, {kAny, 2}}},
+          {2048, {{512, 3}, {1024, 4}, {2048, 1}, {16384, 4}, {262144, 1}, {kAny, 4}}},
+          {4096, {{1024, 3}, {4096, 4}, {8192, 1}, {131072, 4}, {kAny, 1}}},
+          {kAnyRanks, {{2048, 3}, {8192, 4}, {16384, 1}, {32768, 4}, {65536, 1}, {kAny, 4}}},
+      }};
+  return table.decide(n, block);
+}
 
 std::string CollectiveRegistry::select_openmpi41(CollectiveKind kind, const CollectiveArgs& args, int comm_size) const
 {
@@ -94,7 +120,7 @@ std::string CollectiveRegistry::select_openmpi41(CollectiveKind kind, const Coll
     }
   }
   if (kind == CollectiveKind::Alltoall) {
-    switch (openmpi41_alltoall_rule(args.bytes, comm_size)) {
+    switch (colls::openmpi41_alltoall_rule(args.bytes, comm_size)) {
       case 2:
       case 5: return "pairwise";
       case 3: return "bruck";

@@ -21,48 +21,11 @@ namespace {
 /// SMPI 3.32 carries it. Open MPI's "linear_sync" and "two_proc" are SMPI's basic_linear.
 std::string smpi_alltoall(Bytes bytes, int n)
 {
-  struct Step {
-    Bytes below;  ///< this algorithm while bytes < below
-    const char* algorithm;
-  };
-  struct Row {
-    int n_below;  ///< this row while n < n_below (n == 2 has its own row)
-    std::vector<Step> steps;
-  };
-  constexpr Bytes kAny = std::numeric_limits<Bytes>::max();
-  static const char* const L = "basic_linear";
-  static const char* const P = "pairwise";
-  static const char* const B = "bruck";
-  static const std::vector<Step> two{{2, P},     {4, L},      {16, P},      {64, L},  {256, P},
-                                     {4096, L},  {32768, P},  {1048576, L}, {kAny, P}};
-  static const std::vector<Row> table{
-      {8, {{524288, L}, {1048576, P}, {kAny, L}}},
-      {16, {{kAny, L}}},
-      {32, {{4, L}, {512, B}, {kAny, L}}},
-      {64, {{512, B}, {kAny, L}}},
-      {128, {{1024, B}, {262144, L}, {kAny, P}}},
-      {256, {{1024, B}, {262144, L}, {kAny, P}}},
-      {512, {{1024, B}, {32768, L}, {kAny, P}}},
-      {1024, {{512, B}, {262144, L}, {kAny, P}}},
-      {2048, {{512, B}, {kAny, L}}},
-      {4096, {{1024, B}, {kAny, L}}},
-      {std::numeric_limits<int>::max(), {{2048, B}, {kAny, L}}},
-  };
-  const std::vector<Step>* steps = &table.back().steps;
-  if (n == 2) {
-    steps = &two;
-  } else {
-    for (const Row& row : table) {
-      if (n < row.n_below) {
-        steps = &row.steps;
-        break;
-      }
-    }
+  switch (openmpi41_alltoall_rule(bytes, n)) {
+    case 2: return "pairwise";
+    case 3: return "bruck";
+    default: return "basic_linear";  // 1 linear, 4 linear with sync, 5 two-proc
   }
-  for (const Step& s : *steps)
-    if (bytes < s.below)
-      return s.algorithm;
-  return steps->back().algorithm;
 }
 
 }  // namespace
