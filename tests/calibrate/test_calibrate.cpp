@@ -3,7 +3,7 @@
 #include "gridcast/calibrate/calibrate.hpp"
 #include "gridcast/calibrate/measure.hpp"
 
-#include "../models/models_support.hpp"
+#include "../foundation/foundation_support.hpp"
 
 #include <dlfcn.h>
 
@@ -384,4 +384,16 @@ TEST_CASE("calibrate: the shared capacity is fitted from the transfer-dominated 
   // No transfer-dominated size: nothing to fit.
   std::vector<platform::SizedTiming> tiny(exchange.begin(), exchange.begin() + 5);
   CHECK(fit_shared_bandwidth(fit, tiny) == 0);
+}
+
+// `gridcast profile` (cli/cmd_profile.cpp) measures the host speed with this function when no calibration is
+// given; the case keeps its profiler name, but tests gridcast::calibrate, so it lives with its tests.
+TEST_CASE("profiler: without a calibration the host speed is measured as gridcast calibrate does", "[profiler]")
+{
+  // calibrate's core_speed_flops is the dgemm median; the profiler's fallback must be the same figure.
+  auto stat = calibrate::measure_dgemm_flops(64, 3);
+  CHECK(stat.repetitions == 3);
+  CHECK(stat.median > 0);
+  CHECK(stat.min <= stat.median);
+  CHECK(stat.median <= stat.max);
 }

@@ -1,5 +1,5 @@
 // calibration.json: strict reading, deterministic writing, SMPI factor strings.
-#include "../models/models_support.hpp"
+#include "../foundation/foundation_support.hpp"
 
 #include "gridcast/calibrate/measure.hpp"
 #include "gridcast/calibration/calibration.hpp"

@@ -1,6 +1,6 @@
 // How the collectives were measured (network.collectives_measured), the bench's method line, the
 // warning about disturbed timings and `gridcast calibrate --only-collectives`.
-#include "../models/models_support.hpp"
+#include "../foundation/foundation_support.hpp"
 
 #include "gridcast/calibrate/measure.hpp"
 #include "gridcast/foundation/errors.hpp"

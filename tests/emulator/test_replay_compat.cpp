@@ -302,7 +302,7 @@ TEST_CASE("replay compat: MPI_COMM_SELF has one member", "[replay][compat]")
 
 TEST_CASE("replay compat: an NCCL communicator from ncclCommInitRank is a communicator of its own", "[replay][compat]")
 {
-  // Host buffers here: the GPU emulation (tests/gpu) covers device buffers; this checks the handle.
+  // Host buffers here: the GPU emulation (tests/emulator/test_gpu.cpp) covers device buffers; this checks the handle.
   TempDir dir;
   auto result = run(dir, {R"({"op":"comm_dup","fn":"ncclCommInitRank","new_comm":65536})" "\n"
                           R"({"op":"allreduce","fn":"ncclAllReduce","bytes":8,"comm":65536})" "\n",

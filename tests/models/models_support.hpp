@@ -1,6 +1,7 @@
 // Helpers of the gridcast::models tests.
 #pragma once
 
+#include "../foundation/foundation_support.hpp"
 #include "../support.hpp"
 
 #include "gridcast/foundation/errors.hpp"
@@ -12,24 +13,11 @@
 
 #include <filesystem>
 #include <initializer_list>
-#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace gridcast::test {
-
-/// Runs `f`, which must throw InputError, and returns the error for inspection.
-template <class F> InputError expect_input_error(F&& f)
-{
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e;
-  }
-  FAIL("expected an InputError");
-  throw std::logic_error("unreachable");
-}
 
 /// Every record of a stream, in order.
 inline std::vector<models::CallRecord> read_all(models::CallStream& stream)

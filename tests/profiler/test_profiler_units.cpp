@@ -1,7 +1,6 @@
 // Unit tests of gridcast::profiler that need no MPI run: function lists, the launcher's command line,
-// ELF checks, calibration and meta files.
+// ELF checks and meta files.
 #include "gridcast/foundation/errors.hpp"
-#include "gridcast/calibrate/measure.hpp"
 #include "gridcast/profiler/profiler.hpp"
 
 #include <catch2/catch.hpp>
@@ -101,16 +100,6 @@ TEST_CASE("profiler: MPI linkage is read from the ELF dynamic section", "[profil
   CHECK(profiler::is_builtin_function("MPI_Iprobe"));
   CHECK(profiler::is_builtin_function("cblas_dgemm"));
   CHECK_FALSE(profiler::is_builtin_function("main"));
-}
-
-TEST_CASE("profiler: without a calibration the host speed is measured as gridcast calibrate does", "[profiler]")
-{
-  // calibrate's core_speed_flops is the dgemm median; the profiler's fallback must be the same figure.
-  auto stat = calibrate::measure_dgemm_flops(64, 3);
-  CHECK(stat.repetitions == 3);
-  CHECK(stat.median > 0);
-  CHECK(stat.min <= stat.median);
-  CHECK(stat.median <= stat.max);
 }
 
 TEST_CASE("profiler: the hook's meta files are read strictly", "[profiler]")

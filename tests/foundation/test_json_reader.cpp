@@ -1,6 +1,6 @@
 // The strict JSON object reader shared by run.json, model.json and the platform spec: key paths in errors,
 // unknown keys with the allowed list, typed getters and their range messages.
-#include "models_support.hpp"
+#include "foundation_support.hpp"
 
 #include "gridcast/foundation/json_reader.hpp"
 
