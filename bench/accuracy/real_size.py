@@ -75,6 +75,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import rate_model_effect  # noqa: E402  (the footprint and rate-curve reading, shared)
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import results_json  # noqa: E402  (the --json shape of bench/results/)
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -257,6 +259,7 @@ def main() -> int:
                          "kept, else the --train-runs shortest (default 8)")
     ap.add_argument("--max-other-cores", type=float, default=0.3,
                     help="foreign CPU load (cores) above which a run is disturbed (default 0.3)")
+    ap.add_argument("--json", type=Path, default=None, help="also write the figures here (bench/results/ shape)")
     ap.add_argument("--keep", type=Path, help="keep the profiles and the models in this directory")
     args = ap.parse_args()
     if args.train_runs < 1:
@@ -304,6 +307,12 @@ def main() -> int:
               f"(np 2; measured: median of {args.reps} profiled runs; target 5% mean, 10% max)")
     for app in apps:
         print(f"  {app.name}: trained at {app.unit} {', '.join(map(str, app.train))}; measured: {app.measured}")
+    if args.json:
+        results_json.write(args.json, "real_size", [
+            {"app": r[0], "size": r[1], "x_train": r[2], "predicted_s": r[3], "measured_s": r[4], "error_pct": r[5],
+             "undisturbed": r[6], "runs_s": list(r[7]), "other_cores": r[8]} for r in rows if len(r) > 2],
+            {"points": len(errs), "mean_abs_error_pct": statistics.mean(errs) if errs else None,
+             "max_abs_error_pct": max(errs) if errs else None, "np": 2, "target_mean_pct": 5, "target_max_pct": 10})
     if any(len(r) > 2 and not r[6] for r in rows):
         print("* fewer undisturbed runs than --reps: the least disturbed were used; re-run on an idle machine")
     return 0
