@@ -208,7 +208,7 @@ def main() -> int:
                     help="passed to every gridcast replay (e.g. gridcast/coll/allreduce:recursive_doubling)")
     ap.add_argument("--selection", default="openmpi-4.1", choices=["openmpi-4.1", "mpich"],
                     help="gridcast/coll-selector of the replays: the collectives were measured with Open MPI, "
-                         "so by default the emulator picks Open MPI 4.1's algorithms (docs/collectives.md)")
+                         "so by default the emulator picks Open MPI 4.1's algorithms (docs/reference/collectives.md)")
     ap.add_argument("--p2p-target", type=float, default=0.10)
     ap.add_argument("--coll-target", type=float, default=0.15)
     ap.add_argument("--json", type=Path, default=None, help="also write the figures here (bench/results/ shape)")
@@ -267,7 +267,7 @@ def main() -> int:
                           for p in comp["memcpy"] if p["bytes"] in (1 << 15, 1 << 20, 8 << 20, 64 << 20)) + ")")
     elif comp.get("reduction"):
         print("local copies in collectives: 2/3 of the reduction curve (no compute.memcpy in the calibration)")
-    # The cold-copy rule (docs/collectives.md, "Cold copies"): the node's last-level cache on the CPU host.
+    # The cold-copy rule (docs/reference/collectives.md, "Cold copies"): the node's last-level cache on the CPU host.
     llc = re.search(r'<prop id="gridcast:llc-bytes" value="([^"]+)"/>', platform.read_text())
     if llc:
         print(f"cold copies: gridcast:llc-bytes {float(llc.group(1)) / 2**20:.2f} MiB; a collective whose "
