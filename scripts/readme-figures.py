@@ -24,6 +24,11 @@ def pct(x: float, digits: int = 2) -> str:
     return f"{x:.{digits}f}%"
 
 
+def bound(fraction: float) -> str:
+    """A relative difference as a bound a reader can take in: "0.012%", or "0.001%" for anything smaller."""
+    return f"{max(100 * fraction, 0.001):.3f}%"
+
+
 def origin(d: dict, script: str) -> str:
     """`script`, date[, where the figures come from]."""
     text = f"`{script}`, {d['date'][:10]}"
@@ -35,9 +40,9 @@ def smpi_agreement(d: dict) -> str:
     p2p, coll = s["max_abs_rel_diff_point_to_point"], s["max_abs_rel_diff_collectives"]
     parts = []
     if p2p is not None:
-        parts.append(f"within {pct(100 * p2p, 3)} on every point-to-point trace")
+        parts.append(f"within {bound(p2p)} on every point-to-point trace")
     if coll is not None:
-        parts.append(f"within {pct(100 * coll, 3)} on traces of every collective")
+        parts.append(f"within {bound(coll)} on traces of every collective")
     return (f"- Agreement with `smpirun -replay` on the same TIT traces and platform, {s['cases']} cases: "
             f"{' and '.join(parts)}, {s['failed']} failed (`--cfg gridcast/coll-selector:{s['coll_selector']}`; "
             f"{origin(d, 'bench/smpi_agreement.py')}).")
