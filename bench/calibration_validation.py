@@ -53,6 +53,8 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+import results_json  # noqa: E402  (the --json shape of bench/results/)
 EXIT_SKIPPED = 77
 K_CALLS = 10  # collective calls per emulated loop (the emulation is deterministic: any K gives the same)
 
@@ -206,9 +208,10 @@ def main() -> int:
                     help="passed to every gridcast replay (e.g. gridcast/coll/allreduce:recursive_doubling)")
     ap.add_argument("--selection", default="openmpi-4.1", choices=["openmpi-4.1", "mpich"],
                     help="gridcast/coll-selector of the replays: the collectives were measured with Open MPI, "
-                         "so by default the emulator picks Open MPI 4.1's algorithms (docs/collectives.md)")
+                         "so by default the emulator picks Open MPI 4.1's algorithms (docs/reference/collectives.md)")
     ap.add_argument("--p2p-target", type=float, default=0.10)
     ap.add_argument("--coll-target", type=float, default=0.15)
+    ap.add_argument("--json", type=Path, default=None, help="also write the figures here (bench/results/ shape)")
     args = ap.parse_args()
 
     if not args.gridcast.exists():
@@ -264,7 +267,7 @@ def main() -> int:
                           for p in comp["memcpy"] if p["bytes"] in (1 << 15, 1 << 20, 8 << 20, 64 << 20)) + ")")
     elif comp.get("reduction"):
         print("local copies in collectives: 2/3 of the reduction curve (no compute.memcpy in the calibration)")
-    # The cold-copy rule (docs/collectives.md, "Cold copies"): the node's last-level cache on the CPU host.
+    # The cold-copy rule (docs/reference/collectives.md, "Cold copies"): the node's last-level cache on the CPU host.
     llc = re.search(r'<prop id="gridcast:llc-bytes" value="([^"]+)"/>', platform.read_text())
     if llc:
         print(f"cold copies: gridcast:llc-bytes {float(llc.group(1)) / 2**20:.2f} MiB; a collective whose "
@@ -283,10 +286,13 @@ def main() -> int:
         print("ping-pong, one-way time (us)")
         print(f"  {'size':>10}  {'measured':>14}  {'emulated':>14}  {'error':>9}")
         p2p_errors = []
+        json_rows: list[dict] = []
         for point in net["pingpong"]:
             measured = point["one_way_s"]["median"]
             emulated = emu.makespan(pingpong_ranks(point["bytes"])) / 2
             p2p_errors.append(row(human(point["bytes"]), measured, emulated))
+            json_rows.append({"kind": "pingpong", "bytes": point["bytes"], "measured_s": measured, "emulated_s": emulated,
+                              "rel_error": p2p_errors[-1][1]})
         worst = max(p2p_errors, key=lambda e: abs(e[1]))
         p2p_ok = abs(worst[1]) <= args.p2p_target
         print(f"  worst: {worst[0]} at {worst[1] * 100:+.2f}% (target {args.p2p_target * 100:.0f}%): "
@@ -310,6 +316,8 @@ def main() -> int:
             print(f"  {c['op']:>10} {human(c['bytes']):>9}  {measured * 1e6:14.3f}  {emulated * 1e6:14.3f}  "
                   f"{err * 100:+8.2f}%  {algorithm}")
             coll_errors.append((f"{c['op']} {human(c['bytes'])}", err))
+            json_rows.append({"kind": "collective", "op": c["op"], "np": c["np"], "bytes": c["bytes"], "measured_s": measured,
+                              "emulated_s": emulated, "rel_error": err, "algorithm": algorithm})
         if coll_errors:
             worst = max(coll_errors, key=lambda e: abs(e[1]))
             coll_ok = abs(worst[1]) <= args.coll_target
@@ -320,6 +328,14 @@ def main() -> int:
         else:
             coll_ok = True
         ok = p2p_ok and coll_ok
+        if args.json:
+            results_json.write(args.json, "calibration_validation", json_rows, {
+                "calibration": str(args.calibration.resolve().relative_to(ROOT)) if args.calibration.resolve().is_relative_to(ROOT) else str(args.calibration),
+                "pingpong_points": len(p2p_errors), "pingpong_max_abs_rel_error": max(abs(e) for _, e in p2p_errors),
+                "pingpong_target": args.p2p_target,
+                "collectives": len(coll_errors),
+                "collectives_within_target": sum(1 for _, e in coll_errors if abs(e) <= args.coll_target),
+                "collectives_target": args.coll_target, "selection": args.selection})
     except RuntimeError as e:
         print(f"calibration_validation: {e}", file=sys.stderr)
         return 2

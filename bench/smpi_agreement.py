@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import replay_tools as rt
+import results_json
 
 EXIT_SKIPPED = 77
 KIB, MIB = 1024, 1024 * 1024
@@ -81,6 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--timeout", type=float, default=120.0, help="per-run limit in seconds (default 120)")
     p.add_argument("--work", type=Path, default=rt.REPO / "build" / "bench-work" / "agreement",
                    help="traces, platforms and outputs (default build/bench-work/agreement)")
+    p.add_argument("--json", type=Path, default=None, help="also write the figures here (bench/results/ shape)")
     a = p.parse_args(argv)
     started = time.perf_counter()
     a.work.mkdir(parents=True, exist_ok=True)
@@ -103,6 +105,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"gridcast: not built ({a.gridcast}); showing smpirun only")
     print(f"{'case':<24} {'ranks':>5} {'p2p':>4} {'smpirun s':>13} {'gridcast s':>13} {'rel diff':>10}  verdict")
     failures = 0
+    rows = []
     for sc in scenarios:
         smpi = rt.run_smpirun(sc, a.work / "scratch", timeout=a.timeout)
         cfg = rt.SMPIRUN_IMPLICIT_CFG + (f"gridcast/coll-selector:{a.coll_selector}",)
@@ -131,9 +134,20 @@ def main(argv: list[str] | None = None) -> int:
             verdict += f" [smpirun: {smpi.extra['rewritten_wildcards']} wildcard recv -333 -> -555]"
         print(f"{sc.name:<24} {sc.np:>5} {'yes' if sc.point_to_point_only else 'no':>4} {smpi_txt} {grid_txt} "
               f"{diff_txt}  {verdict}", flush=True)
+        rows.append({"case": sc.name, "ranks": sc.np, "point_to_point_only": sc.point_to_point_only,
+                     "smpirun_s": smpi.makespan_s if smpi.ok else None, "gridcast_s": grid.makespan_s if grid.ok else None,
+                     "rel_diff": diff, "verdict": verdict})
 
     elapsed = time.perf_counter() - started
     print(f"{len(scenarios)} cases in {elapsed:.1f} s; {failures} failed")
+    if a.json:
+        def worst(p2p: bool) -> float | None:
+            diffs = [abs(r["rel_diff"]) for r in rows if r["rel_diff"] is not None and r["point_to_point_only"] == p2p]
+            return max(diffs) if diffs else None
+        results_json.write(a.json, "smpi_agreement", rows, {
+            "cases": len(rows), "failed": failures, "coll_selector": a.coll_selector,
+            "max_abs_rel_diff_point_to_point": worst(True), "max_abs_rel_diff_collectives": worst(False),
+            "elapsed_s": round(elapsed, 1)})
     if failures:
         return 1
     return 0 if have_gridcast else EXIT_SKIPPED

@@ -25,7 +25,7 @@ HPL (examples/hpl-smpi: HPCC's HPL from Debian's source, N = 384, 512, 640 with 
 and 2560) is run only when named in --apps, on two process grids:
   hpl      1 x Q (Q = np): pivoting and row swaps stay inside each process, so every message follows from
            (N, np, rank, panel): the numbered loops (panel broadcast, back substitution) and the binomial
-           trees (HPL_broadcast / HPL_reduce) of docs/trace-model.md express all of it;
+           trees (HPL_broadcast / HPL_reduce) of docs/reference/trace-model.md express all of it;
   hpl-2d   P x Q = MPI_Dims_create(np, 2): the row swaps and the pivot exchanges between process rows
            send what the pivots make them send (data-dependent sizes and skipped messages), which no
            expression of (N, np, rank, panel) gives; fit's message is its row.
@@ -35,7 +35,7 @@ LAMMPS (examples/lammps-smpi: Debian's source built with smpicxx by scripts/buil
 must have run: exit 77 otherwise) is run only when named in --apps (`--apps lammps`): the LJ melt of
 in.lj on N x N x N fcc cells (Nw = N: 8, 12, 16 in training, 32 and 64 as targets), 40 steps, process
 grid MPI_Dims_create(np, 3). Its calls follow the grid's shape (an axis of extent 1 makes no MPI calls,
-one of more than 2 ranks makes more), which the model expresses with axis sweeps (docs/trace-model.md). After the
+one of more than 2 ranks makes more), which the model expresses with axis sweeps (docs/reference/trace-model.md). After the
 main table: every point recorded a second time with another velocity seed and compared with the first
 (the share of communication calls whose sizes follow the atoms' motion), and rank 0's calls by function
 on each process grid. LAMMPS rows (and the seed table) print two more columns: route-eq, the share of

@@ -27,10 +27,10 @@ Applications (nw is the size):
    construct absorbs, the fit compares each call with the same call of the other runs and takes its
    median over them (three runs or more of a deterministic program; else the median of the runs'
    means): one preempted call of HPL's 1-8 ms sections multiplies a construct's work by up to 80, and
-   every run usually has one, each at another step (docs/trace-model.md, "Work"). Five runs, not three:
+   every run usually has one, each at another step (docs/reference/trace-model.md, "Work"). Five runs, not three:
    on a loaded machine the longest calls are stretched in more than one run of three (the prediction at
    N 1024 moved by 0.0641-0.0723 s over 16 refits on 3 runs a size, 0.0640-0.0714 s on 5;
-   docs/latency-model.md, "A median per call, and what moved the HPL prediction"); a training run of HPL
+   docs/reference/latency-model.md, "A median per call, and what moved the HPL prediction"); a training run of HPL
    at these sizes takes about a second.
 
    The HPL sizes stay small (N 128-320, sections of 1-8 ms, shorter than a time slice) rather than N
@@ -50,7 +50,7 @@ Applications (nw is the size):
 Each target also prints the ranks' footprints (run.json footprint_bytes) at the training sizes and at
 the target, and the factor a rate model would apply there (rate at the nearest training footprint / rate
 at the target's, from the calibration's compute.rate_by_working_set; bench/accuracy/rate_model_effect.py):
-information only, the prediction does not use it (docs/latency-model.md, "A rate by footprint").
+information only, the prediction does not use it (docs/reference/latency-model.md, "A rate by footprint").
 
 A run is disturbed when the other processes used more than --max-other-cores cores on average while it
 ran: /proc/stat's busy time of the whole machine minus the run's own user+system time (wait4 of
@@ -75,6 +75,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import rate_model_effect  # noqa: E402  (the footprint and rate-curve reading, shared)
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import results_json  # noqa: E402  (the --json shape of bench/results/)
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -175,7 +177,7 @@ def undisturbed(gridcast: str, app: App, size: int, work: Path, tag: str, want: 
     Returns the kept runs (the undisturbed ones, else the `want` least disturbed) and whether they all
     were undisturbed. Least disturbed: with `shortest` (training), the `want` shortest spans, since a
     disturbance only adds time to the same work and the machine's foreign load does not say which run it
-    hit (docs/latency-model.md, "A median per call, and what moved the HPL prediction"); else
+    hit (docs/reference/latency-model.md, "A median per call, and what moved the HPL prediction"); else
     (measurement, whose median must not be biased low) the least foreign load."""
     runs: list[Run] = []
     for k in range(tries):
@@ -257,6 +259,7 @@ def main() -> int:
                          "kept, else the --train-runs shortest (default 8)")
     ap.add_argument("--max-other-cores", type=float, default=0.3,
                     help="foreign CPU load (cores) above which a run is disturbed (default 0.3)")
+    ap.add_argument("--json", type=Path, default=None, help="also write the figures here (bench/results/ shape)")
     ap.add_argument("--keep", type=Path, help="keep the profiles and the models in this directory")
     args = ap.parse_args()
     if args.train_runs < 1:
@@ -304,6 +307,12 @@ def main() -> int:
               f"(np 2; measured: median of {args.reps} profiled runs; target 5% mean, 10% max)")
     for app in apps:
         print(f"  {app.name}: trained at {app.unit} {', '.join(map(str, app.train))}; measured: {app.measured}")
+    if args.json:
+        results_json.write(args.json, "real_size", [
+            {"app": r[0], "size": r[1], "x_train": r[2], "predicted_s": r[3], "measured_s": r[4], "error_pct": r[5],
+             "undisturbed": r[6], "runs_s": list(r[7]), "other_cores": r[8]} for r in rows if len(r) > 2],
+            {"points": len(errs), "mean_abs_error_pct": statistics.mean(errs) if errs else None,
+             "max_abs_error_pct": max(errs) if errs else None, "np": 2, "target_mean_pct": 5, "target_max_pct": 10})
     if any(len(r) > 2 and not r[6] for r in rows):
         print("* fewer undisturbed runs than --reps: the least disturbed were used; re-run on an idle machine")
     return 0

@@ -13,7 +13,7 @@ draw takes --runs of them at every size, uniformly without replacement from a ge
 model.json formula at the target times the counts of its enclosing loops (the ratio forest is normalized
 to mean 1 per site, so it does not change a site's total): `flops` of a compute call, `absorbed_flops` of
 a polling construct, shown as seconds on the recording host (run.json `host.speed_flops`). Fitting is
-cheap and recording is not: record many runs once, refit subsets here (docs/latency-model.md, "A median
+cheap and recording is not: record many runs once, refit subsets here (docs/reference/latency-model.md, "A median
 per call, and what moved the HPL prediction"). Subsets of one pool overlap, so they vary less than fresh
 recordings would. Exit 0 when the table was printed, 1 when a step failed or the directory has too few
 profiles.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Speed of `gridcast fit` and `gridcast predict` at the sizes issue 7 names.
+"""Speed of `gridcast fit` and `gridcast predict` at the sizes the prediction targets name.
 
     cmake --build build --target gridcast && python3 bench/accuracy/speed.py
     python3 bench/accuracy/speed.py --predict-iterations 8      # a shorter predict
@@ -10,7 +10,7 @@
 2. predict: the same model at 4096 ranks on a 4096-host cluster (scripts/gen_cluster.py), for
    --predict-iterations iterations of the stencil (Nw = iterations; the issue's target is 1000
    iterations in under a minute), timed, with steady-state fast-forward (predict's default, `--fast-forward
-   auto`; docs/emulator.md). Prints calls/s of what was emulated.
+   auto`; docs/reference/emulator.md). Prints calls/s of what was emulated.
 3. fast-forward error: the same model at --ff-ranks ranks x --ff-iterations iterations (256 x 200 by
    default, where the full emulation is affordable), predicted with `--fast-forward auto` and `off`:
    the relative makespan error and both wall times.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""GPUDirect vs HostCopy on a Lassen-like machine: a small reproduction of seed 001's study (issue 5).
+"""GPUDirect vs HostCopy on a Lassen-like machine: a small reproduction of the study of Khetawat et al., "Predicting GPUDirect Benefits for HPC Workloads".
 
 Builds synthetic JSON-lines traces that follow what seed 001 states about four GPU applications
 (AmgX-like, LULESH-like, Minisweep-like, SW4lite-like: message sizes, partners per rank, share of time in

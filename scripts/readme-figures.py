@@ -1,0 +1,160 @@
+#!/usr/bin/env python3
+"""Render the README's figures from the benches' outputs, so that no figure in it is typed by hand.
+
+    python3 scripts/readme-figures.py            # rewrite the block in README.md
+    python3 scripts/readme-figures.py --check    # exit 1 when README.md differs from what it would write
+
+Reads bench/results/*.json (written by the benches' `--json FILE`, shape in bench/results_json.py) and
+replaces what lies between `<!-- figures:begin -->` and `<!-- figures:end -->` in README.md. A file whose
+`source` is not "measured" says where its figures come from, and the README says it too. A bench without
+a file gets no line. Exit 0 written / up to date, 1 differs (--check), 2 bad input (missing markers,
+malformed JSON), naming the file.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+BEGIN, END = "<!-- figures:begin -->", "<!-- figures:end -->"
+
+
+def pct(x: float, digits: int = 2) -> str:
+    return f"{x:.{digits}f}%"
+
+
+def bound(fraction: float) -> str:
+    """A relative difference as a bound a reader can take in: "0.012%", or "0.001%" for anything smaller."""
+    return f"{max(100 * fraction, 0.001):.3f}%"
+
+
+def origin(d: dict, script: str) -> str:
+    """`script`, date[, where the figures come from]."""
+    text = f"`{script}`, {d['date'][:10]}"
+    return text if d.get("source", "measured") == "measured" else f"{text}; {d['source']}"
+
+
+def smpi_agreement(d: dict) -> str:
+    s = d["summary"]
+    p2p, coll = s["max_abs_rel_diff_point_to_point"], s["max_abs_rel_diff_collectives"]
+    parts = []
+    if p2p is not None:
+        parts.append(f"within {bound(p2p)} on every point-to-point trace")
+    if coll is not None:
+        parts.append(f"within {bound(coll)} on traces of every collective")
+    return (f"- Agreement with `smpirun -replay` on the same TIT traces and platform, {s['cases']} cases: "
+            f"{' and '.join(parts)}, {s['failed']} failed (`--cfg gridcast/coll-selector:{s['coll_selector']}`; "
+            f"{origin(d, 'bench/smpi_agreement.py')}).")
+
+
+def smpi_extrapolation(d: dict) -> str:
+    s = d["summary"]
+    return (f"- Prediction against `smpirun` running the real programs at np {' and '.join(map(str, s['target_np']))} "
+            f"after training at np {min(s['train_np'])}-{max(s['train_np'])}: {pct(s['mean_abs_error_pct'])} mean, "
+            f"{pct(s['max_abs_error_pct'])} max, {pct(s['median_abs_error_pct'])} median error over {s['points']} points "
+            f"(the LSim paper: {s['paper_mean_pct']}% mean, {s['paper_max_pct']}% max), with gridcast expanding "
+            f"collectives as SMPI's default selector does (`--cfg gridcast/coll-selector:{s['coll_selector']}`; "
+            f"{origin(d, 'bench/accuracy/smpi_extrapolation.py')}).")
+
+
+def real_size(d: dict) -> str:
+    s, rows = d["summary"], d["rows"]
+    runs = sorted({r.get("run", 1) for r in rows})
+    points = []
+    for r in rows:
+        key = (r["app"], r["size"], r["x_train"])
+        if key not in points:
+            points.append(key)
+    names = {"lammps": "LAMMPS", "hpl": "HPL (HPCC's HPL section)"}
+    lines = [f"- Real hardware, np {s['np']}, size extrapolation ({origin(d, 'bench/accuracy/real_size.py')}; "
+             f"target {s['target_mean_pct']}% mean, {s['target_max_pct']}% max):", "",
+             "  | app | size | x training | " + " | ".join(f"run {k}" for k in runs) + " |",
+             "  |---|---|---|" + "---|" * len(runs)]
+    for app, size, x in points:
+        errs = {r.get("run", 1): r["error_pct"] for r in rows if (r["app"], r["size"], r["x_train"]) == (app, size, x)}
+        lines.append(f"  | {names.get(app, app)} | {size} | {x} | " + " | ".join(f"{errs[k]:+.1f}%" for k in runs) + " |")
+    if "per_run" in s:
+        lines.append("  | mean / max | | | " + " | ".join(
+            f"{p['mean_abs_error_pct']:.1f}% / {p['max_abs_error_pct']:.1f}%" for p in s["per_run"]) + " |")
+    else:
+        lines.append(f"  | mean / max | | | {s['mean_abs_error_pct']:.1f}% / {s['max_abs_error_pct']:.1f}% |")
+    return "\n".join(lines) + "\n"
+
+
+def trace_model_validation(d: dict) -> str:
+    s = d["summary"]
+    return (f"- Trace model: synthesized streams at np {' and '.join(map(str, s['target_np']))} and 2-4x the training "
+            f"sizes equal the real SMPI recordings call for call ({s['default_set_identical_pct']:.2f}% on all "
+            f"{s['default_set_rows']} rows of {', '.join(s['default_set_apps'])}; {s['hpl_1xQ_identical_pct']:.2f}% on "
+            f"the {s['hpl_1xQ_rows']} rows of HPL on 1 x Q grids); LAMMPS: every call's route "
+            f"({s['lammps_route_eq_pct']:.2f}%), its sizes only {pct(s['lammps_size_eq_pct'])} (two recordings with "
+            f"different seeds agree on {pct(s['lammps_size_eq_two_seeds_pct'])}) "
+            f"({origin(d, 'bench/trace_model_validation.py')}).")
+
+
+def speed(d: dict) -> str:
+    s = d["summary"]
+    return (f"- Speed: `gridcast predict` of the {s['predict_what']}: {s['predict_wall_s']:.2f} s (target "
+            f"< {s['predict_target_s']} s); `gridcast fit` of {s['fit_what']}: {s['fit_wall_s']:.2f} s (target "
+            f"< {s['fit_target_s']} s); fast-forward against full emulation: relative error "
+            f"{s['fast_forward_rel_error']:.3g}, {s['fast_forward_s']} s against {s['full_emulation_s']} s "
+            f"({origin(d, 'bench/accuracy/speed.py')}).")
+
+
+def calibration_validation(d: dict) -> str:
+    s = d["summary"]
+    return (f"- Calibration: the emulated MPI ping-pong on the platform generated from `{s['calibration']}` is "
+            f"within {pct(100 * s['pingpong_max_abs_rel_error'], 1)} of the measured one at all "
+            f"{s['pingpong_points']} sizes; {s['collectives_within_target']} of the {s['collectives']} collective "
+            f"timings at np 2 are within {s['collectives_target']:.0%} ({origin(d, 'bench/calibration_validation.py')}).")
+
+
+RENDER = {"smpi_agreement": smpi_agreement, "smpi_extrapolation": smpi_extrapolation,
+          "trace_model_validation": trace_model_validation, "real_size": real_size, "speed": speed,
+          "calibration_validation": calibration_validation}
+
+
+def render(results: Path) -> str:
+    docs = {}
+    for f in sorted(results.glob("*.json")):
+        try:
+            d = json.loads(f.read_text())
+            docs[d["bench"]] = d
+        except (ValueError, KeyError) as e:
+            raise SystemExit(f"readme-figures: {f}: {e}") from None
+    out = [BEGIN, "<!-- generated by scripts/readme-figures.py from bench/results/*.json: edit those, not this -->", ""]
+    for bench, fn in RENDER.items():  # a fixed order, whatever the files' names
+        if bench in docs:
+            try:
+                out.append(fn(docs[bench]).rstrip("\n"))
+            except (KeyError, TypeError) as e:
+                sys.exit(f"readme-figures: bench/results: {bench}: missing or bad figure {e}")
+    out.append(END)
+    return "\n".join(out)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--check", action="store_true", help="exit 1 when README.md is not what this would write")
+    ap.add_argument("--root", type=Path, default=Path(__file__).resolve().parent.parent)
+    a = ap.parse_args()
+    readme = a.root / "README.md"
+    text = readme.read_text()
+    if text.count(BEGIN) != 1 or text.count(END) != 1 or text.index(BEGIN) > text.index(END):
+        print(f"readme-figures: {readme}: needs exactly one {BEGIN} ... {END} block", file=sys.stderr)
+        return 2
+    new = text[:text.index(BEGIN)] + render(a.root / "bench" / "results") + text[text.index(END) + len(END):]
+    if a.check:
+        if new != text:
+            print(f"readme-figures: {readme} differs from bench/results/*.json: run scripts/readme-figures.py",
+                  file=sys.stderr)
+            return 1
+        return 0
+    if new != text:
+        readme.write_text(new)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
