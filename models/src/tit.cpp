@@ -520,6 +520,10 @@ struct TitLineParser::Impl {
   bool parse(std::string_view line, std::uint64_t number, CallRecord& out, FunctionTable& functions);
 };
 
+// One function on purpose: it is the grammar of SMPI's TIT lines, one branch per action in the order of
+// SimGrid's replay.cpp, each reading its operands straight into the reused record. Split into a function
+// per action it would pass the same tokens, record and error context to each, and the grammar could no
+// longer be read top to bottom against SimGrid's; it runs once per trace line, so it also stays one call.
 bool TitLineParser::Impl::parse(std::string_view line, std::uint64_t number, CallRecord& out, FunctionTable& functions)
 {
   line_no = number;

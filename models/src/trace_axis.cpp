@@ -207,41 +207,33 @@ struct SigData {
   std::map<int, std::vector<std::vector<AxisElem>>> first;  ///< by the first axis' class
 };
 
-}  // namespace
-
-int grid_neighbour(int rank, const std::vector<int>& dims, int axis, int dir)
+/// The extent class (1, 2, more) of each axis of a grid.
+std::vector<int> classes_of(const std::vector<int>& dims)
 {
-  return *trace::grid_neighbour(rank, dims, static_cast<std::size_t>(axis), dir, true);
+  std::vector<int> c;
+  for (int e : dims)
+    c.push_back(AxisSweep::extent_class(e));
+  return c;
 }
 
-std::string axis_sweep_placeholder_name(std::size_t k) { return "gridcast:axis-sweep-" + std::to_string(k); }
+constexpr int kDims = 3;
 
-const std::vector<Cut>* AxisScan::cuts(const std::filesystem::path& path, int rank) const
+/// What learning found: the sweeps' signatures, and whether some training grid has an axis of one rank.
+struct Learned {
+  std::map<std::pair<int, std::vector<std::uint32_t>>, SigData> sigs;
+  bool extent_one = false;
+};
+
+Learned learn_sweeps(const std::vector<std::filesystem::path>& paths, const NumberedScan& numbered,
+                     std::map<CallToken, std::uint32_t>& key_ids, std::vector<CallToken>& keys)
 {
-  auto it = cuts_of.find(path);
-  if (it == cuts_of.end())
-    return nullptr;
-  return &it->second.at(static_cast<std::size_t>(rank));
-}
-
-AxisScan scan_axis_sweeps(const std::vector<std::filesystem::path>& paths, const NumberedScan& numbered)
-{
-  constexpr int kDims = 3;
-  AxisScan scan;
-  std::map<CallToken, std::uint32_t> key_ids;
-  auto classes_of = [](const std::vector<int>& dims) {
-    std::vector<int> c;
-    for (int e : dims)
-      c.push_back(AxisSweep::extent_class(e));
-    return c;
-  };
-
   // Learning: runs over all three axes of a grid whose axes all have more than one rank. The middle
   // axis' calls are whole (what precedes and follows a run may continue its first and last axis: the
   // end of a reverse halo exchange along axis 0 just before); the first axis' calls, by class, are the
   // shortest seen there, which every other run of the same middle must end with.
-  std::map<std::pair<int, std::vector<std::uint32_t>>, SigData> sigs;
-  bool extent_one = false;
+  Learned learned;
+  auto& sigs       = learned.sigs;
+  bool& extent_one = learned.extent_one;
   for (const auto& path : paths) {
     ProfileDir dir(path);
     const std::vector<int> dims = dims_create(dir.info().np, kDims);
@@ -251,7 +243,7 @@ AxisScan scan_axis_sweeps(const std::vector<std::filesystem::path>& paths, const
     if (std::count(cls.begin(), cls.end(), 0) > 0)
       continue;
     for (int r = 0; r < dir.rank_count(); ++r) {
-      const std::vector<ScanCall> calls = read_rank(dir, numbered, r, dims, key_ids, scan.keys);
+      const std::vector<ScanCall> calls = read_rank(dir, numbered, r, dims, key_ids, keys);
       const std::vector<AxisElem> es    = all_elems(calls);
       for (const Run& run : runs_of(calls)) {
         if (run.blocks.size() != 3)
@@ -273,12 +265,20 @@ AxisScan scan_axis_sweeps(const std::vector<std::filesystem::path>& paths, const
       }
     }
   }
+  return learned;
+}
+
+/// The sweep kinds of the learned signatures; none where no sweep differs between extent classes.
+std::vector<AxisKind> choose_kinds(const Learned& learned)
+{
+  std::vector<AxisKind> kinds;
+  const bool extent_one = learned.extent_one;
   // Sweeps are kept where some sweep's calls differ between extent classes (else the plain model's loop
   // counts and grid_loop peers express them); then every consistent one is: a sweep the same on every
   // axis (a halo exchange) cut out too keeps its calls from folding into the loops of its neighbours
   // (LAMMPS' borders, whose last Irecv/Send/Wait folded into the reverse exchange after it).
   bool any_differs = false;
-  for (const auto& [sig, d] : sigs) {
+  for (const auto& [sig, d] : learned.sigs) {
     AxisKind kind;
     const int c1 = sig.first;
     kind.blocks[static_cast<std::size_t>(c1)] = d.middle;
@@ -308,13 +308,20 @@ AxisScan scan_axis_sweeps(const std::vector<std::filesystem::path>& paths, const
     for (int c = 0; c < 3; ++c)
       if (kind.blocks[static_cast<std::size_t>(c)])
         kind.sizes[static_cast<std::size_t>(c)].resize(kind.blocks[static_cast<std::size_t>(c)]->size());
-    scan.kinds.push_back(std::move(kind));
+    kinds.push_back(std::move(kind));
   }
   if (not any_differs)
-    scan.kinds.clear();
-  if (scan.kinds.empty())
-    return scan;
+    kinds.clear();
+  return kinds;
+}
 
+
+/// Per profile and rank, the runs cut out as sweeps (cut, kind index); fills the kinds' sizes and
+/// request distances and counts their occurrences.
+std::map<std::filesystem::path, std::vector<std::vector<std::pair<Cut, std::size_t>>>>
+cut_sweeps(const std::vector<std::filesystem::path>& paths, const NumberedScan& numbered,
+           std::map<CallToken, std::uint32_t>& key_ids, AxisScan& scan)
+{
   // Cutting: in every profile with at least two axes of more than one rank, a run whose blocks are those
   // axes in order, the first ending with the sweep's calls for its class, the middle ones equal to theirs
   // and the last beginning with them; no request pending across its ends.
@@ -429,6 +436,13 @@ AxisScan scan_axis_sweeps(const std::vector<std::filesystem::path>& paths, const
       }
     }
   }
+  return found;
+}
+
+/// Keeps the sweeps that occur somewhere, numbered in order, and their cuts under the new numbers.
+void keep_occurring(AxisScan& scan,
+                    std::map<std::filesystem::path, std::vector<std::vector<std::pair<Cut, std::size_t>>>>& found)
+{
   // Only the sweeps that occur somewhere, numbered in order.
   std::vector<std::size_t> renumber(scan.kinds.size(), 0);
   std::vector<AxisKind> kept;
@@ -439,7 +453,7 @@ AxisScan scan_axis_sweeps(const std::vector<std::filesystem::path>& paths, const
     }
   scan.kinds = std::move(kept);
   if (scan.kinds.empty())
-    return scan;
+    return;
   for (auto& [path, ranks] : found) {
     auto& out = scan.cuts_of[path];
     for (auto& cuts : ranks) {
@@ -450,6 +464,34 @@ AxisScan scan_axis_sweeps(const std::vector<std::filesystem::path>& paths, const
       }
     }
   }
+}
+
+}  // namespace
+
+int grid_neighbour(int rank, const std::vector<int>& dims, int axis, int dir)
+{
+  return *trace::grid_neighbour(rank, dims, static_cast<std::size_t>(axis), dir, true);
+}
+
+std::string axis_sweep_placeholder_name(std::size_t k) { return "gridcast:axis-sweep-" + std::to_string(k); }
+
+const std::vector<Cut>* AxisScan::cuts(const std::filesystem::path& path, int rank) const
+{
+  auto it = cuts_of.find(path);
+  if (it == cuts_of.end())
+    return nullptr;
+  return &it->second.at(static_cast<std::size_t>(rank));
+}
+
+AxisScan scan_axis_sweeps(const std::vector<std::filesystem::path>& paths, const NumberedScan& numbered)
+{
+  AxisScan scan;
+  std::map<CallToken, std::uint32_t> key_ids;
+  scan.kinds = choose_kinds(learn_sweeps(paths, numbered, key_ids, scan.keys));
+  if (scan.kinds.empty())
+    return scan;
+  auto found = cut_sweeps(paths, numbered, key_ids, scan);
+  keep_occurring(scan, found);
   return scan;
 }
 

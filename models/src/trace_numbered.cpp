@@ -217,6 +217,140 @@ CallStreamPtr filter_numbered(CallStreamPtr inner, const std::vector<Cut>* cuts)
   return std::make_unique<NumberedFilter>(std::move(inner), *cuts);
 }
 
+namespace {
+
+/// The second reading of one profile: per rank, each tag cluster's run of calls (begin, end) and its
+/// calls by tag; the blocking point-to-point calls with their cluster (-1: none), for the tree search;
+/// which clusters are loops (one contiguous run per rank, tags never decreasing).
+struct ClusterReading {
+  std::vector<bool> valid;
+  std::vector<std::vector<std::pair<std::size_t, std::size_t>>> runs;
+  std::vector<std::vector<std::vector<std::pair<std::int64_t, NumberedCallObs>>>> calls;
+  std::vector<std::vector<std::pair<int, P2p>>> p2p;
+  FunctionTable names;
+  std::size_t kept_calls = 0;
+};
+
+ClusterReading read_clusters(const ProfileDir& dir, const std::vector<std::pair<std::int64_t, std::int64_t>>& clusters)
+{
+  ClusterReading cr;
+  auto& valid      = cr.valid;
+  auto& runs       = cr.runs;
+  auto& calls      = cr.calls;
+  auto& p2p        = cr.p2p;
+  auto& names      = cr.names;
+  auto& kept_calls = cr.kept_calls;
+  valid.assign(clusters.size(), true);
+  runs.resize(static_cast<std::size_t>(dir.rank_count()));
+  calls.resize(runs.size());
+  p2p.resize(runs.size());
+  for (int r = 0; r < dir.rank_count(); ++r) {
+    auto& rr = runs[static_cast<std::size_t>(r)];
+    auto& rc = calls[static_cast<std::size_t>(r)];
+    rr.assign(clusters.size(), {0, 0});
+    rc.assign(clusters.size(), {});
+    std::vector<bool> open(clusters.size(), false), closed(clusters.size(), false);
+    CallStreamPtr s = dir.open(r);
+    CallRecord rec;
+    std::size_t index = 0;
+    int current       = -1;  // the cluster whose run the previous call was in
+    for (; s->next(rec); ++index) {
+      int c = -1;
+      if (numbered_op(rec)) {
+        for (std::size_t k = 0; k < clusters.size(); ++k)
+          if (rec.tag >= clusters[k].first && rec.tag <= clusters[k].second)
+            c = static_cast<int>(k);
+        if (rec.op != Op::Ssend && kept_calls++ < kTreeCallBudget)  // trees of standard sends and receives
+          p2p[static_cast<std::size_t>(r)].push_back(
+              {c, {index, rec.op == Op::Send, rec.peer, rec.tag, rec.bytes,
+                   names.intern(s->functions().name(rec.function))}});
+      }
+      if (current >= 0 && c != current) {
+        closed[static_cast<std::size_t>(current)] = true;
+        rr[static_cast<std::size_t>(current)].second = index;
+      }
+      if (c >= 0) {
+        auto cu = static_cast<std::size_t>(c);
+        if (closed[cu])
+          valid[cu] = false;  // a second run of the same cluster
+        if (not open[cu]) {
+          open[cu]     = true;
+          rr[cu].first = index;
+        }
+        if (not rc[cu].empty() && rec.tag < rc[cu].back().first)
+          valid[cu] = false;  // tags that go back: not an iteration count
+        rc[cu].push_back({rec.tag, {0, s->functions().name(rec.function), rec.op, rec.peer, rec.bytes, rec.line}});
+      }
+      current = c;
+    }
+    if (current >= 0)
+      rr[static_cast<std::size_t>(current)].second = index;
+    for (std::size_t k = 0; k < clusters.size(); ++k)
+      if (not open[k])
+        valid[k] = false;  // a rank without calls in it: no place for the loop in its template
+  }
+  return cr;
+}
+
+/// After every profile is read: tree sequences kept only where every profile has the same trees, loops
+/// dropped where they come and go, each loop's step and counts, and the cuts each profile's streams get.
+NumberedScan finish_scan(NumberedScan scan, std::vector<std::int64_t> step, bool loops_agree,
+                         const std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>>& clusters_of,
+                         const std::vector<std::vector<std::vector<std::pair<std::size_t, std::size_t>>>>& tree_runs_of)
+{
+  // Tree sequences: as many in every profile, the same trees (kind, tag) in each; sizes may differ.
+  bool trees_agree = true;
+  for (const NumberedProfile& p : scan.profiles) {
+    const auto& ref = scan.profiles.front().trees;
+    trees_agree = trees_agree && p.trees.size() == ref.size();
+    for (std::size_t q = 0; trees_agree && q < ref.size(); ++q) {
+      trees_agree = p.trees[q].size() == ref[q].size();
+      for (std::size_t t = 0; trees_agree && t < ref[q].size(); ++t)
+        trees_agree = p.trees[q][t].kind == ref[q][t].kind && p.trees[q][t].tag == ref[q][t].tag;
+    }
+  }
+  if (not trees_agree)
+    for (NumberedProfile& p : scan.profiles)
+      p.trees.clear();
+  scan.tree_sequences = scan.profiles.empty() ? 0 : scan.profiles.front().trees.size();
+  if (not loops_agree) {
+    step.clear();
+    for (NumberedProfile& p : scan.profiles) {
+      p.runs.assign(p.runs.size(), {});
+      p.calls.assign(p.calls.size(), {});
+    }
+  }
+  if (step.empty() && scan.tree_sequences == 0)
+    return {};
+  for (std::int64_t& s : step)
+    s = std::max<std::int64_t>(s, 1);
+  scan.step = step;
+  for (std::size_t i = 0; i < scan.profiles.size(); ++i) {
+    NumberedProfile& p = scan.profiles[i];
+    for (std::size_t k = 0; k < step.size(); ++k) {
+      const std::int64_t first = clusters_of[i][k].first;
+      p.first_tag.push_back(first);
+      p.count.push_back(static_cast<std::uint64_t>((clusters_of[i][k].second - first) / step[k] + 1));
+      for (auto& rank_calls : p.calls)
+        for (NumberedCallObs& c : rank_calls[k])
+          c.k = static_cast<std::uint64_t>((static_cast<std::int64_t>(c.k) - first) / step[k]);
+    }
+    // What the placeholders replace, in stream order.
+    p.cuts.assign(p.runs.size(), {});
+    for (std::size_t r = 0; r < p.runs.size(); ++r) {
+      for (std::size_t k = 0; k < p.runs[r].size(); ++k)
+        p.cuts[r].push_back({p.runs[r][k].first, p.runs[r][k].second, numbered_placeholder_name(k)});
+      if (scan.tree_sequences > 0)
+        for (std::size_t q = 0; q < tree_runs_of[i][r].size(); ++q)
+          p.cuts[r].push_back({tree_runs_of[i][r][q].first, tree_runs_of[i][r][q].second, tree_placeholder_name(q)});
+      std::sort(p.cuts[r].begin(), p.cuts[r].end(), [](const Cut& a, const Cut& b) { return a.begin < b.begin; });
+    }
+  }
+  return scan;
+}
+
+}  // namespace
+
 NumberedScan scan_numbered(const std::vector<std::filesystem::path>& paths, std::size_t min_iterations,
                            std::int64_t max_gap)
 {
@@ -247,57 +381,13 @@ NumberedScan scan_numbered(const std::vector<std::filesystem::path>& paths, std:
     p.path = path;
     p.nw   = dir.info().nw;
     p.np   = dir.info().np;
-    std::vector<bool> valid(clusters.size(), true);
-    std::vector<std::vector<std::pair<std::size_t, std::size_t>>> runs(static_cast<std::size_t>(dir.rank_count()));
-    std::vector<std::vector<std::vector<std::pair<std::int64_t, NumberedCallObs>>>> calls(runs.size());
-    std::vector<std::vector<std::pair<int, P2p>>> p2p(runs.size());  // (cluster or -1, call)
-    FunctionTable names;
-    std::size_t kept_calls = 0;
-    for (int r = 0; r < dir.rank_count(); ++r) {
-      auto& rr = runs[static_cast<std::size_t>(r)];
-      auto& rc = calls[static_cast<std::size_t>(r)];
-      rr.assign(clusters.size(), {0, 0});
-      rc.assign(clusters.size(), {});
-      std::vector<bool> open(clusters.size(), false), closed(clusters.size(), false);
-      CallStreamPtr s = dir.open(r);
-      CallRecord rec;
-      std::size_t index = 0;
-      int current       = -1;  // the cluster whose run the previous call was in
-      for (; s->next(rec); ++index) {
-        int c = -1;
-        if (numbered_op(rec)) {
-          for (std::size_t k = 0; k < clusters.size(); ++k)
-            if (rec.tag >= clusters[k].first && rec.tag <= clusters[k].second)
-              c = static_cast<int>(k);
-          if (rec.op != Op::Ssend && kept_calls++ < kTreeCallBudget)  // trees of standard sends and receives
-            p2p[static_cast<std::size_t>(r)].push_back(
-                {c, {index, rec.op == Op::Send, rec.peer, rec.tag, rec.bytes,
-                     names.intern(s->functions().name(rec.function))}});
-        }
-        if (current >= 0 && c != current) {
-          closed[static_cast<std::size_t>(current)] = true;
-          rr[static_cast<std::size_t>(current)].second = index;
-        }
-        if (c >= 0) {
-          auto cu = static_cast<std::size_t>(c);
-          if (closed[cu])
-            valid[cu] = false;  // a second run of the same cluster
-          if (not open[cu]) {
-            open[cu]     = true;
-            rr[cu].first = index;
-          }
-          if (not rc[cu].empty() && rec.tag < rc[cu].back().first)
-            valid[cu] = false;  // tags that go back: not an iteration count
-          rc[cu].push_back({rec.tag, {0, s->functions().name(rec.function), rec.op, rec.peer, rec.bytes, rec.line}});
-        }
-        current = c;
-      }
-      if (current >= 0)
-        rr[static_cast<std::size_t>(current)].second = index;
-      for (std::size_t k = 0; k < clusters.size(); ++k)
-        if (not open[k])
-          valid[k] = false;  // a rank without calls in it: no place for the loop in its template
-    }
+    ClusterReading cr = read_clusters(dir, clusters);
+    auto& valid      = cr.valid;
+    auto& runs       = cr.runs;
+    auto& calls      = cr.calls;
+    auto& p2p        = cr.p2p;
+    auto& names      = cr.names;
+    const std::size_t kept_calls = cr.kept_calls;
     std::vector<std::pair<std::int64_t, std::int64_t>> kept;
     p.runs.assign(runs.size(), {});
     p.calls.assign(runs.size(), {});
@@ -348,55 +438,7 @@ NumberedScan scan_numbered(const std::vector<std::filesystem::path>& paths, std:
     clusters_of.push_back(kept);
     scan.profiles.push_back(std::move(p));
   }
-  // Tree sequences: as many in every profile, the same trees (kind, tag) in each; sizes may differ.
-  bool trees_agree = true;
-  for (const NumberedProfile& p : scan.profiles) {
-    const auto& ref = scan.profiles.front().trees;
-    trees_agree = trees_agree && p.trees.size() == ref.size();
-    for (std::size_t q = 0; trees_agree && q < ref.size(); ++q) {
-      trees_agree = p.trees[q].size() == ref[q].size();
-      for (std::size_t t = 0; trees_agree && t < ref[q].size(); ++t)
-        trees_agree = p.trees[q][t].kind == ref[q][t].kind && p.trees[q][t].tag == ref[q][t].tag;
-    }
-  }
-  if (not trees_agree)
-    for (NumberedProfile& p : scan.profiles)
-      p.trees.clear();
-  scan.tree_sequences = scan.profiles.empty() ? 0 : scan.profiles.front().trees.size();
-  if (not loops_agree) {
-    step.clear();
-    for (NumberedProfile& p : scan.profiles) {
-      p.runs.assign(p.runs.size(), {});
-      p.calls.assign(p.calls.size(), {});
-    }
-  }
-  if (step.empty() && scan.tree_sequences == 0)
-    return {};
-  for (std::int64_t& s : step)
-    s = std::max<std::int64_t>(s, 1);
-  scan.step = step;
-  for (std::size_t i = 0; i < scan.profiles.size(); ++i) {
-    NumberedProfile& p = scan.profiles[i];
-    for (std::size_t k = 0; k < step.size(); ++k) {
-      const std::int64_t first = clusters_of[i][k].first;
-      p.first_tag.push_back(first);
-      p.count.push_back(static_cast<std::uint64_t>((clusters_of[i][k].second - first) / step[k] + 1));
-      for (auto& rank_calls : p.calls)
-        for (NumberedCallObs& c : rank_calls[k])
-          c.k = static_cast<std::uint64_t>((static_cast<std::int64_t>(c.k) - first) / step[k]);
-    }
-    // What the placeholders replace, in stream order.
-    p.cuts.assign(p.runs.size(), {});
-    for (std::size_t r = 0; r < p.runs.size(); ++r) {
-      for (std::size_t k = 0; k < p.runs[r].size(); ++k)
-        p.cuts[r].push_back({p.runs[r][k].first, p.runs[r][k].second, numbered_placeholder_name(k)});
-      if (scan.tree_sequences > 0)
-        for (std::size_t q = 0; q < tree_runs_of[i][r].size(); ++q)
-          p.cuts[r].push_back({tree_runs_of[i][r][q].first, tree_runs_of[i][r][q].second, tree_placeholder_name(q)});
-      std::sort(p.cuts[r].begin(), p.cuts[r].end(), [](const Cut& a, const Cut& b) { return a.begin < b.begin; });
-    }
-  }
-  return scan;
+  return finish_scan(std::move(scan), std::move(step), loops_agree, clusters_of, tree_runs_of);
 }
 
 namespace {
