@@ -28,6 +28,74 @@ double parse_double(const std::string& text, const std::string& key)
   return v;
 }
 
+/// SimGrid 3.32 answers a wrong value of these keys with an abort, a segmentation fault or a solver that
+/// never converges, not with an exception: each is checked here so that the user gets exit 1 naming the key.
+void check_simgrid_cfg(const std::string& name, const std::string& value)
+{
+  auto fail = [&](const std::string& why) { throw InputError({"--cfg", 0, name, -1}, "'" + value + "': " + why); };
+  auto one_of = [&](std::initializer_list<std::string_view> known) {
+    std::string list;
+    for (std::string_view k : known) {
+      if (k == value)
+        return;
+      list += (list.empty() ? "" : ", ") + std::string(k);
+    }
+    fail("not a valid value (known: " + list + ")");
+  };
+  auto number = [&](double low, bool low_included) {
+    double v = 0;
+    auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+    if (ec != std::errc() || ptr != value.data() + value.size() || not std::isfinite(v))
+      fail("not a number");
+    if (v < low || (v == low && not low_included))
+      fail(std::string("must be ") + (low_included ? "at least " : "greater than ") + format_number(low));
+  };
+  if (name == "network/model") {
+    if (value == "ns-3")
+      fail("gridcast does not run SimGrid's ns-3 binding (it needs ns-3 and its own platform description)");
+    one_of({"SMPI", "CM02", "LV08", "IB", "Constant"});
+  } else if (name == "cpu/model") {
+    one_of({"Cas01"});
+  } else if (name == "host/model") {
+    one_of({"default", "compound", "ptask_L07"});
+  } else if (name == "network/optim" || name == "cpu/optim") {
+    one_of({"Lazy", "TI", "Full"});
+  } else if (name == "contexts/factory") {
+    one_of({"raw", "ucontext", "boost", "thread"});
+  } else if (name == "surf/precision" || name == "maxmin/precision") {
+    number(0, false);
+  } else if (name == "contexts/stack-size") {
+    number(1, true);
+  } else if (name == "contexts/guard-size" || name == "network/TCP-gamma" || name == "network/weight-S") {
+    number(0, true);
+  } else if (name == "network/bandwidth-factor") {
+    number(0, false);
+  } else if (name == "network/latency-factor") {
+    number(0, true);
+  } else if (name == "smpi/bw-factor" || name == "smpi/lat-factor") {
+    // "bytes:factor;bytes:factor;...", in any order (SimGrid's own default lists them descending).
+    std::size_t start = 0;
+    while (start <= value.size()) {
+      std::size_t end        = value.find(';', start);
+      const std::string part = value.substr(start, end == std::string::npos ? std::string::npos : end - start);
+      const auto colon       = part.find(':');
+      std::uint64_t bytes    = 0;
+      double factor          = 0;
+      auto b = std::from_chars(part.data(), part.data() + (colon == std::string::npos ? 0 : colon), bytes);
+      auto f = colon == std::string::npos ? std::from_chars_result{part.data(), std::errc::invalid_argument}
+                                          : std::from_chars(part.data() + colon + 1, part.data() + part.size(), factor);
+      if (colon == std::string::npos || b.ec != std::errc() || b.ptr != part.data() + colon || f.ec != std::errc() ||
+          f.ptr != part.data() + part.size() || not std::isfinite(factor) || factor < 0 ||
+          (name == "smpi/bw-factor" && factor == 0))
+        fail("segment '" + part + "' is not \"bytes:factor\" with a whole number of bytes and a factor " +
+             (name == "smpi/bw-factor" ? "> 0" : ">= 0") + " (e.g. 65472:0.94;0:0.81)");
+      if (end == std::string::npos)
+        break;
+      start = end + 1;
+    }
+  }
+}
+
 }  // namespace
 
 const std::vector<std::pair<std::string, std::string>>& gridcast_cfg_keys()
@@ -140,6 +208,7 @@ void apply_cfg(ReplayOptions& options, const std::string& name_value)
     return;
   if (name.rfind("gridcast/", 0) == 0)
     throw InputError({"--cfg", 0, name, -1}, "unknown gridcast setting");
+  check_simgrid_cfg(name, value);
   options.simgrid_cfg.emplace_back(name, value);
 }
 

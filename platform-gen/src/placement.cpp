@@ -2,6 +2,8 @@
 
 #include "gridcast/foundation/errors.hpp"
 
+#include "precheck.hpp"
+
 #include <simgrid/Exception.hpp>
 
 #include <algorithm>
@@ -16,6 +18,7 @@ void load_platform(sg4::Engine& engine, const std::filesystem::path& xml)
   ErrorContext where{xml.string(), 0, {}, -1};
   if (not std::filesystem::is_regular_file(xml))
     throw InputError(where, "platform file does not exist");
+  precheck_platform_xml(xml);
   try {
     engine.load_platform(xml.string());
   } catch (const simgrid::ParseError& e) {
