@@ -317,7 +317,7 @@ Formula fit_formula(const std::vector<FitPoint>& raw, bool integer, int max_term
   // coefficient fewer. Where both are within the tolerance the data cannot tell them apart, and a fixed
   // cost per call plus work proportional to the data is the physical default of measured work; the
   // power through the origin would extrapolate far below it (-45 % at 4x the largest of four training
-  // sizes 4000-32000 for work 1e8 + 1e4*Nw, tests/latency_model). The power stays where it is clearly
+  // sizes 4000-32000 for work 1e8 + 1e4*Nw, tests/models/test_latency_model.cpp). The power stays where it is clearly
   // better than the affine form (outside the tolerance).
   if (not tried.empty() && best_set.size() == 1)
     if (auto linear = linear_partner(static_cast<std::size_t>(best_set[0])))

@@ -532,7 +532,7 @@ std::string host_sleep(double s) { return "{\"op\":\"sleep\",\"seconds\":" + std
 constexpr double kNcclRing = 2 * (kNvLat + 5e6 / kNvBw);  // 201 us
 }  // namespace
 
-TEST_CASE("gpu: an NCCL collective is enqueued on its stream; the host goes on", "[gpu]")
+TEST_CASE("gpu: an NCCL collective is enqueued on its stream, the host goes on", "[gpu]")
 {
   TempDir dir;
   // Each rank enqueues the allreduce, then works 1 ms on the host, then synchronises the stream: the

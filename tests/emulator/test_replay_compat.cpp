@@ -235,7 +235,7 @@ TEST_CASE("replay compat: a receive matched before the cancel completes normally
   }
 }
 
-TEST_CASE("replay compat: a freed rendezvous send still goes; the rank waits for it at finalize", "[replay][compat]")
+TEST_CASE("replay compat: a freed rendezvous send still goes, the rank waits for it at finalize", "[replay][compat]")
 {
   {
     TempDir dir;

@@ -172,7 +172,7 @@ TEST_CASE("axis sweep: calls chosen per axis by its extent, trained on 2x2x1, 2x
   require_same_streams(SynthSource(std::make_shared<const TraceModel>(std::move(again)), {3, 64}), MiniLammps(3, 64));
 }
 
-TEST_CASE("axis sweep: looked for only where the plain fit fails; off, the plain fit's error stands", "[trace_model]")
+TEST_CASE("axis sweep: looked for only where the plain fit fails, off, the plain fit's error stands", "[trace_model]")
 {
   TempDir dir;
   const auto profiles = write_profile_grid(dir.path(), "mini", {4, 8, 16}, {2, 3}, TraceEncoding::Binary,

@@ -372,7 +372,7 @@ TEST_CASE("binary: truncated and corrupt files name the file, record and rank", 
   }
 }
 
-TEST_CASE("JSON lines cannot hold a function name that is not UTF-8; binary can", "[models][native]")
+TEST_CASE("JSON lines cannot hold a function name that is not UTF-8, binary can", "[models][native]")
 {
   TempDir tmp;
   FunctionTable fns;

@@ -15,7 +15,7 @@ json two_nodes()
 
 }  // namespace
 
-TEST_CASE("platform cli: generates, checks and summarizes; same bytes every run", "[platform][cli]")
+TEST_CASE("platform cli: generates, checks and summarizes, same bytes every run", "[platform][cli]")
 {
   TempDir dir;
   write_file(dir / "spec.json", two_nodes().dump(2));

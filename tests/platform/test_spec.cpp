@@ -51,7 +51,7 @@ TEST_CASE("spec: units that do not parse and zero bandwidths name the key", "[pl
                               Catch::Contains("expected a string with a unit"));
 }
 
-TEST_CASE("spec: a figure in neither spec nor calibration names the key; the calibration fills it",
+TEST_CASE("spec: a figure in neither spec nor calibration names the key, the calibration fills it",
           "[platform][spec]")
 {
   json k = pcie_kind(0, false);

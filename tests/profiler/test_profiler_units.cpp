@@ -232,7 +232,7 @@ TEST_CASE("profiler: two failed polls folded as a cycle are written back interle
                           "{\"op\":\"finalize\",\"fn\":\"MPI_Finalize\",\"seconds\":0}\n");
 }
 
-TEST_CASE("profiler: a raw file cut by a kill keeps its whole records; a missing rank is an empty trace",
+TEST_CASE("profiler: a raw file cut by a kill keeps its whole records, a missing rank is an empty trace",
           "[profiler]")
 {
   fs::path raw = scratch("raw-cut");
