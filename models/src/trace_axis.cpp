@@ -224,6 +224,9 @@ const std::vector<Cut>* AxisScan::cuts(const std::filesystem::path& path, int ra
   return &it->second.at(static_cast<std::size_t>(rank));
 }
 
+// Long (~230 lines) on purpose: three phases (learning the sweeps, keeping those whose calls differ
+// between extent classes, cutting every occurrence out) read as one story and share the key table, the
+// learned signatures and the per-profile finds; split, each part would take most of them as arguments.
 AxisScan scan_axis_sweeps(const std::vector<std::filesystem::path>& paths, const NumberedScan& numbered)
 {
   constexpr int kDims = 3;

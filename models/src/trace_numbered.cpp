@@ -217,6 +217,9 @@ CallStreamPtr filter_numbered(CallStreamPtr inner, const std::vector<Cut>* cuts)
   return std::make_unique<NumberedFilter>(std::move(inner), *cuts);
 }
 
+// Long (~180 lines) on purpose: the readings of each profile (tags, then each cluster's runs, then the
+// binomial trees and each loop's step) and the agreement between profiles share per-profile state
+// (clusters, tree runs, steps) that is read again when the cuts are made at the end.
 NumberedScan scan_numbered(const std::vector<std::filesystem::path>& paths, std::size_t min_iterations,
                            std::int64_t max_gap)
 {

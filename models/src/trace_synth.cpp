@@ -197,6 +197,9 @@ NumberedProg compile_numbered(const NumberedLoop& l, const TraceModel& m, const 
   return np;
 }
 
+// Long (~170 lines) on purpose: one case per kind of template node (loop, polling construct, call with
+// its tree, axis-sweep or numbered-loop placeholder), each emitting instructions into the same program
+// with the same enclosing-loop bookkeeping; read top to bottom, the cases are the map of the model.
 void compile(const std::vector<TemplateNode>& nodes, const TraceModel& m, const SynthTarget& t,
              SynthSource::Program& p, int depth, const std::string& where)
 {
