@@ -5,9 +5,11 @@
 
 #include "gridcast/models/call.hpp"
 #include "gridcast/foundation/errors.hpp"
+#include "gridcast/models/native.hpp"
 #include "gridcast/models/stream.hpp"
 
 #include <cerrno>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -250,5 +252,63 @@ private:
   bool in_header_          = true;
   bool after_definition_   = false;
 };
+
+// ---- writers of the native encodings
+
+/// Buffered output file shared by both writers.
+class OutputFile {
+public:
+  explicit OutputFile(const std::filesystem::path& file) : path_(file), out_(file, std::ios::binary | std::ios::trunc)
+  {
+    if (not out_.is_open())
+      throw InputError(detail::at_file(path_.string()),
+                       "cannot open for writing: " + std::string(std::strerror(errno)));
+    buf_.reserve(kIoBufferSize + 4096);
+  }
+  std::string& buffer() { return buf_; }
+  void maybe_flush()
+  {
+    if (buf_.size() >= kIoBufferSize)
+      flush();
+  }
+  void flush()
+  {
+    out_.write(buf_.data(), static_cast<std::streamsize>(buf_.size()));
+    buf_.clear();
+    if (not out_)
+      throw InputError(detail::at_file(path_.string()), "write failed: " + std::string(std::strerror(errno)));
+  }
+  void close()
+  {
+    if (closed_)
+      return;
+    closed_ = true;
+    flush();
+    out_.close();
+    if (not out_)
+      throw InputError(detail::at_file(path_.string()),
+                       "could not close the file: " + std::string(std::strerror(errno)));
+  }
+  bool closed() const { return closed_; }
+  const std::filesystem::path& path() const { return path_; }
+
+private:
+  std::filesystem::path path_;
+  std::ofstream out_;
+  std::string buf_;
+  bool closed_ = false;
+};
+inline void check_finite(const CallRecord& r, const OutputFile& file, std::uint64_t record_no)
+{
+  if (not std::isfinite(r.seconds) || not std::isfinite(r.flops) || not std::isfinite(r.device_seconds))
+    throw InputError(detail::at_line(file.path().string(), record_no),
+                     "cannot write a non-finite seconds or flops value");
+}
+
+/// The native encodings' reader and writers that native.cpp opens: JSON lines (native_jsonl.cpp) and
+/// binary (native_binary.cpp).
+CallStreamPtr open_jsonl_trace(const std::filesystem::path& file, int rank);
+std::unique_ptr<TraceWriter> make_jsonl_writer(const std::filesystem::path& file);
+std::unique_ptr<TraceWriter> make_binary_writer(const std::filesystem::path& file);
 
 }  // namespace gridcast::models::detail

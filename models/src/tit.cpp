@@ -5,6 +5,7 @@
 #include "gridcast/models/profile.hpp"
 
 #include "io.hpp"
+#include "tit_requests.hpp"
 
 #include <algorithm>
 #include <array>
@@ -269,16 +270,6 @@ void split_blanks(std::string_view line, std::vector<std::string_view>& tokens)
   }
 }
 
-struct RequestKey {
-  std::int32_t src, dst, tag;
-  bool operator==(const RequestKey&) const = default;
-};
-struct PendingRequest {
-  RequestKey key;
-  std::int64_t id;
-  std::int32_t nbc_tag = 0;  ///< a nonblocking collective's SMPI tag (tit_nbc_tag); 0: an isend/irecv
-};
-
 }  // namespace
 
 std::int32_t tit_nbc_tag(Op op)
@@ -313,10 +304,7 @@ struct TitLineParser::Impl {
   std::string file;
 
   std::uint64_t default_dt  = kByteSize;
-  std::int64_t next_request = 0;
-  // Requests posted and not waited for, in posting order. A few at a time in practice: a linear search
-  // beats a map and never allocates once warm.
-  std::vector<PendingRequest> pending;
+  detail::PendingRequests pending;
 
   std::vector<std::string_view> tok;
   std::uint64_t line_no = 0;
@@ -448,13 +436,7 @@ struct TitLineParser::Impl {
       out[k] = bytes(count(first + k, "count"), dt_size);
   }
 
-  static std::int32_t norm(std::int64_t v) { return v < 0 ? -1 : static_cast<std::int32_t>(v); }
-
-  void post(CallRecord& out, RequestKey key)
-  {
-    out.request = next_request++;
-    pending.push_back({key, out.request});
-  }
+  void post(CallRecord& out, detail::RequestKey key) { out.request = pending.post(key); }
 
   /// Request of the oldest pending isend/irecv matching "src dst tag", or of the oldest pending nonblocking
   /// collective whose SMPI tag (tit_nbc_tag) is `tag`; removed when `remove`. SMPI writes "wait S S TAG"
@@ -464,45 +446,10 @@ struct TitLineParser::Impl {
   {
     expect_args(3, 3);
     std::int64_t src = integer(0, "src"), dst = integer(1, "dst"), tg = integer(2, "tag");
-    if (tg < -1 && tg != -444) {  // a collective's tag (below -1, and not MPI_ANY_TAG)
-      // MPI_Ialltoallw is written as "ialltoallv" (the per-rank types' sizes folded into the counts), but its
-      // request keeps the alltoallw tag, -1021.
-      auto matches = [tg](const PendingRequest& p) {
-        return p.nbc_tag == tg || (p.nbc_tag == tit_nbc_tag(Op::Alltoallv) && tg == -1021);
-      };
-      auto it = std::find_if(pending.begin(), pending.end(), matches);
-      if (it != pending.end()) {
-        std::int64_t id = it->id;
-        if (remove)
-          pending.erase(it);
-        return id;
-      }
-    }
-    RequestKey exact{norm(src), norm(dst), norm(tg)};
-    // A receive posted with MPI_ANY_SOURCE / MPI_ANY_TAG may be waited for under its actual source or tag.
-    RequestKey candidates[] = {exact, {-1, exact.dst, exact.tag}, {exact.src, exact.dst, -1}, {-1, exact.dst, -1}};
-    for (const auto& key : candidates) {
-      auto it = std::find_if(pending.begin(), pending.end(),
-                             [&key](const PendingRequest& p) { return p.nbc_tag == 0 && p.key == key; });
-      if (it == pending.end())
-        continue;
-      std::int64_t id = it->id;
-      if (remove)
-        pending.erase(it);
-      return id;
-    }
+    if (auto id = pending.find(src, dst, tg, remove))
+      return *id;
     fail(std::string(action_name) + " for " + std::string(arg(0)) + " " + std::string(arg(1)) + " " +
          std::string(arg(2)) + " matches no isend/irecv or nonblocking collective");
-  }
-
-  void take_pending(std::vector<std::int64_t>& out, std::size_t n_last, bool remove)
-  {
-    out.clear();
-    std::size_t skip = pending.size() > n_last ? pending.size() - n_last : 0;
-    for (std::size_t i = skip; i < pending.size(); ++i)
-      out.push_back(pending[i].id);
-    if (remove)
-      pending.clear();
   }
 
   std::uint32_t function_id(int spelling, FunctionTable& functions)
@@ -518,12 +465,9 @@ struct TitLineParser::Impl {
   }
 
   bool parse(std::string_view line, std::uint64_t number, CallRecord& out, FunctionTable& functions);
+  void parse_collective(Action action, CallRecord& out);
 };
 
-// One function on purpose: it is the grammar of SMPI's TIT lines, one branch per action in the order of
-// SimGrid's replay.cpp, each reading its operands straight into the reused record. Split into a function
-// per action it would pass the same tokens, record and error context to each, and the grammar could no
-// longer be read top to bottom against SimGrid's; it runs once per trace line, so it also stays one call.
 bool TitLineParser::Impl::parse(std::string_view line, std::uint64_t number, CallRecord& out, FunctionTable& functions)
 {
   line_no = number;
@@ -548,7 +492,6 @@ bool TitLineParser::Impl::parse(std::string_view line, std::uint64_t number, Cal
   out.clear();
   out.line     = number;
   out.function = function_id(spelling, functions);
-  const auto n = static_cast<std::size_t>(np);
 
   switch (action) {
     case Action::Init:
@@ -611,15 +554,15 @@ bool TitLineParser::Impl::parse(std::string_view line, std::uint64_t number, Cal
       if (nargs() == 1)
         count(0, "count");
       out.op = Op::Waitall;
-      take_pending(out.requests, pending.size(), true);
+      pending.take_last(out.requests, pending.list.size(), true);
       break;
     case Action::Waitany: {
       expect_args(0, 1);
-      std::uint64_t k = nargs() == 1 ? count(0, "count") : pending.size();
+      std::uint64_t k = nargs() == 1 ? count(0, "count") : pending.list.size();
       out.op          = Op::Waitany;
       // TIT does not say which request completed: offer the k most recent pending ones and keep them pending
       // (a later wait/waitall on a completed request is a no-op).
-      take_pending(out.requests, static_cast<std::size_t>(std::min<std::uint64_t>(k, pending.size())), false);
+      pending.take_last(out.requests, static_cast<std::size_t>(std::min<std::uint64_t>(k, pending.list.size())), false);
       break;
     }
     case Action::SendRecv:
@@ -632,6 +575,23 @@ bool TitLineParser::Impl::parse(std::string_view line, std::uint64_t number, Cal
       out.recv_tag   = 0;
       out.recv_bytes = bytes(count(2, "recvcount"), datatype(5));
       break;
+    default:  // the collectives and communicator calls
+      parse_collective(action, out);
+      break;
+    case Action::Ignored:
+      return false;
+  }
+  if (kActions[spelling].nonblocking) {
+    out.request = pending.post({0, 0, 0}, tit_nbc_tag(out.op));
+  }
+  return true;
+}
+
+/// The arguments of a collective or communicator action (everything parse() does not read itself).
+void TitLineParser::Impl::parse_collective(Action action, CallRecord& out)
+{
+  const auto n = static_cast<std::size_t>(np);
+  switch (action) {
     case Action::Bcast:
       expect_args(1, 3);
       out.op    = Op::Bcast;
@@ -715,14 +675,9 @@ bool TitLineParser::Impl::parse(std::string_view line, std::uint64_t number, Cal
     case Action::CommDup:
       out.op = Op::CommDup;
       break;
-    case Action::Ignored:
-      return false;
+    default:
+      break;
   }
-  if (kActions[spelling].nonblocking) {
-    out.request = next_request++;
-    pending.push_back({{0, 0, 0}, out.request, tit_nbc_tag(out.op)});
-  }
-  return true;
 }
 
 TitLineParser::TitLineParser(int np, int rank, std::string file) : impl_(std::make_unique<Impl>())
@@ -753,7 +708,7 @@ int TitLineParser::rank() const
 std::vector<std::int64_t> TitLineParser::pending_requests() const
 {
   std::vector<std::int64_t> ids;
-  impl_->take_pending(ids, impl_->pending.size(), false);
+  impl_->pending.take_last(ids, impl_->pending.list.size(), false);
   return ids;
 }
 

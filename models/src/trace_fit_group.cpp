@@ -1,0 +1,255 @@
+// Grouping the training ranks by their rolled traces, and inferring the group rule.
+#include "trace_fit_group.hpp"
+
+#include "gridcast/foundation/errors.hpp"
+
+#include <algorithm>
+#include <array>
+#include <map>
+#include <set>
+#include <string>
+
+namespace gridcast::models::trace::detail {
+
+namespace {
+
+/// Matches `t[pos...]` against a template read as a regular expression: a loop is its body repeated any
+/// number of times (0 included), greedily, an iteration that does not match in full being undone. `t` is
+/// the rank's calls with each polling construct as one element, its poll's token (compact_calls). Appends each loop instance's iteration count to
+/// `decisions` (pre-order of execution). Returns false on a mismatch (pos is then meaningless).
+bool match_template(const std::vector<RolledNode>& nodes, const std::vector<std::uint32_t>& t, std::size_t& pos,
+                    std::vector<std::uint64_t>& decisions)
+{
+  for (const RolledNode& n : nodes) {
+    switch (n.kind) {
+      case RolledNode::Kind::Call:
+      case RolledNode::Kind::Poll:  // polling tokens only ever stand for a whole construct in `t`
+        if (pos >= t.size() || t[pos] != n.token)
+          return false;
+        ++pos;
+        break;
+      case RolledNode::Kind::Loop: {
+        std::size_t slot = decisions.size();
+        decisions.push_back(0);
+        std::uint64_t k = 0;
+        while (true) {
+          std::size_t save = pos, dsave = decisions.size();
+          if (match_template(n.body, t, pos, decisions) && pos > save) {
+            ++k;
+          } else {
+            pos = save;
+            decisions.resize(dsave);
+            break;
+          }
+        }
+        decisions[slot] = k;
+        break;
+      }
+    }
+  }
+  return true;
+}
+
+/// The iteration count of every loop instance of a rolled trace, in the order match_template writes them.
+void fold_decisions(const std::vector<RolledNode>& nodes, std::vector<std::uint64_t>& decisions)
+{
+  for (const RolledNode& n : nodes)
+    if (n.kind == RolledNode::Kind::Loop) {
+      decisions.push_back(n.count);
+      for (std::uint64_t i = 0; i < n.count; ++i)
+        fold_decisions(n.body, decisions);
+    }
+}
+
+/// A rank's calls with each polling construct as one element (the token of its poll), as folding sees them.
+std::vector<std::uint32_t> compact_calls(const std::vector<std::uint32_t>& tokens, const std::vector<std::uint32_t>& roles)
+{
+  std::vector<std::uint32_t> out;
+  out.reserve(tokens.size());
+  for (std::size_t i = 0; i < tokens.size(); ++i)
+    if (roles[i] == kRoleNormal)
+      out.push_back(tokens[i]);
+    else if (roles[i] != kRoleAbsorbed)
+      out.push_back(roles[i]);
+  return out;
+}
+
+/// Renumbers every rolled trace into model ids and gives each rank the index of its distinct shape.
+std::vector<std::vector<std::int64_t>> number_shapes(ProfileReader& reader)
+{
+  std::map<std::vector<std::int64_t>, std::size_t> shape_ids;
+  std::vector<std::vector<std::int64_t>> shapes;
+  for (LoadedProfile& p : reader.profiles())
+    for (RankTrace& r : p.ranks) {
+      reader.tokens().renumber(r.rolled);
+      auto shape = shape_of(r.rolled);
+      auto [it, inserted] = shape_ids.emplace(shape, shapes.size());
+      if (inserted)
+        shapes.push_back(std::move(shape));
+      r.shape = it->second;
+    }
+  return shapes;
+}
+
+/// The order in which ranks meet the groups: the most common shape first (a rank that does something
+/// extra does not found the template of its peers), then the largest run first (its loops ran often
+/// enough to fold), then profile and rank.
+std::vector<RankRef> founding_order(ProfileReader& reader, std::size_t shape_count)
+{
+  std::vector<RankRef> order;
+  const auto& profiles = reader.profiles();
+  for (std::size_t p = 0; p < profiles.size(); ++p)
+    for (int r = 0; r < static_cast<int>(profiles[p].ranks.size()); ++r)
+      order.emplace_back(p, r);
+  std::vector<std::size_t> shape_freq(shape_count, 0);
+  std::vector<std::uint64_t> profile_calls(profiles.size(), 0);
+  for (const auto& [p, r] : order) {
+    ++shape_freq[reader.rank_trace({p, r}).shape];
+    profile_calls[p] += reader.rank_trace({p, r}).calls;
+  }
+  std::stable_sort(order.begin(), order.end(), [&](const auto& a, const auto& b) {
+    const RankTrace& ta = reader.rank_trace(a);
+    const RankTrace& tb = reader.rank_trace(b);
+    if (shape_freq[ta.shape] != shape_freq[tb.shape])
+      return shape_freq[ta.shape] > shape_freq[tb.shape];
+    return profile_calls[a.first] > profile_calls[b.first];
+  });
+  return order;
+}
+
+/// Where the training rank counts have process grids of different shapes (axes of extent 1, 2, > 2 of
+/// MPI_Dims_create(Np, 3) or (Np, 2)), what the model lacks to follow them: a code that makes no call
+/// along an axis of extent 1 and a second exchange round along one of more than 2 (LAMMPS' CommBrick)
+/// runs per-axis blocks chosen by each axis' extent, which no rank class names. Empty otherwise.
+std::string grid_shape_note(const std::vector<GroupAssignment>& assignments, std::size_t sweeps_found)
+{
+  std::set<int> nps;
+  for (const GroupAssignment& a : assignments)
+    nps.insert(a.np);
+  for (int d : {3, 2}) {
+    std::set<std::array<int, 3>> classes;
+    std::string shapes;
+    for (int np : nps) {
+      std::array<int, 3> c{};  // axes of extent 1, 2, > 2
+      std::string shape;
+      for (int e : dims_create(np, d)) {
+        ++c[static_cast<std::size_t>(std::min(e, 3) - 1)];
+        shape += (shape.empty() ? "" : "x") + std::to_string(e);
+      }
+      classes.insert(c);
+      shapes += (shapes.empty() ? "" : ", ") + std::string("np ") + std::to_string(np) + " = " + shape;
+    }
+    if (classes.size() > 1)
+      return ". The training rank counts have MPI_Dims_create(Np, " + std::to_string(d) +
+             ") grids of different shapes (" + shapes +
+             "): if the code's calls per axis depend on the axis' extent (none along an axis of extent 1, a "
+             "second round along one of more than 2), the model expresses it only in part: loop counts may read "
+             "the grid's shape (axes3>1(Np), axes3>2(Np)) and peers may walk the axes (grid_loop), but a "
+             "block of calls chosen per axis by its extent has no form in the model, except as an axis sweep "
+             "(point-to-point calls to the face neighbours of the periodic MPI_Dims_create(Np, 3) grid, learned "
+             "where its three axes have more than one rank: docs/trace-model.md), and " +
+             (sweeps_found == 0 ? std::string("none was found here")
+                                : std::to_string(sweeps_found) + " were found and cut out, which was not enough");
+  }
+  return {};
+}
+
+}  // namespace
+
+std::vector<RankRef> assign_groups(ProfileReader& reader, double threshold)
+{
+  const std::vector<std::vector<std::int64_t>> shapes = number_shapes(reader);
+  // Templates come from the most common shapes and the largest runs first: their loops surely ran often
+  // enough to fold, and a rank of a smaller run whose loop ran once (or not at all) still matches them. A
+  // rank joins the first group whose template its calls match (an exact member: it is used to fit the
+  // template), else the first whose template's shape is within the Myers threshold of its own (an
+  // approximate member), else it founds a group.
+  std::vector<RankRef> reps;
+  std::vector<std::uint32_t> tokens;
+  for (const RankRef& pr : founding_order(reader, shapes.size())) {
+    RankTrace& rt = reader.rank_trace(pr);
+    reader.read_tokens(pr, tokens);
+    tokens = compact_calls(tokens, reader.tokens().roles_of(tokens));
+    for (std::size_t g = 0; g < reps.size() && rt.group < 0; ++g) {
+      std::size_t pos = 0;
+      rt.decisions.clear();
+      if (reader.rank_trace(reps[g]).shape == rt.shape) {
+        // The same rolled structure as the template, node for node: the rank's own loop counts are its
+        // decisions (greedy matching can fail here, a loop taking iterations that belong to what follows).
+        fold_decisions(rt.rolled, rt.decisions);
+        rt.group = static_cast<int>(g);
+        rt.exact = true;
+        break;
+      }
+      if (match_template(reader.rank_trace(reps[g]).rolled, tokens, pos, rt.decisions) && pos == tokens.size()) {
+        rt.group = static_cast<int>(g);
+        rt.exact = true;
+      }
+    }
+    for (std::size_t g = 0; g < reps.size() && rt.group < 0; ++g)
+      if (shape_difference(shapes[reader.rank_trace(reps[g]).shape], shapes[rt.shape]) <= threshold)
+        rt.group = static_cast<int>(g);
+    if (rt.group < 0) {
+      rt.group = static_cast<int>(reps.size());
+      reps.push_back(pr);
+      // The founder's loop counts are those folding found: greedy matching can fail on its own
+      // rolled trace (a loop whose body can also match what follows it takes too many iterations:
+      // ((A)x2 B)x2 (A)x3 B), so its decisions are read off the rolled trace instead.
+      rt.decisions.clear();
+      fold_decisions(rt.rolled, rt.decisions);
+      rt.exact = true;
+    }
+    if (not rt.exact)
+      rt.decisions.clear();
+  }
+  return reps;
+}
+
+GroupRule infer_rule(const std::vector<LoadedProfile>& profiles, std::size_t sweeps_found)
+{
+  std::vector<GroupAssignment> assignments;
+  for (const LoadedProfile& p : profiles) {
+    GroupAssignment a{p.label, p.info.np, {}};
+    for (const RankTrace& r : p.ranks)
+      a.group_of_rank.push_back(r.group);
+    assignments.push_back(std::move(a));
+  }
+  try {
+    return infer_group_rule(assignments);
+  } catch (const InputError& e) {
+    // Which branch to blame: when the profiles of each Np put every rank in the same group, nothing
+    // depends on Nw, and the conflict is between rank counts (LAMMPS: an axis of the process grid of
+    // extent 1 or 2 skips calls that a longer one makes).
+    bool nw_stable = true;
+    for (const GroupAssignment& a : assignments)
+      for (const GroupAssignment& b : assignments)
+        nw_stable = nw_stable and (a.np != b.np or a.group_of_rank == b.group_of_rank);
+    throw InputError(e.context(),
+                     e.reason() + ". Ranks of one class must run the same template at every training point; " +
+                         (nw_stable ? "the profiles of each Np agree rank by rank, so the branch depends on Np "
+                                      "beyond the rank classes (a code path taken only at some rank counts, e.g. "
+                                      "on some shapes of the process grid) and cannot be expressed: train on rank "
+                                      "counts that take the same paths" + grid_shape_note(assignments, sweeps_found)
+                                    : "a branch that depends on Nw (a code path taken only at some sizes) cannot "
+                                      "be expressed: train on sizes that take the same paths"));
+  }
+}
+
+std::string ranks_text(const std::vector<int>& ranks)
+{
+  std::string s;
+  for (std::size_t i = 0; i < ranks.size();) {
+    std::size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1)
+      ++j;
+    if (not s.empty())
+      s += ", ";
+    s += std::to_string(ranks[i]);
+    if (j > i)
+      s += "-" + std::to_string(ranks[j]);
+    i = j + 1;
+  }
+  return s;
+}
+
+}  // namespace gridcast::models::trace::detail

@@ -1,0 +1,400 @@
+// Fitting each template position's parameters from the observations of a group's exact members.
+#include "trace_fit_params.hpp"
+
+#include "gridcast/foundation/errors.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <sstream>
+
+namespace gridcast::models::trace::detail {
+
+namespace {
+
+std::string expr_key(const RankExpr& e)
+{
+  return std::string(e.kind_name()) + "/" + std::to_string(e.a) + "/" + std::to_string(e.level) + "/" +
+         std::to_string(e.dims) + "/" + std::to_string(e.dim) + "/" + std::to_string(e.block) + "/" +
+         (e.reversed ? "r" : "f") + (e.all_axes ? "a" : "s") + (e.there_and_back ? "t" : "");
+}
+
+std::string support_key(std::uint32_t token, const char* field) { return std::to_string(token) + "/" + field; }
+
+/// The index of `token` in model.tokens, appended when new (after the sorted tokens of the recorded
+/// calls: deterministic, as the nodes that use it are).
+std::uint32_t token_of(TraceModel& model, const CallToken& token)
+{
+  auto it = std::find(model.tokens.begin(), model.tokens.end(), token);
+  if (it != model.tokens.end())
+    return static_cast<std::uint32_t>(it - model.tokens.begin());
+  model.tokens.push_back(token);
+  return static_cast<std::uint32_t>(model.tokens.size() - 1);
+}
+
+/// Measured time or work is noisy: the simplest formula within 25 % (+1 point) of the best leave-one-out
+/// error, with at least two points more than terms (three terms on four noisy points, or a cubic that
+/// fits noise best, run away outside the training range).
+Formula fit_measured(const std::vector<FitPoint>& pts)
+{
+  return fit_formula(pts, false, std::clamp(static_cast<int>(pts.size()) - 2, 1, 3), Parsimony{0.25, 0.01});
+}
+
+/// A tag the same in every call of each run, changing with (Nw, Np): its formula, if one reproduces
+/// every training point exactly.
+std::optional<Formula> fit_tag_formula(const SlotObs& s)
+{
+  for (const auto& [key, range] : s.spread)
+    if (key.first == "tag" && range.first != range.second)
+      return std::nullopt;
+  std::vector<FitPoint> pts = s.tag_values.points();
+  auto exact = [&](const Formula& f) {
+    return std::all_of(pts.begin(), pts.end(),
+                       [&](const FitPoint& p) { return std::llround(f.eval(p.nw, p.np)) == std::llround(p.value); });
+  };
+  Formula f = fit_formula(pts, true);
+  if (exact(f))
+    return f;
+  // Leave-one-out cannot choose a two-term formula on two points: a tag is exact or wrong, so the
+  // simplest "a + b * feature" through the points that reproduces all of them.
+  for (std::size_t feat = 1; feat < first_grid_feature() && pts.size() >= 2; ++feat) {
+    const double x0 = feature_value(feat, pts[0].nw, pts[0].np);
+    for (std::size_t k = 1; k < pts.size(); ++k) {
+      const double x1 = feature_value(feat, pts[k].nw, pts[k].np);
+      if (x1 == x0)
+        continue;
+      const double b = (pts[k].value - pts[0].value) / (x1 - x0);
+      Formula g;
+      g.integer = true;
+      g.points  = static_cast<int>(pts.size());
+      g.terms   = {{0, pts[0].value - b * x0}, {feat, b}};
+      if (exact(g))
+        return g;
+      break;
+    }
+  }
+  return std::nullopt;
+}
+
+/// True when a node of `body` (or of its loops) creates or completes a request.
+bool uses_requests(const std::vector<TemplateNode>& body, const TraceModel& model)
+{
+  for (const TemplateNode& n : body) {
+    if (n.kind == RolledNode::Kind::Loop) {
+      if (uses_requests(n.body, model))
+        return true;
+      continue;
+    }
+    const Op op = model.tokens[n.token].op;
+    if (creates_request(op) || model.tokens[n.token].nonblocking || op == Op::Wait || op == Op::Waitall || op == Op::Waitany || op == Op::Test)
+      return true;
+  }
+  return false;
+}
+
+/// A polling construct that absorbs work overlaps that work with the receive it waits for: the rank
+/// receives the message between two chunks of its update, as soon as it comes, and finishes the update
+/// after. Synthesis emits the absorbed work as one burst before the construct's poll, so with the
+/// receive after it the emulated rank received only once all of its update was done, and a sender
+/// whose large send waits for the receive (rendezvous) waited as long: two ranks that overlap their
+/// updates in the run ran one after the other (HPL at np 2, trained at N 512-1024: the training point
+/// N 1024 itself predicted +51 %, each rank waiting 0.055 s for 0.01 s in the run, with the work
+/// right within 2 %). So the receive that follows such a construct (only compute between them) is
+/// posted before it: an irecv of the same parameters before the construct, and a wait where the
+/// receive was (tokens of op irecv and wait, named as the receive's function). Then N 1024 predicts
+/// -3 %. Requests are numbered by creation, and a wait names its request by how many were created since
+/// (request_back): the new irecv would shift the waits that span it, so a group that creates or
+/// completes requests elsewhere keeps the receive as it is.
+void overlap_absorbed_receives(std::vector<TemplateNode>& group_body, TraceModel& model)
+{
+  if (uses_requests(group_body, model))
+    return;
+  auto rewrite = [&](auto& self, std::vector<TemplateNode>& body) -> void {
+    for (std::size_t i = 0; i < body.size(); ++i) {
+      if (body[i].kind == RolledNode::Kind::Loop) {
+        self(self, body[i].body);
+        continue;
+      }
+      if (body[i].kind != RolledNode::Kind::Poll || not body[i].absorbed_flops)
+        continue;
+      std::size_t j = i + 1;
+      while (j < body.size() && body[j].kind == RolledNode::Kind::Call && model.tokens[body[j].token].op == Op::Compute)
+        ++j;
+      if (j == body.size() || body[j].kind != RolledNode::Kind::Call || model.tokens[body[j].token].op != Op::Recv)
+        continue;
+      TemplateNode post = body[j];
+      CallToken irecv   = model.tokens[post.token];
+      irecv.op          = Op::Irecv;
+      post.token        = token_of(model, irecv);
+      post.seconds.reset();  // the receive's recorded time was waiting: the wait's, and the simulation's
+      TemplateNode wait;
+      wait.kind         = RolledNode::Kind::Call;
+      wait.token        = token_of(model, CallToken{model.tokens[body[j].token].function, Op::Wait});
+      wait.request_back = 1;  // the irecv: nothing between them creates a request
+      body[j]           = std::move(wait);
+      body.insert(body.begin() + static_cast<std::ptrdiff_t>(i), std::move(post));
+      ++i;  // past the construct
+    }
+  };
+  rewrite(rewrite, group_body);
+}
+
+/// The error when no rank expression explains a field: the first observations, the one none explains,
+/// and what explained every earlier one.
+[[noreturn]] void no_rank_expr(const RankSeries& series, const char* field, const std::string& function,
+                               const std::string& where)
+{
+  const std::vector<RankObservation>& obs = series.samples;
+  std::string sample;
+  for (std::size_t i = 0; i < obs.size(); ++i) {
+    sample += (i ? ", " : "") + std::string("rank ") + std::to_string(obs[i].rank) + " of " + std::to_string(obs[i].np);
+    for (std::size_t l = 0; l < obs[i].loop.size(); ++l)
+      sample += (l ? "," : " at loop index ") + std::to_string(obs[i].loop[l]);
+    sample += " -> " + std::to_string(obs[i].value);
+  }
+  // What explained everything up to the failing observation: a walk over the grid's axes that
+  // restarts with another block is two code sites with the same calls folded into one loop.
+  std::string before;
+  const auto& la = series.last_alive;
+  auto walk = std::find_if(la.begin(), la.end(), [](const RankExpr& x) { return x.kind == RankExpr::Kind::GridLoop; });
+  const bool only_walks =
+      std::all_of(la.begin(), la.end(), [](const RankExpr& x) { return x.kind == RankExpr::Kind::GridLoop; });
+  if (walk != la.end() && only_walks)
+    before = "; every earlier observation is " + walk->text() +
+             ": a loop whose peer walks the grid's axes and then walks them again another way (two code "
+             "sites with the same calls, e.g. one exchange per axis then one per swap, folded into one "
+             "loop) has no expression: the model cannot split the loop where the walk restarts";
+  else if (not la.empty())
+    before = "; every earlier observation is " + la.front().text();
+  throw InputError({}, std::string("no rank expression explains the ") + field + " of " + function +
+                           " (first seen at " + where + "): " + sample +
+                           " (the last one is the first no candidate explains; candidates: any, fixed, Np - k, offset mod Np, xor, xor 2^i, cycle over the "
+                           "loop index, 1-3-D grid neighbour, grid neighbour whose axis follows the loop index)" +
+                           before);
+}
+
+}  // namespace
+
+TemplateFitter::TemplateFitter(TraceModel& model, const std::vector<GroupData>& data)
+    : model_(model), tokens_(model.tokens)
+{
+  count_support(data);
+}
+
+TraceGroup TemplateFitter::fit_group(GroupData& data, std::size_t g)
+{
+  slots_ = &data.slots;
+  group_ = g;
+  TraceGroup group = std::move(data.group);
+  UsedExprs used;
+  for (int id : data.top)
+    append_node(group.body, id, used);
+  overlap_absorbed_receives(group.body, model_);
+  slots_ = nullptr;
+  return group;
+}
+
+/// For each (token, field), how many positions of all groups each expression explains. A group seen
+/// at one Np only cannot tell a grid neighbour from a rank offset; the same call in groups seen at
+/// several Np can, and the call is the same code in every group.
+void TemplateFitter::count_support(const std::vector<GroupData>& data)
+{
+  support_.clear();
+  for (const GroupData& d : data)
+    for (const SlotObs& s : d.slots) {
+      auto add = [&](const RankSeries& series, const char* field) {
+        if (series.seen)
+          for (const RankExpr& e : series.result())
+            ++support_[support_key(s.token, field)][expr_key(e)];
+      };
+      add(s.peer, "peer");
+      add(s.src, "source");
+      add(s.root, "root");
+      add(s.key, "split key");
+    }
+}
+
+/// Appends the node of slot `id` to `body`, preceded by the start-up time of MPI_Init where it was
+/// measured. The emulator times MPI calls by simulating them, and MPI_Init has nothing to simulate, so
+/// its recorded duration (process start-up, shared-memory set-up: a quarter of a second at np 2 on the
+/// reference VM, a fifth of a 1-second LAMMPS run) was in every measured run and missing from every
+/// prediction. The fit keeps it as a `sleep` of the same function just before the call (idle time:
+/// it does not scale with the host's flop rate), regressed on (Nw, Np) like measured compute (the
+/// simplest formula near the best: it is noisy), and the call itself keeps no `seconds`. Declared
+/// traces (SMPI imports) record no duration for it and get no sleep.
+void TemplateFitter::append_node(std::vector<TemplateNode>& body, int id, UsedExprs& used)
+{
+  TemplateNode t = make_node(id, used);
+  const SlotObs& s = (*slots_)[static_cast<std::size_t>(id)];
+  if (t.kind == RolledNode::Kind::Call && model_.tokens[t.token].op == Op::Init && s.any_seconds) {
+    std::vector<FitPoint> pts = s.seconds.points();
+    const bool measured = std::any_of(pts.begin(), pts.end(), [](const FitPoint& p) { return p.value > 0; });
+    if (measured) {
+      TemplateNode sleep;
+      sleep.kind    = RolledNode::Kind::Call;
+      sleep.token   = token_of(model_, CallToken{model_.tokens[t.token].function, Op::Sleep});
+      sleep.seconds = fit_measured(pts);
+      body.push_back(std::move(sleep));
+      t.seconds.reset();
+    }
+  }
+  body.push_back(std::move(t));
+}
+
+TemplateNode TemplateFitter::make_node(int id, UsedExprs& used)
+{
+  SlotObs& s = (*slots_)[static_cast<std::size_t>(id)];
+  // The rank that founded the template walks every position of it at least once.
+  if (s.where.empty() || (s.kind != RolledNode::Kind::Call && s.count.empty()) ||
+      (s.kind != RolledNode::Kind::Loop && s.request_back.empty()))
+    throw InternalError("trace model: a template position of group " + std::to_string(group_) +
+                        " was never observed");
+  TemplateNode t;
+  t.kind  = s.kind;
+  t.token = s.token;
+  if (s.kind == RolledNode::Kind::Loop) {
+    fit_loop(s, t);
+    return t;
+  }
+  if (s.kind == RolledNode::Kind::Poll) {
+    t.count = fit_formula(s.count.points(), true);  // polling lengths vary by nature: their mean, no warning
+    // Work done while polling: its total per construct (not per round: the number of rounds is the
+    // timing's), regressed like measured compute (simplest formula near the best, few terms).
+    if (s.any_library)
+      t.absorbed_flops = fit_measured(s.absorbed.points());
+  }
+  fit_call_ranks(s, t, used);
+  fit_amounts(s, t);
+  if (s.request_back.size() > 1 || s.requests_back.size() > 1)
+    throw InputError({}, "the requests completed by " + tokens_[s.token].function + " (first seen at " + s.where +
+                             ") are not the same relative to the requests created before it in every iteration");
+  t.request_back  = *s.request_back.begin();
+  t.requests_back = *s.requests_back.begin();
+  return t;
+}
+
+void TemplateFitter::fit_loop(SlotObs& s, TemplateNode& t)
+{
+  t.count = fit_quantity(s.count, true, s, "count");
+  // A count that follows the process grid's shape (2 swaps per axis of extent > 1: 4 at 2x2x1, 6 at
+  // 2x2x2 and 4x2x2) has no simple formula in Np: the regression interpolates it with three terms
+  // that run away outside training. The grid-shape form wins where it is exact and shorter.
+  if (auto g = fit_grid_formula(s.count.points());
+      g && (not t.count.cv_error || *t.count.cv_error > 1e-9 || g->terms.size() < t.count.terms.size()))
+    t.count = *g;
+  for (const auto& [np_rank, by_nw] : s.count_by_np_rank_nw) {
+    std::set<std::uint64_t> distinct;
+    for (const auto& [nw, c] : by_nw)
+      distinct.insert(c);
+    if (distinct.size() > 1)
+      t.nw_dependent = true;
+  }
+  UsedExprs body_used;
+  for (int c : s.children)
+    append_node(t.body, c, body_used);
+}
+
+/// Peers, sources, roots, split keys and tags: rank expressions and tag expressions.
+void TemplateFitter::fit_call_ranks(SlotObs& s, TemplateNode& t, UsedExprs& used)
+{
+  const CallToken& tok = tokens_[s.token];
+  t.peer = fit_ranks(s.peer, "peer", s, &used);
+  t.src  = fit_ranks(s.src, "source", s, &used);
+  t.root = fit_ranks(s.root, "root", s);
+  if (tok.op == Op::CommSplit && tok.key == kVaryingKey)
+    t.key = fit_ranks(s.key, "split key", s);
+  if (tok.tag == kVaryingTag) {
+    t.tag = s.tag.result();
+    if (not t.tag)
+      t.tag_formula = fit_tag_formula(s);
+    if (not t.tag && not t.tag_formula)
+      throw InputError({}, "no tag expression (a constant, or affine in a loop index) explains the tags of " +
+                               tok.function + " (first seen at " + s.where + ")");
+  }
+}
+
+/// Sizes, counts, flops and seconds: formulas of (Nw, Np).
+void TemplateFitter::fit_amounts(SlotObs& s, TemplateNode& t)
+{
+  if (s.any_bytes)
+    t.bytes = fit_quantity(s.bytes, true, s, "bytes");
+  if (s.any_recv_bytes)
+    t.recv_bytes = fit_quantity(s.recv_bytes, true, s, "recv_bytes");
+  // Compute: the site's mean work at each training point, regressed on (Nw, Np) (the first step of the
+  // latency model; the ratio is fitted per function once every group is done). Reduction flops alike.
+  if (s.any_flops) {
+    // Measured work is noisy (fit_measured); declared flops are exact anyway.
+    const bool compute = tokens_[s.token].op == Op::Compute;
+    t.flops            = compute ? fit_measured(s.compute_flops.points()) : fit_formula(s.flops.points(), false, 3, Parsimony{});
+    s.fitted_flops     = t.flops;
+  }
+  if (s.any_seconds)
+    t.seconds = fit_formula(s.seconds.points(), false);
+  // A communicator of one rank has no "other" entry: then the counts are the rank's own.
+  if (s.any_counts)
+    t.counts = fit_quantity(s.counts.empty() ? s.counts_self : s.counts, true, s, "counts");
+  if (s.counts_self_differs)
+    t.counts_self = fit_formula(s.counts_self.points(), true);
+  if (s.any_recv_counts)
+    t.recv_counts = fit_quantity(s.recv_counts.empty() ? s.recv_counts_self : s.recv_counts, true, s, "recv_counts");
+  if (s.recv_counts_self_differs)
+    t.recv_counts_self = fit_formula(s.recv_counts_self.points(), true);
+}
+
+Formula TemplateFitter::fit_quantity(const Series& series, bool integer, SlotObs& s, const char* field)
+{
+  for (const auto& [key, range] : s.spread)
+    if (key.first == field && range.first != range.second) {
+      std::ostringstream o;
+      o << "group " << group_ << ", " << op_name(tokens_[s.token].op) << " " << field << ": values from "
+        << range.first << " to " << range.second << " in " << model_.training[key.second].profile
+        << " (first seen at " << s.where << "); fitted on their mean";
+      model_.warnings.push_back(o.str());
+      break;
+    }
+  return fit_formula(series.points(), integer);
+}
+
+/// Where training cannot tell several expressions apart (a grid axis of extent 2 has the same lower and
+/// upper neighbour), the first one that no earlier call of the same function in the same loop body
+/// uses wins: a halo exchange addresses each neighbour once.
+std::optional<RankExpr> TemplateFitter::fit_ranks(const RankSeries& series, const char* field, const SlotObs& s,
+                                                  UsedExprs* used)
+{
+  if (not series.seen)
+    return std::nullopt;
+  std::vector<RankExpr> all = series.result();
+  // A neighbour whose axis follows the loop index only where nothing with a fixed meaning explains the
+  // observations (a loop that ran once in training says nothing about its axis walk).
+  if (std::any_of(all.begin(), all.end(), [](const RankExpr& x) { return x.kind != RankExpr::Kind::GridLoop; }))
+    std::erase_if(all, [](const RankExpr& x) { return x.kind == RankExpr::Kind::GridLoop; });
+  if (all.empty())
+    no_rank_expr(series, field, tokens_[s.token].function, s.where);
+  // Candidates an earlier sibling took are dropped (unless nothing else is left), then the one
+  // most positions of the same call explain wins, the simplest on a tie.
+  const std::string key = tokens_[s.token].function + "/" + field;
+  std::vector<RankExpr> free;
+  for (const RankExpr& cand : all)
+    if (used == nullptr || std::none_of(used->begin(), used->end(), [&](const auto& u) {
+          return u.first == key && same_target(u.second, cand);
+        }))
+      free.push_back(cand);
+  if (free.empty())
+    free = all;
+  const auto& votes = support_[support_key(s.token, field)];
+  std::optional<RankExpr> e;
+  int best = -1;
+  for (const RankExpr& cand : free) {
+    auto it = votes.find(expr_key(cand));
+    int v   = it == votes.end() ? 0 : it->second;
+    if (v > best) {
+      best = v;
+      e    = cand;
+    }
+  }
+  if (used != nullptr)
+    used->emplace_back(key, *e);
+  return e;
+}
+
+}  // namespace gridcast::models::trace::detail

@@ -1,0 +1,47 @@
+// The trace fit's per-position parameter fits: each template position of a group, from what the walk
+// observed there (SlotObs), becomes a TemplateNode: loop counts, sizes, peers, roots, tags, requests and
+// compute amounts as formulas of (Nw, Np) or rank expressions. Internal to the models library.
+#pragma once
+
+#include "trace_fit_walk.hpp"
+
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace gridcast::models::trace::detail {
+
+/// Fits the templates of every group into `model` (its tokens and training points set; new tokens the
+/// templates need are appended to model.tokens, warnings to model.warnings).
+class TemplateFitter {
+public:
+  /// `data`: every group's observations (count_support reads all of them: the same call is the same
+  /// code in every group).
+  TemplateFitter(TraceModel& model, const std::vector<GroupData>& data);
+  /// The template of group `g` from its observations; the slots' fitted_flops are set (latency model).
+  TraceGroup fit_group(GroupData& data, std::size_t g);
+
+private:
+  using UsedExprs = std::vector<std::pair<std::string, RankExpr>>;
+  void append_node(std::vector<TemplateNode>& body, int id, UsedExprs& used);
+  TemplateNode make_node(int id, UsedExprs& used);
+  void fit_loop(SlotObs& s, TemplateNode& t);
+  void fit_call_ranks(SlotObs& s, TemplateNode& t, UsedExprs& used);
+  void fit_amounts(SlotObs& s, TemplateNode& t);
+  Formula fit_quantity(const Series& series, bool integer, SlotObs& s, const char* field);
+  std::optional<RankExpr> fit_ranks(const RankSeries& series, const char* field, const SlotObs& s,
+                                    UsedExprs* used = nullptr);
+  void count_support(const std::vector<GroupData>& data);
+
+  TraceModel& model_;
+  const std::vector<CallToken> tokens_;  ///< the model's tokens of the recorded calls (before any is appended)
+  std::vector<SlotObs>* slots_ = nullptr;  ///< of the group being fitted
+  std::size_t group_ = 0;
+  /// (token, field) -> expression -> positions of all groups it explains.
+  std::map<std::string, std::map<std::string, int>> support_;
+};
+
+}  // namespace gridcast::models::trace::detail

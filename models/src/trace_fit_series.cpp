@@ -1,0 +1,125 @@
+// The trace fit's aggregated observations: the value of a Series or ProfileSeries at each training point,
+// and the filtering of a RankSeries' candidate expressions.
+#include "trace_fit_series.hpp"
+
+#include "gridcast/foundation/stats.hpp"
+
+#include <algorithm>
+
+namespace gridcast::models::trace::detail {
+
+std::vector<FitPoint> Series::points() const
+{
+  std::vector<FitPoint> out;
+  for (const auto& [key, e] : sums)
+    out.push_back({key.first, key.second, e.first / static_cast<double>(e.second)});
+  return out;
+}
+
+void ProfileSeries::add_to_last(double nw, double np, std::size_t profile, int rank, double v)
+{
+  sums[{nw, np}][profile].first += v;
+  auto point = calls.find({nw, np});
+  if (point == calls.end())
+    return;
+  auto one = point->second.find({profile, rank});
+  if (one != point->second.end() && not one->second.empty())
+    one->second.back() += v;
+}
+
+std::vector<FitPoint> ProfileSeries::points() const
+{
+  std::vector<FitPoint> out;
+  for (const auto& [key, by_profile] : sums) {
+    if (auto v = per_call_median(key, by_profile)) {
+      out.push_back({key.first, key.second, *v});
+      continue;
+    }
+    std::vector<double> means;
+    for (const auto& [profile, e] : by_profile)
+      if (e.second > 0)
+        means.push_back(e.first / static_cast<double>(e.second));
+    if (means.empty())
+      continue;
+    out.push_back({key.first, key.second, median(means)});
+  }
+  return out;
+}
+
+std::optional<double>
+ProfileSeries::per_call_median(const Point& key,
+                               const std::map<std::size_t, std::pair<double, std::uint64_t>>& by_profile) const
+{
+  auto point = calls.find(key);
+  if (point == calls.end() || by_profile.size() < kInstanceProfiles)
+    return std::nullopt;
+  // profile -> rank -> observations; every profile of the point must have been kept one by one.
+  std::map<std::size_t, std::map<int, const std::vector<double>*>> by_run;
+  for (const auto& [pr, v] : point->second)
+    by_run[pr.first][pr.second] = &v;
+  if (by_run.size() != by_profile.size())
+    return std::nullopt;
+  const auto& first = by_run.begin()->second;
+  for (const auto& [profile, ranks] : by_run) {
+    if (ranks.size() != first.size())
+      return std::nullopt;
+    for (auto a = ranks.begin(), b = first.begin(); a != ranks.end(); ++a, ++b)
+      if (a->first != b->first || a->second->size() != b->second->size())
+        return std::nullopt;
+  }
+  double sum       = 0;
+  std::uint64_t n  = 0;
+  std::vector<double> across(by_run.size());
+  for (const auto& [rank, values] : first)
+    for (std::size_t i = 0; i < values->size(); ++i) {
+      std::size_t k = 0;
+      for (const auto& [profile, ranks] : by_run)
+        across[k++] = (*ranks.at(rank))[i];
+      sum += median(across);
+      ++n;
+    }
+  if (n == 0)
+    return std::nullopt;
+  return sum / static_cast<double>(n);
+}
+
+void RankSeries::add(int rank, int np, const std::vector<std::uint64_t>& loop, int value)
+{
+  if (not seen) {
+    alive = rank_expr_candidates({rank, np, loop, value});
+    seen  = true;
+  }
+  if (samples.size() < 3)
+    samples.push_back({rank, np, loop, value});
+  if (alive.empty())
+    return;
+  // filter_rank_exprs(), keeping what survived until now when nothing survives this observation: the
+  // error message names what explained every earlier one.
+  std::size_t kept = 0;
+  for (std::size_t c = 0; c < alive.size(); ++c) {
+    auto v = alive[c].eval(rank, np, loop.data(), static_cast<int>(loop.size()));
+    if (v && *v == value) {
+      if (kept != c)
+        alive[kept] = alive[c];
+      ++kept;
+    }
+  }
+  if (kept == 0) {  // the observation no candidate survives: the one an error message must show
+    samples.push_back({rank, np, loop, value});
+    last_alive = std::move(alive);
+    alive.clear();
+  } else {
+    alive.resize(kept);
+  }
+}
+
+std::vector<RankExpr> RankSeries::result() const
+{
+  std::vector<RankExpr> found;
+  for (const RankExpr& e : alive)
+    if (std::none_of(found.begin(), found.end(), [&](const RankExpr& f) { return same_target(f, e); }))
+      found.push_back(e);
+  return found;
+}
+
+}  // namespace gridcast::models::trace::detail

@@ -1,0 +1,139 @@
+// What the trace fit observes of a quantity across the training profiles, aggregated so that memory does
+// not grow with the calls: per (Nw, Np) point (Series), per point and profile with the per-call median of
+// repeated runs (ProfileSeries), and the rank expressions still consistent with a rank-valued field
+// (RankSeries). Internal to the models library; the fit's walk (trace_fit_walk.cpp) fills them.
+#pragma once
+
+#include "gridcast/models/trace_formula.hpp"
+#include "gridcast/models/trace_rules.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+namespace gridcast::models::trace::detail {
+
+/// The map entry of the last key looked up: a profile is walked call after call, so the next call is
+/// nearly always at the same point, found without a search. Copies and moves forget it (it points into
+/// the owner's map; map nodes do not move while the map lives).
+template <class Key, class Value>
+class LastEntry {
+public:
+  LastEntry() = default;
+  LastEntry(const LastEntry&) {}
+  LastEntry(LastEntry&& o) noexcept { o.entry_ = nullptr; }
+  LastEntry& operator=(const LastEntry&)
+  {
+    entry_ = nullptr;
+    return *this;
+  }
+  LastEntry& operator=(LastEntry&& o) noexcept
+  {
+    entry_   = nullptr;
+    o.entry_ = nullptr;
+    return *this;
+  }
+  /// The entry of `key`: the remembered one, or `find()`'s (then remembered).
+  template <class Find>
+  Value& get(const Key& key, Find&& find)
+  {
+    if (entry_ == nullptr || key_ != key) {
+      entry_ = &find();
+      key_   = key;
+    }
+    return *entry_;
+  }
+
+private:
+  Key key_{};
+  Value* entry_ = nullptr;
+};
+
+/// Observations of a quantity, aggregated per (Nw, Np) point: memory does not grow with the calls.
+struct Series {
+  std::map<std::pair<double, double>, std::pair<double, std::uint64_t>> sums;  ///< (nw, np) -> (sum, count)
+  void add(double nw, double np, double v)
+  {
+    auto& e = last_.get({nw, np}, [&]() -> auto& { return sums[{nw, np}]; });
+    e.first += v;
+    ++e.second;
+  }
+  bool empty() const { return sums.empty(); }
+  /// Adds to the last observation at this point (a construct's work that comes after it, in pieces).
+  void add_to_last(double nw, double np, double v) { sums[{nw, np}].first += v; }
+  /// The mean at each point (what fit_formula would average to anyway).
+  std::vector<FitPoint> points() const;
+
+private:
+  LastEntry<std::pair<double, double>, std::pair<double, std::uint64_t>> last_;
+};
+
+/// Observations of a quantity per (Nw, Np) point and per profile, for a quantity that a disturbed run
+/// inflates (a compute site's measured work, a polling construct's absorbed work). A polling construct's
+/// absorbed work is measured time (seconds times the host's speed), and at HPL's training sizes a
+/// construct lasts tens of microseconds, so one preemption of the rank (a time slice, ~4 ms) multiplies a
+/// profile's mean by up to 80 (hpcc, N 128: 2.7e5, 2.1e7 and 4.4e5 flops per construct in three runs).
+///
+/// At a point with fewer than kInstanceProfiles profiles: each profile's mean, then the median over the
+/// profiles (a mean over the profiles keeps a share of an outlier, a median of three drops it; with one
+/// profile it is that profile's mean). At a point with kInstanceProfiles or more (repeated runs), the
+/// observations are also kept one by one per (profile, rank), and when every profile has the same ranks
+/// with as many observations each (the same calls: a deterministic program), the point's value is the
+/// mean over the observations of their **median over the profiles**, the same call of the same rank
+/// compared across runs. A random preemption stretches one call of one run: the per-call median drops
+/// every such call wherever it falls, where a median of the profiles' means fails as soon as each run has
+/// one somewhere (at different steps). What it cannot drop is a call stretched in most runs: on a loaded
+/// machine the longest calls are (docs/latency-model.md, "A median per call, and what moved the HPL
+/// prediction").
+struct ProfileSeries {
+  /// Repeated runs from which the per-call median is taken (a median of two is a mean).
+  static constexpr std::size_t kInstanceProfiles = 3;
+  using Point = std::pair<double, double>;
+  /// (nw, np) -> profile -> (sum, observations)
+  std::map<Point, std::map<std::size_t, std::pair<double, std::uint64_t>>> sums;
+  /// (nw, np) -> (profile, rank) -> each observation, where the caller asked for them (`one_by_one`).
+  std::map<Point, std::map<std::pair<std::size_t, int>, std::vector<double>>> calls;
+  void add(double nw, double np, std::size_t profile, int rank, bool one_by_one, double v)
+  {
+    auto& e = last_.get({nw, np, profile}, [&]() -> auto& { return sums[{nw, np}][profile]; });
+    e.first += v;
+    ++e.second;
+    if (one_by_one)
+      last_calls_.get({nw, np, profile, rank}, [&]() -> auto& { return calls[{nw, np}][{profile, rank}]; })
+          .push_back(v);
+  }
+  /// Adds to the last observation of this profile at this point (work that comes after it, in pieces).
+  void add_to_last(double nw, double np, std::size_t profile, int rank, double v);
+  bool empty() const { return sums.empty(); }
+  /// At each point, the mean of the per-call medians where they apply (above), else the median of the
+  /// profiles' means (the mean of the middle two for an even count).
+  std::vector<FitPoint> points() const;
+
+private:
+  /// The mean over the calls of their median over the profiles, when the profiles at the point are
+  /// kInstanceProfiles or more and all made the same calls (same ranks, as many observations each).
+  std::optional<double> per_call_median(const Point& key,
+                                        const std::map<std::size_t, std::pair<double, std::uint64_t>>& by_profile) const;
+
+  LastEntry<std::tuple<double, double, std::size_t>, std::pair<double, std::uint64_t>> last_;
+  LastEntry<std::tuple<double, double, std::size_t, int>, std::vector<double>> last_calls_;
+};
+
+/// Rank expressions still consistent with every observation so far, and the first few observations
+/// for error messages.
+struct RankSeries {
+  bool seen = false;
+  std::vector<RankExpr> alive;
+  std::vector<RankObservation> samples;
+  /// The candidates that explained every observation before the first one none explains.
+  std::vector<RankExpr> last_alive;
+  void add(int rank, int np, const std::vector<std::uint64_t>& loop, int value);
+  /// The survivors without duplicates (same_target), simplest first.
+  std::vector<RankExpr> result() const;
+};
+
+}  // namespace gridcast::models::trace::detail

@@ -1,0 +1,372 @@
+// Walking every exact member of a group along the group's template: the observations of each position.
+#include "trace_fit_walk.hpp"
+
+#include "gridcast/foundation/errors.hpp"
+#include "trace_fit_group.hpp"
+
+#include <algorithm>
+#include <map>
+
+namespace gridcast::models::trace::detail {
+
+/// The parameters of one recorded call that the model fits per position.
+struct CallParams {
+  std::int32_t peer = kNoRank;
+  std::int32_t src  = kNoRank;
+  std::int32_t root = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t recv_bytes = 0;
+  double flops = 0;
+  double seconds = -1;
+  std::int64_t request_back = 0;
+  std::vector<std::int64_t> requests_back;
+  std::vector<std::uint64_t> counts, recv_counts;
+  std::int32_t tag = 0;
+  std::int32_t key = 0;  ///< comm_split: the split key
+  std::uint64_t line = 0;
+  /// The call's work in flops: declared, or measured seconds through the recording host's speed.
+  double work(double speed_flops) const { return flops > 0 ? flops : (seconds > 0 ? seconds * speed_flops : 0.0); }
+};
+
+namespace {
+
+bool is_rooted(Op op)
+{
+  return op == Op::Bcast || op == Op::Reduce || op == Op::Gather || op == Op::Gatherv || op == Op::Scatter ||
+         op == Op::Scatterv;
+}
+
+/// The second reading of a rank: its calls one at a time, as model tokens and parameters. Requests
+/// are tracked while pending only (a wait forgets its request), so memory does not grow either.
+class CallCursor {
+public:
+  CallCursor(const ProfileReader& reader, const LoadedProfile& p, int rank)
+      : reader_(reader), dir_(p.path), stream_(reader.open_rank(dir_, rank)), rank_(rank)
+  {
+    advance();
+  }
+  bool at_end() const { return end_; }
+  std::uint32_t token() const { return token_; }
+  std::size_t index() const { return index_; }  ///< of the current call, from 0
+  /// The current call's parameters; moves on to the next call.
+  CallParams take()
+  {
+    CallParams c;
+    c.peer        = rec_.peer;
+    c.src         = rec_.src;
+    c.root        = rec_.root;
+    c.bytes       = rec_.bytes;
+    c.recv_bytes  = rec_.recv_bytes;
+    c.flops       = rec_.flops;
+    c.seconds     = rec_.seconds;
+    c.line        = rec_.line;
+    c.counts      = rec_.counts;
+    c.recv_counts = rec_.recv_counts;
+    c.tag         = rec_.tag;
+    c.key         = rec_.key;
+    if (creates_request(rec_))
+      ordinal_[rec_.request] = created_++;
+    else if (rec_.request != kNoRequest)
+      c.request_back = back(rec_.request, rec_.op == Op::Wait);
+    for (std::int64_t q : rec_.requests)
+      c.requests_back.push_back(back(q, rec_.op == Op::Waitall));
+    advance();
+    return c;
+  }
+
+private:
+  /// How many requests were created since `req`; `forget`: the call completes it.
+  std::int64_t back(std::int64_t req, bool forget)
+  {
+    auto it = ordinal_.find(req);
+    if (it == ordinal_.end())
+      throw InputError({dir_.rank_path(rank_).string(), rec_.line, "request", rank_},
+                       "request " + std::to_string(req) +
+                           " completed but not pending (never created by isend/irecv or a nonblocking "
+                           "collective, or already waited for)");
+    std::int64_t b = created_ - it->second;
+    if (forget)
+      ordinal_.erase(it);
+    return b;
+  }
+  void advance()
+  {
+    if (started_)
+      ++index_;
+    started_ = true;
+    end_     = not stream_->next(rec_);
+    if (end_)
+      return;
+    const TokenTable& tokens = reader_.tokens();
+    token_ = cache_.get(rec_, tokens.varying_in(*stream_),
+                        [&] { return tokens.model_token(*stream_, rec_, dir_.rank_path(rank_), rank_); });
+  }
+  StreamTokenCache cache_;
+
+  const ProfileReader& reader_;
+  ProfileDir dir_;
+  CallStreamPtr stream_;
+  int rank_;
+  CallRecord rec_;
+  bool end_ = false;
+  std::uint32_t token_ = 0;
+  std::size_t index_ = 0;
+  bool started_      = false;
+  std::map<std::int64_t, std::int64_t> ordinal_;
+  std::int64_t created_ = 0;
+};
+
+void note_spread(SlotObs& s, const char* field, std::size_t profile, double v)
+{
+  auto [it, inserted] = s.spread.try_emplace({field, profile}, v, v);
+  if (not inserted) {
+    it->second.first  = std::min(it->second.first, v);
+    it->second.second = std::max(it->second.second, v);
+  }
+}
+
+}  // namespace
+
+struct GroupCollector::WalkState {
+  std::size_t profile;
+  int rank;
+  int np;
+  double nw;
+  CallCursor* cursor;
+  const std::vector<std::uint64_t>* decisions;
+  const std::vector<std::uint32_t>* roles;  ///< of every call (poll_roles)
+  std::size_t next_decision = 0;
+  std::vector<std::uint64_t> loop;
+  std::size_t group = 0;
+  std::vector<std::pair<int, std::uint64_t>> loops;  ///< enclosing loops: (pre-order number, count)
+  SlotObs* last_poll = nullptr;  ///< the polling construct walked last (a leftover round adds to its work)
+  double speed_flops = 0;        ///< the recording host's
+};
+
+GroupData GroupCollector::collect(const std::vector<RolledNode>& templ, std::size_t g)
+{
+  slots_.clear();
+  loop_counter_ = 0;
+  TraceGroup group;
+  std::vector<int> top = build_slots(templ);
+  const std::vector<LoadedProfile>& profiles = reader_.profiles();
+  for (std::size_t p = 0; p < profiles.size(); ++p) {
+    std::vector<int> exact;
+    for (int r = 0; r < static_cast<int>(profiles[p].ranks.size()); ++r) {
+      const RankTrace& rt = profiles[p].ranks[static_cast<std::size_t>(r)];
+      if (rt.group != static_cast<int>(g))
+        continue;
+      if (not rt.exact) {
+        ++group.approximate_members;
+        continue;
+      }
+      exact.push_back(r);
+      std::vector<std::uint32_t> tokens;
+      reader_.read_tokens({p, r}, tokens);
+      const std::vector<std::uint32_t> roles = reader_.tokens().roles_of(tokens);
+      CallCursor cursor(reader_, profiles[p], r);
+      WalkState w{p, r, profiles[p].info.np, profiles[p].info.nw, &cursor, &rt.decisions, &roles, 0, {}, g, {},
+                  nullptr, profiles[p].info.host.speed_flops};
+      walk(templ, top, w);
+      if (not cursor.at_end())
+        changed(w);
+    }
+    if (not exact.empty())
+      group.members.push_back(profiles[p].label + ": ranks " + ranks_text(exact));
+  }
+  return GroupData{std::move(group), std::move(slots_), std::move(top)};
+}
+
+std::vector<int> GroupCollector::build_slots(const std::vector<RolledNode>& nodes)
+{
+  std::vector<int> ids;
+  for (const RolledNode& n : nodes) {
+    int id = static_cast<int>(slots_.size());
+    slots_.emplace_back();
+    slots_[static_cast<std::size_t>(id)].kind  = n.kind;
+    slots_[static_cast<std::size_t>(id)].token = n.token;
+    if (n.kind == RolledNode::Kind::Loop) {
+      slots_[static_cast<std::size_t>(id)].loop_ordinal = loop_counter_++;
+      std::vector<int> children = build_slots(n.body);
+      slots_[static_cast<std::size_t>(id)].children = std::move(children);
+    }
+    ids.push_back(id);
+  }
+  return ids;
+}
+
+void GroupCollector::changed(const WalkState& w) const
+{
+  throw InputError({reader_.profiles()[w.profile].label, 0, {}, w.rank},
+                   "the rank's calls differ between two readings (was the profile modified while fitting?)");
+}
+
+void GroupCollector::walk(const std::vector<RolledNode>& nodes, const std::vector<int>& ids, WalkState& w)
+{
+  for (std::size_t k = 0; k < nodes.size(); ++k) {
+    const RolledNode& n = nodes[k];
+    SlotObs& s          = slots_[static_cast<std::size_t>(ids[k])];
+    if (s.where.empty())
+      s.where = reader_.profiles()[w.profile].label + " rank " + std::to_string(w.rank);
+    switch (n.kind) {
+      case RolledNode::Kind::Call:
+        walk_call(n, s, k, w);
+        break;
+      case RolledNode::Kind::Poll:
+        walk_poll(n, s, k, w);
+        break;
+      case RolledNode::Kind::Loop:
+        walk_loop(n, s, w);
+        break;
+    }
+  }
+}
+
+void GroupCollector::walk_call(const RolledNode& n, SlotObs& s, std::size_t k, WalkState& w)
+{
+  if (w.cursor->at_end() || w.cursor->token() != n.token)
+    changed(w);
+  observe_call(s, w, w.cursor->take(), k);
+  // A leftover round after the receive that ended a construct: its work is the construct's.
+  while (not w.cursor->at_end() && (*w.roles)[w.cursor->index()] == kRoleAbsorbed) {
+    if (w.last_poll == nullptr)
+      changed(w);
+    w.last_poll->any_library = w.last_poll->any_library || not reader_.tokens().burst_model(w.cursor->token());
+    CallParams c = w.cursor->take();
+    w.last_poll->absorbed.add_to_last(w.nw, static_cast<double>(w.np), w.profile, w.rank, c.work(w.speed_flops));
+  }
+}
+
+/// The construct's calls: its polls (observed as calls: sources, tags) and the compute it absorbed, whose
+/// total work is kept. Bursts alone between polls are the polling loop's own time (synthesis emits the
+/// polls; the emulator's test cost stands for it); library calls are work done while waiting, which the
+/// construct must conserve whatever the number of rounds it was cut into.
+void GroupCollector::walk_poll(const RolledNode& n, SlotObs& s, std::size_t k, WalkState& w)
+{
+  if (w.cursor->at_end() || (*w.roles)[w.cursor->index()] != n.token)
+    changed(w);
+  std::uint64_t len = 0;
+  double work       = 0;
+  do {
+    if (w.cursor->token() == n.token) {
+      observe_call(s, w, w.cursor->take(), k);
+      ++len;
+    } else {
+      s.any_library = s.any_library || not reader_.tokens().burst_model(w.cursor->token());
+      CallParams c  = w.cursor->take();
+      work += c.work(w.speed_flops);
+    }
+  } while (not w.cursor->at_end() && (*w.roles)[w.cursor->index()] == kRoleAbsorbed);
+  if (len == 0)
+    changed(w);
+  s.count.add(w.nw, static_cast<double>(w.np), static_cast<double>(len));
+  s.absorbed.add(w.nw, static_cast<double>(w.np), w.profile, w.rank, reader_.repeated(w.profile), work);
+  w.last_poll = &s;
+}
+
+void GroupCollector::walk_loop(const RolledNode& n, SlotObs& s, WalkState& w)
+{
+  if (w.next_decision >= w.decisions->size())
+    changed(w);
+  const std::uint64_t count = (*w.decisions)[w.next_decision++];
+  s.count.add(w.nw, static_cast<double>(w.np), static_cast<double>(count));
+  note_spread(s, "count", w.profile, static_cast<double>(count));
+  s.count_by_np_rank_nw[{w.np, w.rank}][w.nw] = count;
+  w.loop.push_back(0);
+  w.loops.emplace_back(s.loop_ordinal, count);
+  for (std::uint64_t i = 0; i < count; ++i) {
+    w.loop.back() = i;
+    walk(n.body, s.children, w);
+  }
+  w.loop.pop_back();
+  w.loops.pop_back();
+}
+
+/// A compute call: its work in flops (measured seconds through the recording host's speed), for the
+/// site mean and, with its context, for the ratio and the variability of the latency model.
+void GroupCollector::observe_compute(SlotObs& s, WalkState& w, const CallParams& c, std::size_t position)
+{
+  const double work = c.work(w.speed_flops);
+  s.compute_flops.add(w.nw, static_cast<double>(w.np), w.profile, w.rank, reader_.repeated(w.profile), work);
+  s.any_flops = s.any_flops || work != 0;
+  s.compute.context.group      = static_cast<int>(w.group);
+  s.compute.context.inter_loop = w.loops.empty() ? 0 : w.loops.back().first + 1;
+  s.compute.context.intra_loop = static_cast<int>(position);
+  int inner = w.loops.empty() ? 0 : progress_bucket(w.loop.back(), w.loops.back().second);
+  int outer = w.loops.empty() ? 0 : progress_bucket(w.loop.front(), w.loops.front().second);
+  s.compute.add(w.profile, inner, outer, work);
+}
+
+void GroupCollector::observe_call(SlotObs& s, WalkState& w, const CallParams& c, std::size_t position)
+{
+  const CallToken& tok = tokens_[s.token];
+  const auto np = static_cast<double>(w.np);
+  if (tok.op == Op::Compute) {
+    observe_compute(s, w, c, position);
+    s.request_back.insert(c.request_back);
+    s.requests_back.insert(c.requests_back);
+    return;
+  }
+  if (c.peer != kNoRank)
+    s.peer.add(w.rank, w.np, w.loop, c.peer);
+  if (c.src != kNoRank)
+    s.src.add(w.rank, w.np, w.loop, c.src);
+  if (is_rooted(tok.op))
+    s.root.add(w.rank, w.np, w.loop, c.root);
+  if (tok.tag == kVaryingTag) {
+    s.tag.add(w.loop, c.tag);
+    s.tag_values.add(w.nw, np, static_cast<double>(c.tag));
+    note_spread(s, "tag", w.profile, static_cast<double>(c.tag));
+  }
+  if (tok.op == Op::CommSplit && tok.key == kVaryingKey)
+    s.key.add(w.rank, w.np, w.loop, c.key);
+  s.bytes.add(w.nw, np, static_cast<double>(c.bytes));
+  s.any_bytes = s.any_bytes || c.bytes != 0;
+  note_spread(s, "bytes", w.profile, static_cast<double>(c.bytes));
+  // A polling construct's probes found nothing (0) until the last found the message: the mean over its
+  // polls depends on how many rounds the timing gave it, and a regression of that mean ran away outside
+  // the training range (HPL at 2x: a negative size). The size found is what the probes say.
+  if (s.kind != RolledNode::Kind::Poll || c.recv_bytes != 0) {
+    s.recv_bytes.add(w.nw, np, static_cast<double>(c.recv_bytes));
+    s.any_recv_bytes = s.any_recv_bytes || c.recv_bytes != 0;
+    note_spread(s, "recv_bytes", w.profile, static_cast<double>(c.recv_bytes));
+  }
+  s.flops.add(w.nw, np, c.flops);
+  s.any_flops = s.any_flops || c.flops != 0;
+  if (c.seconds >= 0) {
+    s.seconds.add(w.nw, np, c.seconds);
+    s.any_seconds = true;
+  }
+  // v-collectives: one count for every other rank, and one for the rank itself (often 0 or a local
+  // copy of another size).
+  auto per_peer = [&](const std::vector<std::uint64_t>& v, const char* field, Series& others, Series& self,
+                      bool& any, bool& self_differs) {
+    if (v.empty())
+      return;
+    any = true;
+    const std::string& label = reader_.profiles()[w.profile].label;
+    if (static_cast<int>(v.size()) != w.np)
+      throw InputError({label, c.line, field, w.rank}, std::string(op_name(tok.op)) + ": " + std::to_string(v.size()) +
+                                                           " counts for " + std::to_string(w.np) + " ranks");
+    const auto me             = static_cast<std::size_t>(w.rank);
+    const std::uint64_t other = v[me == 0 && v.size() > 1 ? 1 : 0];
+    for (std::size_t j = 0; j < v.size(); ++j)
+      if (j != me && v[j] != other)
+        throw InputError({label, c.line, field, w.rank},
+                         std::string(op_name(tok.op)) +
+                             ": counts that differ between the other ranks are not modelled (one count for "
+                             "every other rank, and one for the rank itself)");
+    if (v.size() > 1)
+      others.add(w.nw, np, static_cast<double>(other));
+    self.add(w.nw, np, static_cast<double>(v[me]));
+    if (v.size() > 1 && v[me] != other)
+      self_differs = true;
+  };
+  per_peer(c.counts, "counts", s.counts, s.counts_self, s.any_counts, s.counts_self_differs);
+  per_peer(c.recv_counts, "recv_counts", s.recv_counts, s.recv_counts_self, s.any_recv_counts,
+           s.recv_counts_self_differs);
+  s.request_back.insert(c.request_back);
+  s.requests_back.insert(c.requests_back);
+}
+
+}  // namespace gridcast::models::trace::detail

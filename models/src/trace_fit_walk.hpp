@@ -1,0 +1,93 @@
+// The trace fit's second reading of every exact member of a group: its calls walked along the group's
+// template, position by position (a SlotObs per template position), collecting what each position's
+// parameters were at every training point. Nothing is fitted here (trace_fit_params.cpp does).
+// Internal to the models library.
+#pragma once
+
+#include "gridcast/models/trace_rules.hpp"
+#include "latency_fit.hpp"
+#include "trace_fit_read.hpp"
+#include "trace_fit_series.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace gridcast::models::trace::detail {
+
+struct CallParams;
+
+/// Everything observed at one template position, over every exact member of the group.
+struct SlotObs {
+  RolledNode::Kind kind = RolledNode::Kind::Call;
+  std::uint32_t token = 0;
+  std::vector<int> children;  ///< Loop: slot ids of the body
+
+  Series count;
+  Series tag_values;  ///< varying tags: for a tag constant within each run (tag_formula)
+  /// Poll: the work of the compute each construct absorbed (per profile: see ProfileSeries), and whether
+  /// any of it was a library call.
+  ProfileSeries absorbed;
+  bool any_library = false;
+  std::map<std::pair<int, int>, std::map<double, std::uint64_t>> count_by_np_rank_nw;
+  RankSeries peer, src, root, key;
+  TagFitter tag;
+  Series bytes, recv_bytes, flops, seconds, counts, recv_counts;
+  /// Compute sites: their measured work per profile (the median of the runs at a point, as `absorbed`;
+  /// `flops` holds the declared work of reductions).
+  ProfileSeries compute_flops;
+  Series counts_self, recv_counts_self;  ///< v-collectives: the entry of the rank itself
+  bool any_bytes = false, any_recv_bytes = false, any_flops = false, any_seconds = false, any_counts = false,
+       any_recv_counts = false, counts_self_differs = false, recv_counts_self_differs = false;
+  std::set<std::int64_t> request_back;
+  std::set<std::vector<std::int64_t>> requests_back;
+  /// Integer quantities that took several values in one profile: (field, profile) -> (min, max).
+  /// (field, profile) -> value range. Fields are string literals: a view orders like the string, no copy.
+  std::map<std::pair<std::string_view, std::size_t>, std::pair<double, double>> spread;
+  std::string where;  ///< first member's profile and rank, for messages
+
+  // Latency model (compute calls): the call's context and its work per (profile, progress buckets).
+  int loop_ordinal = -1;  ///< Loop: pre-order number among the group's loops
+  ComputeCalls compute;   ///< Compute: its calls, for the latency model's ratio and variability
+  std::optional<Formula> fitted_flops;  ///< the site mean formula, once fitted
+};
+
+/// A group's observations, before anything is fitted.
+struct GroupData {
+  TraceGroup group;            ///< members filled in; the body is fitted later
+  std::vector<SlotObs> slots;  ///< by slot id
+  std::vector<int> top;        ///< slot ids of the template's top-level nodes
+};
+
+/// Walks the exact members of each group along the group's template.
+class GroupCollector {
+public:
+  /// `tokens`: the model's tokens (model ids), as the reader's tables give them.
+  GroupCollector(const ProfileReader& reader, const std::vector<CallToken>& tokens) : reader_(reader), tokens_(tokens) {}
+  /// The observations of group `g`, whose template is `templ`.
+  GroupData collect(const std::vector<RolledNode>& templ, std::size_t g);
+
+private:
+  struct WalkState;
+  std::vector<int> build_slots(const std::vector<RolledNode>& nodes);
+  void walk(const std::vector<RolledNode>& nodes, const std::vector<int>& ids, WalkState& w);
+  void walk_call(const RolledNode& n, SlotObs& s, std::size_t k, WalkState& w);
+  void walk_poll(const RolledNode& n, SlotObs& s, std::size_t k, WalkState& w);
+  void walk_loop(const RolledNode& n, SlotObs& s, WalkState& w);
+  void observe_call(SlotObs& s, WalkState& w, const CallParams& c, std::size_t position);
+  void observe_compute(SlotObs& s, WalkState& w, const CallParams& c, std::size_t position);
+  [[noreturn]] void changed(const WalkState& w) const;
+
+  const ProfileReader& reader_;
+  const std::vector<CallToken>& tokens_;
+  std::vector<SlotObs> slots_;
+  int loop_counter_ = 0;
+};
+
+}  // namespace gridcast::models::trace::detail
