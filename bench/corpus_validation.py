@@ -16,7 +16,7 @@ For every corpus program (examples/corpus/<name>, the train/test split of exampl
      `--cfg gridcast/coll-selector:smpi` (SMPI's collective algorithms, as smpirun), and
      `gridcast synth` there;
   4. compare, with bench/trace_model_validation.py's comparison (`compare`, `read_ranks`):
-       predict   ok, or the first line of the error of `gridcast fit` / `predict` (the whole message
+       predict   ok, or the error line of `gridcast fit` / `predict` (the whole message
                  is in the JSON)
        fn-eq     yes when every rank makes as many calls per function as the recording
        comm-eq   share of communication calls whose (function, peer, source, tag, sizes, root) equal
@@ -49,7 +49,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "examples" / "corpus"
 sys.path.insert(0, str(ROOT / "bench"))
-from trace_model_validation import COMM_OPS, compare, pct_of, read_ranks  # noqa: E402
+from trace_model_validation import COMM_OPS, compare, pct_of, read_ranks, run  # noqa: E402
 
 # name -> (training process counts, training sizes): the target is TARGET_FACTOR x the largest count
 # and 2x the largest size. Counts follow the program: 6, 12, 24 for the non-power-of-two grids
@@ -90,17 +90,16 @@ class Steps:
     def __init__(self, gridcast: str, lock: str | None):
         self.gridcast, self.lock = gridcast, lock
 
-    def run(self, cmd: list[str], env: dict | None = None) -> subprocess.CompletedProcess:
-        if self.lock:
-            cmd = ["flock", self.lock, *cmd]
-        return subprocess.run(cmd, capture_output=True, text=True, env=env)
+    def locked(self, cmd: list[str]) -> list[str]:
+        return ["flock", self.lock, *cmd] if self.lock else cmd
+
+    def run(self, cmd: list[str]) -> subprocess.CompletedProcess:
+        """A step whose failure is a result (fit, predict, synth): the caller reads its exit and stderr."""
+        return subprocess.run(self.locked(cmd), capture_output=True, text=True)
 
     def must(self, cmd: list[str], env: dict | None = None) -> str:
-        res = self.run(cmd, env)
-        if res.returncode != 0:
-            sys.stderr.write(f"command failed ({res.returncode}): {' '.join(cmd)}\n{res.stdout}{res.stderr}")
-            raise SystemExit(1)
-        return res.stdout
+        """A step whose failure ends the bench (a recording): trace_model_validation's run."""
+        return run(self.locked(cmd), env)
 
 
 def digest(name: str) -> str:
@@ -135,9 +134,10 @@ def rank_bytes(records: list[dict]) -> int:
                for r in records if r["op"] in COMM_OPS)
 
 
-def first_line(text: str) -> str:
-    text = text.strip()
-    return text.splitlines()[0] if text else "(no message)"
+def error_line(text: str) -> str:
+    """The error of a failed step: its first line that says error (warnings come before it), else its last."""
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return next((line for line in lines if "error" in line), lines[-1] if lines else "(no message)")
 
 
 def evaluate(steps: Steps, name: str, work: Path) -> dict:
@@ -204,7 +204,7 @@ def print_table(title: str, rows: list[dict]) -> None:
         fn_eq = ("yes" if r["calls_per_function_equal"] else "no") if r.get("synth_ok") else "-"
         status = "ok" if r["predict_ok"] else f"[{len(notes) + 1}]"
         if not r["predict_ok"]:
-            notes.append(f"[{len(notes) + 1}] {r['program']}: {r['stage']} exit {r['exit']}: {first_line(r['error'])}")
+            notes.append(f"[{len(notes) + 1}] {r['program']}: {r['stage']} exit {r['exit']}: {error_line(r['error'])}")
         print(f"{r['program']:<18} {','.join(map(str, r['train_np'])):<9} {','.join(map(str, r['train_nw'])):<10} "
               f"{'np' + str(r['target_np']) + ' Nw' + str(r['target_nw']):<11} {status:<8} {fn_eq:<5} "
               f"{pct('comm_eq_pct')} {pct('bytes_within_1pct_pct')} {r['smpirun_s']:11.6g} {pred} {err}")

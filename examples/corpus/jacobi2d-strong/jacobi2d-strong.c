@@ -14,20 +14,15 @@ int main(int argc, char** argv)
   int np, rank;
   MPI_Comm_size(MPI_COMM_WORLD, &np);
   int nw = corpus_nw(argc, argv, "jacobi2d-strong", 64, 1, 1);
-  int dims[2] = {0, 0}, periods[2] = {0, 0}, coords[2];
-  MPI_Dims_create(np, 2, dims);
+  int dims[2], nbr[4], coords[2];
+  MPI_Comm cart = corpus_cart(2, 0, dims, nbr);
   if (nw < dims[0] || nw < dims[1]) {
     fprintf(stderr, "jacobi2d-strong: NW %d is smaller than the process grid %dx%d\n", nw, dims[0], dims[1]);
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
-  MPI_Comm cart;
-  MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &cart);
   MPI_Comm_rank(cart, &rank);
   MPI_Cart_coords(cart, rank, 2, coords);
   long ext[2] = {block_extent(nw, dims[0], coords[0]), block_extent(nw, dims[1], coords[1])};
-  int nbr[4];
-  MPI_Cart_shift(cart, 0, 1, &nbr[0], &nbr[1]);
-  MPI_Cart_shift(cart, 1, 1, &nbr[2], &nbr[3]);
   double* sbuf = calloc((size_t)(2 * (ext[0] + ext[1])), sizeof(double));
   double* rbuf = calloc((size_t)(2 * (ext[0] + ext[1])), sizeof(double));
   double res = 1.0, sum = 0.0;

@@ -38,14 +38,9 @@ int main(int argc, char** argv)
     fprintf(stderr, "multigrid-vcycle: NW must be a power of two\n");
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
-  int dims[2] = {0, 0}, periods[2] = {1, 1};
-  MPI_Dims_create(np, 2, dims);
-  MPI_Comm cart;
-  MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &cart);
+  int dims[2], nbr[4];
+  MPI_Comm cart = corpus_cart(2, 1, dims, nbr);
   MPI_Comm_rank(cart, &rank);
-  int nbr[4];
-  MPI_Cart_shift(cart, 0, 1, &nbr[0], &nbr[1]);
-  MPI_Cart_shift(cart, 1, 1, &nbr[2], &nbr[3]);
   int levels = 0;
   while ((nw >> levels) >= 4)
     levels++;

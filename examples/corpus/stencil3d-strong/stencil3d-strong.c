@@ -14,10 +14,8 @@ int main(int argc, char** argv)
   int np, rank;
   MPI_Comm_size(MPI_COMM_WORLD, &np);
   int nw = corpus_nw(argc, argv, "stencil3d-strong", 32, 1, 1);
-  int dims[3] = {0, 0, 0}, periods[3] = {1, 1, 1}, coords[3];
-  MPI_Dims_create(np, 3, dims);
-  MPI_Comm cart;
-  MPI_Cart_create(MPI_COMM_WORLD, 3, dims, periods, 0, &cart);
+  int dims[3], nbr[6], coords[3];
+  MPI_Comm cart = corpus_cart(3, 1, dims, nbr);
   MPI_Comm_rank(cart, &rank);
   MPI_Cart_coords(cart, rank, 3, coords);
   long ext[3], face[3];
@@ -25,9 +23,6 @@ int main(int argc, char** argv)
     ext[k] = block_extent(nw, dims[k], coords[k]);
   for (int k = 0; k < 3; k++)
     face[k] = ext[(k + 1) % 3] * ext[(k + 2) % 3];
-  int nbr[6];
-  for (int k = 0; k < 3; k++)
-    MPI_Cart_shift(cart, k, 1, &nbr[2 * k], &nbr[2 * k + 1]);
   size_t most = (size_t)(face[0] > face[1] ? (face[0] > face[2] ? face[0] : face[2]) : (face[1] > face[2] ? face[1] : face[2]));
   double* sbuf = calloc(6 * most, sizeof(double));
   double* rbuf = calloc(6 * most, sizeof(double));

@@ -14,14 +14,9 @@ int main(int argc, char** argv)
   int np, rank;
   MPI_Comm_size(MPI_COMM_WORLD, &np);
   int nw = corpus_nw(argc, argv, "stencil3d-weak", 8, 2, 2);
-  int dims[3] = {0, 0, 0}, periods[3] = {0, 0, 0};
-  MPI_Dims_create(np, 3, dims);
-  MPI_Comm cart;
-  MPI_Cart_create(MPI_COMM_WORLD, 3, dims, periods, 0, &cart);
+  int dims[3], nbr[6];
+  MPI_Comm cart = corpus_cart(3, 0, dims, nbr);
   MPI_Comm_rank(cart, &rank);
-  int nbr[6];
-  for (int k = 0; k < 3; k++)
-    MPI_Cart_shift(cart, k, 1, &nbr[2 * k], &nbr[2 * k + 1]);
   int face = nw * nw;
   double* sbuf = calloc((size_t)face, sizeof(double));
   double* rbuf = calloc((size_t)face, sizeof(double));

@@ -16,14 +16,10 @@ int main(int argc, char** argv)
   int np, rank;
   MPI_Comm_size(MPI_COMM_WORLD, &np);
   int nw = corpus_nw(argc, argv, "sweep-wavefront", 8, 4, 4);
-  int dims[2] = {0, 0}, periods[2] = {0, 0};
-  MPI_Dims_create(np, 2, dims);
-  MPI_Comm cart;
-  MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &cart);
+  int dims[2], nbr[4];
+  MPI_Comm cart = corpus_cart(2, 0, dims, nbr);
   MPI_Comm_rank(cart, &rank);
-  int xlo, xhi, ylo, yhi;
-  MPI_Cart_shift(cart, 0, 1, &xlo, &xhi);
-  MPI_Cart_shift(cart, 1, 1, &ylo, &yhi);
+  int xlo = nbr[0], xhi = nbr[1], ylo = nbr[2], yhi = nbr[3];
   int count = 4 * nw;
   double* buf = calloc((size_t)count, sizeof(double));
   double err = 1.0, errsum = 0.0;

@@ -16,14 +16,9 @@ int main(int argc, char** argv)
   int np, rank;
   MPI_Comm_size(MPI_COMM_WORLD, &np);
   int nw = corpus_nw(argc, argv, "two-phase", 8, 4, 4);
-  int dims[2] = {0, 0}, periods[2] = {1, 1};
-  MPI_Dims_create(np, 2, dims);
-  MPI_Comm cart;
-  MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &cart);
+  int dims[2], nbr[4];
+  MPI_Comm cart = corpus_cart(2, 1, dims, nbr);
   MPI_Comm_rank(cart, &rank);
-  int nbr[4];
-  MPI_Cart_shift(cart, 0, 1, &nbr[0], &nbr[1]);
-  MPI_Cart_shift(cart, 1, 1, &nbr[2], &nbr[3]);
   size_t big = (size_t)nw * nw / 4;
   double* sbuf = calloc(big, sizeof(double));
   double* rbuf = calloc(big, sizeof(double));
