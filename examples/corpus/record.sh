@@ -39,6 +39,13 @@ python3 "$here/../../scripts/gen_cluster.py" --hosts "$np" --bw 1.25GBps --lat 5
   echo "record.sh: smpirun of $name at np $np, NW $nw failed" >&2
   exit 1
 }
+# SMPI 3.32's smpirun exits 0 after MPI_Abort: every corpus program prints its summary line on rank 0 at
+# the end, so a run without it (or with an abort) failed.
+if [ ! -s "$work/stdout.txt" ] || grep -q "MPI_Abort was called" "$work/stderr.txt"; then
+  grep -v '^\[' "$work/stderr.txt" | sort -u >&2
+  echo "record.sh: $name at np $np, NW $nw aborted (no summary line)" >&2
+  exit 1
+fi
 rm -rf "$out" "$out.smpi"
 # Imported from inside $work so that run.json's command names trace.txt, not the mktemp directory.
 (cd "$work" && "$gridcast" import tit trace.txt --nw "$nw" --out "$out" --encoding binary > /dev/null)
