@@ -42,6 +42,8 @@ on each process grid. LAMMPS rows (and the seed table) print two more columns: r
 communication calls whose (function, peer, source, tag, root) equal the recorded call's at the same
 position, and size-eq, the share whose (function, sizes, counts) do: a model of (Nw, Np, rank) can reach
 100 % routes, and sizes only where the atoms' motion does not decide them (the seed table's size-eq).
+--corpus runs bench/corpus_validation.py instead (the mini-apps of examples/corpus/, trained at 3 counts x
+3 sizes and predicted at 4x the count and 2x the size; its options follow --corpus).
 Prints the table; exit 0 when every point reaches the issue's targets (all ranks fn-eq, comm-eq >= 99 %),
 1 otherwise, 77 when smpicc/smpirun or gridcast are missing.
 """
@@ -214,6 +216,11 @@ def pct_of(n: int, total: int) -> float:
 
 
 def main() -> int:
+    if "--corpus" in sys.argv[1:]:
+        # The unseen mini-apps of examples/corpus (bench/corpus_validation.py, which reuses this file's
+        # comparison); the other options are corpus_validation.py's.
+        import corpus_validation
+        return corpus_validation.main([a for a in sys.argv[1:] if a != "--corpus"])
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--gridcast", default=str(ROOT / "build" / "bin" / "gridcast"))
     ap.add_argument("--work", default=None, help="keep recordings here (reused when present)")
