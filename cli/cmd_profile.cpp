@@ -6,20 +6,15 @@
 #include "gridcast/foundation/errors.hpp"
 #include "gridcast/models/profile.hpp"
 #include "gridcast/calibration/calibration.hpp"
+#include "gridcast/profiler/launch.hpp"
 #include "gridcast/profiler/profiler.hpp"
 
 #include <boost/program_options.hpp>
 
 #include <algorithm>
-#include <cerrno>
-#include <csignal>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <ctime>
 #include <iostream>
-#include <set>
-#include <sys/wait.h>
 #include <unistd.h>
 
 namespace po = boost::program_options;
@@ -37,18 +32,6 @@ const char* const kSynopsis =
     "records every function it can, ranks them by total time and writes the list of those covering --share\n"
     "of the time, for later runs' --functions.";
 
-std::string join(const std::vector<std::string>& v)
-{
-  std::string s;
-  for (const auto& a : v) {
-    if (not s.empty())
-      s += ' ';
-    bool quote = a.empty() || a.find_first_of(" \t\"'$\\") != std::string::npos;
-    s += quote ? "'" + a + "'" : a;
-  }
-  return s;
-}
-
 std::string utc_now()
 {
   std::time_t t = std::time(nullptr);
@@ -57,121 +40,6 @@ std::string utc_now()
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
-}
-
-fs::path hook_library()
-{
-  if (const char* env = std::getenv("GRIDCAST_HOOK"); env != nullptr && *env != 0)
-    return env;
-#ifdef GRIDCAST_HOOK_PATH
-  if (fs::exists(GRIDCAST_HOOK_PATH))
-    return GRIDCAST_HOOK_PATH;
-#endif
-  std::error_code ec;
-  fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  fs::path beside = self.parent_path().parent_path() / "lib" / "libgridcast-hook.so";
-  if (not ec && fs::exists(beside))
-    return beside;
-#ifdef GRIDCAST_HOOK_PATH
-  throw InputError({GRIDCAST_HOOK_PATH, 0, {}, -1}, "libgridcast-hook.so is missing: build the gridcast_hook target");
-#else
-  throw InputError({}, "this gridcast was built without MPI, so without libgridcast-hook.so: install an MPI "
-                       "development package (libopenmpi-dev) and rebuild");
-#endif
-}
-
-bool is_launcher(const std::string& argv0)
-{
-  std::string n = fs::path(argv0).filename().string();
-  return n == "mpirun" || n == "mpiexec" || n == "orterun" || n == "mpirun.openmpi" || n == "mpiexec.openmpi";
-}
-
-/// Open MPI's launcher does not pass its environment on: it needs `-x VAR=value`. Other launchers (MPICH's
-/// hydra) forward the environment, so they get the variables there. Asked once, with `--version`.
-bool is_open_mpi_launcher(const std::string& argv0)
-{
-  if (not is_launcher(argv0))
-    return false;
-  std::string cmd = "'" + argv0 + "' --version 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr)
-    return true;  // cannot tell: -x is what the Debian default (Open MPI) needs
-  std::string text;
-  char buf[256];
-  while (std::fgets(buf, sizeof buf, p) != nullptr)
-    text += buf;
-  pclose(p);
-  return text.find("Open MPI") != std::string::npos || text.find("OpenRTE") != std::string::npos;
-}
-
-pid_t g_child = -1;
-extern "C" void forward_signal(int sig)
-{
-  if (g_child > 0)
-    kill(g_child, sig);
-}
-
-struct RunOutcome {
-  int exit_code = 0;
-  int signal = 0;
-  bool ok() const { return exit_code == 0 && signal == 0; }
-  std::string describe() const
-  {
-    return signal != 0 ? "killed by signal " + std::to_string(signal) + " (" + strsignal(signal) + ")"
-                       : "exit status " + std::to_string(exit_code);
-  }
-};
-
-/// Runs `command` with the hook's environment. Open MPI's launcher gets `-x VAR=value` for each, so that
-/// only the application processes load the hook (mpirun itself and its daemons stay clean).
-RunOutcome run_with_hook(std::vector<std::string> command, const std::vector<std::pair<std::string, std::string>>& env)
-{
-  const bool pass_with_x = is_open_mpi_launcher(command[0]);
-  if (pass_with_x) {
-    std::vector<std::string> extra;
-    for (const auto& [k, v] : env) {
-      extra.push_back("-x");
-      extra.push_back(k + "=" + v);
-    }
-    command.insert(command.begin() + 1, extra.begin(), extra.end());
-  }
-  std::vector<char*> argv;
-  for (auto& a : command)
-    argv.push_back(a.data());
-  argv.push_back(nullptr);
-  std::cout.flush();
-  pid_t pid = fork();
-  if (pid < 0)
-    throw InternalError(std::string("fork failed: ") + std::strerror(errno));
-  if (pid == 0) {
-    if (not pass_with_x)
-      for (const auto& [k, v] : env)
-        setenv(k.c_str(), v.c_str(), 1);
-    execvp(argv[0], argv.data());
-    std::fprintf(stderr, "gridcast profile: cannot run '%s': %s\n", argv[0], std::strerror(errno));
-    _exit(127);
-  }
-  // Ctrl-C or a kill of gridcast reaches the application; gridcast stays to convert what was recorded.
-  g_child = pid;
-  struct sigaction sa{}, old_int{}, old_term{};
-  sa.sa_handler = forward_signal;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, &old_int);
-  sigaction(SIGTERM, &sa, &old_term);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  sigaction(SIGINT, &old_int, nullptr);
-  sigaction(SIGTERM, &old_term, nullptr);
-  g_child = -1;
-  RunOutcome out;
-  if (WIFEXITED(status))
-    out.exit_code = WEXITSTATUS(status);
-  else if (WIFSIGNALED(status))
-    out.signal = WTERMSIG(status);
-  if (out.exit_code == 127)
-    throw InputError({command[0], 0, {}, -1}, "the command could not be started");
-  return out;
 }
 
 void check_writable_dir(const fs::path& dir)
@@ -222,6 +90,7 @@ int run_profile(const std::vector<std::string>& all_args)
     ("discover", "record every function the hook can see and write the list of those covering --share")
     ("share", po::value<double>(&share), "--discover: share of the total time the listed functions must cover "
                                          "(default 0.85)")
+    ("print-hook", "print the hook library `profile` preloads and how it was found, then exit")
     ("help,h", "show this help");
   po::variables_map vm;
   try {
@@ -234,7 +103,15 @@ int run_profile(const std::vector<std::string>& all_args)
     std::cout << "usage: gridcast " << kSynopsis << "\n\n" << options
               << "\nThe command comes after `--`. Exit status 1 when the command is missing, the application is\n"
                  "not dynamically linked to MPI, the output cannot be written, a function list is malformed,\n"
-                 "or the run failed (its profile is then written anyway, marked complete=false).\n";
+                 "or the run failed (its profile is then written anyway, marked complete=false).\n"
+                 "\nThe hook (libgridcast-hook.so) is $GRIDCAST_HOOK when set, else the one this gridcast was built\n"
+                 "with, else ../lib/libgridcast-hook.so beside the program (an installed tree); with\n"
+                 "GRIDCAST_HOOK_FALLBACK=off that last place is not tried. --print-hook says which one is used.\n";
+    return 0;
+  }
+  if (vm.count("print-hook") > 0) {
+    const profiler::HookLocation hook = profiler::find_hook();
+    std::cout << "hook: " << hook.path.string() << "\nfound by: " << profiler::hook_source_name(hook.source) << '\n';
     return 0;
   }
   const bool discover = vm.count("discover") > 0;
@@ -262,15 +139,13 @@ int run_profile(const std::vector<std::string>& all_args)
   // The application must be an ELF program linked to MPI: the hook works through MPI's profiling interface.
   auto app = profiler::find_application(command);
   if (not app)
-    throw UsageError{"no application in the command '" + join(command) + "'", "profile"};
+    throw UsageError{"no application in the command '" + profiler::join_command(command) + "'", "profile"};
   if (not profiler::links_mpi_dynamically(*app))
     throw InputError({app->string(), 0, {}, -1},
                      "not dynamically linked to an MPI library (no libmpi among the libraries it needs): the "
                      "hook intercepts MPI through the dynamic linker and cannot see its calls");
-  fs::path hook = hook_library();
+  const fs::path hook = profiler::find_hook().path;
 
-  std::vector<std::pair<std::string, std::string>> env;
-  env.emplace_back("LD_PRELOAD", hook.string() + (std::getenv("LD_PRELOAD") ? std::string(":") + std::getenv("LD_PRELOAD") : ""));
   if (not functions.empty()) {
     // A malformed list or a symbol neither the hook, the application nor its libraries know is an error
     // before any run (a typo would otherwise cost a whole profiling run).
@@ -283,7 +158,6 @@ int run_profile(const std::vector<std::string>& all_args)
       std::cerr << "gridcast profile: warning: " << functions << ": '" << n << "' is a function of a library "
                 << app->string() << " needs, not one the hook wraps: it is recorded only if that library is built "
                 << "with -finstrument-functions\n";
-    env.emplace_back("GRIDCAST_HOOK_FUNCTIONS", fs::absolute(functions).string());
   }
 
   fs::path out_dir = discover ? fs::path() : fs::path(out);
@@ -298,13 +172,11 @@ int run_profile(const std::vector<std::string>& all_args)
   }
   fs::remove_all(raw_dir);
   fs::create_directories(raw_dir);
-  env.emplace_back("GRIDCAST_HOOK_DIR", fs::absolute(raw_dir).string());
-  if (discover)
-    env.emplace_back("GRIDCAST_HOOK_DISCOVER", "1");
+  const profiler::Environment env = profiler::hook_environment(hook, raw_dir, functions, discover);
 
   models::RunInfo info;
   info.nw = nw;
-  info.command = join(command);
+  info.command = profiler::join_command(command);
   info.date = utc_now();
   info.encoding = enc;
   info.origin = "profile";
@@ -328,7 +200,7 @@ int run_profile(const std::vector<std::string>& all_args)
               << " flop/s, dgemm n=384 measured now as gridcast calibrate does (no --calibration given)\n";
   }
 
-  RunOutcome run = run_with_hook(command, env);
+  profiler::RunOutcome run = profiler::run_with_hook(command, env);
   info.complete = run.ok();
   bool any_meta = false;
   for (const auto& entry : fs::directory_iterator(raw_dir))

@@ -3,79 +3,69 @@
 
 #include "gridcast/emulator/replay.hpp"
 #include "gridcast/foundation/errors.hpp"
-#include "gridcast/version.hpp"
 
-#include <simgrid/version.h>
-
+#include <algorithm>
 #include <iostream>
+#include <string_view>
 #include <string>
 #include <vector>
 
+namespace gridcast::cli {
+
 namespace {
 
-const char* const kUsage = R"(usage: gridcast <command> [options]
-
-commands:
-  replay      replay a recorded trace (profile directory or SMPI TIT trace) on a SimGrid platform
-  convert     convert a profile directory between the JSON-lines and binary encodings
-  import      turn a foreign trace (SMPI time-independent trace) into a profile directory
-  algorithms  list the collective algorithms and the default selection rules
-  fit         fit a trace-scaling model (model.json) to profiles at several (Nw, Np) points
-  synth       synthesize every rank's calls at a new (Nw, Np) from a model
-  predict     predict a run at a new (Nw, Np) from a model: synthesize and emulate in one pass
-  platform    generate a SimGrid platform from a JSON spec (+ calibration): docs/platforms.md
-  calibrate   measure this machine (compute, MPI, GPU) into calibration.json
-  profile     run an MPI application with the profiling hook and write its profile directory
-  version     print the gridcast and SimGrid versions
-
-`gridcast <command> --help` explains every option of a command.
-Exit codes: 0 success, 1 bad input or a run that cannot finish, 2 internal error.
-)";
+constexpr Command kCommands[] = {
+    {"replay", "replay a recorded trace (profile directory or SMPI TIT trace) on a SimGrid platform", run_replay},
+    {"convert", "convert a profile directory between the JSON-lines and binary encodings", run_convert},
+    {"import", "turn a foreign trace (SMPI time-independent trace) into a profile directory", run_import},
+    {"algorithms", "list the collective algorithms and the default selection rules", run_algorithms},
+    {"fit", "fit a trace-scaling model (model.json) to profiles at several (Nw, Np) points", run_fit},
+    {"synth", "synthesize every rank's calls at a new (Nw, Np) from a model", run_synth},
+    {"predict", "predict a run at a new (Nw, Np) from a model: synthesize and emulate in one pass", run_predict},
+    {"platform", "generate a SimGrid platform from a JSON spec (+ calibration): docs/platforms.md", run_platform},
+    {"calibrate", "measure this machine (compute, MPI, GPU) into calibration.json", run_calibrate},
+    {"profile", "run an MPI application with the profiling hook and write its profile directory", run_profile},
+    {"version", "print the gridcast and SimGrid versions", run_version, "--version"},
+};
 
 }  // namespace
+
+std::span<const Command> commands() { return kCommands; }
+
+std::string usage()
+{
+  std::size_t width = 0;
+  for (const Command& c : commands())
+    width = std::max(width, std::string_view(c.name).size());
+  std::string text = "usage: gridcast <command> [options]\n\ncommands:\n";
+  for (const Command& c : commands()) {
+    text += "  ";
+    text += c.name;
+    text.append(width + 2 - std::string_view(c.name).size(), ' ');
+    text += c.help;
+    text += '\n';
+  }
+  text += "\n`gridcast <command> --help` explains every option of a command.\n"
+          "Exit codes: 0 success, 1 bad input or a run that cannot finish, 2 internal error.\n";
+  return text;
+}
+
+}  // namespace gridcast::cli
 
 int main(int argc, char** argv)
 {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
-    std::cout << kUsage;
+    std::cout << gridcast::cli::usage();
     return args.empty() ? 1 : 0;
   }
   std::string command = args[0];
   args.erase(args.begin());
   try {
-    if (command == "replay")
-      return gridcast::cli::run_replay(args);
-    if (command == "convert")
-      return gridcast::cli::run_convert(args);
-    if (command == "import")
-      return gridcast::cli::run_import(args);
-    if (command == "algorithms")
-      return gridcast::cli::run_algorithms(args);
-    if (command == "fit")
-      return gridcast::cli::run_fit(args);
-    if (command == "synth")
-      return gridcast::cli::run_synth(args);
-    if (command == "predict")
-      return gridcast::cli::run_predict(args);
-    if (command == "calibrate")
-      return gridcast::cli::run_calibrate(args);
-    if (command == "platform")
-      return gridcast::cli::run_platform(args);
-    if (command == "profile")
-      return gridcast::cli::run_profile(args);
-    if (command == "version" || command == "--version") {
-      if (args.size() > 0 && (args[0] == "--help" || args[0] == "-h")) {
-        std::cout << "usage: gridcast version\n  prints the gridcast version and the SimGrid version it was built with\n";
-        return 0;
-      }
-      if (not args.empty())
-        throw gridcast::cli::UsageError{"takes no argument (got '" + args[0] + "')", "version"};
-      std::cout << "gridcast " << gridcast::kVersion << " (SimGrid " << SIMGRID_VERSION_MAJOR << '.'
-                << SIMGRID_VERSION_MINOR << '.' << SIMGRID_VERSION_PATCH << ")\n";
-      return 0;
-    }
-    std::cerr << "gridcast: unknown command '" << command << "'\n" << kUsage;
+    for (const gridcast::cli::Command& c : gridcast::cli::commands())
+      if (command == c.name || (c.alias != nullptr && command == c.alias))
+        return c.run(args);
+    std::cerr << "gridcast: unknown command '" << command << "'\n" << gridcast::cli::usage();
     return 1;
   } catch (const gridcast::cli::UsageError& e) {
     std::cerr << "gridcast " << e.command << ": " << e.message << "\n(see `gridcast " << e.command << " --help`)\n";

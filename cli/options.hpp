@@ -4,6 +4,7 @@
 
 #include "gridcast/emulator/config.hpp"
 #include "gridcast/emulator/report.hpp"
+#include "gridcast/models/profile.hpp"
 
 #include <boost/program_options.hpp>
 
@@ -41,5 +42,9 @@ std::filesystem::path prepare_output(const RunTarget& target);
 
 /// Adds the platform and the hostfile (when given) with their digests to the inputs of prediction.json.
 void add_target_inputs(emulator::RunDescription& run, const RunTarget& target);
+
+/// The profile encoding named on the command line (--to, --encoding): jsonl (or json), binary (or gct); any
+/// other name is a UsageError naming `command`.
+models::TraceEncoding encoding_from(const std::string& name, const std::string& command);
 
 }  // namespace gridcast::cli

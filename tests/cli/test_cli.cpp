@@ -3,6 +3,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
+
 using gridcast::test::read_file;
 using gridcast::test::run_gridcast;
 using gridcast::test::TempDir;
@@ -76,6 +78,32 @@ TEST_CASE("cli: version --help explains the command, a stray argument is a usage
   auto plain = run_gridcast("version");
   CHECK(plain.exit_code == 0);
   CHECK_THAT(plain.output, Catch::Contains("SimGrid"));
+}
+
+TEST_CASE("cli: profile finds the hook at its build-time path without the fallback beside the program", "[cli]")
+{
+  // In a build tree the hook also lies at ../lib beside the program, so the fallback would hide a build
+  // that forgot to say where the hook is: with it off, only $GRIDCAST_HOOK and the build-time path count.
+  ::unsetenv("GRIDCAST_HOOK");
+  ::setenv("GRIDCAST_HOOK_FALLBACK", "off", 1);
+  auto found = run_gridcast("profile --print-hook");
+#ifdef GRIDCAST_TEST_HOOK_PATH
+  INFO(found.output);
+  CHECK(found.exit_code == 0);
+  CHECK(found.output == "hook: " + std::string(GRIDCAST_TEST_HOOK_PATH) + "\nfound by: build-time path\n");
+#else
+  CHECK(found.exit_code == 1);
+  CHECK_THAT(found.output, Catch::Contains("built without MPI"));
+#endif
+  // $GRIDCAST_HOOK comes first, whatever the build found.
+  ::setenv("GRIDCAST_HOOK", "/opt/elsewhere/libgridcast-hook.so", 1);
+  auto chosen = run_gridcast("profile --print-hook");
+  ::unsetenv("GRIDCAST_HOOK");
+  ::unsetenv("GRIDCAST_HOOK_FALLBACK");
+  CHECK(chosen.exit_code == 0);
+  CHECK(chosen.output == "hook: /opt/elsewhere/libgridcast-hook.so\nfound by: GRIDCAST_HOOK\n");
+  auto help = run_gridcast("profile --help");
+  CHECK_THAT(help.output, Catch::Contains("--print-hook") && Catch::Contains("GRIDCAST_HOOK_FALLBACK=off"));
 }
 
 TEST_CASE("cli: replay prints the makespan and writes deterministic outputs", "[cli]")

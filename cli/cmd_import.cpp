@@ -1,0 +1,57 @@
+// `gridcast import`: turn a foreign trace (SMPI time-independent trace) into a profile directory.
+#include "commands.hpp"
+#include "options.hpp"
+
+#include "gridcast/models/native.hpp"
+#include "gridcast/models/profile.hpp"
+#include "gridcast/models/tit.hpp"
+
+#include <boost/program_options.hpp>
+
+#include <iostream>
+
+namespace po = boost::program_options;
+
+namespace gridcast::cli {
+
+int run_import(const std::vector<std::string>& args)
+{
+  std::string kind, input, out, encoding_name = "binary", host_name = "unknown";
+  double nw = 0;
+  double host_speed = 1e9;
+  po::options_description options("import options");
+  options.add_options()
+    ("kind", po::value(&kind)->required(), "format of the input: tit (SMPI time-independent trace)")
+    ("input", po::value(&input)->required(), "the trace: a TIT index file or a single all-ranks TIT file")
+    ("nw", po::value(&nw)->required(), "workload size (problem size parameter) the traced run used")
+    ("out,o", po::value(&out)->required(), "profile directory to write (created)")
+    ("encoding", po::value(&encoding_name)->default_value("binary"), "jsonl or binary")
+    ("host-name", po::value(&host_name)->default_value("unknown"), "name of the host the trace was recorded on")
+    ("host-speed", po::value(&host_speed)->default_value(1e9),
+     "flop/s of the recording host; TIT traces give work in flops, so this only matters for records in seconds");
+  po::positional_options_description positional;
+  positional.add("kind", 1).add("input", 1);
+  po::variables_map vm;
+  if (not parse("import", "import tit INDEX --nw VALUE --out DIR [--encoding jsonl|binary]", args, options, positional,
+                vm))
+    return 0;
+  if (kind != "tit")
+    throw UsageError{"unknown trace kind '" + kind + "' (known: tit)", "import"};
+  if (host_speed <= 0)
+    throw UsageError{"--host-speed must be positive", "import"};
+  models::TraceEncoding encoding = encoding_from(encoding_name, "import");
+  models::TitTrace tit(input);
+  models::RunInfo info;
+  info.np = tit.rank_count();
+  info.nw = nw;
+  info.command = "smpirun -trace-ti (imported from " + input + ")";
+  info.host.name = host_name;
+  info.host.speed_flops = host_speed;
+  info.encoding = encoding;
+  info.origin = "tit-import";
+  models::write_profile(tit, info, out, encoding);
+  std::cout << "imported " << info.np << " rank(s) from " << input << " into " << out << '\n';
+  return 0;
+}
+
+}  // namespace gridcast::cli

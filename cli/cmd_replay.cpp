@@ -1,0 +1,142 @@
+// `gridcast replay`: emulate a recorded trace (a profile directory or an SMPI TIT trace) on a platform.
+#include "commands.hpp"
+#include "options.hpp"
+
+#include "gridcast/emulator/config.hpp"
+#include "gridcast/emulator/replay.hpp"
+#include "gridcast/emulator/report.hpp"
+#include "gridcast/foundation/errors.hpp"
+#include "gridcast/models/native.hpp"
+#include "gridcast/models/profile.hpp"
+#include "gridcast/models/tit.hpp"
+
+#include <boost/program_options.hpp>
+
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <optional>
+
+namespace po = boost::program_options;
+
+namespace gridcast::cli {
+
+namespace {
+
+/// A trace given on the command line: a profile directory, or an SMPI TIT index / single file.
+struct OpenedTrace {
+  std::unique_ptr<models::TraceSource> source;
+  std::vector<std::filesystem::path> files;  ///< every file it reads, for the input digest
+  double recorded_speed_flops = 0;
+  std::optional<models::RunInfo> info;
+};
+
+OpenedTrace open_trace(const std::filesystem::path& path)
+{
+  OpenedTrace t;
+  if (models::is_profile_dir(path)) {
+    auto dir = std::make_unique<models::ProfileDir>(path);
+    t.files.push_back(path / "run.json");
+    for (int r = 0; r < dir->rank_count(); ++r)
+      t.files.push_back(dir->rank_path(r));
+    t.recorded_speed_flops = dir->info().host.speed_flops;
+    t.info = dir->info();
+    t.source = std::move(dir);
+    return t;
+  }
+  if (not std::filesystem::exists(path))
+    throw InputError({path.string(), 0, {}, -1}, "no such trace (expected a profile directory or a TIT trace)");
+  if (std::filesystem::is_directory(path))
+    throw InputError({path.string(), 0, {}, -1}, "directory without run.json: not a profile directory");
+  t.files.push_back(path);
+  if (not models::tit_is_single_file(path)) {
+    // An index: every per-rank file it names is an input too.
+    std::ifstream in(path);
+    std::string line;
+    while (std::getline(in, line)) {
+      auto first = line.find_first_not_of(" \t\r");
+      if (first == std::string::npos)
+        continue;
+      auto last = line.find_last_not_of(" \t\r");
+      std::filesystem::path p = line.substr(first, last - first + 1);
+      t.files.push_back(p.is_absolute() ? p : path.parent_path() / p);
+    }
+  }
+  t.source = std::make_unique<models::TitTrace>(path);
+  return t;
+}
+
+}  // namespace
+
+int run_replay(const std::vector<std::string>& args)
+{
+  std::string trace, platform, hostfile, out;
+  int ranks_per_host = 0;
+  int ranks_per_node = 0;
+  std::string gpu_mpi = "hostcopy";
+  std::uint64_t seed = 0;
+  std::vector<std::string> cfg;
+  po::options_description options("replay options");
+  options.add_options()
+    ("trace", po::value(&trace)->required(), "profile directory, or SMPI time-independent trace (index file or single file)")
+    ("platform,p", po::value(&platform)->required(), "SimGrid platform XML")
+    ("hostfile", po::value(&hostfile), "rank i runs on line i of this file (smpirun syntax, name[:slots]), cyclically")
+    ("ranks-per-host", po::value(&ranks_per_host), "place K consecutive ranks per host, hosts in natural name order (default 1)")
+    ("ranks-per-node", po::value(&ranks_per_node),
+     "the same as --ranks-per-host on generated platforms (one CPU host per node); each rank drives the GPU at its "
+     "index on the node (docs/gpu.md)")
+    ("gpu-mpi", po::value(&gpu_mpi)->default_value("hostcopy"),
+     "MPI calls on device buffers (memory: device): hostcopy stages them through host memory (a copy each way, "
+     "seed 001 Table I costs), gpudirect lets the NIC read and write GPU memory (rendezvous only, pinning cost)")
+    ("out,o", po::value(&out), "write prediction.json and timeline.json into this directory")
+    ("no-timeline", "do not write timeline.json")
+    ("seed", po::value(&seed)->default_value(0), "seed of every random choice (reported in the outputs)")
+    ("cfg", po::value(&cfg)->composing(),
+     "name:value setting, repeatable. gridcast/eager-threshold:BYTES, gridcast/test-cost:SECONDS, "
+     "gridcast/iprobe-cost:SECONDS, gridcast/coll/<op>:<algorithm>, gridcast/coll-selector:mpich|smpi|openmpi-4.1, gridcast/coll-local-copy:auto|on|off, gridcast/gpu/<cost>:SECONDS, gridcast/gpu/nccl-algorithm:ring|tree and gridcast/gpu/pin-policy:cache|call "
+     "(docs/gpu.md; `gridcast algorithms` lists every gridcast key); any other name goes to SimGrid (e.g. "
+     "network/model:SMPI, tracing:yes)");
+  po::positional_options_description positional;
+  positional.add("trace", 1);
+  po::variables_map vm;
+  if (not parse("replay", "replay TRACE --platform P.xml [--hostfile F | --ranks-per-host K | --ranks-per-node K] "
+                          "[--gpu-mpi hostcopy|gpudirect] [--out DIR] [--seed S] [--cfg name:value ...]",
+                args, options, positional, vm))
+    return 0;
+  if (ranks_per_node > 0 && ranks_per_host > 0 && ranks_per_node != ranks_per_host)
+    throw UsageError{"--ranks-per-node and --ranks-per-host name the same thing: give one", "replay"};
+  if (ranks_per_node > 0)
+    ranks_per_host = ranks_per_node;
+  if (not hostfile.empty() && ranks_per_host > 0)
+    throw UsageError{"--hostfile and --ranks-per-host exclude each other", "replay"};
+
+  const RunTarget target{platform, hostfile, ranks_per_host, seed, out, vm.count("no-timeline") == 0};
+  emulator::ReplayOptions opts = replay_options(target);
+  opts.gpu.mpi = emulator::parse_gpu_mpi_mode(gpu_mpi, "--gpu-mpi");
+  for (const std::string& c : cfg)
+    emulator::apply_cfg(opts, c);
+
+  OpenedTrace t = open_trace(trace);
+  opts.recorded_host_speed_flops = t.recorded_speed_flops;
+
+  const std::filesystem::path timeline_path = prepare_output(target);
+
+  emulator::ReplayResult result = emulator::replay(*t.source, opts, timeline_path);
+  emulator::print_summary(std::cout, result);
+
+  if (not out.empty()) {
+    emulator::RunDescription run;
+    run.command = "replay";
+    run.options = &opts;
+    run.inputs.push_back({"trace", trace, emulator::digest_files(t.files)});
+    add_target_inputs(run, target);
+    emulator::write_prediction(std::filesystem::path(out) / "prediction.json", result, run);
+    std::cout << "wrote " << (std::filesystem::path(out) / "prediction.json").string();
+    if (not timeline_path.empty())
+      std::cout << " and " << timeline_path.string();
+    std::cout << '\n';
+  }
+  return 0;
+}
+
+}  // namespace gridcast::cli

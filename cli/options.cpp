@@ -1,0 +1,76 @@
+// Command-line parsing shared by every `gridcast` subcommand, and the set-up the emulating subcommands share.
+#include "commands.hpp"
+#include "options.hpp"
+
+#include "gridcast/emulator/report.hpp"
+#include "gridcast/foundation/errors.hpp"
+
+#include <boost/program_options.hpp>
+
+#include <iostream>
+
+namespace po = boost::program_options;
+
+namespace gridcast::cli {
+
+bool parse(const std::string& command, const std::string& synopsis, const std::vector<std::string>& args,
+           po::options_description& options, const po::positional_options_description& positional,
+           po::variables_map& vm, const std::string& description)
+{
+  options.add_options()("help,h", "show this help");
+  try {
+    po::store(po::command_line_parser(args).options(options).positional(positional).run(), vm);
+    if (vm.count("help") > 0) {
+      std::cout << "usage: gridcast " << synopsis << "\n\n";
+      if (not description.empty())
+        std::cout << description << "\n\n";
+      std::cout << options << '\n';
+      return false;
+    }
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw UsageError{e.what(), command};
+  }
+  return true;
+}
+
+emulator::ReplayOptions replay_options(const RunTarget& target)
+{
+  emulator::ReplayOptions opts;
+  opts.platform                 = target.platform;
+  opts.placement.hostfile       = target.hostfile;
+  opts.placement.ranks_per_host = target.ranks_per_host > 0 ? target.ranks_per_host : 1;
+  opts.seed                     = target.seed;
+  opts.out_dir                  = target.out;
+  opts.timeline                 = target.timeline;
+  return opts;
+}
+
+std::filesystem::path prepare_output(const RunTarget& target)
+{
+  if (target.out.empty())
+    return {};
+  std::error_code ec;
+  std::filesystem::create_directories(target.out, ec);
+  if (ec)
+    throw InputError({target.out, 0, {}, -1}, "cannot create the output directory: " + ec.message());
+  return target.timeline ? std::filesystem::path(target.out) / "timeline.json" : std::filesystem::path();
+}
+
+void add_target_inputs(emulator::RunDescription& run, const RunTarget& target)
+{
+  run.inputs.push_back({"platform", target.platform, emulator::digest_file(target.platform)});
+  if (not target.hostfile.empty())
+    run.inputs.push_back({"hostfile", target.hostfile, emulator::digest_file(target.hostfile)});
+}
+
+models::TraceEncoding encoding_from(const std::string& name, const std::string& command)
+{
+  if (name == "jsonl" || name == "json")
+    return models::TraceEncoding::JsonLines;
+  if (name == "binary" || name == "gct")
+    return models::TraceEncoding::Binary;
+  throw UsageError{"--to/--encoding must be jsonl or binary, not '" + name + "'", command};
+}
+
+}  // namespace gridcast::cli
