@@ -63,15 +63,17 @@ fs::path hook_library()
 {
   if (const char* env = std::getenv("GRIDCAST_HOOK"); env != nullptr && *env != 0)
     return env;
-#ifdef GRIDCAST_HOOK_PATH
-  if (fs::exists(GRIDCAST_HOOK_PATH))
-    return GRIDCAST_HOOK_PATH;
-#endif
+  // Beside the program first (in the build tree it is the same file): an installed gridcast must load its
+  // own installed hook, not one left in the build tree it was built in.
   std::error_code ec;
   fs::path self = fs::read_symlink("/proc/self/exe", ec);
   fs::path beside = self.parent_path().parent_path() / "lib" / "libgridcast-hook.so";
   if (not ec && fs::exists(beside))
     return beside;
+#ifdef GRIDCAST_HOOK_PATH
+  if (fs::exists(GRIDCAST_HOOK_PATH))
+    return GRIDCAST_HOOK_PATH;
+#endif
 #ifdef GRIDCAST_HOOK_PATH
   throw InputError({GRIDCAST_HOOK_PATH, 0, {}, -1}, "libgridcast-hook.so is missing: build the gridcast_hook target");
 #else
