@@ -5,7 +5,7 @@
 #    examples (the paths in that output are the installed ones),
 #  - with MPI_APP, profile an MPI run with the installed hook (<exe>/../lib/libgridcast-hook.so).
 # `dpkg-deb -I` must list Depends on SimGrid, libelf, tinyxml2 and, with the hook, Open MPI.
-# Inputs: -DBUILD_DIR -DSOURCE_DIR -DWORK_DIR -DCPACK -DDPKG_DEB -DVERSION [-DWITH_MPI=ON] [-DMPI_APP=<program>]
+# Inputs: -DBUILD_DIR -DSOURCE_DIR -DWORK_DIR -DCPACK -DDPKG_DEB -DREADELF -DVERSION [-DWITH_MPI=ON] [-DMPI_APP=<program>]
 function(run)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   if(NOT rc EQUAL 0)
@@ -59,7 +59,7 @@ foreach(file ${installed})
   if(NOT EXISTS "${root}/usr/bin/${file}")
     message(FATAL_ERROR "the package has no usr/bin/${file}")
   endif()
-  run(readelf -d "${root}/usr/bin/${file}")
+  run("${READELF}" -d "${root}/usr/bin/${file}")
   if(run_output MATCHES "R(UN)?PATH[^\n]*${BUILD_DIR}")
     message(FATAL_ERROR "usr/bin/${file} of the package looks for libraries in the build tree:\n${run_output}")
   endif()
