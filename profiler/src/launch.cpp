@@ -35,18 +35,19 @@ HookLocation find_hook()
 {
   if (const char* env = std::getenv("GRIDCAST_HOOK"); env != nullptr && *env != 0)
     return {env, HookSource::Environment};
+  std::error_code ec;
+  const fs::path self   = fs::read_symlink("/proc/self/exe", ec);
+  const fs::path beside = ec ? fs::path() : self.parent_path().parent_path() / "lib" / "libgridcast-hook.so";
+  const bool beside_exists = not beside.empty() && fs::exists(beside);
 #ifdef GRIDCAST_HOOK_PATH
-  if (fs::exists(GRIDCAST_HOOK_PATH))
+  // The build-time path, for the program of the build tree. An installed copy of gridcast has its own hook
+  // beside it, which wins even where the build tree it came from is still on the machine.
+  if (fs::exists(GRIDCAST_HOOK_PATH) && (not beside_exists || fs::equivalent(beside, GRIDCAST_HOOK_PATH, ec)))
     return {GRIDCAST_HOOK_PATH, HookSource::BuildTime};
 #endif
   const char* fallback = std::getenv("GRIDCAST_HOOK_FALLBACK");
-  if (fallback == nullptr || std::string_view(fallback) != "off") {
-    std::error_code ec;
-    fs::path self = fs::read_symlink("/proc/self/exe", ec);
-    fs::path beside = self.parent_path().parent_path() / "lib" / "libgridcast-hook.so";
-    if (not ec && fs::exists(beside))
-      return {beside, HookSource::BesideProgram};
-  }
+  if ((fallback == nullptr || std::string_view(fallback) != "off") && beside_exists)
+    return {beside, HookSource::BesideProgram};
 #ifdef GRIDCAST_HOOK_PATH
   throw InputError({GRIDCAST_HOOK_PATH, 0, {}, -1}, "libgridcast-hook.so is missing: build the gridcast_hook target");
 #else
