@@ -57,10 +57,8 @@ std::unique_ptr<NodeMap> node_map(const std::vector<sg4::Host*>& hosts, const st
   return std::make_unique<NodeMap>(std::move(node_of_rank), std::move(cache_bytes));
 }
 
-}  // namespace
-
-ReplayResult replay(const models::TraceSource& trace, const ReplayOptions& options,
-                    const std::filesystem::path& timeline_path)
+/// The command line of the SimGrid engine of a replay.
+std::vector<std::string> engine_arguments(const ReplayOptions& options)
 {
   std::vector<std::string> args{"gridcast"};
   // SimGrid's own chatter (configuration echoes, the deadlock dump) is replaced by gridcast's reports.
@@ -77,6 +75,15 @@ ReplayResult replay(const models::TraceSource& trace, const ReplayOptions& optio
   args.emplace_back("--cfg=surf/precision:1e-9");
   for (const auto& [name, value] : options.simgrid_cfg)
     args.push_back("--cfg=" + name + ":" + value);
+  return args;
+}
+
+}  // namespace
+
+ReplayResult replay(const models::TraceSource& trace, const ReplayOptions& options,
+                    const std::filesystem::path& timeline_path)
+{
+  std::vector<std::string> args = engine_arguments(options);  // kept alive with the engine
   std::vector<char*> argv;
   for (auto& a : args)
     argv.push_back(a.data());
