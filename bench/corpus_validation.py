@@ -50,6 +50,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "examples" / "corpus"
 sys.path.insert(0, str(ROOT / "bench"))
 from trace_model_validation import COMM_OPS, compare, pct_of, read_ranks, run  # noqa: E402
+import results_json  # noqa: E402
 
 # name -> (training process counts, training sizes): the target is TARGET_FACTOR x the largest count
 # and 2x the largest size. Counts follow the program: 6, 12, 24 for the non-power-of-two grids
@@ -257,12 +258,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\ntraining: 3 process counts x 3 sizes per program, target {TARGET_FACTOR}x the largest count and 2x "
           f"the largest size; smpirun with smpi/simulate-computation:no; recordings in {work}")
     if args.json:
-        commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True)
-        args.json.write_text(json.dumps({
-            "date": datetime.date.today().isoformat(), "commit": commit.stdout.strip(),
-            "target_factor": TARGET_FACTOR, "targets": {"makespan_max_pct": MAKESPAN_MAX_PCT,
-                                                        "makespan_mean_pct": MAKESPAN_MEAN_PCT},
-            "programs": rows}, indent=1) + "\n")
+        results_json.write(args.json, "corpus_validation", rows, {
+            "programs": len(rows), "predicted": sum(1 for r in rows if r.get("predict_ok")),
+            "test_programs": len(test), "test_predicted": sum(1 for r in test if r.get("predict_ok")),
+            "target_factor": TARGET_FACTOR,
+            "targets": {"makespan_max_pct": MAKESPAN_MAX_PCT, "makespan_mean_pct": MAKESPAN_MEAN_PCT}})
     return 0 if ok else 1
 
 

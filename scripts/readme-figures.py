@@ -110,7 +110,19 @@ def calibration_validation(d: dict) -> str:
             f"timings at np 2 are within {s['collectives_target']:.0%} ({origin(d, 'bench/calibration_validation.py')}).")
 
 
-RENDER = {"smpi_agreement": smpi_agreement, "smpi_extrapolation": smpi_extrapolation,
+def corpus_validation(d: dict) -> str:
+    s = d["summary"]
+    rows = d["rows"]
+    errs = [abs(r["makespan_error_pct"]) for r in rows if "makespan_error_pct" in r]
+    err = f"; makespan error of those {pct(sum(errs) / len(errs))} mean, {pct(max(errs))} max" if errs else ""
+    return (f"- Generalization, on {s['programs']} mini-apps the model was not built around (examples/corpus, "
+            f"trained at 3 process counts x 3 sizes, predicted at {s['target_factor']}x the count and 2x the size "
+            f"against `smpirun`): {s['predicted']} of {s['programs']} get a prediction, {s['test_predicted']} of "
+            f"the {s['test_programs']} held-out test programs{err}; the others stop at fit or predict with the "
+            f"reason the model cannot express ({origin(d, 'bench/corpus_validation.py')}).")
+
+
+RENDER = {"corpus_validation": corpus_validation, "smpi_agreement": smpi_agreement, "smpi_extrapolation": smpi_extrapolation,
           "trace_model_validation": trace_model_validation, "real_size": real_size, "speed": speed,
           "calibration_validation": calibration_validation}
 

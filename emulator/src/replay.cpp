@@ -132,6 +132,7 @@ ReplayResult replay(const models::TraceSource& trace, const ReplayOptions& optio
   if (np < 1)
     throw InputError({}, "the trace has no rank");
   std::vector<sg4::Host*> hosts = platform::place_ranks(engine, np, options.placement);
+  platform::check_rank_routes(options.platform, hosts);
 
   std::unique_ptr<TimelineWriter> timeline;
   if (not timeline_path.empty())

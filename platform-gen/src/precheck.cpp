@@ -7,6 +7,7 @@
 #include "precheck.hpp"
 
 #include "gridcast/foundation/errors.hpp"
+#include "gridcast/platform/placement.hpp"
 
 #include <tinyxml2.h>
 
@@ -36,6 +37,9 @@ enum class Bound { Positive, NonNegative };
 
 struct Checker {
   std::string file;
+  /// Hosts that ranks run on: only routes between them are required (a GPU host or an unused one may
+  /// have routes to some hosts only).
+  const std::set<std::string>* rank_hosts = nullptr;
 
   [[noreturn]] void fail(const tinyxml2::XMLElement* e, const std::string& key, const std::string& why) const
   {
@@ -133,7 +137,8 @@ struct Checker {
         continue;
       index.emplace(id, index.size());
       if (n == "host")
-        hosts.emplace_back(id);
+        if (rank_hosts != nullptr && rank_hosts->count(id) > 0)
+          hosts.emplace_back(id);
     }
     if (hosts.size() < 2)
       return;
@@ -186,6 +191,16 @@ struct Checker {
     }
   }
 
+  /// routes() of every zone below `e`.
+  void zone_routes(const tinyxml2::XMLElement* e) const
+  {
+    const std::string_view name = e->Name();
+    if (name == "zone" || name == "AS")
+      routes(e);
+    for (const tinyxml2::XMLElement* c = e->FirstChildElement(); c != nullptr; c = c->NextSiblingElement())
+      zone_routes(c);
+  }
+
   void element(const tinyxml2::XMLElement* e) const
   {
     const std::string_view name = e->Name();
@@ -212,7 +227,6 @@ struct Checker {
       number(e, "lat", Bound::NonNegative);
     } else if (name == "zone" || name == "AS") {
       routing(e);
-      routes(e);
     }
     for (const tinyxml2::XMLElement* c = e->FirstChildElement(); c != nullptr; c = c->NextSiblingElement())
       element(c);
@@ -220,6 +234,20 @@ struct Checker {
 };
 
 }  // namespace
+
+void check_rank_routes(const std::filesystem::path& xml, const std::vector<sg4::Host*>& rank_hosts)
+{
+  std::set<std::string> names;
+  for (const sg4::Host* h : rank_hosts)
+    names.insert(h->get_name());
+  if (names.size() < 2)
+    return;
+  tinyxml2::XMLDocument doc;
+  if (doc.LoadFile(xml.c_str()) != tinyxml2::XML_SUCCESS || doc.RootElement() == nullptr)
+    return;  // precheck_platform_xml has said so already
+  const Checker check{xml.string(), &names};
+  check.zone_routes(doc.RootElement());
+}
 
 void precheck_platform_xml(const std::filesystem::path& xml)
 {

@@ -40,6 +40,11 @@ std::vector<sg4::Host*> compute_hosts(const sg4::Engine& engine);
 /// the file and line.
 std::vector<sg4::Host*> place_ranks(const sg4::Engine& engine, int np, const PlacementPolicy& policy);
 
+/// Throws InputError (file, line of the zone) where two hosts that ranks run on share a zone routed by its
+/// own <route> elements (Full, Floyd, Dijkstra) without a route between them: SimGrid 3.32's release build
+/// dereferences the missing route at their first message (SIGSEGV).
+void check_rank_routes(const std::filesystem::path& xml, const std::vector<sg4::Host*>& rank_hosts);
+
 /// Natural ("version") ordering of names: digit runs compare by value.
 bool natural_less(const std::string& a, const std::string& b);
 
