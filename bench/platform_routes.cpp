@@ -1,4 +1,4 @@
-// How fast SimGrid loads and routes a generated platform (docs/platforms.md, "Performance"):
+// How fast SimGrid loads and routes a generated platform (docs/guides/platforms.md, "Performance"):
 //   gridcast_bench_platform_routes platforms/lassen/platform.xml [--gpu]
 // prints the load time, then the time to compute the route of every ordered pair of CPU hosts (what a
 // run with one rank per node may ask for), or with --gpu of every pair of GPU hosts. Each source's

@@ -1,4 +1,4 @@
-// `gridcast calibrate`: measure this machine and write calibration.json (docs/calibration.md).
+// `gridcast calibrate`: measure this machine and write calibration.json (docs/guides/calibration.md).
 #include "commands.hpp"
 
 #include "gridcast/calibrate/calibrate.hpp"
@@ -26,7 +26,7 @@ int run_calibrate(const std::vector<std::string>& args)
       "       gridcast calibrate --only-rate-curve OLD.json -o calibration.json [--quick]";
   po::options_description options("Measures this machine: compute kernels on one core, MPI between two ranks "
                                   "through the real MPI launcher, and the GPU when a CUDA driver is present.\n"
-                                  "Progress goes to stderr; the file follows docs/formats.md (calibration.json).\n"
+                                  "Progress goes to stderr; the file follows docs/reference/calibration-json.md (calibration.json).\n"
                                   "options");
   std::string output, mpirun, gpu_json, mpi_bench, refit, only_collectives, only_memcpy;
   std::string only_rate_curve;  // --only-rate-curve: the calibration to add the rate curve to
@@ -38,7 +38,7 @@ int run_calibrate(const std::vector<std::string>& args)
                                    "when run as root (Open MPI refuses root without it)")
     ("quick", "fewer repetitions, ping-pong up to 1 MiB, small kernels: a few seconds instead of half a minute "
               "(for tests; figures are noisier)")
-    ("gpu-json", po::value(&gpu_json), "take the GPU figures from this data sheet (docs/formats.md, GPU data "
+    ("gpu-json", po::value(&gpu_json), "take the GPU figures from this data sheet (docs/reference/calibration-json.md, GPU data "
                                        "sheet) instead of measuring")
     ("gpu-only", "measure only the GPU and write its data sheet to -o (for a GPU machine; the same as the "
                  "gridcast-calibrate-gpu program, which needs no SimGrid). Fails when no GPU is found")
@@ -49,7 +49,7 @@ int run_calibrate(const std::vector<std::string>& args)
     ("quiet", "no progress display (warnings and skipped parts are still reported)")
     ("refit", po::value(&refit), "measure nothing: read this calibration, fit its network model again from the "
                                  "ping-pong and exchange curves it holds (factors, shared capacity, copy "
-                                 "overhead: docs/calibration.md) and write it to -o in the current version")
+                                 "overhead: docs/guides/calibration.md) and write it to -o in the current version")
     ("only-collectives", po::value(&only_collectives),
      "measure only the MPI collective timings (allreduce, alltoall, bcast at np 2, with --mpirun, "
      "--mpi-bench and --quick as usual) and write this calibration to -o with them (and "
@@ -61,7 +61,7 @@ int run_calibrate(const std::vector<std::string>& args)
      "else is kept as it is. -o may name the same file")
     ("only-rate-curve", po::value(&only_rate_curve),
      "measure only the compute rate by working-set size (compute.rate_by_working_set: a system-BLAS dgemm "
-     "panel update from 16 KiB to 128 MiB of operands, or to 4 MiB with --quick; docs/latency-model.md, "
+     "panel update from 16 KiB to 128 MiB of operands, or to 4 MiB with --quick; docs/reference/latency-model.md, "
      "\"The rate model\") and write this calibration to -o with it added or replaced; everything else is "
      "kept. -o may name the same file");
   options.add_options()("help,h", "show this help");

@@ -36,8 +36,8 @@ int run_fit(const std::vector<std::string>& args)
                 "Folds every rank's calls into loops, groups ranks with similar rolled traces, infers the\n"
                 "rank-to-group rule, and fits loop counts, sizes, peers and compute amounts as functions of\n"
                 "(Nw, Np); then the latency model of every compute function (mean work per call site regressed on\n"
-                "(Nw, Np), times a ratio from the call's context by a random forest). See docs/trace-model.md\n"
-                "and docs/latency-model.md."))
+                "(Nw, Np), times a ratio from the call's context by a random forest). See docs/reference/trace-model.md\n"
+                "and docs/reference/latency-model.md."))
     return 0;
   if (out.empty())
     throw UsageError{"--out/-o model.json is required", "fit"};

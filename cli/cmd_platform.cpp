@@ -1,5 +1,5 @@
 // `gridcast platform SPEC.json [--calibration calibration.json] -o platform.xml`: generate a SimGrid
-// platform from a spec, load it with SimGrid, check its routes, then write it. docs/platforms.md.
+// platform from a spec, load it with SimGrid, check its routes, then write it. docs/guides/platforms.md.
 #include "commands.hpp"
 
 #include "gridcast/foundation/errors.hpp"
@@ -50,7 +50,7 @@ int run_platform(const std::vector<std::string>& args)
   std::string spec_path, calibration_path, out;
   po::options_description options("platform options");
   options.add_options()
-    ("spec", po::value(&spec_path)->required(), "platform spec (JSON, docs/platforms.md)")
+    ("spec", po::value(&spec_path)->required(), "platform spec (JSON, docs/guides/platforms.md)")
     ("calibration,c", po::value(&calibration_path),
      "calibration.json from `gridcast calibrate`: fills the figures the spec leaves out (core speed, loopback, "
      "GPU links) and puts its latency/bandwidth factors and eager threshold into the platform")
@@ -67,7 +67,7 @@ int run_platform(const std::vector<std::string>& args)
       std::cout << "usage: gridcast " << synopsis << "\n\n"
                 << "Builds a SimGrid 3.32 platform (one CPU host per node, one host per GPU, PCIe/NVLink inside\n"
                 << "nodes, NICs and the network between them), loads it with SimGrid, checks its routes and\n"
-                << "prints a summary. Spec reference and host naming: docs/platforms.md.\n\n"
+                << "prints a summary. Spec reference and host naming: docs/guides/platforms.md.\n\n"
                 << options << '\n';
       return 0;
     }

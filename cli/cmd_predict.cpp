@@ -1,6 +1,6 @@
 // `gridcast predict`: from a fitted model (trace + latency) to a predicted run at a new (Nw, Np), in one
 // streaming pass: every rank's calls are synthesized one at a time straight into the emulator, never
-// written to files. See docs/latency-model.md.
+// written to files. See docs/reference/latency-model.md.
 #include "commands.hpp"
 #include "options.hpp"
 
@@ -207,7 +207,7 @@ int run_predict(const std::vector<std::string>& args)
      "is stable on every rank, skip the same middle iterations on every rank and advance each rank's clock by "
      "the skipped calls' compute work plus the window's mean communication and waiting per iteration (the "
      "last iterations and what follows are emulated); off: emulate every iteration (the exact answer). "
-     "prediction.json says what was skipped, or why nothing was (docs/emulator.md)")
+     "prediction.json says what was skipped, or why nothing was (docs/reference/emulator.md)")
     ("ff-tolerance", po::value(&ff.tolerance)->default_value(ff.tolerance),
      "fast-forward: the largest relative difference between one period of the window and the window's mean")
     ("ff-window", po::value(&ff.window)->default_value(ff.window),
@@ -237,8 +237,8 @@ int run_predict(const std::vector<std::string>& args)
                 "streaming pass. Prints the predicted makespan; --out writes prediction.json and timeline.json\n"
                 "(as `gridcast replay`) and contribution.json (what the model predicted, per function). Progress\n"
                 "goes to stderr on long runs, and a warning when Nw or Np is outside the fitted range.\n"
-                "Long loops are fast-forwarded once stable (--fast-forward, docs/emulator.md); a line says so.\n"
-                "See docs/latency-model.md."))
+                "Long loops are fast-forwarded once stable (--fast-forward, docs/reference/emulator.md); a line says so.\n"
+                "See docs/reference/latency-model.md."))
     return 0;
   if (not hostfile.empty() && ranks_per_host > 0)
     throw UsageError{"--hostfile and --ranks-per-host exclude each other", "predict"};

@@ -28,7 +28,7 @@ const char* const kSynopsis =
     "profile [--nw VALUE] --out DIR [--functions FILE] [--calibration FILE] [options] -- COMMAND...\n"
     "       gridcast profile --discover [--out LIST] [--share 0.85] -- COMMAND...\n\n"
     "Runs COMMAND (an MPI application, usually `mpirun -np N APP ARGS...`) with libgridcast-hook.so preloaded\n"
-    "and writes a profile directory: run.json and one trace per rank (docs/profiler.md). With --discover it\n"
+    "and writes a profile directory: run.json and one trace per rank (docs/guides/profiling.md). With --discover it\n"
     "records every function it can, ranks them by total time and writes the list of those covering --share\n"
     "of the time, for later runs' --functions.";
 
@@ -186,7 +186,7 @@ int run_profile(const std::vector<std::string>& all_args)
     const platform::Calibration cal = platform::read_calibration(calibration);
     info.host.speed_flops = cal.compute.core_speed_flops;
     // The rate by working set goes along, so that `gridcast fit` can convert each profile's seconds at
-    // the rate of its ranks' footprint (the rate model, docs/latency-model.md).
+    // the rate of its ranks' footprint (the rate model, docs/reference/latency-model.md).
     for (const platform::SizedRate& p : cal.compute.rate_by_working_set)
       info.host.rate_curve.push_back({static_cast<double>(p.bytes), p.flops.median});
     if (not(info.host.speed_flops > 0))

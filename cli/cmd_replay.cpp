@@ -84,7 +84,7 @@ int run_replay(const std::vector<std::string>& args)
     ("ranks-per-host", po::value(&ranks_per_host), "place K consecutive ranks per host, hosts in natural name order (default 1)")
     ("ranks-per-node", po::value(&ranks_per_node),
      "the same as --ranks-per-host on generated platforms (one CPU host per node); each rank drives the GPU at its "
-     "index on the node (docs/gpu.md)")
+     "index on the node (docs/guides/gpu.md)")
     ("gpu-mpi", po::value(&gpu_mpi)->default_value("hostcopy"),
      "MPI calls on device buffers (memory: device): hostcopy stages them through host memory (a copy each way, "
      "seed 001 Table I costs), gpudirect lets the NIC read and write GPU memory (rendezvous only, pinning cost)")
@@ -94,7 +94,7 @@ int run_replay(const std::vector<std::string>& args)
     ("cfg", po::value(&cfg)->composing(),
      "name:value setting, repeatable. gridcast/eager-threshold:BYTES, gridcast/test-cost:SECONDS, "
      "gridcast/iprobe-cost:SECONDS, gridcast/coll/<op>:<algorithm>, gridcast/coll-selector:mpich|smpi|openmpi-4.1, gridcast/coll-local-copy:auto|on|off, gridcast/gpu/<cost>:SECONDS, gridcast/gpu/nccl-algorithm:ring|tree and gridcast/gpu/pin-policy:cache|call "
-     "(docs/gpu.md; `gridcast algorithms` lists every gridcast key); any other name goes to SimGrid (e.g. "
+     "(docs/guides/gpu.md; `gridcast algorithms` lists every gridcast key); any other name goes to SimGrid (e.g. "
      "network/model:SMPI, tracing:yes)");
   po::positional_options_description positional;
   positional.add("trace", 1);

@@ -36,7 +36,7 @@ int run_synth(const std::vector<std::string>& args)
                 "synth model.json --nw X --np Y --out DIR [--format native|tit] [--encoding binary|jsonl]",
                 args, options, positional, vm,
                 "Generates every rank's calls at (Nw, Np) from the model, one call at a time (memory does not\n"
-                "grow with the number of iterations). See docs/trace-model.md."))
+                "grow with the number of iterations). See docs/reference/trace-model.md."))
     return 0;
   if (format != "native" && format != "tit")
     throw UsageError{"--format must be native or tit, not '" + format + "'", "synth"};

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Builds and runs bench/gpu-check/gpu_check.cu on the machine's GPU (docs/gpu.md "Checked on a real
+# Builds and runs bench/gpu-check/gpu_check.cu on the machine's GPU (docs/guides/gpu.md "Checked on a real
 # GPU"). Without nvcc or without a GPU it says so and exits 0: nothing else of gridcast needs CUDA.
 # Usage: bench/gpu-check/run.sh [OUT_DIR]   (default build/gpu-check; the JSON lines go to stdout and
 # OUT_DIR/gpu-check.jsonl)

@@ -6,7 +6,7 @@
  * For 64 KiB, 1 MiB and 16 MiB, rank 0 prints the median over 15 repetitions (each about 2 ms of calls) of:
  *   pingpong      one-way time of a ping-pong, buffers never rewritten (as gridcast calibrate measures it)
  *   bcast         what MPI_Bcast adds to a loop of barriers, the send buffer rewritten before each call
- *                 (as gridcast calibrate timed the collectives before the loop method of docs/calibration.md)
+ *                 (as gridcast calibrate timed the collectives before the loop method of docs/guides/calibration.md)
  *   send/recv     the same loop with MPI_Send (rank 0) / MPI_Recv (rank 1) of the same buffer instead
  *   bcast cold    the bcast loop without rewriting the buffer
  * If bcast and send/recv agree, the bcast is one message (Open MPI 4.1's fixed rules at np 2 send it

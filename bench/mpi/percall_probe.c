@@ -1,4 +1,4 @@
-/* What does a collective timed alone between barriers measure? (docs/calibration.md, "Collective
+/* What does a collective timed alone between barriers measure? (docs/guides/calibration.md, "Collective
  * timings"). An 8 B MPI_Allreduce between two ranks, timed two ways, on each rank:
  *
  *   per call:  (barrier, barrier, timed allreduce) x 4000; percentiles and mean of the calls, as
@@ -9,7 +9,7 @@
  *
  * On the 2-core VM of 2026-11-22 (15:58 UTC, load 10, real-time priority, 6 runs): per call median
  * 0.41-0.42 us, mean 0.44-0.45 us (the barrier's exit skew lands in every call), loop 0.41-0.42 us a
- * call, ping-pong 0.35 us one way. In the VM's intermittent fast state (docs/calibration.md) the per
+ * call, ping-pong 0.35 us one way. In the VM's intermittent fast state (docs/guides/calibration.md) the per
  * call figure fell to 0.16 us on both ranks.
  *
  *   mpicc -O2 bench/mpi/percall_probe.c -o /tmp/percall_probe

@@ -14,7 +14,7 @@ namespace {
 const char* const kHelp = R"(usage: gridcast-calibrate-gpu -o FILE [--quick] [--quiet]
 
 Measures GPU 0 (and GPU 0 -> 1 when there are two) through the CUDA driver (libcuda.so.1, loaded at
-run time) and writes the figures as a GPU data sheet (docs/formats.md, "GPU data sheet"), to be given
+run time) and writes the figures as a GPU data sheet (docs/reference/calibration-json.md, "GPU data sheet"), to be given
 to `gridcast calibrate --gpu-json FILE`. Same measurements as `gridcast calibrate --gpu-only`.
 
 options:

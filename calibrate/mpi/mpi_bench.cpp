@@ -240,7 +240,7 @@ int main(int argc, char** argv)
   // the loop cannot run ahead of the data; the mean over the loop divides the barrier's exit skew
   // (about a latency, either rank first) by the calls instead of adding it to each, as timing each call
   // between barriers did (this bench before; bench/mpi/percall_probe.c). Buffers as the ping-pong and
-  // exchange curves leave them, so that the three are comparable (docs/calibration.md, "Collective
+  // exchange curves leave them, so that the three are comparable (docs/guides/calibration.md, "Collective
   // timings"): each call sends what the previous one produced on that rank, just written by this
   // rank's own core and not in the peer's cache, into the buffer it sent from last (allreduce and alltoall swap their send and
   // receive buffers after each call; a bcast uses one buffer on both ranks, and its root alternates,

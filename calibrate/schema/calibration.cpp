@@ -1,5 +1,5 @@
 // calibration.json: strict reading (every key checked, unknown keys rejected with their path) and
-// deterministic writing. Schema: docs/formats.md, section "calibration.json".
+// deterministic writing. Schema: docs/reference/calibration-json.md, section "calibration.json".
 #include "gridcast/calibration/calibration.hpp"
 
 #include "gridcast/foundation/errors.hpp"

@@ -287,7 +287,7 @@ platform::ComputeCalibration measure_compute(const ComputeSizes& sizes, Progress
       c.reduction.push_back({bytes, summarize(std::move(t))});
     }
   }
-  // memcpy on one core, then on every core at once: the local copies of collectives (docs/collectives.md).
+  // memcpy on one core, then on every core at once: the local copies of collectives (docs/reference/collectives.md).
   c.memcpy = measure_memcpy(sizes.memcpy_max_bytes, sizes.memcpy_repetitions, 1, [&](std::uint64_t b) {
     progress.step("compute", ++done, total, "memcpy " + std::to_string(b >> 10) + " KiB");
   });
@@ -300,7 +300,7 @@ platform::ComputeCalibration measure_compute(const ComputeSizes& sizes, Progress
                                                         sizes.rate_repetitions, [&] {
                                                           progress.step("compute", ++done, total, "rate by working set");
                                                         });
-  // The platform's core speed: the dgemm rate (docs/formats.md says why).
+  // The platform's core speed: the dgemm rate (docs/reference/calibration-json.md says why).
   c.core_speed_flops = c.dgemm_flops.median;
   return c;
 }

@@ -126,7 +126,7 @@ const std::vector<std::pair<std::string, std::string>>& gridcast_cfg_keys()
                                    "the platform has it, i.e. platforms generated from a calibration), on "
                                    "(an error without it) or off"},
     };
-    for (const auto& g : gpu_cfg_keys())  // GPU costs and NCCL (docs/gpu.md)
+    for (const auto& g : gpu_cfg_keys())  // GPU costs and NCCL (docs/guides/gpu.md)
       k.push_back(g);
     return k;
   }();

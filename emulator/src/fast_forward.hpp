@@ -1,4 +1,4 @@
-// Steady-state fast-forward (docs/emulator.md): the run-wide decision (SteadyState) and each rank's
+// Steady-state fast-forward (docs/reference/emulator.md): the run-wide decision (SteadyState) and each rank's
 // side of it (RankFastForward: the heads of the steady loop it passed, and the skip itself). Internal to
 // the emulator.
 #pragma once
@@ -24,7 +24,7 @@ struct RankCore;
 /// Collective choices of one rank as the communicator's first rank: (collective, algorithm) -> calls.
 using ChoiceCounts = std::map<std::pair<std::string, std::string>, std::uint64_t>;
 
-/// The global side of steady-state fast-forward (docs/emulator.md): the ranks report, at each head of the
+/// The global side of steady-state fast-forward (docs/reference/emulator.md): the ranks report, at each head of the
 /// steady loop, whether their window of periods is stable; the first rank to reach head K decides, once
 /// and for everybody, whether iterations K.. are skipped: yes when every rank was stable at head K-1 and
 /// no message crossed between iterations of the window. Each later rank reaching head K reads the same
@@ -93,7 +93,7 @@ public:
     compute_flops_ += flops;
   }
 
-  /// The stream is at the head of steady-loop iteration i (docs/emulator.md): the rank notes the time
+  /// The stream is at the head of steady-loop iteration i (docs/reference/emulator.md): the rank notes the time
   /// and what it has done so far (`quiet`: no request pending; `choices`: its collective choices),
   /// reports whether its window of periods is stable, and skips when the run decided to skip from here.
   /// Returns whether it skipped.

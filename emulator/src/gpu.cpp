@@ -436,7 +436,7 @@ void RankGpu::resolve_kernels(Stream& s, std::set<Stream*>& seen)
   // The stream was busy without a break from its last launch to the end of this synchronisation (in
   // order, and work remained until the synchronisation returned): that recorded span is device time of
   // the kernels launched since the last synchronisation, split equally. Exact for one kernel per
-  // synchronisation; with several, their earlier parts are not seen (docs/gpu.md). An unknown blocked
+  // synchronisation; with several, their earlier parts are not seen (docs/guides/gpu.md). An unknown blocked
   // time (hand-written traces) gives them none, as before.
   double span = sync_seconds_ >= 0 ? std::max(0.0, recorded_s_ + sync_seconds_ - s.last_launch_recorded_s) : 0.0;
   double each = span / static_cast<double>(s.unresolved.size());

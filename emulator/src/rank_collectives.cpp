@@ -83,7 +83,7 @@ void RankCollectives::collective(CollectiveKind kind, const CallRecord& c)
   }
   core_.blocked_detail = "inside " + std::string(collective_name(kind)) + " (" + name + ")";
   // Device buffers: NCCL and GPUDirect move every message of the algorithm between GPU hosts; HostCopy
-  // stages this rank's send data to the host before and its result back after (docs/gpu.md).
+  // stages this rank's send data to the host before and its result back after (docs/guides/gpu.md).
   auto [d2h_bytes, h2d_bytes] = staged_bytes(kind, args, comm);
   RankGpu& gpu = device_.gpu();
   if (device && gpu.mpi_mode() == GpuMpiMode::GpuDirect) {

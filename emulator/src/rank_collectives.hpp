@@ -1,4 +1,4 @@
-// One rank's collective records (docs/collectives.md): the algorithm chosen for each, blocking ones run
+// One rank's collective records (docs/reference/collectives.md): the algorithm chosen for each, blocking ones run
 // in the rank's actor, nonblocking ones in an actor of their own, NCCL ones on a GPU stream; and the
 // exchange that creating a communicator costs. Internal to the emulator.
 #pragma once

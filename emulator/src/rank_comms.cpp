@@ -27,7 +27,7 @@ void CommTable::check_idup(std::int32_t handle)
   }
 }
 
-/// ncclSend/ncclRecv name a rank of the NCCL communicator (docs/formats.md), the one exception.
+/// ncclSend/ncclRecv name a rank of the NCCL communicator (docs/reference/traces.md), the one exception.
 int CommTable::nccl_peer(const Communicator& comm, int peer, const char* field) const
 {
   if (peer < 0 || peer >= comm.size())

@@ -41,7 +41,7 @@ public:
     return *it->second;
   }
 
-  /// Checks a peer of a point-to-point record: a world rank (docs/formats.md), member of `comm` (the
+  /// Checks a peer of a point-to-point record: a world rank (docs/reference/traces.md), member of `comm` (the
   /// communicator resolve() returned last). Returns its world rank.
   int world_rank(const Communicator& comm, int peer, const char* field = "peer")
   {

@@ -1,4 +1,4 @@
-// One rank's device buffers and NCCL (docs/gpu.md): the GPU calls of its trace, the staging and pinning
+// One rank's device buffers and NCCL (docs/guides/gpu.md): the GPU calls of its trace, the staging and pinning
 // of MPI calls on device buffers, and NCCL collectives enqueued on its streams. Internal to the emulator.
 #pragma once
 
@@ -75,7 +75,7 @@ public:
 
   /// NCCL enqueues a collective on its stream and returns, like a kernel launch: the stream's actor (on
   /// the rank's GPU host) runs the algorithm GPU to GPU once the stream's earlier work is done, reduction
-  /// work included; the rank goes on and meets the result at a synchronisation (docs/gpu.md).
+  /// work included; the rank goes on and meets the result at a synchronisation (docs/guides/gpu.md).
   void enqueue_nccl(const CollectiveAlgorithm& algo, CollectiveArgs args, const Communicator& comm,
                     const models::CallRecord& c);
 

@@ -1,4 +1,4 @@
-// One rank's point-to-point records (docs/emulator.md): sends, receives, sendrecv and probes, posted on
+// One rank's point-to-point records (docs/reference/emulator.md): sends, receives, sendrecv and probes, posted on
 // the message board on the communicator's point-to-point context. Internal to the emulator.
 #pragma once
 

@@ -72,7 +72,7 @@ void RequestTable::wait_any(const CallRecord& c)
 {
   // Complete the first request that is done already; otherwise the first to match, then its transfer.
   // (A transfer that finishes while another request is still unmatched is not noticed earlier: the
-  // simplification is documented in docs/emulator.md.)
+  // simplification is documented in docs/reference/emulator.md.)
   for (std::int64_t h : c.requests) {
     auto it = requests_.find(h);
     if (it != requests_.end() && try_complete(it))

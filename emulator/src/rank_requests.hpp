@@ -1,4 +1,4 @@
-// One rank's MPI requests (docs/emulator.md): the handles of its pending nonblocking operations, and
+// One rank's MPI requests (docs/reference/emulator.md): the handles of its pending nonblocking operations, and
 // their completion by waits, tests, cancels, frees and MPI_Finalize. Internal to the emulator.
 #pragma once
 

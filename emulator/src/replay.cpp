@@ -33,7 +33,7 @@ DeadlockError::DeadlockError(std::vector<BlockedRank> blocked)
 namespace {
 
 /// The node of each rank (its host) and that host's last-level cache (gridcast:llc-bytes, written by
-/// `gridcast platform`; 0 where absent), for the cold-copy rule of collectives (docs/collectives.md).
+/// `gridcast platform`; 0 where absent), for the cold-copy rule of collectives (docs/reference/collectives.md).
 std::unique_ptr<NodeMap> node_map(const std::vector<sg4::Host*>& hosts, const std::string& platform_file)
 {
   std::map<const sg4::Host*, int> node_of_host;
@@ -110,7 +110,7 @@ ReplayResult replay(const models::TraceSource& trace, const ReplayOptions& optio
     effective.eager_threshold_bytes = *calibration.eager_threshold_bytes;
     threshold_source                = "platform";
   }
-  // The envelope of every message (docs/emulator.md, "Message envelope"): SMPI sends 16 bytes more than
+  // The envelope of every message (docs/reference/emulator.md, "Message envelope"): SMPI sends 16 bytes more than
   // the data and its piecewise factors were fitted with them; a calibration's factors were fitted on whole
   // messages of the real library, whose own envelope they therefore hold already.
   std::string envelope_source = "cfg";
@@ -120,7 +120,7 @@ ReplayResult replay(const models::TraceSource& trace, const ReplayOptions& optio
     effective.envelope_bytes      = smpi_model && not calibrated_factors ? kSmpiEnvelopeBytes : 0;
     envelope_source               = calibrated_factors ? "platform" : smpi_model ? "smpi-model" : "default";
   }
-  // Local copies inside collectives (docs/collectives.md, "Local copies"): at the platform's copy rate.
+  // Local copies inside collectives (docs/reference/collectives.md, "Local copies"): at the platform's copy rate.
   if (options.local_copy == LocalCopyMode::On && calibration.memcpy_time.empty())
     throw InputError({options.platform.string(), 0, "gridcast:memcpy-time", -1},
                      "--cfg gridcast/coll-local-copy:on needs the platform property gridcast:memcpy-time "
@@ -147,7 +147,7 @@ ReplayResult replay(const models::TraceSource& trace, const ReplayOptions& optio
   // Mailbox comms between the ranks' actors are faster in SimGrid 3.32 than host-to-host comms (see
   // p2p.hpp); they need every message to leave from and land on its actor's host, so not with GPUs.
   world.board.set_use_mailboxes(not world.gpus->has_devices());
-  // Steady-state fast-forward (predict only; docs/emulator.md).
+  // Steady-state fast-forward (predict only; docs/reference/emulator.md).
   std::optional<FastForwardReport> ff_report = plan_fast_forward(trace, options.fast_forward, np, world.steady);
   if (world.steady)
     world.board.track_iterations();

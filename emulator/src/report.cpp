@@ -209,7 +209,7 @@ void write_prediction(const std::filesystem::path& file, const ReplayResult& res
     for (const auto& [name, value] : run.options->simgrid_cfg)
       sg.push_back(name + ":" + value);
     config["simgrid_cfg"] = std::move(sg);
-    // GPU buffers in MPI and the GPU runtime costs with where each came from (docs/gpu.md).
+    // GPU buffers in MPI and the GPU runtime costs with where each came from (docs/guides/gpu.md).
     config["gpu_mpi"] = gpu_mpi_mode_name(run.options->gpu.mpi);
     config["nccl_algorithm"] = run.options->gpu.nccl_algorithm;
     config["gpu_pin_policy"] = run.options->gpu.pin_policy == PinPolicy::Cache ? "cache" : "call";
@@ -219,7 +219,7 @@ void write_prediction(const std::filesystem::path& file, const ReplayResult& res
     config["gpu_costs"] = std::move(costs);
   }
   j["config"] = std::move(config);
-  // Whether the platform's calibration reached the network model (docs/formats.md).
+  // Whether the platform's calibration reached the network model (docs/reference/calibration-json.md).
   ordered cal = ordered::object();
   cal["factors_used"] = not result.lat_factor.empty() || not result.bw_factor.empty();
   cal["lat_factor"] = result.lat_factor;

@@ -24,7 +24,7 @@
 
 namespace gridcast::emulator {
 
-/// First NCCL communicator handle: the profiler numbers NCCL communicators from here (docs/formats.md).
+/// First NCCL communicator handle: the profiler numbers NCCL communicators from here (docs/reference/traces.md).
 constexpr std::int32_t kFirstNcclComm = 65536;
 
 /// State shared by all rank actors of one run.
@@ -64,7 +64,7 @@ struct World {
   /// sequence of creations of that member list at each member): global comm id.
   std::map<std::pair<std::vector<int>, std::uint64_t>, int> member_comms;
   std::map<std::string, std::map<std::string, std::uint64_t>> collective_choices;
-  std::unique_ptr<GpuSystem> gpus;  ///< GPU hosts and costs (docs/gpu.md)
+  std::unique_ptr<GpuSystem> gpus;  ///< GPU hosts and costs (docs/guides/gpu.md)
   std::unique_ptr<NodeMap> nodes;   ///< ranks sharing a host, and its gridcast:llc-bytes (cold copies)
   std::unique_ptr<SteadyState> steady;  ///< set when the run may fast-forward
   /// Matching contexts of nonblocking collectives in flight, keyed by (comm id, sequence number of the

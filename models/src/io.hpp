@@ -151,7 +151,7 @@ private:
   std::uint64_t size_            = 0;
 };
 
-// ---- binary codec ("gct", see docs/formats.md) ----
+// ---- binary codec ("gct", see docs/reference/traces.md) ----
 
 inline constexpr char kBinaryMagic[8]         = {'G', 'C', 'T', 'R', 'A', 'C', 'E', '1'};
 inline constexpr std::uint64_t kBinaryVersion = 1;

@@ -1,6 +1,6 @@
 // The native trace encodings: the buffered readers both use, and opening, writing and converting
 // profiles. The encodings themselves: native_jsonl.cpp (JSON lines) and native_binary.cpp ("gct").
-// Byte layouts and field tables: docs/formats.md.
+// Byte layouts and field tables: docs/reference/traces.md.
 #include "gridcast/models/native.hpp"
 
 #include "io.hpp"

@@ -1,5 +1,5 @@
 // The native binary trace encoding ("gct"): its encoder, its reader and its writer. Byte layout:
-// docs/formats.md.
+// docs/reference/traces.md.
 #include "gridcast/models/native.hpp"
 
 #include "io.hpp"

@@ -1,5 +1,5 @@
 // The native JSON-lines trace encoding: its reader (SAX events straight into a CallRecord) and its
-// writer. Keys and values: docs/formats.md.
+// writer. Keys and values: docs/reference/traces.md.
 #include "gridcast/models/native.hpp"
 
 #include "io.hpp"

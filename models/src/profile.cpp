@@ -1,4 +1,4 @@
-// run.json (typed RunInfo, strict schema) and profile directories. Schema: docs/formats.md.
+// run.json (typed RunInfo, strict schema) and profile directories. Schema: docs/reference/profile-directory.md.
 #include "gridcast/models/profile.hpp"
 
 #include "gridcast/foundation/errors.hpp"

@@ -1,4 +1,4 @@
-// Reader of SimGrid 3.32 SMPI time-independent traces (TIT). Accepted syntax and mapping: docs/formats.md.
+// Reader of SimGrid 3.32 SMPI time-independent traces (TIT). Accepted syntax and mapping: docs/reference/tit.md.
 #include "gridcast/models/tit.hpp"
 
 #include "gridcast/foundation/errors.hpp"
@@ -28,7 +28,7 @@ namespace {
 /// SMPI 3.32 datatype ids (Datatype::encode, written as the last arguments of TIT lines) and byte sizes.
 /// Measured on this machine (Debian libsimgrid 3.32-2): models/tools/tit_datatypes.cpp sends one element of
 /// every predefined datatype with tag 100 + its index under `smpirun -trace-ti`, prints MPI_Type_size() of
-/// each, and the id is read from the "send" lines of the trace (see docs/formats.md). The ids are the
+/// each, and the id is read from the "send" lines of the trace (see docs/reference/tit.md). The ids are the
 /// creation order of SMPI's predefined datatypes; derived datatypes are written as -1 (size unknown).
 /// Note SMPI's own sizes for MPI_COMPLEX32 (16) and MPI_INTEGER1 (4); kept as measured, since SMPI's
 /// replay uses the same sizes.

@@ -1,7 +1,7 @@
 // Axis sweeps (the fit's side; synthesis is in trace_synth.cpp): calls made axis after axis of the
 // MPI_Dims_create(Np, 3) grid whose calls along an axis depend on the axis' extent class (LAMMPS'
 // CommBrick::exchange). Finding them in the training profiles, cutting them out of each rank's calls and
-// fitting their AxisSweep. Internal to the models library. See docs/trace-model.md, "Axis sweeps".
+// fitting their AxisSweep. Internal to the models library. See docs/reference/trace-model.md, "Axis sweeps".
 #pragma once
 
 #include "gridcast/models/trace_model.hpp"

@@ -147,7 +147,7 @@ std::string grid_shape_note(const std::vector<GroupAssignment>& assignments, std
              "the grid's shape (axes3>1(Np), axes3>2(Np)) and peers may walk the axes (grid_loop), but a "
              "block of calls chosen per axis by its extent has no form in the model, except as an axis sweep "
              "(point-to-point calls to the face neighbours of the periodic MPI_Dims_create(Np, 3) grid, learned "
-             "where its three axes have more than one rank: docs/trace-model.md), and " +
+             "where its three axes have more than one rank: docs/reference/trace-model.md), and " +
              (sweeps_found == 0 ? std::string("none was found here")
                                 : std::to_string(sweeps_found) + " were found and cut out, which was not enough");
   }

@@ -87,7 +87,7 @@ private:
 /// compared across runs. A random preemption stretches one call of one run: the per-call median drops
 /// every such call wherever it falls, where a median of the profiles' means fails as soon as each run has
 /// one somewhere (at different steps). What it cannot drop is a call stretched in most runs: on a loaded
-/// machine the longest calls are (docs/latency-model.md, "A median per call, and what moved the HPL
+/// machine the longest calls are (docs/reference/latency-model.md, "A median per call, and what moved the HPL
 /// prediction").
 struct ProfileSeries {
   /// Repeated runs from which the per-call median is taken (a median of two is a mean).

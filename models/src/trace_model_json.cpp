@@ -1,4 +1,4 @@
-// model.json: writing (deterministic) and strict reading of the trace model. Format: docs/formats.md.
+// model.json: writing (deterministic) and strict reading of the trace model. Format: docs/reference/model-json.md.
 #include "gridcast/foundation/errors.hpp"
 #include "gridcast/foundation/json_reader.hpp"
 #include "gridcast/models/trace_model.hpp"

@@ -1,6 +1,6 @@
 // Numbered loops with rotating roles (the fit's side; synthesis is in trace_synth.cpp): finding them in
 // the training profiles, cutting them out of each rank's calls, and fitting their NumberedLoop. Internal
-// to the models library. See docs/trace-model.md, "Numbered loops with rotating roles".
+// to the models library. See docs/reference/trace-model.md, "Numbered loops with rotating roles".
 #pragma once
 
 #include "gridcast/models/profile.hpp"

@@ -94,7 +94,7 @@ struct SynthSource::Program {
   int group = 0;
   int max_depth = 0;
   double nw = 0;  ///< the target's (numbered loop sizes depend on it and on the iteration)
-  /// The steady loop (docs/emulator.md, fast-forward): the outermost loop with the most calls, as the
+  /// The steady loop (docs/reference/emulator.md, fast-forward): the outermost loop with the most calls, as the
   /// index of its LoopBegin in `code`; kNoLoop when the program has none it may skip.
   static constexpr std::uint32_t kNoLoop = 0xffffffffu;
   std::uint32_t steady_begin = kNoLoop;

@@ -1,5 +1,5 @@
 // The SMPI time-independent trace (TIT) output of any call stream (`gridcast synth --format tit`). The
-// action names and argument orders are SMPI's (docs/formats.md).
+// action names and argument orders are SMPI's (docs/reference/tit.md).
 #include "gridcast/models/trace_synth.hpp"
 
 #include "gridcast/foundation/errors.hpp"

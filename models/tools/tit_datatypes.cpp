@@ -1,7 +1,7 @@
 // Measures the datatype ids that SMPI writes in time-independent traces (Datatype::encode) and their sizes.
 // Rank 0 sends one element of every predefined datatype to rank 1 with tag 100 + i and prints
 // "TAG <100+i> <name> size <MPI_Type_size>"; the id is the last field of the matching "send" line of the trace.
-// Not built by CMake; run by hand on a machine with SimGrid (see docs/formats.md):
+// Not built by CMake; run by hand on a machine with SimGrid (see docs/reference/tit.md):
 //   smpicxx -o tit_datatypes tit_datatypes.cpp
 //   smpirun -np 2 -platform p.xml -hostfile hf -trace-ti --cfg=tracing/filename:dt.txt ./tit_datatypes
 //   grep '^0 send' dt.txt_files/*rank-1.txt

@@ -1,5 +1,5 @@
 // Platform spec: strict reading (every key checked, unknown keys rejected with their path), units in
-// strings, and resolution of missing figures from a calibration. Reference: docs/platforms.md.
+// strings, and resolution of missing figures from a calibration. Reference: docs/guides/platforms.md.
 #include "gridcast/platform/spec.hpp"
 
 #include "gridcast/foundation/errors.hpp"
@@ -318,7 +318,7 @@ public:
       // SimGrid's cross-traffic (on by default) charges every flow 5% of its rate on the links of its
       // reverse route too, for TCP acknowledgements; a loopback's reverse route is itself, so each flow
       // weighs 1.05 on the bus. Shared memory has no acknowledgements: the link is written 5% wider so
-      // that the flows share the measured capacity (docs/platforms.md, "Inside a node").
+      // that the flows share the measured capacity (docs/guides/platforms.md, "Inside a node").
       r.memory_bus->bandwidth_Bps *= kCrossTrafficWeight;
     }
 

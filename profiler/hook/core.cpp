@@ -60,7 +60,7 @@ std::atomic<int> g_rank{-1};
 int g_size = 0;
 std::int64_t g_init_ns = 0;          // in ticks
 // Resident set when MPI_Init returned (the program, its libraries and MPI's own buffers): the rank's data
-// footprint is the peak above it (rank-R.meta `init_rss_bytes`, `peak_rss_bytes`; docs/profiler.md).
+// footprint is the peak above it (rank-R.meta `init_rss_bytes`, `peak_rss_bytes`; docs/guides/profiling.md).
 std::int64_t g_init_rss_bytes = 0;
 std::int64_t g_cal_ticks = 0;        // clock calibration: ticks and ns read together when the hook loads
 std::int64_t g_cal_ns = 0;

@@ -331,7 +331,7 @@ cudaError_t cudaStreamSynchronize(cudaStream_t stream)
 }
 
 // Events order work between streams and the host. Each is a gpu_sync record whose `request` is the
-// event's id; `color` the stream that records it or waits for it (docs/formats.md, GPU records).
+// event's id; `color` the stream that records it or waits for it (docs/reference/traces.md, GPU records).
 cudaError_t cudaEventRecord(void* event, cudaStream_t stream)
 {
   GRIDCAST_GPU_PROLOGUE(cudaEventRecord, (void*, cudaStream_t));

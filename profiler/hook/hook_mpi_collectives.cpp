@@ -323,7 +323,7 @@ void topology_neighbors(MPI_Comm comm, std::vector<int>& sources, std::vector<in
 
 /// A neighbourhood collective: the neighbours as world ranks, the bytes to each out-neighbour
 /// (`send(i)`) and from each in-neighbour (`recv(i)`). The converter expands it into the point-to-point
-/// exchanges it performs (docs/profiler.md).
+/// exchanges it performs (docs/guides/profiling.md).
 template <typename SendBytes, typename RecvBytes>
 void rec_neighbors(Call& c, MPI_Comm comm, const void* sendbuf, SendBytes&& send, RecvBytes&& recv, MPI_Request* req)
 {

@@ -1,4 +1,4 @@
-// Tests of steady-state fast-forward (`gridcast predict --fast-forward`, docs/emulator.md): on the stencil
+// Tests of steady-state fast-forward (`gridcast predict --fast-forward`, docs/reference/emulator.md): on the stencil
 // of examples/predict-stencil it gives the full emulation's answer; `off` is the emulation as before (the
 // same as synth + replay); short loops are not touched; a loop whose messages cross iterations is never
 // skipped; outputs are deterministic; bad options are refused.

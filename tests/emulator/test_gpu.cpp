@@ -614,7 +614,7 @@ TEST_CASE("gpu: a blocking copy gives the pending kernels of its stream their ti
   TempDir dir;
   // Recorded: launch, 1 ms of host work, a blocking 1e8-byte host-to-device cudaMemcpy that took 12 ms
   // (waiting for the kernel, then copying). The kernel gets 1 + 12 = 13 ms (the approximation counts
-  // the copy's own time too, docs/gpu.md); replayed: kernel 13 ms, then the copy (queue 10 us on the host
+  // the copy's own time too, docs/guides/gpu.md); replayed: kernel 13 ms, then the copy (queue 10 us on the host
   // before, 1 us + 10 ms on the root link).
   auto r = run(dir, {recorded_launch(0) + host_sleep(0.001) +
                      "{\"op\":\"gpu_memcpy\",\"fn\":\"cudaMemcpy\",\"tag\":1,\"bytes\":100000000,\"stream\":0,"

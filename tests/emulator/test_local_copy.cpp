@@ -1,4 +1,4 @@
-// Local copies inside collectives (docs/collectives.md, "Local copies"): charged at the platform's
+// Local copies inside collectives (docs/reference/collectives.md, "Local copies"): charged at the platform's
 // gridcast:memcpy-time as CPU work before the messages, only where the platform has the property, and
 // switched by --cfg gridcast/coll-local-copy.
 #include "gridcast/emulator/collectives.hpp"
@@ -150,7 +150,7 @@ TEST_CASE("local copy: --cfg gridcast/coll-local-copy takes auto, on or off", "[
   CHECK(opts.local_copy == emulator::LocalCopyMode::Auto);
 }
 
-// Cold copies (docs/collectives.md, "Cold copies"): past the node's last-level cache, at the out-of-cache
+// Cold copies (docs/reference/collectives.md, "Cold copies"): past the node's last-level cache, at the out-of-cache
 // rate of the curve's largest copy.
 namespace {
 /// 1 GB/s to 1 MB, then 4 MB in 8 ms: 0.5 GB/s out of cache (2 ns per byte at the largest copy).

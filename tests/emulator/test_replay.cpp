@@ -67,7 +67,7 @@ TEST_CASE("replay: communicators from comm_split carry point-to-point and collec
   std::vector<std::string> ranks;
   for (int r = 0; r < 4; ++r) {
     // Split into evens and odds; in each, communicator rank 0 sends to communicator rank 1. Peers are
-    // world ranks (docs/formats.md): world 0 sends to world 2, world 1 to world 3.
+    // world ranks (docs/reference/traces.md): world 0 sends to world 2, world 1 to world 3.
     std::string t = "{\"op\":\"comm_split\",\"fn\":\"MPI_Comm_split\",\"color\":" + std::to_string(r % 2) +
                     ",\"key\":" + std::to_string(r) + ",\"new_comm\":5}\n";
     if (r < 2)

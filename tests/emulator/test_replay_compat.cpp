@@ -1,4 +1,4 @@
-// What the replay does with the records the profiler writes from real applications (docs/formats.md,
+// What the replay does with the records the profiler writes from real applications (docs/reference/traces.md,
 // "Additions of the profiler"): world-rank peers on split communicators, probes, the test family over
 // several requests, nonblocking collectives, cancelled and freed requests, MPI_COMM_SELF, NCCL
 // communicators, requests left pending at finalize. CM02 and the tiny cluster of test_replay.cpp: one

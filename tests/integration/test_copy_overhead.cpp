@@ -1,4 +1,4 @@
-// The copy overhead of shared-memory messages (calibration version 2, docs/calibration.md): its schema,
+// The copy overhead of shared-memory messages (calibration version 2, docs/guides/calibration.md): its schema,
 // its property syntax, its fit from the exchange and ping-pong curves, and what the emulator charges.
 #include "gridcast/calibrate/measure.hpp"
 #include "gridcast/emulator/replay.hpp"

@@ -1,6 +1,6 @@
 // Tests of axis sweeps: calls made axis after axis of the MPI_Dims_create(Np, 3) grid whose calls along an
 // axis depend on its extent (LAMMPS' CommBrick::exchange: nothing along an axis of 1 rank, one Sendrecv and
-// one Irecv/Send/Wait along one of 2, two of each along one of more). See docs/trace-model.md, "Axis sweeps".
+// one Irecv/Send/Wait along one of 2, two of each along one of more). See docs/reference/trace-model.md, "Axis sweeps".
 #include "../models/models_support.hpp"
 
 #include "gridcast/foundation/errors.hpp"

@@ -1,6 +1,6 @@
 // Tests of the grid_loop rank expression: one call site that addresses the face neighbours of an
 // MPI_Dims_create grid in turn, its axis and direction following the loop index (LAMMPS' CommBrick
-// swaps). See docs/trace-model.md, "Peers whose axis follows the loop index".
+// swaps). See docs/reference/trace-model.md, "Peers whose axis follows the loop index".
 #include "../models/models_support.hpp"
 
 #include "gridcast/foundation/errors.hpp"

@@ -159,7 +159,7 @@ TEST_CASE("JSON lines: fixed field order, defaults omitted, any written as \"any
         "{\"op\":\"waitall\",\"fn\":\"MPI_Waitall\",\"requests\":[0,1]}\n");
 }
 
-TEST_CASE("binary: the byte layout of docs/formats.md", "[models][native]")
+TEST_CASE("binary: the byte layout of docs/reference/traces.md", "[models][native]")
 {
   TempDir tmp;
   FunctionTable fns;

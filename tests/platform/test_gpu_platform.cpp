@@ -1,4 +1,4 @@
-// The platform generator carries a calibration's GPU runtime costs to the root zone (docs/gpu.md).
+// The platform generator carries a calibration's GPU runtime costs to the root zone (docs/guides/gpu.md).
 #include "../platform/platform_support.hpp"
 
 #include <catch2/catch.hpp>

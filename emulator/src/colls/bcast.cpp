@@ -74,7 +74,7 @@ void bcast_linear(CollectiveContext& ctx, const CollectiveArgs& a)
 /// coll/base on a chain of fan-out 1) with 128 KiB segments, the segment size Open MPI's fixed rules
 /// before 4.0 chose for large messages on small communicators (coll_tuned_decision_fixed.c,
 /// "Pipeline with 128KB segments", 1024 << 7). Open MPI 4.x's rules no longer segment by default
-/// (docs/collectives.md), so it is only used when forced. Relative rank v receives from v - 1 and
+/// (docs/reference/collectives.md), so it is only used when forced. Relative rank v receives from v - 1 and
 /// forwards to v + 1, segment by segment, with two receives posted ahead (double buffering):
 ///   root:      for each segment: isend to the child, wait;
 ///   middle:    irecv(0); for i = 1..: irecv(i), wait(i - 1), isend(i - 1) to the child, wait; then the

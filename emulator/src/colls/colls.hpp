@@ -18,7 +18,7 @@
 //  - messages to self are local copies in MPI and are never posted; where the platform gives a local
 //    copy curve (gridcast:memcpy-time), the copies the library makes without a message (a rank's own
 //    block, the initial sendbuf-to-recvbuf copy of a reduction) are charged as CPU work before the
-//    communication, by the wrapper `copying` (local_copy.cpp; docs/collectives.md, "Local copies");
+//    communication, by the wrapper `copying` (local_copy.cpp; docs/reference/collectives.md, "Local copies");
 //  - reduction work (CollectiveArgs::flops) is executed once, after the communication, like SMPI's
 //    replayer does (its Reduce/Allreduce/... actions call the collective, then execute comp_size);
 //    the wrapper `reducing` does it for every algorithm of a reducing kind;

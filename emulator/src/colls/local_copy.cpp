@@ -1,4 +1,4 @@
-// The local-copy model (docs/collectives.md, "Local copies" and "Cold copies"): what a copy costs by
+// The local-copy model (docs/reference/collectives.md, "Local copies" and "Cold copies"): what a copy costs by
 // size on a rank's CPU, which copies each collective makes without a message, how much data its
 // buffers touch, and the wrappers that charge the copy before an algorithm and the reduction work
 // after it.
@@ -67,7 +67,7 @@ CollectiveAlgorithm reducing(AlgorithmFn fn)
 /// An algorithm preceded by its local copy (CollectiveContext::local_copy; free without a copy rate).
 /// MPICH and Open MPI make these copies first ("make local copy first" in the pairwise alltoall, the
 /// sendbuf-to-recvbuf copy that opens Rabenseifner), so the copy delays the rank's first message.
-/// Cold-copy rule (docs/collectives.md, "Cold copies"): where the node's last-level cache is known and
+/// Cold-copy rule (docs/reference/collectives.md, "Cold copies"): where the node's last-level cache is known and
 /// the buffers of the node's ranks in this call (`touched`, summed) exceed it, the copy is charged at the
 /// out-of-cache rate: in a loop of such calls the copy's data was last touched a call earlier, with more
 /// than the cache's worth of other data in between.
@@ -151,7 +151,7 @@ Bytes touched_root_two_buffers(const CollectiveContext&, const CollectiveArgs& a
   return a.bytes + (rank == a.root ? a.bytes : 0);
 }
 
-// What each collective copies locally, per rank (docs/collectives.md, "Local copies"):
+// What each collective copies locally, per rank (docs/reference/collectives.md, "Local copies"):
 /// alltoall, allgather: the rank's own block, sendbuf to its place in recvbuf.
 Bytes copy_own_block(const CollectiveContext&, const CollectiveArgs& a) { return a.bytes; }
 /// alltoallv: the block the rank sends to itself.

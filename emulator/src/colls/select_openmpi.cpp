@@ -1,4 +1,4 @@
-// Open MPI 4.1's selection (`--cfg gridcast/coll-selector:openmpi-4.1`, docs/collectives.md): the fixed
+// Open MPI 4.1's selection (`--cfg gridcast/coll-selector:openmpi-4.1`, docs/reference/collectives.md): the fixed
 // decision rules of its tuned component (ompi/mca/coll/tuned/coll_tuned_decision_fixed.c of 4.1,
 // used while coll_tuned_use_dynamic_rules is false, the default), for the commutative reductions a
 // trace records. Each Open MPI algorithm maps to the gridcast algorithm that moves the same bytes in

@@ -1,5 +1,5 @@
 // `gridcast calibrate`: microbenchmarks of the machine at hand, written as calibration.json
-// (docs/formats.md). Each part can be measured alone; the parts a machine lacks are skipped with a reason.
+// (docs/reference/calibration-json.md). Each part can be measured alone; the parts a machine lacks are skipped with a reason.
 #pragma once
 
 #include "gridcast/calibrate/progress.hpp"

@@ -159,7 +159,7 @@ std::vector<std::string> disturbed_collectives(const std::vector<platform::Colle
 /// alternating (gridcast-mpi-bench) a bcast at np 2 is one message per call, sent from what the last
 /// call received, as the ping-pong sends it: the two differ by a call's bookkeeping, a few percent.
 /// A larger gap means the machine was not in the state the curve was measured in (other work, or the
-/// placement of the virtual CPUs: docs/calibration.md), and the collectives cannot validate a model
+/// placement of the virtual CPUs: docs/guides/calibration.md), and the collectives cannot validate a model
 /// fitted to that curve.
 std::vector<std::string> bcasts_off_pingpong(const std::vector<platform::CollectiveTiming>& timings,
                                              const std::vector<platform::PingPongPoint>& pingpong,

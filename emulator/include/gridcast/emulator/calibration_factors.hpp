@@ -1,4 +1,4 @@
-// Calibration carried by a platform XML (docs/formats.md, "Calibration in a platform XML"): the root
+// Calibration carried by a platform XML (docs/reference/calibration-json.md, "Calibration in a platform XML"): the root
 // zone's gridcast:lat-factor / gridcast:bw-factor become SimGrid network-model factor callbacks, and
 // gridcast:eager-threshold the eager/rendezvous switch unless --cfg sets one; gridcast:copy-overhead the
 // per-message CPU work of shared-memory messages (p2p.hpp).

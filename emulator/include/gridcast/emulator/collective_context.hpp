@@ -27,7 +27,7 @@ struct Communicator {
 };
 
 /// Which world ranks share a node, and each node's last-level cache, for the cold-copy rule of local
-/// copies (docs/collectives.md, "Cold copies"). Nodes are opaque ids (the replay uses one per host).
+/// copies (docs/reference/collectives.md, "Cold copies"). Nodes are opaque ids (the replay uses one per host).
 class NodeMap {
 public:
   /// `node_of_rank[r]`: world rank r's node; `cache_bytes_of_rank[r]`: that node's last-level cache in

@@ -36,7 +36,7 @@ struct CollectiveArgs {
 
 using CollectiveAlgorithm = std::function<void(CollectiveContext&, const CollectiveArgs&)>;
 
-/// Whose default choice `select` reproduces (`--cfg gridcast/coll-selector:mpich|smpi`, docs/collectives.md):
+/// Whose default choice `select` reproduces (`--cfg gridcast/coll-selector:mpich|smpi`, docs/reference/collectives.md):
 /// MPICH 3.x's (gridcast's default), or SMPI 3.32's `smpi/coll-selector:default`, which is what `smpirun`
 /// runs unless told otherwise, so that a comparison with SMPI compares the same messages.
 enum class CollectiveSelector { Mpich, Smpi, OpenMpi41 };
@@ -56,7 +56,7 @@ public:
   std::string select(CollectiveKind kind, const CollectiveArgs& args, int comm_size) const;
   /// Open MPI 4.1's choice (its tuned component's fixed rules, commutative reductions) for allreduce
   /// and alltoall, mapped to gridcast's algorithms; select() for the other collectives. Chosen with
-  /// `--cfg gridcast/coll-selector:openmpi-4.1` (docs/collectives.md).
+  /// `--cfg gridcast/coll-selector:openmpi-4.1` (docs/reference/collectives.md).
   std::string select_openmpi41(CollectiveKind kind, const CollectiveArgs& args, int comm_size) const;
   /// The same with the choice of `selector`: Mpich is the overload above, OpenMpi41 select_openmpi41.
   std::string select(CollectiveKind kind, const CollectiveArgs& args, int comm_size, CollectiveSelector selector) const;

@@ -15,10 +15,10 @@
 
 namespace gridcast::emulator {
 
-/// gridcast/coll-local-copy: whether collectives charge the local copies of the MPI library (docs/collectives.md).
+/// gridcast/coll-local-copy: whether collectives charge the local copies of the MPI library (docs/reference/collectives.md).
 enum class LocalCopyMode { Auto, On, Off };
 
-/// Steady-state fast-forward of a synthesized run's steady loop (docs/emulator.md): `gridcast predict
+/// Steady-state fast-forward of a synthesized run's steady loop (docs/reference/emulator.md): `gridcast predict
 /// --fast-forward auto|off` and its --ff-* options. Replays of recorded traces never fast-forward.
 struct FastForwardOptions {
   enum class Mode : std::uint8_t {
@@ -58,7 +58,7 @@ struct ReplayOptions {
   bool timeline = true;                   ///< write timeline.json when out_dir is set
   bool link_stats = true;                 ///< track bytes per link (SimGrid's link-load plugin)
   double recorded_host_speed_flops = 0;   ///< from run.json; 0 when the trace gives flops (TIT)
-  GpuOptions gpu;                         ///< --gpu-mpi and gridcast/gpu/... (docs/gpu.md)
+  GpuOptions gpu;                         ///< --gpu-mpi and gridcast/gpu/... (docs/guides/gpu.md)
   FastForwardOptions fast_forward;        ///< predict only
 };
 

@@ -1,4 +1,4 @@
-// GPUs in the emulator (issue 5; docs/gpu.md).
+// GPUs in the emulator (issue 5; docs/guides/gpu.md).
 //
 // Every GPU is a SimGrid host of the platform (`node-<i>.gpu-<j>`, property gridcast:kind=gpu). A rank
 // drives the GPU at its local index on its node (ranks placed on one CPU host are numbered 0, 1, ... in

@@ -16,7 +16,7 @@
 // the sender and the receiver each pay o(n) on theirs, after whatever work they already owe, and a
 // request completes when its side has paid. A ping-pong pays o(n) once per one-way trip; an exchange
 // pays it twice per rank (the message it sent and the one it received), which is what the measured
-// exchange curve shows (docs/calibration.md, "The copy overhead").
+// exchange curve shows (docs/guides/calibration.md, "The copy overhead").
 // How the bytes move (MessageBoard::Options::use_mailboxes):
 //   mailboxes (replay without GPUs): each side posts its own half of a SimGrid mailbox comm when it posts
 //     the request, on a mailbox from a pool that the first of the two takes and the second (the one that
@@ -245,7 +245,7 @@ public:
   /// Total messages matched so far (with those of skipped iterations, see add_skipped).
   std::uint64_t messages() const { return messages_; }
 
-  // --- Steady-state fast-forward (docs/emulator.md) ---
+  // --- Steady-state fast-forward (docs/reference/emulator.md) ---
   /// Starts the bookkeeping below (off by default: it costs a little per message).
   void track_iterations()
   {

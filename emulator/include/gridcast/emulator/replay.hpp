@@ -32,7 +32,7 @@ struct FunctionStats {
   double extrapolated_seconds = 0;
 };
 
-/// What steady-state fast-forward did (docs/emulator.md); in prediction.json as `fast_forward`.
+/// What steady-state fast-forward did (docs/reference/emulator.md); in prediction.json as `fast_forward`.
 struct FastForwardReport {
   FastForwardOptions options;
   bool applied = false;

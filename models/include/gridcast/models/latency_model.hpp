@@ -5,7 +5,7 @@
 // and its rank group. The mean is a Formula per call site (trace_formula.hpp, chosen by leave-one-out
 // cross-validation); the ratio is a random forest per function (dlib, 100 trees, squared error).
 // Work is in flops: durations measured on the recording host are converted through its speed (run.json
-// host.speed_flops), so a platform with faster or slower hosts scales them. See docs/latency-model.md.
+// host.speed_flops), so a platform with faster or slower hosts scales them. See docs/reference/latency-model.md.
 #pragma once
 
 #include <array>

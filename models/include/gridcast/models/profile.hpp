@@ -1,5 +1,5 @@
 // A profile directory: run.json plus one trace file per rank, in the native format (JSON lines or
-// binary). See docs/formats.md.
+// binary). See docs/reference/profile-directory.md.
 #pragma once
 
 #include "gridcast/models/stream.hpp"
@@ -37,7 +37,7 @@ struct RecordedHost {
   RateCurve rate_curve;
 };
 
-/// run.json. Unknown keys are rejected; see docs/formats.md for every field.
+/// run.json. Unknown keys are rejected; see docs/reference/profile-directory.md for every field.
 struct RunInfo {
   int format_version = 1;
   int np = 0;               ///< number of ranks

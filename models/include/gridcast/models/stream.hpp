@@ -21,7 +21,7 @@ public:
   virtual const FunctionTable& functions() const = 0;
   /// Human-readable origin (file path) for error messages.
   virtual const std::string& source() const = 0;
-  /// Steady-state fast-forward (docs/emulator.md): when the next call next() returns is the first of an
+  /// Steady-state fast-forward (docs/reference/emulator.md): when the next call next() returns is the first of an
   /// iteration of the source's steady loop (TraceSource::steady_loop), that iteration's index (0-based);
   /// otherwise nothing. Only synthesized streams know their loops; recorded traces never say.
   virtual std::optional<std::uint64_t> loop_head() { return std::nullopt; }

@@ -1,6 +1,6 @@
 // Fitted quantities of the trace-scaling model: a loop count, a message size or a compute amount as a
 // linear combination of candidate features of (Nw, Np), chosen by leave-one-out cross-validation.
-// See docs/trace-model.md.
+// See docs/reference/trace-model.md.
 #pragma once
 
 #include <cstdint>
@@ -56,7 +56,7 @@ Formula fit_formula(const std::vector<FitPoint>& points, bool integer, int max_t
 /// best itself. Four noisy points can make a cubic look best; it runs away outside the training range.
 /// A single power below 1 of Nw or Nw/Np is not taken where the affine form (1 + Nw, 1 + Nw/Np) is also
 /// within the tolerance: it bends like the affine form over the training range and falls below it
-/// outside (docs/latency-model.md, "Measured work").
+/// outside (docs/reference/latency-model.md, "Measured work").
 struct Parsimony {
   double relative = 0;
   double absolute = 0;

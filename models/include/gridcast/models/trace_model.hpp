@@ -2,7 +2,7 @@
 // sequence folded into a rolled trace, ranks clustered into trace groups, a rule mapping ranks to groups
 // at any Np, and every loop count, size, peer and compute amount fitted as a function of (Nw, Np).
 // Fitted by fit_trace_model() (`gridcast fit`), written as model.json, and expanded lazily by
-// SynthSource (trace_synth.hpp). See docs/trace-model.md and docs/formats.md ("model.json").
+// SynthSource (trace_synth.hpp). See docs/reference/trace-model.md and docs/reference/model-json.md ("model.json").
 #pragma once
 
 #include "gridcast/models/call.hpp"
@@ -201,7 +201,7 @@ struct NumberedCall {
 /// tandem-repeat folding cannot see it (a rank's iterations differ), so the fit cuts it out of each rank's
 /// calls by its tags, stands a placeholder call in for it (`placeholder`, a token of its own in the
 /// groups' templates), and infers which variant of the body each (rank, k) runs with a RoleRule. See
-/// docs/trace-model.md, "Numbered loops with rotating roles".
+/// docs/reference/trace-model.md, "Numbered loops with rotating roles".
 struct NumberedLoop {
   std::uint32_t placeholder = 0;  ///< index into TraceModel::tokens
   Formula count;                  ///< iterations K
@@ -271,7 +271,7 @@ struct AxisCall {
 /// an axis of 2 ranks, twice along one of more, and not at all along one of 1. Learned on the training
 /// grids' axes and applied to every axis of the target's grid. The fit finds it only where the plain
 /// model cannot express the training profiles, cuts it out of each rank's calls and stands a placeholder
-/// call in for it. See docs/trace-model.md, "Axis sweeps".
+/// call in for it. See docs/reference/trace-model.md, "Axis sweeps".
 struct AxisSweep {
   std::uint32_t placeholder = 0;  ///< index into TraceModel::tokens
   int dims = 3;                   ///< dimension count of the grid
@@ -331,7 +331,7 @@ struct FitOptions {
 /// quantities no candidate expression explains), naming the profiles and ranks concerned.
 TraceModel fit_trace_model(const std::vector<std::filesystem::path>& profiles, const FitOptions& options = {});
 
-/// model.json: deterministic (same model, same bytes), versioned, documented in docs/formats.md.
+/// model.json: deterministic (same model, same bytes), versioned, documented in docs/reference/model-json.md.
 nlohmann::ordered_json model_to_json(const TraceModel& model);
 /// Strict reader: unknown keys, wrong types and missing fields are InputErrors naming `file` and the key path.
 TraceModel model_from_json(const nlohmann::json& j, const std::string& file);

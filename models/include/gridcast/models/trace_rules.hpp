@@ -1,6 +1,6 @@
 // Rank expressions of the trace-scaling model: a communication's peer (or a collective's root) as a
 // function of (rank, Np, loop index), and the rule that maps a rank to its trace group at any Np.
-// See docs/trace-model.md.
+// See docs/reference/trace-model.md.
 #pragma once
 
 #include <cstdint>
@@ -187,7 +187,7 @@ GroupRule infer_group_rule(const std::vector<GroupAssignment>& assignments);
 /// cyclic factorization owned by rank k mod Np (or by grid column k mod Q), a pipeline whose stage 0
 /// moves by one rank per step. The rank's virtual rank v among `vnp` ranks is its distance from the
 /// iteration's leader; a RankClassifier then classifies v as it classifies ranks for the group rule
-/// (v = 0: the owner, v = vnp - 1: the end of a ring...). See docs/trace-model.md, "Rotating roles".
+/// (v = 0: the owner, v = vnp - 1: the end of a ring...). See docs/reference/trace-model.md, "Rotating roles".
 struct LoopRole {
   enum class Kind : std::uint8_t {
     Fixed,       ///< v = r, vnp = Np: the role does not depend on k

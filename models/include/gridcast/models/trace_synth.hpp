@@ -40,7 +40,7 @@ public:
   std::uint64_t total_calls() const;
   /// The loop the emulator may fast-forward: in every group's program, the top-level loop that emits the
   /// most calls, when all have the same number of iterations and none holds calls a skip cannot leave
-  /// out (communicator creation, GPU calls, init/finalize). docs/emulator.md.
+  /// out (communicator creation, GPU calls, init/finalize). docs/reference/emulator.md.
   SteadyLoop steady_loop() const override;
 
   struct Program;  // the model compiled for the target, shared by the streams

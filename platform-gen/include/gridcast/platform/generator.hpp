@@ -1,7 +1,7 @@
 // `gridcast platform`: from a spec (+ calibration) to a SimGrid 3.32 platform. The platform is one zone
 // routed by Dijkstra with a route cache: every host, router and link is explicit, so nodes keep their
 // inside (CPU host, GPU hosts, PCIe tree, NVLink, NICs) and any network graph fits. Host naming,
-// properties and the topologies: docs/platforms.md.
+// properties and the topologies: docs/guides/platforms.md.
 #pragma once
 
 #include "gridcast/calibration/calibration.hpp"
@@ -64,7 +64,7 @@ struct PlatformModel {
   std::vector<RouteDef> bypass_routes;
   // Summary figures
   int nodes = 0, cpu_hosts = 0, gpu_hosts = 0, switches = 0;
-  double bisection_Bps = 0;  ///< see docs/platforms.md for how each topology computes it
+  double bisection_Bps = 0;  ///< see docs/guides/platforms.md for how each topology computes it
   std::string topology = "none";
 };
 

@@ -1,4 +1,4 @@
-// The platform spec (docs/platforms.md): a typed JSON description of a machine -- node kinds with their
+// The platform spec (docs/guides/platforms.md): a typed JSON description of a machine -- node kinds with their
 // inside (sockets, GPUs, PCIe tree, NVLink, NICs), how many nodes of each kind, and the network between
 // nodes. Figures are strings with units ("25GBps", "1.3us"). A figure the spec leaves out may come from a
 // calibration (calibration.hpp) when `resolve` is given one; a figure needed and found in neither is an
@@ -77,7 +77,7 @@ struct NodeKindSpec {
   int cores_per_socket = 0;
   std::optional<double> core_speed_flops;
   std::optional<double> memory_bytes;
-  /// "llc": the node's last-level cache, all sockets together (gridcast:llc-bytes; docs/collectives.md,
+  /// "llc": the node's last-level cache, all sockets together (gridcast:llc-bytes; docs/reference/collectives.md,
   /// "Cold copies"); absent: from the calibration's memcpy curve, else unknown.
   std::optional<double> llc_bytes;
   LinkSpec memory_link;   ///< CPU memory to a socket's root complex (DMA), full duplex

@@ -1,5 +1,5 @@
 // gridcast::profiler -- launching a profiled run: where libgridcast-hook.so is, which launcher a command
-// starts with, and running the command with the hook's environment. See docs/profiler.md.
+// starts with, and running the command with the hook's environment. See docs/guides/profiling.md.
 #pragma once
 
 #include <filesystem>

@@ -1,6 +1,6 @@
 // gridcast::profiler -- the driver side of `gridcast profile`: turns the raw per-thread files written by
 // libgridcast-hook.so into a native profile directory, ranks functions for --discover, checks that an
-// application is dynamically linked to MPI, and reads function lists. See docs/profiler.md.
+// application is dynamically linked to MPI, and reads function lists. See docs/guides/profiling.md.
 #pragma once
 
 #include "gridcast/models/profile.hpp"

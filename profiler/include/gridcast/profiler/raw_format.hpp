@@ -1,6 +1,6 @@
 // The hook's raw trace format: fixed-size records written by libgridcast-hook.so and read by the profiler
 // (gridcast::profiler), which turns them into a native profile directory. Shared by both sides, so it
-// depends on nothing but the C++ standard library. Layout and meaning: docs/profiler.md ("Raw format").
+// depends on nothing but the C++ standard library. Layout and meaning: docs/guides/profiling.md ("Raw format").
 #pragma once
 
 #include <cstdint>

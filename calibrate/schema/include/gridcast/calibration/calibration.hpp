@@ -1,5 +1,5 @@
 // calibration.json: what `gridcast calibrate` measured on a machine, read by `gridcast platform` to fill
-// in the figures a platform spec leaves out. Versioned schema, documented in docs/formats.md
+// in the figures a platform spec leaves out. Versioned schema, documented in docs/reference/calibration-json.md
 // ("calibration.json"). Every figure carries its unit in its name; a Stat's unit is its field's name.
 #pragma once
 
@@ -55,14 +55,14 @@ struct CollectiveTiming {
   Stat time_s;              ///< completion time of the slowest rank
 };
 
-/// How network.collectives were measured (network.collectives_measured; docs/calibration.md,
+/// How network.collectives were measured (network.collectives_measured; docs/guides/calibration.md,
 /// "Collective timings"). The methods give different figures for the same call, so whoever
 /// compares with them (bench/calibration_validation.py) must emulate the one that was used.
 /// gridcast-mpi-bench now: after a barrier, each rank's mean time per call over a loop of
 /// back-to-back calls (the bcast's root alternating), the slowest rank's mean (IMB's t_max).
 inline constexpr const char* kCollectivesLoopMeanSlowestRank = "loop-mean-slowest-rank";
 /// Each rank's median of calls isolated by two barriers, the slowest rank's. Read for files written
-/// with it; no longer measured (each call carries the barrier's exit skew: docs/calibration.md).
+/// with it; no longer measured (each call carries the barrier's exit skew: docs/guides/calibration.md).
 inline constexpr const char* kCollectivesMedianCallSlowestRank = "median-call-slowest-rank";
 /// Files without network.collectives_measured: "(barrier + op) x calls minus barrier x calls".
 inline constexpr const char* kCollectivesLoopDifference = "barrier-loop-difference";
@@ -87,7 +87,7 @@ struct SizedRate {
 
 struct ComputeCalibration {
   Stat dgemm_flops, stream_triad_Bps, scalar_flops;
-  double core_speed_flops = 0;  ///< what a platform's core speed becomes; see docs/formats.md for the choice
+  double core_speed_flops = 0;  ///< what a platform's core speed becomes; see docs/reference/calibration-json.md for the choice
   /// Optional (absent in older files): seconds to sum `bytes` of doubles into another buffer (a[i] +=
   /// b[i], MPI_SUM's work), per size: memory bound, at cache speed while the buffers fit a cache.
   std::vector<SizedTiming> reduction;
@@ -118,7 +118,7 @@ struct NetworkCalibration {
   /// measured. The platform generator puts it on the loopback route as a SHARED link.
   double shared_bandwidth_Bps = 0;
   /// Optional (version 2; empty = none): per-message CPU work of both ranks of a shared-memory message,
-  /// fitted from the exchange and ping-pong curves (docs/calibration.md, "The copy overhead"); the
+  /// fitted from the exchange and ping-pong curves (docs/guides/calibration.md, "The copy overhead"); the
   /// latency and bandwidth factors are then fitted to the ping-pong less this overhead.
   std::vector<OverheadPoint> copy_overhead;
   /// Optional (absent: measured by the loop difference, kCollectivesLoopDifference, date = host.date).
@@ -196,7 +196,7 @@ double overhead_for(const std::vector<OverheadPoint>& points, double bytes);
 /// level; the capacity is twice that size (a copy touches its source and its destination), rounded
 /// down to whole KiB. Half, not the level itself: the per-byte time keeps rising past the cache size
 /// (a copy a little larger than the cache still finds part of its source there), so the level itself
-/// is reached only at the largest point; halfway is continuous in the measurements (docs/collectives.md,
+/// is reached only at the largest point; halfway is continuous in the measurements (docs/reference/collectives.md,
 /// "Cold copies"). Nullopt with fewer than 3 points, a non-positive time, or no point at half the level.
 std::optional<std::uint64_t> cache_bytes_from_memcpy(const std::vector<OverheadPoint>& points);
 
