@@ -87,7 +87,7 @@ int run_replay(const std::vector<std::string>& args)
      "index on the node (docs/guides/gpu.md)")
     ("gpu-mpi", po::value(&gpu_mpi)->default_value("hostcopy"),
      "MPI calls on device buffers (memory: device): hostcopy stages them through host memory (a copy each way, "
-     "seed 001 Table I costs), gpudirect lets the NIC read and write GPU memory (rendezvous only, pinning cost)")
+     "Khetawat et al., Table I costs), gpudirect lets the NIC read and write GPU memory (rendezvous only, pinning cost)")
     ("out,o", po::value(&out), "write prediction.json and timeline.json into this directory")
     ("no-timeline", "do not write timeline.json")
     ("seed", po::value(&seed)->default_value(0), "seed of every random choice (reported in the outputs)")

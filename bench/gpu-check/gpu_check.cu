@@ -1,4 +1,4 @@
-// Real-GPU check of the rules gridcast's GPU emulation is built on (docs/guides/gpu.md, issue 5). Each case
+// Real-GPU check of the rules gridcast's GPU emulation is built on (docs/guides/gpu.md). Each case
 // prints one JSON line: what was measured on this GPU and what gridcast's rule predicts from the
 // measured single-operation figures. Built and run by bench/gpu-check/run.sh only where nvcc exists.
 //

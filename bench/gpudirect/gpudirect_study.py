@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """GPUDirect vs HostCopy on a Lassen-like machine: a small reproduction of the study of Khetawat et al., "Predicting GPUDirect Benefits for HPC Workloads".
 
-Builds synthetic JSON-lines traces that follow what seed 001 states about four GPU applications
+Builds synthetic JSON-lines traces that follow what Khetawat et al., states about four GPU applications
 (AmgX-like, LULESH-like, Minisweep-like, SW4lite-like: message sizes, partners per rank, share of time in
 MPI, collectives), replays each with `gridcast replay --gpu-mpi hostcopy|gpudirect` on lassen variants
 with 1, 2, 4 and 6 ranks (and GPUs) per node, and prints tables (markdown) of communication time and
@@ -11,7 +11,7 @@ followed by a device synchronisation.
 Platforms (generated into OUT/platforms with `gridcast platform` from platforms/lassen/spec.json):
   lassen      the committed spec: 4 V100 per node, 1 EDR NIC (100 Gb/s), fat tree    (1, 2, 4 ranks/node)
   lassen6     the same with 6 GPUs per node (3 per socket, NVLink all-to-all inside a socket, like
-              Summit's AC922): the 6-GPUs-per-node point of seed 001                     (6 ranks/node)
+              Summit's AC922): the 6-GPUs-per-node point of Khetawat et al.,                     (6 ranks/node)
   lassen6-bw  lassen6 with the NIC and every network link K times faster, K = ranks per node
               (Observation 5: scale the network bandwidth with GPUs per node)
 
@@ -114,7 +114,7 @@ def neighbour_exchange(rank: int, dims: list[int], sizes: dict[int, int], tag0: 
 
 def face_partners(rank: int, dims: list[int], periodic: bool) -> list[tuple[int, int]]:
     """Face neighbours on a 2D grid as (direction index 0..3, rank): 4 when periodic, 2-4 otherwise
-    (corner ranks 2, edge ranks 3, interior ranks 4: seed 001's "2-4 other ranks")."""
+    (corner ranks 2, edge ranks 3, interior ranks 4: Khetawat et al.'s "2-4 other ranks")."""
     c = coords(rank, dims)
     out = []
     for k, (ax, step) in enumerate(((0, 1), (0, -1), (1, 1), (1, -1))):
@@ -128,7 +128,7 @@ def face_partners(rank: int, dims: list[int], periodic: bool) -> list[tuple[int,
 
 def face_exchange(rank: int, dims: list[int], periodic: bool, sizes: list[int], tag0: int) -> str:
     """One halo exchange with the face neighbours: every message size of `sizes` to and from each
-    partner (the same number of messages to each partner, as seed 001 states for all four apps)."""
+    partner (the same number of messages to each partner, as Khetawat et al., states for all four apps)."""
     out = []
     n = 0
     partners = face_partners(rank, dims, periodic)
@@ -150,7 +150,7 @@ def lulesh_imbalance(rank: int) -> float:
     """LULESH 2.0's regions: elements are split into regions whose cost differs (the -c/-b options, by
     default up to 20x between the cheapest and the dearest region) and each rank draws its own mix, so the
     compute per rank varies; the ranks that finish early wait in MPI (the per-cycle dt allreduce). A
-    deterministic draw per rank, uniform in [1, 2.5]: with it the share of time in MPI lands at seed 001's
+    deterministic draw per rank, uniform in [1, 2.5]: with it the share of time in MPI lands at Khetawat et al.'s
     28-32% (expected wait (max - mean) / max = 0.75 / 2.5 = 30%)."""
     h = (rank * 2654435761 + 12345) % 2**32  # Knuth's multiplicative hash: deterministic, no RNG state
     return 1.0 + 1.5 * (h / 2**32)
@@ -234,7 +234,7 @@ def amgx(rank: int, np_: int, iterations: int) -> str:
     return "".join(out)
 
 
-# Compute per iteration (or per KBA block), set from seed 001's share of time in MPI (Section IV-c,
+# Compute per iteration (or per KBA block), set from Khetawat et al.'s share of time in MPI (Section IV-c,
 # measured on Lassen at 4 ranks per node): the kernel time is the one that gives that share in a
 # HostCopy replay at 4 ranks per node, np 64 (the study prints the share it gets, next to the paper's).
 LULESH_KERNEL_S = 0.030
@@ -250,7 +250,7 @@ APPS = {"amgx": amgx, "lulesh": lulesh, "minisweep": minisweep, "sw4lite": sw4li
 def write_trace(folder: Path, app: str, np_: int, iterations: int) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "run.json").write_text(json.dumps(
-        {"format": "gridcast-profile", "format_version": 1, "np": np_, "command": f"synthetic {app}-like (seed 001)",
+        {"format": "gridcast-profile", "format_version": 1, "np": np_, "command": f"synthetic {app}-like (Khetawat et al.)",
          "host": {"name": "synthetic", "speed_flops": 1.6e10}, "encoding": "jsonl", "origin": "synthesized"}) + "\n")
     for r in range(np_):
         (folder / f"rank-{r:05d}.jsonl").write_text(APPS[app](r, np_, iterations))
@@ -339,7 +339,7 @@ def main() -> int:
 
     base = lambda rpn: "lassen6" if rpn == 6 else "lassen"  # noqa: E731
     if 4 in a.rpn:
-        print("\n## Share of time in MPI, HostCopy, 4 ranks per node (seed 001 Section IV-c: AmgX 5.3-7.2%, "
+        print("\n## Share of time in MPI, HostCopy, 4 ranks per node (Khetawat et al., Section IV-c: AmgX 5.3-7.2%, "
               "LULESH 28.1-31.9%, Minisweep 76.0-81.7%, SW4lite 34.3-42.5%)\n")
         print("| app | " + " | ".join(f"np {n}" for n in a.np) + " |")
         print("|---|" + "---|" * len(a.np))

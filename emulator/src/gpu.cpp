@@ -33,19 +33,19 @@ const std::vector<CostKey>& cost_keys()
 {
   static const std::vector<CostKey> keys = {
       {"gridcast/gpu/malloc-cost", "gridcast:gpu-malloc-s", &GpuCosts::malloc_s,
-       "seconds of one cudaMalloc (default 175e-6, seed 002 Table 2)"},
+       "seconds of one cudaMalloc (default 175e-6, Stanisic et al. 2014, Table 2)"},
       {"gridcast/gpu/free-cost", "gridcast:gpu-free-s", &GpuCosts::free_s,
-       "seconds of one cudaFree (default 125e-6, seed 002 Table 2)"},
+       "seconds of one cudaFree (default 125e-6, Stanisic et al. 2014, Table 2)"},
       {"gridcast/gpu/host-alloc-cost", "gridcast:gpu-host-alloc-s-per-byte", &GpuCosts::host_alloc_s_per_byte,
-       "seconds per byte of cudaHostAlloc (default 6.5e-10: 650 us/MB, seed 002 Table 2)"},
+       "seconds per byte of cudaHostAlloc (default 6.5e-10: 650 us/MB, Stanisic et al. 2014, Table 2)"},
       {"gridcast/gpu/queue-cost", "gridcast:gpu-queue-s", &GpuCosts::queue_s,
-       "seconds the rank spends submitting one copy to the transfer queue (default 10e-6, seed 002 Table 2)"},
+       "seconds the rank spends submitting one copy to the transfer queue (default 10e-6, Stanisic et al. 2014, Table 2)"},
       {"gridcast/gpu/staging-latency", "gridcast:gpu-staging-latency-s", &GpuCosts::staging_latency_s,
-       "HostCopy: fixed seconds of one staging cudaMemcpy (default 2e-6, seed 001 Table I)"},
+       "HostCopy: fixed seconds of one staging cudaMemcpy (default 2e-6, Khetawat et al., Table I)"},
       {"gridcast/gpu/staging-cost", "gridcast:gpu-staging-s-per-byte", &GpuCosts::staging_s_per_byte,
-       "HostCopy: seconds per byte of one staging cudaMemcpy (default 7e-11, seed 001 Table I)"},
+       "HostCopy: seconds per byte of one staging cudaMemcpy (default 7e-11, Khetawat et al., Table I)"},
       {"gridcast/gpu/pin-cost", "gridcast:gpu-pin-s", &GpuCosts::pin_s,
-       "GPUDirect: seconds to register (pin) one GPU buffer with the NIC (default 4e-6, seed 001 Table I); "
+       "GPUDirect: seconds to register (pin) one GPU buffer with the NIC (default 4e-6, Khetawat et al., Table I); "
        "paid once per buffer or per call, see gridcast/gpu/pin-policy"},
   };
   return keys;

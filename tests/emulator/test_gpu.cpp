@@ -1,4 +1,4 @@
-// GPU emulation end to end on tiny hand-written platforms, against hand-computed times (issue 5).
+// GPU emulation end to end on tiny hand-written platforms, against hand-computed times.
 // CM02 without cross traffic is used so that one lone flow takes exactly latency + bytes / bandwidth.
 #include "gridcast/emulator/replay.hpp"
 #include "gridcast/foundation/errors.hpp"
@@ -23,7 +23,7 @@ constexpr double kNetLat = 2e-6;
 constexpr double kNvBw = 50e9;        // NVLink between the two GPUs of a node
 constexpr double kNvLat = 0.5e-6;
 constexpr double kGpuSpeed = 1e12;
-constexpr double kQueue = 10e-6;      // default transfer-queue cost (seed 002 Table 2)
+constexpr double kQueue = 10e-6;      // default transfer-queue cost (Stanisic et al. 2014, Table 2)
 
 std::string gpu_host(int node, int gpu, int cores, std::uint64_t memory)
 {
@@ -48,7 +48,7 @@ std::string route(const std::string& src, const std::string& dst, const std::vec
 }
 
 /// `nodes` nodes, each a CPU host node-i with two GPUs node-i.gpu-0/1 behind a shared root link
-/// (seed 002 Fig. 2(b)), NVLink between the two GPUs, and one network link between the CPU hosts.
+/// (Stanisic et al. 2014, Fig. 2(b)), NVLink between the two GPUs, and one network link between the CPU hosts.
 std::string platform_xml(int nodes, int gpu_cores = 1, std::uint64_t gpu_memory = 1000000000, const std::string& extra_root_props = "")
 {
   std::string x = "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"

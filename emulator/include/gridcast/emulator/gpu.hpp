@@ -1,4 +1,4 @@
-// GPUs in the emulator (issue 5; docs/guides/gpu.md).
+// GPUs in the emulator (docs/guides/gpu.md).
 //
 // Every GPU is a SimGrid host of the platform (`node-<i>.gpu-<j>`, property gridcast:kind=gpu). A rank
 // drives the GPU at its local index on its node (ranks placed on one CPU host are numbered 0, 1, ... in
@@ -47,8 +47,8 @@ enum class GpuMpiMode : std::uint8_t {
   GpuDirect,  ///< the NIC reads/writes GPU memory: transfer between GPU hosts, rendezvous only, pinning cost
 };
 
-/// Runtime costs the GPU hardware model does not produce by itself. Defaults: seed 002 Table 2 (runtime
-/// operations) and seed 001 Table I (HostCopy staging, GPUDirect pinning).
+/// Runtime costs the GPU hardware model does not produce by itself. Defaults: Stanisic et al. 2014, Table 2 (runtime
+/// operations) and Khetawat et al., Table I (HostCopy staging, GPUDirect pinning).
 struct GpuCosts {
   double malloc_s = 175e-6;                      ///< one cudaMalloc
   double free_s = 125e-6;                        ///< one cudaFree

@@ -57,7 +57,7 @@ enum class Op : std::uint8_t {
   GpuSync,
   GpuMalloc,
   GpuFree,
-  // Added by the profiler (issue 4), at the end so that earlier binary type numbers stay valid.
+  // Added by the profiler, at the end so that earlier binary type numbers stay valid.
   Probe,  ///< MPI_Probe/Iprobe: `peer`, `tag`, `comm` asked; `src`, `recv_tag`, `recv_bytes` found (src -2: none)
   /// MPI_Comm_spawn(_multiple), MPI_Comm_connect/accept/join: an inter-communicator `new_comm` with
   /// `color` processes outside the profile's world (-1: none at this rank), `root` in `comm`. Recorded so

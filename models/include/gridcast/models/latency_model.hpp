@@ -71,7 +71,7 @@ RatioForest train_ratio_forest(const std::vector<RatioSample>& samples, const Fo
                                std::vector<double>& oob);
 
 /// An irregular (equal-frequency) histogram of the multiplier that scatters calls around their predicted
-/// latency (seed 002, section 7): `edges` are the quantiles 0, 1/B ... 1 of the observed multipliers,
+/// latency (Stanisic et al. 2014, section 7): `edges` are the quantiles 0, 1/B ... 1 of the observed multipliers,
 /// normalized so that the distribution's mean is 1. Sampling picks a bin uniformly, then a value
 /// uniformly inside it.
 struct Histogram {

@@ -39,7 +39,7 @@ struct GpuSpec {
   std::string key;
 };
 
-/// PCIe tree of one node (seed 002, Fig. 2(b)): every device has its own up link (device to host) and
+/// PCIe tree of one node (Stanisic et al. 2014, Fig. 2(b)): every device has its own up link (device to host) and
 /// down link (host to device), with different bandwidths; every transfer through a socket's root
 /// complex crosses one shared link (the bus limit). Optional PCIe switches sit between devices and the
 /// root complex; transfers between devices under one switch do not reach the root complex.
