@@ -491,28 +491,36 @@ ncclResult_t ncclRecv(void* buf, std::size_t count, int type, int peer, ncclComm
   return rc;
 }
 
-ncclResult_t ncclGroupStart(void)
+}  // extern "C"
+
+namespace {
+
+/// ncclGroupStart and ncclGroupEnd: a record on no stream, on the current device.
+template <typename Call>
+ncclResult_t nccl_group_mark(Call& c, ncclResult_t rc)
 {
-  GRIDCAST_NCCL_PROLOGUE(ncclGroupStart, ());
-  ncclResult_t rc = real();
   if (c) {
     c.r.color = -1;  // no stream
-    c.r.key = current_device();
+    c.r.key   = current_device();
     c.finish();
   }
   return rc;
 }
 
+}  // namespace
+
+extern "C" {
+
+ncclResult_t ncclGroupStart(void)
+{
+  GRIDCAST_NCCL_PROLOGUE(ncclGroupStart, ());
+  return nccl_group_mark(c, real());
+}
+
 ncclResult_t ncclGroupEnd(void)
 {
   GRIDCAST_NCCL_PROLOGUE(ncclGroupEnd, ());
-  ncclResult_t rc = real();
-  if (c) {
-    c.r.color = -1;  // no stream
-    c.r.key = current_device();
-    c.finish();
-  }
-  return rc;
+  return nccl_group_mark(c, real());
 }
 
 ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId id, int rank)

@@ -103,6 +103,26 @@ bool spawned_child()
 
 }  // namespace
 
+namespace {
+
+/// What both initialisations do once MPI is up: start this rank's recording, and the record of the call
+/// (timed from `t0`, before PMPI's own initialisation).
+RawRecord init_record(Fn fn, std::int64_t t0)
+{
+  after_init();
+  int rank = 0, size = 0;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  PMPI_Comm_size(MPI_COMM_WORLD, &size);
+  on_init(rank, size, t0);
+  RawRecord r;
+  r.fn             = static_cast<std::uint16_t>(fn);
+  r.start_ticks    = t0;
+  r.duration_ticks = now_ticks() - t0;
+  return r;
+}
+
+}  // namespace
+
 extern "C" {
 
 // ------------------------------------------------------------------ init and finalize
@@ -111,18 +131,8 @@ int MPI_Init(int* argc, char*** argv)
 {
   std::int64_t t0 = now_ticks();
   int rc = PMPI_Init(argc, argv);
-  if (rc == MPI_SUCCESS && config().enabled && not spawned_child()) {
-    after_init();
-    int rank = 0, size = 0;
-    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    PMPI_Comm_size(MPI_COMM_WORLD, &size);
-    on_init(rank, size, t0);
-    RawRecord r;
-    r.fn = static_cast<std::uint16_t>(Fn::MPI_Init);
-    r.start_ticks = t0;
-    r.duration_ticks = now_ticks() - t0;
-    append(r);
-  }
+  if (rc == MPI_SUCCESS && config().enabled && not spawned_child())
+    append(init_record(Fn::MPI_Init, t0));
   return rc;
 }
 
@@ -131,15 +141,7 @@ int MPI_Init_thread(int* argc, char*** argv, int required, int* provided)
   std::int64_t t0 = now_ticks();
   int rc = PMPI_Init_thread(argc, argv, required, provided);
   if (rc == MPI_SUCCESS && config().enabled && not spawned_child()) {
-    after_init();
-    int rank = 0, size = 0;
-    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    PMPI_Comm_size(MPI_COMM_WORLD, &size);
-    on_init(rank, size, t0);
-    RawRecord r;
-    r.fn = static_cast<std::uint16_t>(Fn::MPI_Init_thread);
-    r.start_ticks = t0;
-    r.duration_ticks = now_ticks() - t0;
+    RawRecord r = init_record(Fn::MPI_Init_thread, t0);
     r.tag = required;
     r.root = *provided;
     append(r);
