@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <ctime>
 #include <iostream>
+#include <optional>
 #include <unistd.h>
 
 namespace po = boost::program_options;
@@ -62,34 +63,41 @@ void print_summary(const profiler::ConvertResult& r)
                 static_cast<unsigned long long>(s.records));
 }
 
-}  // namespace
+/// What the command line asks for, checked.
+struct ProfileRequest {
+  std::vector<std::string> command;  ///< after `--`
+  double nw = 0;
+  std::string out, functions, calibration;
+  models::TraceEncoding encoding = models::TraceEncoding::Binary;
+  double share = 0.85;
+  bool keep_raw = false, discover = false;
+};
 
-int run_profile(const std::vector<std::string>& all_args)
+/// Parses and checks the arguments; nullopt when --help or --print-hook answered already.
+std::optional<ProfileRequest> parse_request(const std::vector<std::string>& all_args)
 {
+  ProfileRequest r;
   auto dashdash = std::find(all_args.begin(), all_args.end(), "--");
   std::vector<std::string> args(all_args.begin(), dashdash);
-  std::vector<std::string> command;
   if (dashdash != all_args.end())
-    command.assign(dashdash + 1, all_args.end());
+    r.command.assign(dashdash + 1, all_args.end());
 
   po::options_description options("options");
-  double nw = 0;
-  std::string out, functions, calibration, encoding = "binary";
-  double share = 0.85;
+  std::string encoding = "binary";
   options.add_options()
-    ("nw", po::value<double>(&nw), "workload size (problem size) of this run, written to run.json; required "
-                                   "unless --discover")
-    ("out", po::value<std::string>(&out), "profile directory to write (created); with --discover the function "
-                                          "list file (default gridcast-functions.txt)")
-    ("functions", po::value<std::string>(&functions), "function list (one symbol per line, # comments; the "
+    ("nw", po::value<double>(&r.nw), "workload size (problem size) of this run, written to run.json; required "
+                                     "unless --discover")
+    ("out", po::value<std::string>(&r.out), "profile directory to write (created); with --discover the function "
+                                            "list file (default gridcast-functions.txt)")
+    ("functions", po::value<std::string>(&r.functions), "function list (one symbol per line, # comments; the "
                   "output of --discover): library and application functions to record besides MPI")
-    ("calibration", po::value<std::string>(&calibration), "calibration.json whose compute.core_speed_flops is "
+    ("calibration", po::value<std::string>(&r.calibration), "calibration.json whose compute.core_speed_flops is "
                     "the host speed written to run.json (default: measured now with a system-BLAS dgemm, as gridcast calibrate does)")
     ("encoding", po::value<std::string>(&encoding), "rank file encoding: binary (default) or jsonl")
     ("keep-raw", "keep the hook's raw files (DIR/raw) after the conversion")
     ("discover", "record every function the hook can see and write the list of those covering --share")
-    ("share", po::value<double>(&share), "--discover: share of the total time the listed functions must cover "
-                                         "(default 0.85)")
+    ("share", po::value<double>(&r.share), "--discover: share of the total time the listed functions must cover "
+                                           "(default 0.85)")
     ("print-hook", "print the hook library `profile` preloads and how it was found, then exit")
     ("help,h", "show this help");
   po::variables_map vm;
@@ -107,63 +115,128 @@ int run_profile(const std::vector<std::string>& all_args)
                  "\nThe hook (libgridcast-hook.so) is $GRIDCAST_HOOK when set, else the one this gridcast was built\n"
                  "with, else ../lib/libgridcast-hook.so beside the program (an installed tree); with\n"
                  "GRIDCAST_HOOK_FALLBACK=off that last place is not tried. --print-hook says which one is used.\n";
-    return 0;
+    return std::nullopt;
   }
   if (vm.count("print-hook") > 0) {
     const profiler::HookLocation hook = profiler::find_hook();
     std::cout << "hook: " << hook.path.string() << "\nfound by: " << profiler::hook_source_name(hook.source) << '\n';
-    return 0;
+    return std::nullopt;
   }
-  const bool discover = vm.count("discover") > 0;
-  if (command.empty())
+  r.discover = vm.count("discover") > 0;
+  r.keep_raw = vm.count("keep-raw") > 0;
+  if (r.command.empty())
     throw UsageError{"no command after `--` (e.g. gridcast profile --nw 100 --out prof -- mpirun -np 2 ./app)",
                      "profile"};
-  if (not discover && vm.count("nw") == 0)
+  if (not r.discover && vm.count("nw") == 0)
     throw UsageError{"--nw VALUE is required: the workload size of this run", "profile"};
-  if (not discover && out.empty())
+  if (not r.discover && r.out.empty())
     throw UsageError{"--out DIR is required", "profile"};
-  if (discover && vm.count("functions") > 0)
+  if (r.discover && vm.count("functions") > 0)
     throw UsageError{"--discover records every function: it takes no --functions list", "profile"};
-  if (share <= 0 || share > 1)
+  if (r.share <= 0 || r.share > 1)
     throw UsageError{"--share must be in (0, 1]", "profile"};
-  if (nw < 0)
+  if (r.nw < 0)
     throw UsageError{"--nw must be >= 0", "profile"};
-  models::TraceEncoding enc;
   if (encoding == "binary")
-    enc = models::TraceEncoding::Binary;
+    r.encoding = models::TraceEncoding::Binary;
   else if (encoding == "jsonl")
-    enc = models::TraceEncoding::JsonLines;
+    r.encoding = models::TraceEncoding::JsonLines;
   else
     throw UsageError{"--encoding must be binary or jsonl, not '" + encoding + "'", "profile"};
+  return r;
+}
 
-  // The application must be an ELF program linked to MPI: the hook works through MPI's profiling interface.
-  auto app = profiler::find_application(command);
+/// The application in the command: an ELF program linked to MPI (the hook works through MPI's profiling
+/// interface), and its function list checked against it before any run.
+fs::path check_application(const ProfileRequest& r)
+{
+  auto app = profiler::find_application(r.command);
   if (not app)
-    throw UsageError{"no application in the command '" + profiler::join_command(command) + "'", "profile"};
+    throw UsageError{"no application in the command '" + profiler::join_command(r.command) + "'", "profile"};
   if (not profiler::links_mpi_dynamically(*app))
     throw InputError({app->string(), 0, {}, -1},
                      "not dynamically linked to an MPI library (no libmpi among the libraries it needs): the "
                      "hook intercepts MPI through the dynamic linker and cannot see its calls");
-  const fs::path hook = profiler::find_hook().path;
-
-  if (not functions.empty()) {
+  if (not r.functions.empty()) {
     // A malformed list or a symbol neither the hook, the application nor its libraries know is an error
     // before any run (a typo would otherwise cost a whole profiling run).
-    auto listed = profiler::check_function_list(functions, *app);
+    auto listed = profiler::check_function_list(r.functions, *app);
     if (not listed.application.empty() && not profiler::elf_imports(*app, "__cyg_profile_func_enter"))
       std::cerr << "gridcast profile: warning: " << app->string() << " is not built with "
-                << "-finstrument-functions: its own functions in " << functions << " ('" << listed.application.front()
-                << "'...) will not be recorded\n";
+                << "-finstrument-functions: its own functions in " << r.functions << " ('"
+                << listed.application.front() << "'...) will not be recorded\n";
     for (const auto& n : listed.libraries)
-      std::cerr << "gridcast profile: warning: " << functions << ": '" << n << "' is a function of a library "
+      std::cerr << "gridcast profile: warning: " << r.functions << ": '" << n << "' is a function of a library "
                 << app->string() << " needs, not one the hook wraps: it is recorded only if that library is built "
                 << "with -finstrument-functions\n";
   }
+  return *app;
+}
 
-  fs::path out_dir = discover ? fs::path() : fs::path(out);
+/// The host's speed (and rate by working set) that turns the profile's seconds into flops.
+void host_speed(const ProfileRequest& r, models::RunInfo& info)
+{
+  if (not r.calibration.empty()) {
+    // The strict reader: the same calibration.json `gridcast platform` reads, so that the speed that turns
+    // measured seconds into flops is the speed the generated platform gives the host back.
+    const platform::Calibration cal = platform::read_calibration(r.calibration);
+    info.host.speed_flops = cal.compute.core_speed_flops;
+    // The rate by working set goes along, so that `gridcast fit` can convert each profile's seconds at
+    // the rate of its ranks' footprint (the rate model, docs/reference/latency-model.md).
+    for (const platform::SizedRate& p : cal.compute.rate_by_working_set)
+      info.host.rate_curve.push_back({static_cast<double>(p.bytes), p.flops.median});
+    if (not(info.host.speed_flops > 0))
+      throw InputError({r.calibration, 0, "compute.core_speed_flops", -1}, "must be > 0 to convert seconds to flops");
+    std::cout << "host speed: " << info.host.speed_flops << " flop/s (compute.core_speed_flops of " << r.calibration
+              << ")\n";
+  } else if (not r.discover) {
+    // The same measurement as `gridcast calibrate`'s core_speed_flops (system-BLAS dgemm), shorter.
+    info.host.speed_flops = calibrate::measure_dgemm_flops(384, 5).median;
+    std::cout << "host speed: " << info.host.speed_flops
+              << " flop/s, dgemm n=384 measured now as gridcast calibrate does (no --calibration given)\n";
+  }
+}
+
+/// --discover: the functions covering the share of the time, written as a list and printed.
+void write_discovery(const ProfileRequest& r, const profiler::ConvertResult& result, const std::string& command)
+{
+  double total = 0;
+  for (const auto& f : result.functions)
+    total += f.seconds;
+  auto selected = profiler::select_functions(result.functions, r.share);
+  double kept = 0;
+  for (const auto& f : selected)
+    kept += f.seconds;
+  fs::path list = r.out.empty() ? fs::path("gridcast-functions.txt") : fs::path(r.out);
+  profiler::write_function_list(list, selected, total, command);
+  std::printf("%-40s %12s %8s %10s\n", "function", "seconds", "share", "calls");
+  for (const auto& f : selected)
+    std::printf("%-40s %12.6f %7.2f%% %10llu\n", f.name.c_str(), f.seconds, total > 0 ? 100 * f.seconds / total : 0,
+                static_cast<unsigned long long>(f.calls));
+  double compute = 0;
+  for (const auto& f : result.functions)
+    if (f.name == "compute")
+      compute = f.seconds;
+  std::printf("listed: %zu functions, %.2f%% of %.6f s (all ranks); time in no hooked function: %.2f%%\n",
+              selected.size(), total > 0 ? 100 * kept / total : 0, total, total > 0 ? 100 * compute / total : 0);
+  std::printf("function list written to %s\n", list.string().c_str());
+}
+
+}  // namespace
+
+int run_profile(const std::vector<std::string>& all_args)
+{
+  const std::optional<ProfileRequest> request = parse_request(all_args);
+  if (not request)
+    return 0;
+  const ProfileRequest& r = *request;
+  const fs::path app  = check_application(r);
+  const fs::path hook = profiler::find_hook().path;
+
+  fs::path out_dir = r.discover ? fs::path() : fs::path(r.out);
   fs::path raw_dir;
-  if (discover) {
-    fs::path list = out.empty() ? fs::path("gridcast-functions.txt") : fs::path(out);
+  if (r.discover) {
+    fs::path list = r.out.empty() ? fs::path("gridcast-functions.txt") : fs::path(r.out);
     check_writable_dir(fs::absolute(list).parent_path());
     raw_dir = fs::temp_directory_path() / ("gridcast-discover-" + std::to_string(getpid()));
   } else {
@@ -172,72 +245,35 @@ int run_profile(const std::vector<std::string>& all_args)
   }
   fs::remove_all(raw_dir);
   fs::create_directories(raw_dir);
-  const profiler::Environment env = profiler::hook_environment(hook, raw_dir, functions, discover);
+  const profiler::Environment env = profiler::hook_environment(hook, raw_dir, r.functions, r.discover);
 
   models::RunInfo info;
-  info.nw = nw;
-  info.command = profiler::join_command(command);
-  info.date = utc_now();
-  info.encoding = enc;
-  info.origin = "profile";
-  if (not calibration.empty()) {
-    // The strict reader: the same calibration.json `gridcast platform` reads, so that the speed that turns
-    // measured seconds into flops is the speed the generated platform gives the host back.
-    const platform::Calibration cal = platform::read_calibration(calibration);
-    info.host.speed_flops = cal.compute.core_speed_flops;
-    // The rate by working set goes along, so that `gridcast fit` can convert each profile's seconds at
-    // the rate of its ranks' footprint (the rate model, docs/reference/latency-model.md).
-    for (const platform::SizedRate& p : cal.compute.rate_by_working_set)
-      info.host.rate_curve.push_back({static_cast<double>(p.bytes), p.flops.median});
-    if (not(info.host.speed_flops > 0))
-      throw InputError({calibration, 0, "compute.core_speed_flops", -1}, "must be > 0 to convert seconds to flops");
-    std::cout << "host speed: " << info.host.speed_flops << " flop/s (compute.core_speed_flops of " << calibration
-              << ")\n";
-  } else if (not discover) {
-    // The same measurement as `gridcast calibrate`'s core_speed_flops (system-BLAS dgemm), shorter.
-    info.host.speed_flops = calibrate::measure_dgemm_flops(384, 5).median;
-    std::cout << "host speed: " << info.host.speed_flops
-              << " flop/s, dgemm n=384 measured now as gridcast calibrate does (no --calibration given)\n";
-  }
+  info.nw       = r.nw;
+  info.command  = profiler::join_command(r.command);
+  info.date     = utc_now();
+  info.encoding = r.encoding;
+  info.origin   = "profile";
+  host_speed(r, info);
 
-  profiler::RunOutcome run = profiler::run_with_hook(command, env);
+  profiler::RunOutcome run = profiler::run_with_hook(r.command, env);
   info.complete = run.ok();
   bool any_meta = false;
   for (const auto& entry : fs::directory_iterator(raw_dir))
     any_meta = any_meta || entry.path().extension() == ".meta";
   if (not any_meta) {
     fs::remove_all(raw_dir);
-    throw InputError({app->string(), 0, {}, -1},
+    throw InputError({app.string(), 0, {}, -1},
                      run.ok() ? "the run recorded nothing: no rank called MPI_Init with the hook loaded"
                               : "the run failed (" + run.describe() + ") before any rank reached MPI_Init: "
                                 "nothing was recorded");
   }
   profiler::ConvertResult result = profiler::convert_raw(raw_dir, info, out_dir);
 
-  if (discover) {
-    double total = 0;
-    for (const auto& f : result.functions)
-      total += f.seconds;
-    auto selected = profiler::select_functions(result.functions, share);
-    double kept = 0;
-    for (const auto& f : selected)
-      kept += f.seconds;
-    fs::path list = out.empty() ? fs::path("gridcast-functions.txt") : fs::path(out);
-    profiler::write_function_list(list, selected, total, info.command);
+  if (r.discover) {
+    write_discovery(r, result, info.command);
     fs::remove_all(raw_dir);
-    std::printf("%-40s %12s %8s %10s\n", "function", "seconds", "share", "calls");
-    for (const auto& f : selected)
-      std::printf("%-40s %12.6f %7.2f%% %10llu\n", f.name.c_str(), f.seconds, total > 0 ? 100 * f.seconds / total : 0,
-                  static_cast<unsigned long long>(f.calls));
-    double compute = 0;
-    for (const auto& f : result.functions)
-      if (f.name == "compute")
-        compute = f.seconds;
-    std::printf("listed: %zu functions, %.2f%% of %.6f s (all ranks); time in no hooked function: %.2f%%\n",
-                selected.size(), total > 0 ? 100 * kept / total : 0, total, total > 0 ? 100 * compute / total : 0);
-    std::printf("function list written to %s\n", list.string().c_str());
   } else {
-    if (vm.count("keep-raw") == 0)
+    if (not r.keep_raw)
       fs::remove_all(raw_dir);
     print_summary(result);
     std::printf("profile written to %s (%s)\n", out_dir.string().c_str(),
@@ -245,8 +281,8 @@ int run_profile(const std::vector<std::string>& all_args)
   }
   if (not run.ok()) {
     std::cerr << "gridcast profile: the run failed (" << run.describe() << "); "
-              << (discover ? "the list covers what was recorded" : "the profile keeps what was recorded and is "
-                                                                  "marked complete=false")
+              << (r.discover ? "the list covers what was recorded" : "the profile keeps what was recorded and is "
+                                                                    "marked complete=false")
               << '\n';
     return 1;
   }

@@ -122,17 +122,12 @@ platform::GpuLinkFigures measure_link(const std::function<void(std::size_t)>& co
   return l;
 }
 
-}  // namespace
-
-GpuProbe measure_gpu(bool quick, Progress& progress)
+/// dlopen the driver and resolve every entry point; false when there is no driver.
+bool open_driver(Driver& d)
 {
-  GpuProbe probe;
-  Driver d;
   d.handle = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (d.handle == nullptr) {
-    probe.skipped_because = "no CUDA driver on this machine (libcuda.so.1 not found)";
-    return probe;
-  }
+  if (d.handle == nullptr)
+    return false;
   resolve(d, d.cuGetErrorString, "cuGetErrorString");
   resolve(d, d.cuInit, "cuInit");
   resolve(d, d.cuDeviceGetCount, "cuDeviceGetCount");
@@ -157,7 +152,161 @@ GpuProbe measure_gpu(bool quick, Progress& progress)
   resolve(d, d.cuModuleUnload, "cuModuleUnload");
   resolve(d, d.cuModuleGetFunction, "cuModuleGetFunction");
   resolve(d, d.cuLaunchKernel, "cuLaunchKernel");
+  return true;
+}
 
+/// One measuring session on GPU 0 (context current): the driver, how hard to measure, and the progress
+/// report each measurement ends with.
+struct Session {
+  const Driver& d;
+  int reps;
+  std::size_t big;  ///< bytes of a large copy
+  CUdevice dev0;
+  CUcontext ctx0;
+  std::function<void(const std::string&)> next;
+};
+
+/// Host-device copies from pageable and pinned memory, and copies within GPU 0.
+void measure_copies(const Session& s, platform::GpuCalibration& g)
+{
+  const Driver& d = s.d;
+  CUdeviceptr dbuf = 0, dbuf2 = 0;
+  check(d, d.cuMemAlloc(&dbuf, s.big), "cuMemAlloc_v2");
+  check(d, d.cuMemAlloc(&dbuf2, s.big), "cuMemAlloc_v2");
+  std::vector<char> pageable(s.big, 1);
+  void* pinned = nullptr;
+  check(d, d.cuMemHostAlloc(&pinned, s.big, 0), "cuMemHostAlloc");
+  std::memset(pinned, 1, s.big);
+
+  g.h2d_pageable = measure_link([&](std::size_t n) { check(d, d.cuMemcpyHtoD(dbuf, pageable.data(), n), "cuMemcpyHtoD_v2"); }, s.big, s.reps);
+  s.next("host to device, pageable");
+  g.d2h_pageable = measure_link([&](std::size_t n) { check(d, d.cuMemcpyDtoH(pageable.data(), dbuf, n), "cuMemcpyDtoH_v2"); }, s.big, s.reps);
+  s.next("device to host, pageable");
+  g.h2d_pinned = measure_link([&](std::size_t n) { check(d, d.cuMemcpyHtoD(dbuf, pinned, n), "cuMemcpyHtoD_v2"); }, s.big, s.reps);
+  s.next("host to device, pinned");
+  g.d2h_pinned = measure_link([&](std::size_t n) { check(d, d.cuMemcpyDtoH(pinned, dbuf, n), "cuMemcpyDtoH_v2"); }, s.big, s.reps);
+  s.next("device to host, pinned");
+  g.d2d = measure_link(
+      [&](std::size_t n) {
+        check(d, d.cuMemcpyDtoD(dbuf2, dbuf, n), "cuMemcpyDtoD_v2");
+        check(d, d.cuCtxSynchronize(), "cuCtxSynchronize");  // device-to-device copies return early
+      },
+      s.big, s.reps);
+  s.next("device to device");
+  check(d, d.cuMemFreeHost(pinned), "cuMemFreeHost");
+  check(d, d.cuMemFree(dbuf), "cuMemFree_v2");
+  check(d, d.cuMemFree(dbuf2), "cuMemFree_v2");
+}
+
+/// Copies from GPU 0 to GPU 1 (where there are two).
+void measure_peer(const Session& s, int count, platform::GpuCalibration& g)
+{
+  if (count < 2) {
+    s.next("peer to peer skipped: one GPU");
+    return;
+  }
+  const Driver& d = s.d;
+  CUdeviceptr src = 0;
+  check(d, d.cuMemAlloc(&src, s.big), "cuMemAlloc_v2");
+  CUdevice dev1 = 0;
+  check(d, d.cuDeviceGet(&dev1, 1), "cuDeviceGet");
+  int can = 0;
+  check(d, d.cuDeviceCanAccessPeer(&can, s.dev0, dev1), "cuDeviceCanAccessPeer");
+  CUcontext ctx1 = nullptr;
+  check(d, d.cuDevicePrimaryCtxRetain(&ctx1, dev1), "cuDevicePrimaryCtxRetain");
+  check(d, d.cuCtxSetCurrent(ctx1), "cuCtxSetCurrent");
+  CUdeviceptr peer = 0;
+  check(d, d.cuMemAlloc(&peer, s.big), "cuMemAlloc_v2");
+  check(d, d.cuCtxSetCurrent(s.ctx0), "cuCtxSetCurrent");
+  if (can != 0) {
+    CUresult r = d.cuCtxEnablePeerAccess(ctx1, 0);
+    if (r != 704 /* CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED */)
+      check(d, r, "cuCtxEnablePeerAccess");
+  }
+  // Without peer access the driver stages through the host: that is then what p2p costs.
+  g.p2p = measure_link(
+      [&](std::size_t n) {
+        check(d, d.cuMemcpyPeer(peer, ctx1, src, s.ctx0, n), "cuMemcpyPeer");
+        check(d, d.cuCtxSynchronize(), "cuCtxSynchronize");
+      },
+      s.big, s.reps);
+  check(d, d.cuCtxSetCurrent(ctx1), "cuCtxSetCurrent");
+  check(d, d.cuMemFree(peer), "cuMemFree_v2");
+  check(d, d.cuCtxSetCurrent(s.ctx0), "cuCtxSetCurrent");
+  check(d, d.cuDevicePrimaryCtxRelease(dev1), "cuDevicePrimaryCtxRelease_v2");
+  check(d, d.cuMemFree(src), "cuMemFree_v2");
+  s.next("peer to peer, GPU 0 to GPU 1" + std::string(can != 0 ? "" : " (no peer access: staged)"));
+}
+
+/// Seconds to launch an empty kernel and wait for it.
+double measure_launch(const Session& s)
+{
+  const Driver& d = s.d;
+  CUmodule module = nullptr;
+  CUresult loaded = 0;
+  for (auto [isa, target] : {std::pair{"6.0", "sm_50"}, std::pair{"7.0", "sm_70"}, std::pair{"8.0", "sm_90"}}) {
+    const std::string ptx = empty_kernel_ptx(isa, target);
+    loaded                = d.cuModuleLoadData(&module, ptx.c_str());
+    if (loaded == 0)
+      break;
+  }
+  check(d, loaded, "cuModuleLoadData (empty kernel, PTX ISA 6.0 to 8.0)");
+  CUfunction empty = nullptr;
+  check(d, d.cuModuleGetFunction(&empty, module, "gridcast_empty"), "cuModuleGetFunction");
+  double t = median_time(s.reps * 20, [&] {
+    check(d, d.cuLaunchKernel(empty, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, nullptr), "cuLaunchKernel");
+    check(d, d.cuCtxSynchronize(), "cuCtxSynchronize");
+  });
+  check(d, d.cuModuleUnload(module), "cuModuleUnload");
+  s.next("empty kernel launch");
+  return t;
+}
+
+/// Device malloc/free of 1 MiB blocks, and pinned host allocation per byte.
+void measure_allocation(const Session& s, bool quick, platform::GpuCalibration& g)
+{
+  const Driver& d = s.d;
+  {  // Each alloc timed, then its free.
+    std::vector<double> ta, tf;
+    for (int r = 0; r < s.reps * 4; ++r) {
+      CUdeviceptr p = 0;
+      auto t0       = Clock::now();
+      check(d, d.cuMemAlloc(&p, 1u << 20), "cuMemAlloc_v2");
+      auto t1 = Clock::now();
+      check(d, d.cuMemFree(p), "cuMemFree_v2");
+      auto t2 = Clock::now();
+      ta.push_back(std::chrono::duration<double>(t1 - t0).count());
+      tf.push_back(std::chrono::duration<double>(t2 - t1).count());
+    }
+    g.malloc_s = summarize(std::move(ta)).median;
+    g.free_s   = summarize(std::move(tf)).median;
+  }
+  s.next("device malloc/free");
+  {  // Pinned host memory costs in proportion to its size (the pages are locked): seconds per byte.
+    const std::size_t bytes = quick ? (16u << 20) : (64u << 20);
+    std::vector<double> t;
+    for (int r = 0; r < (quick ? 3 : 7); ++r) {
+      void* h = nullptr;
+      auto t0 = Clock::now();
+      check(d, d.cuMemHostAlloc(&h, bytes, 0), "cuMemHostAlloc");
+      t.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+      check(d, d.cuMemFreeHost(h), "cuMemFreeHost");
+    }
+    g.host_alloc_s_per_byte = summarize(std::move(t)).median / static_cast<double>(bytes);
+  }
+  s.next("pinned host allocation");
+}
+
+}  // namespace
+
+GpuProbe measure_gpu(bool quick, Progress& progress)
+{
+  GpuProbe probe;
+  Driver d;
+  if (not open_driver(d)) {
+    probe.skipped_because = "no CUDA driver on this machine (libcuda.so.1 not found)";
+    return probe;
+  }
   CUresult init = d.cuInit(0);
   if (init == 100 /* CUDA_ERROR_NO_DEVICE */) {
     probe.skipped_because = "the CUDA driver sees no GPU";
@@ -171,136 +320,31 @@ GpuProbe measure_gpu(bool quick, Progress& progress)
     return probe;
   }
 
-  const int reps          = quick ? 5 : 21;
-  const std::size_t big   = quick ? (8u << 20) : (256u << 20);
-  const int total_steps   = 10;
-  int step                = 0;
-  auto next = [&](const std::string& what) { progress.step("gpu", ++step, total_steps, what); };
+  const int total_steps = 10;
+  int step              = 0;
+  Session s{d, quick ? 5 : 21, quick ? (8u << 20) : (256u << 20), 0, nullptr,
+            [&](const std::string& what) { progress.step("gpu", ++step, total_steps, what); }};
 
   platform::GpuCalibration g;
   g.source       = "measured";
   g.device_count = count;
-  CUdevice dev0 = 0;
-  check(d, d.cuDeviceGet(&dev0, 0), "cuDeviceGet");
+  check(d, d.cuDeviceGet(&s.dev0, 0), "cuDeviceGet");
   char name[256] = {};
-  check(d, d.cuDeviceGetName(name, sizeof name - 1, dev0), "cuDeviceGetName");
+  check(d, d.cuDeviceGetName(name, sizeof name - 1, s.dev0), "cuDeviceGetName");
   g.device_name = name;
   std::size_t mem = 0;
-  check(d, d.cuDeviceTotalMem(&mem, dev0), "cuDeviceTotalMem_v2");
+  check(d, d.cuDeviceTotalMem(&mem, s.dev0), "cuDeviceTotalMem_v2");
   g.memory_bytes = static_cast<double>(mem);
-  CUcontext ctx0 = nullptr;
-  check(d, d.cuDevicePrimaryCtxRetain(&ctx0, dev0), "cuDevicePrimaryCtxRetain");
-  check(d, d.cuCtxSetCurrent(ctx0), "cuCtxSetCurrent");
-  next("context on " + g.device_name);
+  check(d, d.cuDevicePrimaryCtxRetain(&s.ctx0, s.dev0), "cuDevicePrimaryCtxRetain");
+  check(d, d.cuCtxSetCurrent(s.ctx0), "cuCtxSetCurrent");
+  s.next("context on " + g.device_name);
 
-  CUdeviceptr dbuf = 0, dbuf2 = 0;
-  check(d, d.cuMemAlloc(&dbuf, big), "cuMemAlloc_v2");
-  check(d, d.cuMemAlloc(&dbuf2, big), "cuMemAlloc_v2");
-  std::vector<char> pageable(big, 1);
-  void* pinned = nullptr;
-  check(d, d.cuMemHostAlloc(&pinned, big, 0), "cuMemHostAlloc");
-  std::memset(pinned, 1, big);
+  measure_copies(s, g);
+  measure_peer(s, count, g);
+  g.kernel_launch_s = measure_launch(s);
+  measure_allocation(s, quick, g);
 
-  g.h2d_pageable = measure_link([&](std::size_t n) { check(d, d.cuMemcpyHtoD(dbuf, pageable.data(), n), "cuMemcpyHtoD_v2"); }, big, reps);
-  next("host to device, pageable");
-  g.d2h_pageable = measure_link([&](std::size_t n) { check(d, d.cuMemcpyDtoH(pageable.data(), dbuf, n), "cuMemcpyDtoH_v2"); }, big, reps);
-  next("device to host, pageable");
-  g.h2d_pinned = measure_link([&](std::size_t n) { check(d, d.cuMemcpyHtoD(dbuf, pinned, n), "cuMemcpyHtoD_v2"); }, big, reps);
-  next("host to device, pinned");
-  g.d2h_pinned = measure_link([&](std::size_t n) { check(d, d.cuMemcpyDtoH(pinned, dbuf, n), "cuMemcpyDtoH_v2"); }, big, reps);
-  next("device to host, pinned");
-  g.d2d = measure_link(
-      [&](std::size_t n) {
-        check(d, d.cuMemcpyDtoD(dbuf2, dbuf, n), "cuMemcpyDtoD_v2");
-        check(d, d.cuCtxSynchronize(), "cuCtxSynchronize");  // device-to-device copies return early
-      },
-      big, reps);
-  next("device to device");
-
-  if (count > 1) {
-    CUdevice dev1 = 0;
-    check(d, d.cuDeviceGet(&dev1, 1), "cuDeviceGet");
-    int can = 0;
-    check(d, d.cuDeviceCanAccessPeer(&can, dev0, dev1), "cuDeviceCanAccessPeer");
-    CUcontext ctx1 = nullptr;
-    check(d, d.cuDevicePrimaryCtxRetain(&ctx1, dev1), "cuDevicePrimaryCtxRetain");
-    check(d, d.cuCtxSetCurrent(ctx1), "cuCtxSetCurrent");
-    CUdeviceptr peer = 0;
-    check(d, d.cuMemAlloc(&peer, big), "cuMemAlloc_v2");
-    check(d, d.cuCtxSetCurrent(ctx0), "cuCtxSetCurrent");
-    if (can != 0) {
-      CUresult r = d.cuCtxEnablePeerAccess(ctx1, 0);
-      if (r != 704 /* CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED */)
-        check(d, r, "cuCtxEnablePeerAccess");
-    }
-    // Without peer access the driver stages through the host: that is then what p2p costs.
-    g.p2p = measure_link(
-        [&](std::size_t n) {
-          check(d, d.cuMemcpyPeer(peer, ctx1, dbuf, ctx0, n), "cuMemcpyPeer");
-          check(d, d.cuCtxSynchronize(), "cuCtxSynchronize");
-        },
-        big, reps);
-    check(d, d.cuCtxSetCurrent(ctx1), "cuCtxSetCurrent");
-    check(d, d.cuMemFree(peer), "cuMemFree_v2");
-    check(d, d.cuCtxSetCurrent(ctx0), "cuCtxSetCurrent");
-    check(d, d.cuDevicePrimaryCtxRelease(dev1), "cuDevicePrimaryCtxRelease_v2");
-    next("peer to peer, GPU 0 to GPU 1" + std::string(can != 0 ? "" : " (no peer access: staged)"));
-  } else {
-    next("peer to peer skipped: one GPU");
-  }
-
-  CUmodule module = nullptr;
-  CUresult loaded = 0;
-  for (auto [isa, target] : {std::pair{"6.0", "sm_50"}, std::pair{"7.0", "sm_70"}, std::pair{"8.0", "sm_90"}}) {
-    const std::string ptx = empty_kernel_ptx(isa, target);
-    loaded                = d.cuModuleLoadData(&module, ptx.c_str());
-    if (loaded == 0)
-      break;
-  }
-  check(d, loaded, "cuModuleLoadData (empty kernel, PTX ISA 6.0 to 8.0)");
-  CUfunction empty = nullptr;
-  check(d, d.cuModuleGetFunction(&empty, module, "gridcast_empty"), "cuModuleGetFunction");
-  g.kernel_launch_s = median_time(reps * 20, [&] {
-    check(d, d.cuLaunchKernel(empty, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, nullptr), "cuLaunchKernel");
-    check(d, d.cuCtxSynchronize(), "cuCtxSynchronize");
-  });
-  check(d, d.cuModuleUnload(module), "cuModuleUnload");
-  next("empty kernel launch");
-
-  {  // Allocation costs, 1 MiB device blocks; each alloc timed, then its free.
-    std::vector<double> ta, tf;
-    for (int r = 0; r < reps * 4; ++r) {
-      CUdeviceptr p = 0;
-      auto t0       = Clock::now();
-      check(d, d.cuMemAlloc(&p, 1u << 20), "cuMemAlloc_v2");
-      auto t1 = Clock::now();
-      check(d, d.cuMemFree(p), "cuMemFree_v2");
-      auto t2 = Clock::now();
-      ta.push_back(std::chrono::duration<double>(t1 - t0).count());
-      tf.push_back(std::chrono::duration<double>(t2 - t1).count());
-    }
-    g.malloc_s = summarize(std::move(ta)).median;
-    g.free_s   = summarize(std::move(tf)).median;
-  }
-  next("device malloc/free");
-  {  // Pinned host memory costs in proportion to its size (the pages are locked): seconds per byte.
-    const std::size_t bytes = quick ? (16u << 20) : (64u << 20);
-    std::vector<double> t;
-    for (int r = 0; r < (quick ? 3 : 7); ++r) {
-      void* h = nullptr;
-      auto t0 = Clock::now();
-      check(d, d.cuMemHostAlloc(&h, bytes, 0), "cuMemHostAlloc");
-      t.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
-      check(d, d.cuMemFreeHost(h), "cuMemFreeHost");
-    }
-    g.host_alloc_s_per_byte = summarize(std::move(t)).median / static_cast<double>(bytes);
-  }
-  next("pinned host allocation");
-
-  check(d, d.cuMemFreeHost(pinned), "cuMemFreeHost");
-  check(d, d.cuMemFree(dbuf), "cuMemFree_v2");
-  check(d, d.cuMemFree(dbuf2), "cuMemFree_v2");
-  check(d, d.cuDevicePrimaryCtxRelease(dev0), "cuDevicePrimaryCtxRelease_v2");
+  check(d, d.cuDevicePrimaryCtxRelease(s.dev0), "cuDevicePrimaryCtxRelease_v2");
   probe.gpu = g;
   return probe;
 }
