@@ -3,6 +3,7 @@
 #include "commands.hpp"
 
 #include "gridcast/foundation/errors.hpp"
+#include "gridcast/foundation/output_file.hpp"
 #include "gridcast/calibration/calibration.hpp"
 #include "gridcast/platform/generator.hpp"
 #include "gridcast/platform/placement.hpp"
@@ -13,6 +14,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <unistd.h>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -85,17 +87,12 @@ int run_platform(const std::vector<std::string>& args)
                                                            fs::path(spec_path).filename().string());
   const std::string xml = platform::render_xml(model);
 
-  // Written beside the target first, so that a platform SimGrid rejects never replaces a good one.
+  // SimGrid checks a staged copy first (in the temporary directory: the target may be a device such as
+  // /dev/stdout), so that a platform SimGrid rejects never replaces a good one; the target is then
+  // written atomically.
   const fs::path target = out;
-  const fs::path staged = target.string() + ".tmp";
-  {
-    std::ofstream f(staged, std::ios::binary | std::ios::trunc);
-    if (not f)
-      throw InputError({out, 0, {}, -1}, "cannot write the platform here");
-    f.write(xml.data(), static_cast<std::streamsize>(xml.size()));
-    if (not f)
-      throw InputError({out, 0, {}, -1}, "cannot write the platform here");
-  }
+  const fs::path staged = fs::temp_directory_path() / ("gridcast-platform-" + std::to_string(getpid()) + ".xml");
+  write_file_atomically(staged, xml, "the staged platform");
   struct Cleanup {
     fs::path p;
     ~Cleanup()
@@ -123,10 +120,7 @@ int run_platform(const std::vector<std::string>& args)
   platform::CheckSummary check = platform::check_routes(engine);
   const double check_s         = seconds_since(t0);
 
-  std::error_code ec;
-  fs::rename(staged, target, ec);
-  if (ec)
-    throw InputError({out, 0, {}, -1}, "cannot write the platform: " + ec.message());
+  write_file_atomically(target, xml, "the platform");
 
   if (not quiet) {
     std::printf("platform %s: %d node(s), %zu hosts (%d CPU, %d GPU), %zu routers, %zu links\n", spec.name.c_str(),

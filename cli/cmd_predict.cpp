@@ -8,6 +8,7 @@
 #include "gridcast/emulator/replay.hpp"
 #include "gridcast/emulator/report.hpp"
 #include "gridcast/foundation/errors.hpp"
+#include "gridcast/foundation/output_file.hpp"
 #include "gridcast/models/trace_synth.hpp"
 
 #include <boost/program_options.hpp>
@@ -331,12 +332,7 @@ int run_predict(const std::vector<std::string>& args)
       fns.push_back(f);
     }
     c["functions"] = fns;
-    std::ofstream o(dir / "contribution.json");
-    if (not o)
-      throw InputError({(dir / "contribution.json").string(), 0, {}, -1}, "cannot write the model's contribution");
-    o << c.dump(2) << '\n';
-    if (not o)
-      throw InputError({(dir / "contribution.json").string(), 0, {}, -1}, "writing the model's contribution failed");
+    write_file_atomically(dir / "contribution.json", c.dump(2) + "\n", "the model's contribution");
     std::cout << "wrote " << (dir / "prediction.json").string();
     if (not timeline_path.empty())
       std::cout << ", " << timeline_path.string();

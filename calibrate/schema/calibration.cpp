@@ -3,6 +3,7 @@
 #include "gridcast/calibration/calibration.hpp"
 
 #include "gridcast/foundation/errors.hpp"
+#include "gridcast/foundation/output_file.hpp"
 #include "gridcast/foundation/json_reader.hpp"
 
 #include <algorithm>
@@ -382,13 +383,7 @@ namespace {
 
 void write_text(const fs::path& file, const std::string& text)
 {
-  std::ofstream out(file, std::ios::binary | std::ios::trunc);
-  if (not out)
-    throw InputError({file.string(), 0, "", -1}, std::string("cannot open for writing: ") + std::strerror(errno));
-  out.write(text.data(), static_cast<std::streamsize>(text.size()));
-  out.close();
-  if (not out)
-    throw InputError({file.string(), 0, "", -1}, std::string("write failed: ") + std::strerror(errno));
+  write_file_atomically(file, text, "the calibration");
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "gridcast/emulator/report.hpp"
 
 #include "gridcast/foundation/errors.hpp"
+#include "gridcast/foundation/output_file.hpp"
 #include "gridcast/version.hpp"
 
 #include <nlohmann/json.hpp>
@@ -264,12 +265,7 @@ void write_prediction(const std::filesystem::path& file, const ReplayResult& res
     inputs.push_back({{"role", in.role}, {"path", in.path}, {"sha1", in.sha1}});
   j["inputs"] = std::move(inputs);
 
-  std::ofstream out(file);
-  if (not out)
-    throw InputError({file.string(), 0, {}, -1}, "cannot write the prediction");
-  out << j.dump(2) << '\n';
-  if (not out)
-    throw InputError({file.string(), 0, {}, -1}, "writing the prediction failed");
+  write_file_atomically(file, j.dump(2) + "\n", "the prediction");
 }
 
 void print_summary(std::ostream& out, const ReplayResult& result)

@@ -46,11 +46,8 @@ std::string escape(std::string_view s)
 }  // namespace
 
 TimelineWriter::TimelineWriter(const std::filesystem::path& file, const std::vector<simgrid::s4u::Host*>& rank_hosts)
-    : path_(file)
 {
-  file_ = std::fopen(file.c_str(), "w");
-  if (file_ == nullptr)
-    throw InputError({file.string(), 0, {}, -1}, "cannot write the timeline");
+  file_.emplace(file, "the timeline");
   out_.reserve(kFlushBytes + 4096);
   put("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
   begin_event();
@@ -67,11 +64,7 @@ TimelineWriter::TimelineWriter(const std::filesystem::path& file, const std::vec
   }
 }
 
-TimelineWriter::~TimelineWriter()
-{
-  if (file_ != nullptr)
-    std::fclose(file_);
-}
+TimelineWriter::~TimelineWriter() = default;
 
 void TimelineWriter::put(std::string_view s)
 {
@@ -94,8 +87,9 @@ void TimelineWriter::put_us(double seconds)
 
 void TimelineWriter::flush()
 {
-  if (not out_.empty() && file_ != nullptr)
-    std::fwrite(out_.data(), 1, out_.size(), file_);
+  // Never throws here (inside an actor): a failed write shows as the stream's error in close().
+  if (not out_.empty() && file_)
+    std::fwrite(out_.data(), 1, out_.size(), file_->stream());
   out_.clear();
 }
 
@@ -152,15 +146,12 @@ void TimelineWriter::flow_end(int rank, std::uint64_t message, double at_s)
 
 void TimelineWriter::close()
 {
-  if (file_ == nullptr)
+  if (not file_)
     return;
   put("\n]}\n");
   flush();
-  bool failed = std::ferror(file_) != 0;
-  failed = std::fclose(file_) != 0 || failed;
-  file_ = nullptr;
-  if (failed)
-    throw InputError({path_.string(), 0, {}, -1}, "writing the timeline failed");
+  file_->commit();
+  file_.reset();
 }
 
 }  // namespace gridcast::emulator

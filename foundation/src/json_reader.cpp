@@ -13,6 +13,9 @@ using json = nlohmann::json;
 
 json read_json_file(const std::filesystem::path& file, std::string_view what)
 {
+  std::error_code ec;
+  if (std::filesystem::is_directory(file, ec))  // would otherwise fail deep inside the stream, naming nothing
+    throw InputError({file.string(), 0, {}, -1}, "is a directory, not " + std::string(what));
   std::ifstream in(file, std::ios::binary);
   if (not in)
     throw InputError({file.string(), 0, {}, -1},

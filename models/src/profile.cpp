@@ -2,6 +2,7 @@
 #include "gridcast/models/profile.hpp"
 
 #include "gridcast/foundation/errors.hpp"
+#include "gridcast/foundation/output_file.hpp"
 #include "gridcast/foundation/json_reader.hpp"
 #include "gridcast/models/native.hpp"
 
@@ -151,14 +152,7 @@ void write_run_info(const fs::path& run_json, const RunInfo& info)
     o["footprint_bytes"] = info.footprint_bytes;
   const std::string text = o.dump(2) + "\n";
 
-  std::ofstream out(run_json, std::ios::binary | std::ios::trunc);
-  if (not out)
-    throw InputError(detail::at_file(run_json.string()),
-                     "cannot open for writing: " + std::string(std::strerror(errno)));
-  out.write(text.data(), static_cast<std::streamsize>(text.size()));
-  out.close();
-  if (not out)
-    throw InputError(detail::at_file(run_json.string()), "write failed: " + std::string(std::strerror(errno)));
+  write_file_atomically(run_json, text, "the profile's run.json");
 }
 
 ProfileDir::ProfileDir(fs::path dir) : dir_(std::move(dir))

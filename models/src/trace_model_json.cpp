@@ -1,5 +1,6 @@
 // model.json: writing (deterministic) and strict reading of the trace model. Format: docs/reference/model-json.md.
 #include "gridcast/foundation/errors.hpp"
+#include "gridcast/foundation/output_file.hpp"
 #include "gridcast/foundation/json_reader.hpp"
 #include "gridcast/models/trace_model.hpp"
 
@@ -880,12 +881,7 @@ TraceModel model_from_json(const nlohmann::json& j, const std::string& file)
 
 void write_model(const std::filesystem::path& file, const TraceModel& model)
 {
-  std::ofstream out(file, std::ios::binary | std::ios::trunc);
-  if (not out)
-    throw InputError({file.string(), 0, {}, -1}, "cannot write the model: " + std::string(std::strerror(errno)));
-  out << model_to_json(model).dump(2) << '\n';
-  if (not out)
-    throw InputError({file.string(), 0, {}, -1}, "error while writing the model");
+  write_file_atomically(file, model_to_json(model).dump(2) + "\n", "the model");
 }
 
 TraceModel read_model(const std::filesystem::path& file)

@@ -4,6 +4,7 @@
 #include "gridcast/profiler/raw_format.hpp"
 
 #include "gridcast/foundation/errors.hpp"
+#include "gridcast/foundation/output_file.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -44,9 +45,7 @@ std::vector<FunctionTotal> select_functions(const std::vector<FunctionTotal>& to
 void write_function_list(const fs::path& file, const std::vector<FunctionTotal>& selected, double total_s,
                          const std::string& command)
 {
-  std::ofstream out(file, std::ios::binary);
-  if (not out)
-    throw InputError({file.string(), 0, {}, -1}, "cannot write the function list");
+  std::ostringstream out;
   out << "# gridcast function list: written by `gridcast profile --discover`\n";
   out << "# command: " << command << "\n";
   out << "# name\tseconds (all ranks)\tshare of the total\n";
@@ -55,8 +54,7 @@ void write_function_list(const fs::path& file, const std::vector<FunctionTotal>&
     std::snprintf(line, sizeof line, "\t%.6f\t%.4f\n", f.seconds, total_s > 0 ? f.seconds / total_s : 0.0);
     out << f.name << line;
   }
-  if (not out.flush())
-    throw InputError({file.string(), 0, {}, -1}, "cannot write the function list");
+  write_file_atomically(file, out.str(), "the function list");
 }
 
 namespace {

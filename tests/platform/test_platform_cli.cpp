@@ -31,6 +31,25 @@ TEST_CASE("platform cli: generates, checks and summarizes, same bytes every run"
   CHECK(run_gridcast("platform --help").exit_code == 0);
 }
 
+TEST_CASE("platform cli: an output that cannot be written exits 1 naming it, the old file intact", "[platform][cli]")
+{
+  TempDir dir;
+  write_file(dir / "spec.json", two_nodes().dump(2));
+  if (std::filesystem::exists("/dev/full")) {  // the disk is full: not "wrote /dev/full" and exit 0
+    auto full = run_gridcast("platform " + (dir / "spec.json").string() + " -o /dev/full");
+    INFO(full.output);
+    CHECK(full.exit_code == 1);
+    CHECK_THAT(full.output, Catch::Contains("/dev/full") && Catch::Contains("cannot write the platform"));
+  }
+  std::filesystem::create_directories(dir / "a-directory");
+  auto directory = run_gridcast("platform " + (dir / "spec.json").string() + " -o " + (dir / "a-directory").string());
+  CHECK(directory.exit_code == 1);
+  CHECK_THAT(directory.output, Catch::Contains("a-directory") && Catch::Contains("is a directory"));
+  auto as_spec = run_gridcast("platform " + (dir / "a-directory").string() + " -o " + (dir / "x.xml").string());
+  CHECK(as_spec.exit_code == 1);
+  CHECK_THAT(as_spec.output, Catch::Contains("a-directory") && Catch::Contains("is a directory"));
+}
+
 TEST_CASE("platform cli: bad input exits 1 with the file and key path, writes nothing", "[platform][cli]")
 {
   TempDir dir;

@@ -2,12 +2,14 @@
 // rank, one complete event per call, a flow arrow per point-to-point message. Events are streamed to
 // the file as the simulation produces them, so memory does not grow with the trace.
 #pragma once
+#include "gridcast/foundation/output_file.hpp"
 
 #include <simgrid/s4u/Host.hpp>
 
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,8 +41,7 @@ private:
   void put_us(double seconds);
   void flow(std::string_view phase, int rank, std::uint64_t message, double at_s);  ///< seconds as microseconds, fixed 3 decimals (ns resolution)
   void flush();
-  std::filesystem::path path_;
-  std::FILE* file_ = nullptr;
+  std::optional<OutputFile> file_;  ///< renamed onto the target by close(): never a half-written timeline
   bool first_ = true;
   std::string out_;
 };
