@@ -149,8 +149,13 @@ int run_calibrate(const std::vector<std::string>& args)
     c.compute.rate_by_working_set = calibrate::measure_rate_by_working_set(
         sizes.rate_min_bytes, sizes.rate_max_bytes, sizes.rate_repetitions,
         [&] { progress.step("compute", ++done, total, "rate by working set"); });
+    done = 0;
+    c.compute.library_rates = calibrate::measure_library_rates(
+        sizes.rate_min_bytes, std::min<std::uint64_t>(sizes.rate_max_bytes, 64u << 20), sizes.library_repetitions,
+        [&] { progress.step("compute", ++done, 12, "library rates by working set"); });
     platform::write_calibration(output, c);
-    std::cerr << "gridcast calibrate: wrote " << output << " (compute rate by working set measured; the rest as in "
+    std::cerr << "gridcast calibrate: wrote " << output
+              << " (compute rate by working set and library rates measured; the rest as in "
               << only_rate_curve << ")\n";
     return 0;
   }

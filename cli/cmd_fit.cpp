@@ -14,6 +14,31 @@ namespace po = boost::program_options;
 
 namespace gridcast::cli {
 
+namespace {
+
+/// One line per compute site of a library function: priced from its arguments (the kernel, the fitted
+/// work and working set, the scale measured / curve) or regressed on (Nw, Np), and why.
+void print_library_sites(const models::trace::TraceModel& model, const std::vector<models::trace::TemplateNode>& nodes,
+                         std::size_t group)
+{
+  for (const models::trace::TemplateNode& n : nodes) {
+    print_library_sites(model, n.body, group);
+    if (n.kind == models::trace::RolledNode::Kind::Loop)
+      continue;
+    const std::string& fn = model.tokens.at(n.token).function;
+    if (n.library)
+      std::cout << "  priced " << fn << " (group " << group << "): from its arguments, " << n.library->kernel
+                << " rate curve, work " << n.library->work.text() << " per call on "
+                << n.library->working_set_bytes.text() << " bytes, scale " << std::setprecision(4) << n.library->scale
+                << '\n';
+    else if (not n.regressed_because.empty())
+      std::cout << "  priced " << fn << " (group " << group << "): regressed on (Nw, Np): " << n.regressed_because
+                << '\n';
+  }
+}
+
+}  // namespace
+
 int run_fit(const std::vector<std::string>& args)
 {
   std::vector<std::string> profiles;
@@ -102,6 +127,11 @@ int run_fit(const std::vector<std::string>& args)
               << (f.cv_error ? percent(*f.cv_error) : std::string("n/a"))
               << (f.variability.empty() ? "" : ", variability histogram") << '\n';
   }
+  // Library call sites: which path priced each (only for profiles calibrated with library rate curves;
+  // without them every library site is regressed, as before).
+  if (not model.library_rates.empty())
+    for (std::size_t g = 0; g < model.groups.size(); ++g)
+      print_library_sites(model, model.groups[g].body, g);
   for (const std::string& w : model.warnings)
     std::cerr << "gridcast fit: warning: " << w << '\n';
   return 0;
