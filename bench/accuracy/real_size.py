@@ -11,7 +11,7 @@ predictions across the retrainings.
 
 Before anything it checks the machine (printed, and in --json): the CPU model and its cache sizes
 (/proc/cpuinfo, /sys/devices/system/cpu/cpu0/cache), and its noise: a fixed reference kernel (a pure-
-Python loop of fixed work, about 30 ms) timed 10 times; a spread (max - min over the median) above 2 %
+Python loop of fixed work: 400 000 iterations) timed 10 times; a spread (max - min over the median) above 2 %
 marks the whole run as disturbed (it still runs: its figures say what a busy machine gives). Then it
 measures this machine's library rate curves (`gridcast calibrate --only-rate-curve` on a copy of the
 calibration; compute.library_rates), which the profiles carry, so that `gridcast fit` prices the BLAS
@@ -139,7 +139,7 @@ def machine_info() -> dict:
 
 
 def reference_kernel() -> float:
-    """Seconds of a fixed amount of pure-Python arithmetic (about 30 ms): the same work every time."""
+    """Seconds of a fixed amount of pure-Python arithmetic (400 000 iterations): the same work every time."""
     t0 = time.perf_counter()
     acc = 0
     for i in range(400_000):
@@ -317,6 +317,7 @@ def run_app(args: argparse.Namespace, app: App, work: Path, calibration: Path) -
 
 
 def main() -> int:
+    global TOOLS  # the profile cut tool next to the gridcast given (build/bin by default)
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
     ap.add_argument("--gridcast", default=str(TOOLS / "gridcast"), help="the gridcast binary")
@@ -346,6 +347,7 @@ def main() -> int:
     unknown = [a for a in names if a not in APPS]
     if unknown or not names:
         ap.error(f"--apps: unknown application(s) {', '.join(unknown) or '(none given)'}; known: {', '.join(APPS)}")
+    TOOLS = Path(args.gridcast).resolve().parent
     hook = Path(args.gridcast).resolve().parent.parent / "lib" / "libgridcast-hook.so"
     if not Path(args.gridcast).exists() or not hook.exists() or not shutil.which("mpirun"):
         print("real_size: needs gridcast, build/lib/libgridcast-hook.so and mpirun", file=sys.stderr)

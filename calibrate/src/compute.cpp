@@ -314,6 +314,11 @@ bool in_system_blas(const std::string& kernel)
 
 }  // namespace
 
+int library_rate_kernels()
+{
+  return static_cast<int>(std::count_if(models::library_kernels().begin(), models::library_kernels().end(), in_system_blas));
+}
+
 std::vector<platform::KernelRateCurve> measure_library_rates(std::uint64_t min_bytes, std::uint64_t max_bytes,
                                                              int repetitions, const std::function<void()>& after_each)
 {
@@ -362,9 +367,7 @@ platform::ComputeCalibration measure_compute(const ComputeSizes& sizes, Progress
   const int total = sizes.dgemm_repetitions + sizes.triad_repetitions + sizes.scalar_repetitions +
                     static_cast<int>(reduction_sizes.size()) * sizes.reduction_repetitions +
                     memcpy_sizes * (cores > 1 ? 2 : 1) + rate_points * sizes.rate_repetitions +
-                    (rate_points > 0 ? static_cast<int>(std::count_if(models::library_kernels().begin(),
-                                                                      models::library_kernels().end(), in_system_blas))
-                                     : 0);
+                    (rate_points > 0 ? library_rate_kernels() : 0);
   int done        = 0;
 
   c.dgemm_flops = measure_dgemm_flops(sizes.dgemm_n, sizes.dgemm_repetitions, [&] {

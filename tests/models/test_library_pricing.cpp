@@ -76,7 +76,7 @@ TEST_CASE("library cost: work and working set from a call's arguments", "[librar
   CHECK(kernel_rate_at(curve, 1e9) == 20);
 }
 
-TEST_CASE("native formats: library arguments round-trip; traces without them read as before", "[library][native]")
+TEST_CASE("native formats: library arguments round-trip, traces without them read as before", "[library][native]")
 {
   TempDir dir;
   for (TraceEncoding enc : {TraceEncoding::JsonLines, TraceEncoding::Binary}) {

@@ -193,7 +193,7 @@ TEST_CASE("profiler: folded polls are written back one by one, gaps become compu
         "{\"op\":\"finalize\",\"fn\":\"MPI_Finalize\",\"seconds\":0}\n");
 }
 
-TEST_CASE("profiler: a BLAS call's recorded arguments reach the profile; a call without them stays without",
+TEST_CASE("profiler: a BLAS call's recorded arguments reach the profile, a call without them stays without",
           "[profiler][library]")
 {
   fs::path raw = scratch("raw-blas");

@@ -69,6 +69,8 @@ std::vector<platform::SizedRate> measure_rate_by_working_set(std::uint64_t min_b
 std::vector<platform::KernelRateCurve> measure_library_rates(std::uint64_t min_bytes, std::uint64_t max_bytes,
                                                              int repetitions,
                                                              const std::function<void()>& after_each = {});
+/// How many kernels measure_library_rates() measures (a curve each; `after_each` runs once per kernel).
+int library_rate_kernels();
 /// The panel-update side m whose three operands total about `bytes` (at least 8).
 int panel_update_side(std::uint64_t bytes);
 
