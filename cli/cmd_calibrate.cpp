@@ -61,9 +61,10 @@ int run_calibrate(const std::vector<std::string>& args)
      "else is kept as it is. -o may name the same file")
     ("only-rate-curve", po::value(&only_rate_curve),
      "measure only the compute rate by working-set size (compute.rate_by_working_set: a system-BLAS dgemm "
-     "panel update from 16 KiB to 128 MiB of operands, or to 4 MiB with --quick; docs/reference/latency-model.md, "
-     "\"The rate model\") and write this calibration to -o with it added or replaced; everything else is "
-     "kept. -o may name the same file");
+     "panel update from 16 KiB to 128 MiB of operands, or to 4 MiB with --quick) and the library rates "
+     "(compute.library_rates: a curve per BLAS kernel, to 64 MiB; docs/reference/latency-model.md, \"Library "
+     "calls priced from their arguments\") and write this calibration to -o with them added or replaced; "
+     "everything else is kept. -o may name the same file");
   options.add_options()("help,h", "show this help");
   po::variables_map vm;
   try {
@@ -149,8 +150,13 @@ int run_calibrate(const std::vector<std::string>& args)
     c.compute.rate_by_working_set = calibrate::measure_rate_by_working_set(
         sizes.rate_min_bytes, sizes.rate_max_bytes, sizes.rate_repetitions,
         [&] { progress.step("compute", ++done, total, "rate by working set"); });
+    done = 0;
+    c.compute.library_rates = calibrate::measure_library_rates(
+        sizes.rate_min_bytes, std::min<std::uint64_t>(sizes.rate_max_bytes, 64u << 20), sizes.library_repetitions,
+        [&] { progress.step("compute", ++done, calibrate::library_rate_kernels(), "library rates by working set"); });
     platform::write_calibration(output, c);
-    std::cerr << "gridcast calibrate: wrote " << output << " (compute rate by working set measured; the rest as in "
+    std::cerr << "gridcast calibrate: wrote " << output
+              << " (compute rate by working set and library rates measured; the rest as in "
               << only_rate_curve << ")\n";
     return 0;
   }

@@ -7,12 +7,67 @@
 #include <boost/program_options.hpp>
 
 #include <iomanip>
+#include <map>
 #include <iostream>
 #include <sstream>
 
 namespace po = boost::program_options;
 
 namespace gridcast::cli {
+
+namespace {
+
+/// How the compute sites of one library function were priced (print_library_pricing).
+struct LibrarySites {
+  int priced = 0;
+  double min_scale = 0, max_scale = 0;
+  std::string kernel;
+  std::map<std::string, int> regressed;  ///< why -> sites
+};
+
+void collect_library_sites(const models::trace::TraceModel& model, const std::vector<models::trace::TemplateNode>& nodes,
+                           std::map<std::string, LibrarySites>& out)
+{
+  for (const models::trace::TemplateNode& n : nodes) {
+    collect_library_sites(model, n.body, out);
+    if (n.kind == models::trace::RolledNode::Kind::Loop || (not n.library && n.regressed_because.empty()))
+      continue;
+    LibrarySites& f = out[model.tokens.at(n.token).function];
+    if (n.library) {
+      f.min_scale = f.priced == 0 ? n.library->scale : std::min(f.min_scale, n.library->scale);
+      f.max_scale = f.priced == 0 ? n.library->scale : std::max(f.max_scale, n.library->scale);
+      f.kernel    = n.library->kernel;
+      ++f.priced;
+    } else {
+      ++f.regressed[n.regressed_because];
+    }
+  }
+}
+
+/// One line per library function with compute sites: how many were priced from their arguments (on
+/// which curve, the range of their scales: measured / curve over the training calls) and how many were
+/// regressed on (Nw, Np), and why. model.json says it per site (a position's `library`).
+void print_library_pricing(const models::trace::TraceModel& model)
+{
+  std::map<std::string, LibrarySites> functions;
+  for (const models::trace::TraceGroup& g : model.groups)
+    collect_library_sites(model, g.body, functions);
+  for (const auto& [fn, f] : functions) {
+    std::cout << "  priced " << fn << ": " << f.priced << " site(s) from their arguments";
+    if (f.priced > 0) {
+      std::ostringstream scale;
+      scale << std::setprecision(3) << f.min_scale;
+      if (f.max_scale > f.min_scale)
+        scale << " to " << f.max_scale;
+      std::cout << " (" << f.kernel << " rate curve, scale " << scale.str() << ")";
+    }
+    for (const auto& [why, sites] : f.regressed)
+      std::cout << ", " << sites << " regressed on (Nw, Np): " << why;
+    std::cout << '\n';
+  }
+}
+
+}  // namespace
 
 int run_fit(const std::vector<std::string>& args)
 {
@@ -102,6 +157,10 @@ int run_fit(const std::vector<std::string>& args)
               << (f.cv_error ? percent(*f.cv_error) : std::string("n/a"))
               << (f.variability.empty() ? "" : ", variability histogram") << '\n';
   }
+  // Library call sites: which path priced each (only for profiles calibrated with library rate curves;
+  // without them every library site is regressed, as before).
+  if (not model.library_rates.empty())
+    print_library_pricing(model);
   for (const std::string& w : model.warnings)
     std::cerr << "gridcast fit: warning: " << w << '\n';
   return 0;

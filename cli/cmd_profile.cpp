@@ -185,6 +185,9 @@ void host_speed(const ProfileRequest& r, models::RunInfo& info)
     // the rate of its ranks' footprint (the rate model, docs/reference/latency-model.md).
     for (const platform::SizedRate& p : cal.compute.rate_by_working_set)
       info.host.rate_curve.push_back({static_cast<double>(p.bytes), p.flops.median});
+    for (const platform::KernelRateCurve& k : cal.compute.library_rates)
+      for (const platform::KernelRatePoint& p : k.points)
+        info.host.library_rates[k.kernel].push_back({static_cast<double>(p.bytes), p.rate.median});
     if (not(info.host.speed_flops > 0))
       throw InputError({r.calibration, 0, "compute.core_speed_flops", -1}, "must be > 0 to convert seconds to flops");
     std::cout << "host speed: " << info.host.speed_flops << " flop/s (compute.core_speed_flops of " << r.calibration

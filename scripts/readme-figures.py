@@ -79,6 +79,17 @@ def real_size(d: dict) -> str:
             f"{p['mean_abs_error_pct']:.1f}% / {p['max_abs_error_pct']:.1f}%" for p in s["per_run"]) + " |")
     else:
         lines.append(f"  | mean / max | | | {s['mean_abs_error_pct']:.1f}% / {s['max_abs_error_pct']:.1f}% |")
+    if s.get("prediction_spread_pct"):
+        lines.append("")
+        lines.append("  Spread of the predictions over the retrainings: " + ", ".join(
+            f"{k} {v:.1f}%" for k, v in s["prediction_spread_pct"].items()) + f" (target {s.get('target_spread_pct', 5)}%).")
+    if "machine" in s:
+        m, n = s["machine"], s.get("noise", {})
+        lines.append("")
+        lines.append(f"  Machine: {m['cpu_model']}, {m['cores']} cores, {', '.join(m['caches'])}; reference kernel "
+                     f"spread {n.get('reference_spread_pct', float('nan')):.1f}%"
+                     + (" (over 2%: a disturbed run, its figures say what a busy machine gives)." if s.get("disturbed")
+                        else " (quiet)."))
     return "\n".join(lines) + "\n"
 
 

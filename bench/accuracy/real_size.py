@@ -1,20 +1,32 @@
 #!/usr/bin/env python3
 """Size extrapolation on this machine's real hardware: applications profiled with `gridcast profile` at
-np 2 on four small sizes, predicted with `gridcast predict` at 2x and 4x the largest on the platform
-generated from this machine's calibration (platforms/this-machine), compared with measured runs.
+np 2 on four small sizes, predicted with `gridcast predict` at 2x-4x the largest on the platform
+generated from this machine's calibration (platforms/this-machine), compared with measured runs; the
+whole train-fit-predict-measure cycle three times (--cycles), each printed, with the spread of the
+predictions across the retrainings.
 
     cmake --build build --target gridcast gridcast_hook gridcast_bench_profile_tail
-    python3 bench/accuracy/real_size.py                  # both applications; a few minutes on an idle VM
-    python3 bench/accuracy/real_size.py --apps lammps --reps 3 --attempts 5
+    python3 bench/accuracy/real_size.py                  # both applications, three cycles
+    python3 bench/accuracy/real_size.py --apps lammps --cycles 1 --reps 3 --attempts 5
+
+Before anything it checks the machine (printed, and in --json): the CPU model and its cache sizes
+(/proc/cpuinfo, /sys/devices/system/cpu/cpu0/cache), and its noise: a fixed reference kernel (a pure-
+Python loop of fixed work: 400 000 iterations) timed 10 times; a spread (max - min over the median) above 2 %
+marks the whole run as disturbed (it still runs: its figures say what a busy machine gives). Then it
+measures this machine's library rate curves (`gridcast calibrate --only-rate-curve` on a copy of the
+calibration; compute.library_rates), which the profiles carry, so that `gridcast fit` prices the BLAS
+calls that carry their arguments on them (docs/reference/latency-model.md, "Library calls priced from
+their arguments").
 
 Applications (nw is the size):
 - `lammps`: LAMMPS (`lmp`, Debian's `lammps`) on the LJ benchmark input examples/lammps-lj/in.lj, 100
   steps, scaled with -var x/y/z: trained at 4000, 8000, 16000, 32000 atoms, predicted at 64000 and 128000.
   The measured time is rank 0's MPI_Init..MPI_Finalize.
 - `hpl`: HPL through Debian's `hpcc` (examples/hpl-hpcc/hpccinf.template, process grid 1 x 2, block size
-  32 so that the small sizes have several panels): trained at N 128, 192, 256, 320, predicted at N 640
-  and 1024 (multiples of 2 x 32: both ranks own as many panels and rank 1 the last at every size; at
-  N 160 rank 0 owns the last of 5 panels, another code path). hpcc always runs every HPCC test, sized from HPL's N, and HPL comes last, so each profile is
+  32): trained at N 512, 640, 768, 1024, predicted at N 2048 and 4096, where the whole HPL test takes
+  0.5 s or more (multiples of 2 x 32: both ranks own as many panels and rank 1 the last at every size).
+  Until the issue that asked for it, the sizes were N 128-320 against 640 and 1024: sections of
+  milliseconds, which a time slice moved by tens of percent. hpcc always runs every HPCC test, sized from HPL's N, and HPL comes last, so each profile is
   cut to its HPL section (from HPL's grid set-up, the last three MPI_Comm_split, to MPI_Finalize) by
   build/bin/gridcast_bench_profile_tail; the measured time is that section's (the longest rank's).
 
@@ -33,13 +45,11 @@ Applications (nw is the size):
    docs/reference/latency-model.md, "A median per call, and what moved the HPL prediction"); a training run of HPL
    at these sizes takes about a second.
 
-   The HPL sizes stay small (N 128-320, sections of 1-8 ms, shorter than a time slice) rather than N
-   256-640 with targets 1280 and 2560, measured on the loaded machine: a call longer than a time slice
-   shares its core with the other processes, so the longer sections of larger sizes are stretched more
-   (N 640's section took 0.026-0.037 s loaded, 0.018 s idle), every construct's work grows faster than
-   its size, and the fit took `Nw^3` per construct in 8 of 12 refits (predictions at N 1280 of 0.17-0.34 s,
-   against 0.16-0.18 s measured loaded); a profiled run at N 2560 also took 82 s, most of it HPCC's other
-   tests and the cut of their polls.
+   HPL's sizes were N 128-320 against 640 and 1024 until the training could price the BLAS calls from
+   their arguments: larger sections shared their core with the other processes for longer, the
+   regression of their measured work took `Nw^3` per construct in 8 of 12 refits on a loaded machine,
+   and the sections were so short that a time slice moved them by tens of percent. Now the targets take
+   0.5 s or more (a row under MIN_SPAN_S is marked `<`).
 2. Prediction: `gridcast predict MODEL --nw SIZE --np 2 --platform platforms/this-machine/platform.xml
    --ranks-per-host 2` (both ranks on the machine's one 2-core host).
 3. Measurement: the same command at the target size, profiled the same way (so that the measured time is
@@ -86,7 +96,9 @@ TOOLS = ROOT / "build" / "bin"
 # atoms -> the -var x y z of in.lj (an fcc lattice of 4 atoms per cell, (20x)(20y)(20z) cells)
 LJ_VARS = {4000: ("0.5", "0.5", "0.5"), 8000: ("1", "0.5", "0.5"), 16000: ("1", "1", "0.5"),
            32000: ("1", "1", "1"), 64000: ("2", "1", "1"), 128000: ("2", "2", "1")}
-HPL_NB = 32  # HPL's block size here: N 128 has 4 panels, N 1024 has 32
+HPL_NB = 32  # HPL's block size here: N 512 has 16 panels, N 4096 has 128
+MIN_SPAN_S = 0.5  # a measured span shorter than this is moved by a time slice: such a row is marked
+NOISE_LIMIT = 0.02  # the reference kernel's spread above which the run is reported disturbed
 
 
 @dataclass
@@ -101,9 +113,67 @@ class App:
 APPS = {
     "lammps": App("lammps", "atoms", (4000, 8000, 16000, 32000), (64000, 128000),
                   "rank 0 MPI_Init..MPI_Finalize"),
-    "hpl": App("hpl", "N", (128, 192, 256, 320), (640, 1024),
-               "HPCC's HPL section, the longest rank"),
+    "hpl": App("hpl", "N", (512, 640, 768, 1024), (2048, 4096),
+               "HPCC's HPL section (the whole HPL test), the longest rank"),
 }
+
+
+def machine_info() -> dict:
+    """The CPU model and the caches of cpu0 (level, type, size as the kernel prints it)."""
+    model = "?"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    caches = []
+    for d in sorted(Path("/sys/devices/system/cpu/cpu0/cache").glob("index*")):
+        try:
+            level, kind, size = ((d / f).read_text().strip() for f in ("level", "type", "size"))
+        except OSError:
+            continue
+        caches.append(f"L{level} {kind.lower()} {size}")
+    return {"cpu_model": model, "caches": caches, "cores": os.cpu_count()}
+
+
+def reference_kernel() -> float:
+    """Seconds of a fixed amount of pure-Python arithmetic (400 000 iterations): the same work every time."""
+    t0 = time.perf_counter()
+    acc = 0
+    for i in range(400_000):
+        acc += (i * i) % 7
+    elapsed = time.perf_counter() - t0
+    if acc < 0:  # never: keeps the loop's result used
+        print(acc)
+    return elapsed
+
+
+def noise_check(times: int = 10) -> dict:
+    """The reference kernel timed `times` times: its spread (max - min over the median) says how much
+    the machine moves a fixed amount of work right now."""
+    reference_kernel()  # warm-up
+    t = [reference_kernel() for _ in range(times)]
+    med = statistics.median(t)
+    spread = (max(t) - min(t)) / med
+    return {"reference_runs": times, "reference_median_s": med, "reference_spread_pct": 100 * spread,
+            "disturbed": spread > NOISE_LIMIT}
+
+
+def library_calibration(gridcast: str, work: Path, quick: bool) -> Path:
+    """A copy of the calibration with this machine's library rate curves measured now (the rest kept)."""
+    out = work / "calibration.json"
+    cmd = [gridcast, "calibrate", "--quiet", "--only-rate-curve", str(CALIBRATION), "-o", str(out)]
+    if quick:
+        cmd.insert(2, "--quick")
+    t0 = time.perf_counter()
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.stderr.write(f"calibrate failed: {' '.join(cmd)}\n{r.stdout}{r.stderr}")
+        raise SystemExit(1)
+    print(f"# library rate curves measured ({time.perf_counter() - t0:.0f} s): {out}", flush=True)
+    return out
 
 
 def busy_seconds() -> float:
@@ -137,11 +207,11 @@ def app_command(app: App, size: int, run_dir: Path) -> list[str]:
     return [*mpirun, "hpcc"]
 
 
-def profile(gridcast: str, app: App, size: int, out: Path) -> Run:
+def profile(gridcast: str, app: App, size: int, out: Path, calibration: Path) -> Run:
     run_dir = out.with_name(out.name + ".run")
     run_dir.mkdir(parents=True, exist_ok=True)
     whole = out.with_name(out.name + ".whole") if app.name == "hpl" else out
-    cmd = [gridcast, "profile", "--nw", str(size), "--out", str(whole), "--calibration", str(CALIBRATION), "--",
+    cmd = [gridcast, "profile", "--nw", str(size), "--out", str(whole), "--calibration", str(calibration), "--",
            *app_command(app, size, run_dir)]
     busy0 = busy_seconds()
     t0 = time.perf_counter()
@@ -172,7 +242,7 @@ def profile(gridcast: str, app: App, size: int, out: Path) -> Run:
 
 
 def undisturbed(gridcast: str, app: App, size: int, work: Path, tag: str, want: int, tries: int,
-                max_other: float, shortest: bool) -> tuple[list[Run], bool]:
+                max_other: float, shortest: bool, calibration: Path) -> tuple[list[Run], bool]:
     """Runs until `want` runs saw at most max_other cores of foreign load or `tries` runs were made.
     Returns the kept runs (the undisturbed ones, else the `want` least disturbed) and whether they all
     were undisturbed. Least disturbed: with `shortest` (training), the `want` shortest spans, since a
@@ -181,7 +251,7 @@ def undisturbed(gridcast: str, app: App, size: int, work: Path, tag: str, want: 
     (measurement, whose median must not be biased low) the least foreign load."""
     runs: list[Run] = []
     for k in range(tries):
-        runs.append(profile(gridcast, app, size, work / f"{app.name}-{tag}-{size}-{k}"))
+        runs.append(profile(gridcast, app, size, work / f"{app.name}-{tag}-{size}-{k}", calibration))
         quiet = [r for r in runs if r.other_cores <= max_other]
         if len(quiet) >= want:
             return quiet[:want], True
@@ -202,13 +272,13 @@ def rate_model_line(train: list[str], target: Path) -> str:
             "footprint / at the target's)")
 
 
-def run_app(args: argparse.Namespace, app: App, work: Path) -> list[tuple]:
+def run_app(args: argparse.Namespace, app: App, work: Path, calibration: Path) -> list[tuple]:
     """The rows of one application: (app, size, x train, predicted, measured, error %, quiet, runs, other)
     or (app, message) when its model could not be fitted or predicted."""
     train: list[str] = []
     for size in app.train:
         runs, quiet = undisturbed(args.gridcast, app, size, work, "train", args.train_runs,
-                                  max(args.attempts, args.train_runs), args.max_other_cores, shortest=True)
+                                  max(args.attempts, args.train_runs), args.max_other_cores, True, calibration)
         print(f"  {app.name}: trained at {app.unit} {size:>6}: {' '.join(f'{r.wall_s:.4f}' for r in runs)} s, "
               f"other load {max(r.other_cores for r in runs):.2f} cores"
               f"{'' if quiet else ' (disturbed: the shortest of ' + str(max(args.attempts, args.train_runs)) + ')'}",
@@ -223,7 +293,8 @@ def run_app(args: argparse.Namespace, app: App, work: Path) -> list[tuple]:
         print(f"  {app.name}: fit failed: {reason}", flush=True)
         return [(app.name, "fit failed (above)")]
     print(f"  {app.name}: fit ({time.perf_counter() - t0:.1f} s): " +
-          "; ".join(l.strip() for l in fit.stdout.splitlines() if "latency" in l or "group" in l), flush=True)
+          "; ".join(l.strip() for l in fit.stdout.splitlines() if "latency" in l or "group" in l or "priced" in l),
+          flush=True)
     rows = []
     for size in app.targets:
         out = subprocess.run([args.gridcast, "predict", str(model), "--nw", str(size), "--np", "2",
@@ -236,7 +307,7 @@ def run_app(args: argparse.Namespace, app: App, work: Path) -> list[tuple]:
             continue
         predicted = float(re.search(r"makespan: ([0-9.eE+-]+) s", out.stdout).group(1))
         runs, quiet = undisturbed(args.gridcast, app, size, work, "measure", args.reps, 3 * args.reps,
-                                  args.max_other_cores, shortest=False)
+                                  args.max_other_cores, False, calibration)
         measured = statistics.median(r.wall_s for r in runs)
         print(f"  {app.name}: {rate_model_line(train_one, runs[0].profile)}", flush=True)
         rows.append((app.name, size, size / app.train[-1], predicted, measured,
@@ -246,6 +317,7 @@ def run_app(args: argparse.Namespace, app: App, work: Path) -> list[tuple]:
 
 
 def main() -> int:
+    global TOOLS  # the profile cut tool next to the gridcast given (build/bin by default)
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
     ap.add_argument("--gridcast", default=str(TOOLS / "gridcast"), help="the gridcast binary")
@@ -261,13 +333,21 @@ def main() -> int:
                     help="foreign CPU load (cores) above which a run is disturbed (default 0.3)")
     ap.add_argument("--json", type=Path, default=None, help="also write the figures here (bench/results/ shape)")
     ap.add_argument("--keep", type=Path, help="keep the profiles and the models in this directory")
+    ap.add_argument("--cycles", type=int, default=3,
+                    help="whole train-fit-predict-measure cycles (default 3: the spread of the predictions "
+                         "across retrainings is part of the result)")
+    ap.add_argument("--quick-calibration", action="store_true",
+                    help="measure the library rate curves with `gridcast calibrate --quick` (to 4 MiB)")
     args = ap.parse_args()
     if args.train_runs < 1:
         ap.error("--train-runs: at least 1")
+    if args.cycles < 1:
+        ap.error("--cycles: at least 1")
     names = [a for a in args.apps.split(",") if a]
     unknown = [a for a in names if a not in APPS]
     if unknown or not names:
         ap.error(f"--apps: unknown application(s) {', '.join(unknown) or '(none given)'}; known: {', '.join(APPS)}")
+    TOOLS = Path(args.gridcast).resolve().parent
     hook = Path(args.gridcast).resolve().parent.parent / "lib" / "libgridcast-hook.so"
     if not Path(args.gridcast).exists() or not hook.exists() or not shutil.which("mpirun"):
         print("real_size: needs gridcast, build/lib/libgridcast-hook.so and mpirun", file=sys.stderr)
@@ -283,15 +363,64 @@ def main() -> int:
             apps.append(APPS[n])
     if not apps:
         return 77
-    rows: list[tuple] = []
+    machine = machine_info()
+    noise = noise_check()
+    print(f"# real_size: np 2 on this machine: {machine['cpu_model']}, {machine['cores']} cores, caches "
+          f"{', '.join(machine['caches']) or '?'}; load average {os.getloadavg()[0]:.2f} at the start", flush=True)
+    print(f"# noise check: a fixed reference kernel timed {noise['reference_runs']} times, median "
+          f"{1e3 * noise['reference_median_s']:.1f} ms, spread {noise['reference_spread_pct']:.1f}% "
+          f"({'over' if noise['disturbed'] else 'within'} {100 * NOISE_LIMIT:.0f}%): "
+          f"{'DISTURBED: the figures below say what a busy machine gives' if noise['disturbed'] else 'quiet'}",
+          flush=True)
+    rows: list[tuple] = []  # (cycle, row)
+    cycle_s: list[float] = []
     with tempfile.TemporaryDirectory(prefix="gridcast-real-size-") as tmp:
         work = args.keep or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
-        print(f"# real_size: np 2 on this machine ({os.cpu_count()} cores), load average {os.getloadavg()[0]:.2f} "
-              f"at the start; a run is disturbed when other processes use > {args.max_other_cores} cores", flush=True)
-        for app in apps:
-            rows += run_app(args, app, work)
-    print(f"\n{'app':<7} {'size':>7} {'x train':>7} {'predicted s':>12} {'measured s':>11} {'error':>8}  "
+        calibration = library_calibration(args.gridcast, work, args.quick_calibration)
+        print(f"# a run is disturbed when other processes use > {args.max_other_cores} cores", flush=True)
+        for cycle in range(1, args.cycles + 1):
+            t0 = time.perf_counter()
+            print(f"\n## cycle {cycle} of {args.cycles}: train, fit, predict, measure", flush=True)
+            cycle_dir = work / f"cycle-{cycle}"
+            cycle_dir.mkdir(parents=True, exist_ok=True)
+            these = []
+            for app in apps:
+                these += run_app(args, app, cycle_dir, calibration)
+            cycle_s.append(time.perf_counter() - t0)
+            print_table(these, f"cycle {cycle} ({cycle_s[-1]:.0f} s)")
+            rows += [(cycle, r) for r in these]
+    for app in apps:
+        print(f"  {app.name}: trained at {app.unit} {', '.join(map(str, app.train))}; measured: {app.measured}")
+    spreads = prediction_spreads(rows)
+    if spreads:
+        print("\nspread of the predictions over the cycles ((max - min) / mean):")
+        for (name, size), sp in spreads.items():
+            print(f"  {name} {size}: {sp['spread_pct']:.1f}% ({' '.join(f'{p:.4f}' for p in sp['predicted_s'])} s)")
+    per_cycle = []
+    for cycle in range(1, args.cycles + 1):
+        errs = [abs(r[5]) for c, r in rows if c == cycle and len(r) > 2]
+        if errs:
+            per_cycle.append({"run": cycle, "mean_abs_error_pct": round(statistics.mean(errs), 2),
+                              "max_abs_error_pct": round(max(errs), 2), "seconds": round(cycle_s[cycle - 1])})
+    if noise["disturbed"]:
+        print(f"\nDISTURBED: the reference kernel's spread was {noise['reference_spread_pct']:.1f}% (> "
+              f"{100 * NOISE_LIMIT:.0f}%): re-run on an idle machine for figures that say what gridcast does")
+    if args.json:
+        results_json.write(args.json, "real_size", [
+            {"app": r[0], "size": r[1], "x_train": r[2], "run": c, "predicted_s": r[3], "measured_s": r[4],
+             "error_pct": r[5], "undisturbed": r[6], "runs_s": list(r[7]), "other_cores": r[8],
+             "short_span": r[4] < MIN_SPAN_S} for c, r in rows if len(r) > 2],
+            {"points": len({(r[0], r[1]) for _, r in rows if len(r) > 2}), "runs": args.cycles, "np": 2,
+             "per_run": per_cycle, "prediction_spread_pct": {f"{n} {sz}": round(sp["spread_pct"], 2)
+                                                             for (n, sz), sp in spreads.items()},
+             "machine": machine, "noise": noise, "disturbed": noise["disturbed"],
+             "target_mean_pct": 5, "target_max_pct": 10, "target_spread_pct": 5})
+    return 0
+
+
+def print_table(rows: list[tuple], title: str) -> None:
+    print(f"\n{title}\n{'app':<7} {'size':>7} {'x train':>7} {'predicted s':>12} {'measured s':>11} {'error':>8}  "
           f"{'runs (s)':<26} other_cores")
     for row in rows:
         if len(row) == 2:
@@ -299,23 +428,26 @@ def main() -> int:
             continue
         name, size, ratio, p, m, e, quiet, walls, other = row
         runs_text = " ".join(f"{w:.3f}" for w in walls)
-        print(f"{name:<7} {size:>7} {ratio:>7.0f} {p:>12.4f} {m:>10.4f}{'' if quiet else '*'} {e:>+7.1f}%  "
-              f"{runs_text:<26} {other:.2f}")
+        print(f"{name:<7} {size:>7} {ratio:>7.0f} {p:>12.4f} {m:>10.4f}{'' if quiet else '*'}"
+              f"{'' if m >= MIN_SPAN_S else '<'} {e:>+7.1f}%  {runs_text:<26} {other:.2f}")
     errs = [abs(r[5]) for r in rows if len(r) > 2]
     if errs:
-        print(f"\nmean |error| {statistics.mean(errs):.1f}%, max {max(errs):.1f}%, over {len(errs)} point(s) "
-              f"(np 2; measured: median of {args.reps} profiled runs; target 5% mean, 10% max)")
-    for app in apps:
-        print(f"  {app.name}: trained at {app.unit} {', '.join(map(str, app.train))}; measured: {app.measured}")
-    if args.json:
-        results_json.write(args.json, "real_size", [
-            {"app": r[0], "size": r[1], "x_train": r[2], "predicted_s": r[3], "measured_s": r[4], "error_pct": r[5],
-             "undisturbed": r[6], "runs_s": list(r[7]), "other_cores": r[8]} for r in rows if len(r) > 2],
-            {"points": len(errs), "mean_abs_error_pct": statistics.mean(errs) if errs else None,
-             "max_abs_error_pct": max(errs) if errs else None, "np": 2, "target_mean_pct": 5, "target_max_pct": 10})
+        print(f"mean |error| {statistics.mean(errs):.1f}%, max {max(errs):.1f}%, over {len(errs)} point(s) "
+              f"(np 2; measured: median of the profiled runs; target 5% mean, 10% max)")
     if any(len(r) > 2 and not r[6] for r in rows):
-        print("* fewer undisturbed runs than --reps: the least disturbed were used; re-run on an idle machine")
-    return 0
+        print("* fewer undisturbed runs than --reps: the least disturbed were used")
+    if any(len(r) > 2 and r[4] < MIN_SPAN_S for r in rows):
+        print(f"< measured span under {MIN_SPAN_S} s: a time slice moves it by several percent")
+
+
+def prediction_spreads(rows: list[tuple]) -> dict:
+    """(app, size) -> the predictions of every cycle and their spread, (max - min) / mean in percent."""
+    by_point: dict = {}
+    for _, r in rows:
+        if len(r) > 2:
+            by_point.setdefault((r[0], r[1]), []).append(r[3])
+    return {k: {"predicted_s": v, "spread_pct": 100 * (max(v) - min(v)) / statistics.mean(v)}
+            for k, v in by_point.items() if len(v) > 1}
 
 
 if __name__ == "__main__":

@@ -27,6 +27,32 @@ namespace {
 using Obj = JsonObject;
 using Bound = JsonObject::Bound;
 
+Stat stat_from(const Obj& parent, std::string_view key);
+
+/// A rate curve under `key` of `parent`: objects {bytes, <rate_key>: Stat}, sizes > 0 ascending strictly,
+/// medians > 0. `Point` is {bytes, Stat}.
+template <class Point>
+std::vector<Point> rate_points(const Obj& parent, std::string_view key, std::string_view rate_key)
+{
+  std::vector<Point> out;
+  const json& points = parent.array(key);
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    Obj p = parent.element(key, i);
+    p.only({"bytes", rate_key});
+    const std::uint64_t bytes = p.uint64("bytes");
+    const Stat rate           = stat_from(p, rate_key);
+    Point point{bytes, rate};
+    if (point.bytes == 0)
+      p.fail("bytes", "expected a size > 0");
+    if (not(rate.median > 0))
+      p.fail(rate_key, "expected a median > 0");
+    if (i > 0 && point.bytes <= out.back().bytes)
+      p.fail("bytes", "working-set sizes must ascend strictly");
+    out.push_back(point);
+  }
+  return out;
+}
+
 Stat stat_from(const Obj& parent, std::string_view key)
 {
   Obj o = parent.child(key);
@@ -149,7 +175,7 @@ Calibration calibration_from_json(const json& j, const std::string& file)
 
   Obj compute = top.child("compute");
   compute.only({"dgemm_flops", "stream_triad_Bps", "scalar_flops", "core_speed_flops", "reduction", "memcpy",
-                "memcpy_all_cores", "rate_by_working_set"});
+                "memcpy_all_cores", "rate_by_working_set", "library_rates"});
   c.compute.dgemm_flops      = stat_from(compute, "dgemm_flops");
   c.compute.stream_triad_Bps = stat_from(compute, "stream_triad_Bps");
   c.compute.scalar_flops     = stat_from(compute, "scalar_flops");
@@ -173,19 +199,24 @@ Calibration calibration_from_json(const json& j, const std::string& file)
       curve->push_back(point);
     }
   }
-  if (compute.has("rate_by_working_set")) {  // optional (calibrations before it lack it)
-    const json& curve = compute.array("rate_by_working_set");
-    for (std::size_t i = 0; i < curve.size(); ++i) {
-      Obj p = compute.element("rate_by_working_set", i);
-      p.only({"bytes", "flops"});
-      SizedRate point{p.uint64("bytes"), stat_from(p, "flops")};
-      if (point.bytes == 0)
-        p.fail("bytes", "expected a size > 0");
-      if (not(point.flops.median > 0))
-        p.fail("flops", "expected a median > 0");
-      if (i > 0 && point.bytes <= c.compute.rate_by_working_set.back().bytes)
-        p.fail("bytes", "working-set sizes must ascend strictly");
-      c.compute.rate_by_working_set.push_back(point);
+  if (compute.has("rate_by_working_set"))  // optional (calibrations before it lack it)
+    c.compute.rate_by_working_set = rate_points<SizedRate>(compute, "rate_by_working_set", "flops");
+
+  if (compute.has("library_rates")) {  // optional (calibrations before it lack it)
+    const json& curves = compute.array("library_rates");
+    for (std::size_t i = 0; i < curves.size(); ++i) {
+      Obj k = compute.element("library_rates", i);
+      k.only({"kernel", "work", "points"});
+      KernelRateCurve curve{k.string("kernel"), k.string("work"), {}};
+      if (curve.work != "flops" && curve.work != "bytes")
+        k.fail("work", "expected \"flops\" or \"bytes\"");
+      for (const KernelRateCurve& other : c.compute.library_rates)
+        if (other.kernel == curve.kernel)
+          k.fail("kernel", "a second curve for " + curve.kernel);
+      curve.points = rate_points<KernelRatePoint>(k, "points", "rate");
+      if (curve.points.empty())
+        k.fail("points", "expected at least one point");
+      c.compute.library_rates.push_back(std::move(curve));
     }
   }
 
@@ -319,6 +350,16 @@ ojson to_json(const Calibration& c)
     for (const auto& p : c.compute.rate_by_working_set)
       curve.push_back(ojson{{"bytes", p.bytes}, {"flops", stat_to(p.flops)}});
     compute["rate_by_working_set"] = curve;
+  }
+  if (not c.compute.library_rates.empty()) {
+    ojson curves = ojson::array();
+    for (const KernelRateCurve& k : c.compute.library_rates) {
+      ojson points = ojson::array();
+      for (const KernelRatePoint& p : k.points)
+        points.push_back(ojson{{"bytes", p.bytes}, {"rate", stat_to(p.rate)}});
+      curves.push_back(ojson{{"kernel", k.kernel}, {"work", k.work}, {"points", points}});
+    }
+    compute["library_rates"] = curves;
   }
   o["compute"]                = compute;
   if (c.network) {

@@ -2,6 +2,8 @@
 // scalar loop. Each repetition is timed with steady_clock; rates are work / seconds.
 #include "gridcast/calibrate/measure.hpp"
 
+#include "gridcast/models/library_cost.hpp"
+
 #include <cblas.h>
 #include <dlfcn.h>
 #include <pthread.h>
@@ -70,6 +72,7 @@ ComputeSizes ComputeSizes::quick()
   s.memcpy_repetitions    = 3;
   s.rate_max_bytes        = 4u << 20;
   s.rate_repetitions      = 3;
+  s.library_repetitions   = 2;
   return s;
 }
 
@@ -159,6 +162,31 @@ std::vector<platform::SizedTiming> measure_memcpy(std::uint64_t max_bytes, int r
   return out;
 }
 
+namespace {
+
+/// Seconds of one call of `once`, `repetitions` times. Timed in the thread's CPU time, not wall time: a
+/// curve measured on a shared machine must not read the other processes' share of the core as a slower
+/// cache level. Small sizes take microseconds: a repetition repeats the call for about 2 ms.
+std::vector<double> cpu_seconds_per_call(const std::function<void()>& once, int repetitions,
+                                         const std::function<void()>& after_each)
+{
+  double t0 = thread_cpu_s();
+  once();  // warm-up: page faults, and the operands into whichever cache holds them
+  const int passes = std::max(1, static_cast<int>(2e-3 / std::max(thread_cpu_s() - t0, 1e-9)));
+  std::vector<double> t;
+  for (int r = 0; r < repetitions; ++r) {
+    t0 = thread_cpu_s();
+    for (int k = 0; k < passes; ++k)
+      once();
+    t.push_back((thread_cpu_s() - t0) / passes);
+    if (after_each)
+      after_each();
+  }
+  return t;
+}
+
+}  // namespace
+
 int panel_update_side(std::uint64_t bytes)
 {
   // 8 (m^2 + 2*32*m) = bytes: the positive root of m^2 + 64 m - bytes/8.
@@ -182,21 +210,7 @@ std::vector<platform::SizedRate> measure_rate_by_working_set(std::uint64_t min_b
       cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, m, m, kPanel, -1.0, a.data(), m, b.data(), kPanel,
                   1.0, cm.data(), m);
     };
-    // Timed in the thread's CPU time, not wall time: a curve measured on a shared machine must not
-    // read the other processes' share of the core as a slower cache level.
-    double t0 = thread_cpu_s();
-    update();  // warm-up: page faults, and the operands into whichever cache holds them
-    // Small sizes take microseconds: a repetition repeats the update for about 2 ms.
-    const int passes = std::max(1, static_cast<int>(2e-3 / std::max(thread_cpu_s() - t0, 1e-9)));
-    std::vector<double> t;
-    for (int r = 0; r < repetitions; ++r) {
-      t0 = thread_cpu_s();
-      for (int k = 0; k < passes; ++k)
-        update();
-      t.push_back((thread_cpu_s() - t0) / passes);
-      if (after_each)
-        after_each();
-    }
+    const std::vector<double> t = cpu_seconds_per_call(update, repetitions, after_each);
     g_sink = cm[mm / 2];
     const std::uint64_t actual = 8u * (mm * mm + 2u * kPanel * mm);
     if (not curve.empty() && actual <= curve.back().bytes)
@@ -204,6 +218,137 @@ std::vector<platform::SizedRate> measure_rate_by_working_set(std::uint64_t min_b
     curve.push_back({actual, summarize_rate(t, 2.0 * static_cast<double>(m) * m * kPanel)});
   }
   return curve;
+}
+
+namespace {
+
+/// The arguments of one call of `kernel` whose operands total about `bytes`, in the shape the kernel is
+/// measured in (measure_library_rates), and the buffers it needs (elements of A, x and y).
+struct KernelCall {
+  models::LibraryArgs args;
+  std::size_t a_elems = 0, x_elems = 0, y_elems = 0;
+};
+
+KernelCall kernel_call(const std::string& kernel, std::uint64_t bytes)
+{
+  constexpr int kPanel = 32;
+  const double elems = static_cast<double>(bytes) / 8.0;
+  KernelCall c;
+  models::LibraryArgs& a = c.args;
+  a.recorded = true;
+  auto at_least = [](double v, std::int64_t lo) { return std::max<std::int64_t>(lo, std::llround(v)); };
+  if (kernel == "dgemm" || kernel == "dsyrk") {
+    const std::int64_t m = panel_update_side(bytes);  // m^2 + 64 m elements
+    a.m = m;
+    a.n = m;
+    a.k = kPanel;
+    c.a_elems = static_cast<std::size_t>(m * kPanel);
+    c.x_elems = static_cast<std::size_t>(kPanel * m);
+    c.y_elems = static_cast<std::size_t>(m * m);
+  } else if (kernel == "dtrsm") {
+    a.m = kPanel;  // L11 \ A12: 32 x 32 triangle, 32 x n panel
+    a.n = at_least((elems - kPanel * kPanel / 2.0) / kPanel, 8);
+    a.options = {'N', '-', 'L', 'L', 'U'};
+    c.a_elems = kPanel * kPanel;
+    c.y_elems = static_cast<std::size_t>(kPanel * a.n);
+  } else if (kernel == "dgemv" || kernel == "dger") {
+    const std::int64_t n = at_least(-1.0 + std::sqrt(1.0 + elems), 8);  // n^2 + 2n elements
+    a.m = n;
+    a.n = n;
+    c.a_elems = static_cast<std::size_t>(n * n);
+    c.x_elems = c.y_elems = static_cast<std::size_t>(n);
+  } else if (kernel == "dtrsv") {
+    const std::int64_t n = at_least(-1.0 + std::sqrt(1.0 + 2.0 * elems), 8);  // n^2/2 + n elements
+    a.n = n;
+    a.options = {'N', '-', '-', 'L', 'U'};
+    c.a_elems = static_cast<std::size_t>(n * n);
+    c.x_elems = static_cast<std::size_t>(n);
+  } else {  // level 1: the working set is the larger side, one or two vectors of n
+    const bool two = kernel == "daxpy" || kernel == "ddot" || kernel == "dswap" || kernel == "dcopy";
+    a.n = at_least(elems / (two ? 2.0 : 1.0), 64);
+    c.x_elems = c.y_elems = static_cast<std::size_t>(a.n);
+  }
+  const std::int64_t m = std::max<std::int64_t>(a.m, 1);
+  a.ld_a = kernel == "dtrsm" ? kPanel : m;
+  a.ld_b = kernel == "dgemm" ? kPanel : kernel == "dtrsm" ? kPanel : 0;
+  a.ld_c = kernel == "dgemm" || kernel == "dsyrk" ? m : 0;
+  a.inc_x = a.inc_y = 1;
+  return c;
+}
+
+/// One call of `kernel` on the buffers.
+void call_kernel(const std::string& kernel, const models::LibraryArgs& a, std::vector<double>& A,
+                 std::vector<double>& x, std::vector<double>& y)
+{
+  const auto m = static_cast<int>(a.m), n = static_cast<int>(a.n), k = static_cast<int>(a.k);
+  if (kernel == "dgemm")
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, m, n, k, -1.0, A.data(), m, x.data(), k, 1.0, y.data(), m);
+  else if (kernel == "dsyrk")
+    cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, n, k, -1.0, A.data(), n, 1.0, y.data(), n);
+  else if (kernel == "dtrsm")
+    cblas_dtrsm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans, CblasUnit, m, n, 1.0, A.data(), m, y.data(), m);
+  else if (kernel == "dgemv")
+    cblas_dgemv(CblasColMajor, CblasNoTrans, m, n, -1.0, A.data(), m, x.data(), 1, 1.0, y.data(), 1);
+  else if (kernel == "dger")
+    cblas_dger(CblasColMajor, m, n, -1e-9, x.data(), 1, y.data(), 1, A.data(), m);
+  else if (kernel == "dtrsv")
+    cblas_dtrsv(CblasColMajor, CblasLower, CblasNoTrans, CblasUnit, n, A.data(), n, x.data(), 1);
+  else if (kernel == "dscal")
+    cblas_dscal(n, 1.0000001, x.data(), 1);
+  else if (kernel == "daxpy")
+    cblas_daxpy(n, 1e-9, x.data(), 1, y.data(), 1);
+  else if (kernel == "dcopy")
+    cblas_dcopy(n, x.data(), 1, y.data(), 1);
+  else if (kernel == "ddot")
+    g_sink = cblas_ddot(n, x.data(), 1, y.data(), 1);
+  else if (kernel == "idamax")
+    g_sink = static_cast<double>(cblas_idamax(n, x.data(), 1));
+  else if (kernel == "dswap")
+    cblas_dswap(n, x.data(), 1, y.data(), 1);
+}
+
+bool in_system_blas(const std::string& kernel)
+{
+  return kernel != "dgetrf" && kernel != "dgetrs" && kernel != "dpotrf";  // LAPACK, not BLAS
+}
+
+}  // namespace
+
+int library_rate_kernels()
+{
+  return static_cast<int>(std::count_if(models::library_kernels().begin(), models::library_kernels().end(), in_system_blas));
+}
+
+std::vector<platform::KernelRateCurve> measure_library_rates(std::uint64_t min_bytes, std::uint64_t max_bytes,
+                                                             int repetitions, const std::function<void()>& after_each)
+{
+  single_threaded_blas();
+  std::vector<platform::KernelRateCurve> curves;
+  for (const std::string& kernel : models::library_kernels()) {
+    if (not in_system_blas(kernel))
+      continue;
+    platform::KernelRateCurve curve;
+    curve.kernel = kernel;
+    for (std::uint64_t bytes = min_bytes; bytes <= max_bytes && bytes > 0; bytes *= 2) {
+      const KernelCall call = kernel_call(kernel, bytes);
+      const std::optional<models::LibraryCost> cost = models::library_cost(kernel + "_", call.args);
+      curve.work = cost->unit == models::WorkUnit::Bytes ? "bytes" : "flops";
+      // Unit triangles with tiny values off the diagonal: the solves stay finite.
+      std::vector<double> A(std::max<std::size_t>(call.a_elems, 1), 1e-3), x(std::max<std::size_t>(call.x_elems, 1), 1.0),
+          y(std::max<std::size_t>(call.y_elems, 1), 0.5);
+      const std::vector<double> t =
+          cpu_seconds_per_call([&] { call_kernel(kernel, call.args, A, x, y); }, repetitions, {});
+      g_sink = y[y.size() / 2] + x[x.size() / 2];
+      const auto actual = static_cast<std::uint64_t>(std::llround(cost->working_set_bytes));
+      if (not curve.points.empty() && actual <= curve.points.back().bytes)
+        continue;  // two requested sizes rounded to the same shape
+      curve.points.push_back({actual, summarize_rate(t, cost->work)});
+    }
+    if (after_each)
+      after_each();
+    curves.push_back(std::move(curve));
+  }
+  return curves;
 }
 
 platform::ComputeCalibration measure_compute(const ComputeSizes& sizes, Progress& progress)
@@ -221,7 +366,8 @@ platform::ComputeCalibration measure_compute(const ComputeSizes& sizes, Progress
     ++rate_points;
   const int total = sizes.dgemm_repetitions + sizes.triad_repetitions + sizes.scalar_repetitions +
                     static_cast<int>(reduction_sizes.size()) * sizes.reduction_repetitions +
-                    memcpy_sizes * (cores > 1 ? 2 : 1) + rate_points * sizes.rate_repetitions;
+                    memcpy_sizes * (cores > 1 ? 2 : 1) + rate_points * sizes.rate_repetitions +
+                    (rate_points > 0 ? library_rate_kernels() : 0);
   int done        = 0;
 
   c.dgemm_flops = measure_dgemm_flops(sizes.dgemm_n, sizes.dgemm_repetitions, [&] {
@@ -300,6 +446,11 @@ platform::ComputeCalibration measure_compute(const ComputeSizes& sizes, Progress
                                                         sizes.rate_repetitions, [&] {
                                                           progress.step("compute", ++done, total, "rate by working set");
                                                         });
+  if (rate_points > 0)
+    c.library_rates = measure_library_rates(sizes.rate_min_bytes, std::min<std::uint64_t>(sizes.rate_max_bytes, 64u << 20),
+                                            sizes.library_repetitions, [&] {
+                                              progress.step("compute", ++done, total, "library rates by working set");
+                                            });
   // The platform's core speed: the dgemm rate (docs/reference/calibration-json.md says why).
   c.core_speed_flops = c.dgemm_flops.median;
   return c;

@@ -120,7 +120,7 @@ bool operator==(const CallRecord& a, const CallRecord& b)
          a.recv_bytes == b.recv_bytes && a.comm == b.comm && a.root == b.root && a.request == b.request &&
          a.requests == b.requests && a.counts == b.counts && a.recv_counts == b.recv_counts && a.color == b.color &&
          a.key == b.key && a.new_comm == b.new_comm && a.stream == b.stream && a.device == b.device &&
-         a.memory == b.memory && a.device_seconds == b.device_seconds;
+         a.memory == b.memory && a.device_seconds == b.device_seconds && a.library == b.library;
 }
 
 std::uint32_t FunctionTable::intern(std::string_view name)

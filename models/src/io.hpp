@@ -182,6 +182,7 @@ enum BinaryField : unsigned {
   kFieldMemory,
   kFieldLine,  // only in spill files written with keep_lines (TIT import): the source line number
   kFieldDeviceSeconds,  // gpu_kernel: the kernel's duration on the device (added by the GPU issue)
+  kFieldLibrary,  // a library call's arguments: 8 zigzag varints, then 5 option bytes (older files lack it)
   kFieldCount
 };
 

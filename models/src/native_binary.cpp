@@ -87,6 +87,7 @@ void BinaryEncoder::encode(const CallRecord& r, const FunctionTable& functions, 
   bit(kFieldMemory, r.memory != d.memory);
   bit(kFieldLine, keep_lines_ && r.line != 0);
   bit(kFieldDeviceSeconds, r.device_seconds != d.device_seconds);
+  bit(kFieldLibrary, r.library.recorded);
 
   out.push_back(static_cast<char>(1 + static_cast<int>(r.op)));
   put_varint(out, mask);
@@ -146,6 +147,12 @@ void BinaryEncoder::encode(const CallRecord& r, const FunctionTable& functions, 
     put_varint(out, r.line);
   if (has(kFieldDeviceSeconds))
     put_double(out, r.device_seconds);
+  if (has(kFieldLibrary)) {
+    const LibraryArgs& a = r.library;
+    for (std::int64_t v : {a.m, a.n, a.k, a.ld_a, a.ld_b, a.ld_c, a.inc_x, a.inc_y})
+      put_varint(out, zigzag(v));
+    out.append(a.options.begin(), a.options.end());
+  }
 }
 
 BinaryTraceStream::BinaryTraceStream(const fs::path& file, int rank, std::string display)
@@ -315,6 +322,20 @@ bool BinaryTraceStream::next(CallRecord& out)
     const std::uint64_t source_line = has(kFieldLine) ? varint() : 0;
     if (has(kFieldDeviceSeconds))
       out.device_seconds = double_field();
+    if (has(kFieldLibrary)) {
+      LibraryArgs& a = out.library;
+      a.recorded     = true;
+      for (std::int64_t* v : {&a.m, &a.n, &a.k, &a.ld_a, &a.ld_b, &a.ld_c, &a.inc_x, &a.inc_y})
+        *v = svarint();
+      for (char& c : a.options) {
+        const int b = in_.get();
+        if (b < 0)
+          fail("truncated record");
+        if (std::string_view("NTCLRU-").find(static_cast<char>(b)) == std::string_view::npos)
+          fail("corrupt record: library option byte " + std::to_string(b));
+        c = static_cast<char>(b);
+      }
+    }
     ++record_no_;  // only now: errors above name the record being read
     out.line = has(kFieldLine) ? source_line : record_no_;
     return true;

@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -44,6 +46,8 @@ enum class JField : std::uint8_t {
   Device,
   Memory,
   DeviceSeconds,
+  LibArgs,
+  LibOptions,
   None
 };
 
@@ -73,6 +77,8 @@ JField field_from_key(std::string_view k)
       {"device", JField::Device},
       {"memory", JField::Memory},
       {"device_seconds", JField::DeviceSeconds},
+      {"lib_args", JField::LibArgs},
+      {"lib_options", JField::LibOptions},
   };
   for (const auto& [name, f] : kKeys)
     if (name == k)
@@ -145,6 +151,10 @@ public:
       case JField::RecvCounts:
         rec_.recv_counts.clear();
         break;
+      case JField::LibArgs:
+        lib_args_ = 0;
+        rec_.library.recorded = true;
+        break;
       default:
         return fail("expected a scalar value, got an array");
     }
@@ -153,6 +163,9 @@ public:
   }
   bool end_array()
   {
+    if (field_ == JField::LibArgs && lib_args_ != kLibArgs)
+      return fail("expected " + std::to_string(kLibArgs) + " integers (m, n, k, ld_a, ld_b, ld_c, inc_x, inc_y), got " +
+                  std::to_string(lib_args_));
     in_array_ = false;
     return true;
   }
@@ -290,6 +303,17 @@ private:
           (field_ == JField::Counts ? rec_.counts : rec_.recv_counts).push_back(x);
           return true;
         }
+        case JField::LibArgs: {
+          std::int64_t x = 0;
+          if (not to_int64(v, x))
+            return false;
+          if (lib_args_ >= kLibArgs)
+            return fail("more than " + std::to_string(kLibArgs) + " values");
+          LibraryArgs& a = rec_.library;
+          std::int64_t* slots[kLibArgs] = {&a.m, &a.n, &a.k, &a.ld_a, &a.ld_b, &a.ld_c, &a.inc_x, &a.inc_y};
+          *slots[lib_args_++] = x;
+          return true;
+        }
         default:
           return fail("unexpected array");
       }
@@ -358,6 +382,18 @@ private:
         return true;
       case JField::DeviceSeconds:
         return to_double(v, rec_.device_seconds);
+      case JField::LibArgs:
+        return type_error("an array", v);
+      case JField::LibOptions:
+        if (v.kind != JValue::String)
+          return type_error("a string", v);
+        if (v.s->size() != rec_.library.options.size())
+          return fail("expected " + std::to_string(rec_.library.options.size()) +
+                      " letters (trans_a, trans_b, side, uplo, diag; '-' where none)");
+        if (v.s->find_first_not_of("NTCLRU-") != std::string::npos)
+          return fail("option letters are N, T, C, L, R, U or '-'");
+        std::copy(v.s->begin(), v.s->end(), rec_.library.options.begin());
+        return true;
       case JField::None:
         break;
     }
@@ -368,6 +404,8 @@ private:
   std::string& fn_;
   int depth_          = 0;
   bool in_array_      = false;
+  static constexpr int kLibArgs = 8;
+  int lib_args_       = 0;  ///< lib_args values read so far
   JField field_       = JField::None;
   std::uint32_t seen_ = 0;
   std::string key_;
@@ -576,6 +614,13 @@ public:
       o += r.memory == Memory::Device ? ",\"memory\":\"device\"" : ",\"memory\":\"host\"";
     if (r.device_seconds != d.device_seconds)
       num("device_seconds", r.device_seconds);
+    if (r.library.recorded) {
+      const LibraryArgs& a = r.library;
+      vec("lib_args", std::array<std::int64_t, 8>{a.m, a.n, a.k, a.ld_a, a.ld_b, a.ld_c, a.inc_x, a.inc_y});
+      o += ",\"lib_options\":\"";
+      o.append(a.options.begin(), a.options.end());
+      o += '"';
+    }
     o += "}\n";
     file_.maybe_flush();
   }

@@ -7,6 +7,7 @@
 #include "gridcast/models/native.hpp"
 
 #include "io.hpp"
+#include "log2_interpolation.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -43,17 +44,8 @@ double rate_at(const RateCurve& curve, double bytes, double fallback)
 {
   if (curve.empty())
     return fallback;
-  if (bytes <= curve.front().working_set_bytes)
-    return curve.front().speed_flops;
-  if (bytes >= curve.back().working_set_bytes)
-    return curve.back().speed_flops;
-  std::size_t k = 1;
-  while (curve[k].working_set_bytes < bytes)
-    ++k;
-  // Caches make the rate a function of the size's order of magnitude: interpolate in log2(bytes).
-  const double x0 = std::log2(curve[k - 1].working_set_bytes), x1 = std::log2(curve[k].working_set_bytes);
-  const double t = (std::log2(bytes) - x0) / (x1 - x0);
-  return curve[k - 1].speed_flops + t * (curve[k].speed_flops - curve[k - 1].speed_flops);
+  return detail::rate_in_log2(curve, bytes, [](const RatePoint& p) { return p.working_set_bytes; },
+                              [](const RatePoint& p) { return p.speed_flops; });
 }
 
 RunInfo read_run_info(const fs::path& run_json)
@@ -80,7 +72,7 @@ RunInfo read_run_info(const fs::path& run_json)
       *out = top.string(key);
 
   JsonObject host = top.child("host");
-  host.only({"name", "speed_flops", "rate_curve"});
+  host.only({"name", "speed_flops", "rate_curve", "library_rates"});
   if (host.has("name"))
     info.host.name = host.string("name");
   info.host.speed_flops = host.number("speed_flops", JsonObject::Bound::Positive);
@@ -94,6 +86,27 @@ RunInfo read_run_info(const fs::path& run_json)
       if (not info.host.rate_curve.empty() && not(rp.working_set_bytes > info.host.rate_curve.back().working_set_bytes))
         pt.fail("working_set_bytes", "must increase along the curve");
       info.host.rate_curve.push_back(rp);
+    }
+  }
+  if (host.has("library_rates")) {  // optional: profiles recorded before it lack it
+    JsonObject rates = host.child("library_rates");
+    for (const auto& item : host.need("library_rates").items()) {
+      const std::string kernel = item.key();
+      if (library_kernel(kernel + "_").empty())
+        rates.fail(kernel, "not a library kernel gridcast prices (" + kernel + ")");
+      KernelRateCurve& curve = info.host.library_rates[kernel];
+      const std::size_t n = rates.array(kernel).size();
+      for (std::size_t i = 0; i < n; ++i) {
+        JsonObject pt = rates.element(kernel, i);
+        pt.only({"working_set_bytes", "rate"});
+        KernelRatePoint rp{pt.number("working_set_bytes", JsonObject::Bound::Positive),
+                           pt.number("rate", JsonObject::Bound::Positive)};
+        if (not curve.empty() && not(rp.working_set_bytes > curve.back().working_set_bytes))
+          pt.fail("working_set_bytes", "must increase along the curve");
+        curve.push_back(rp);
+      }
+      if (curve.empty())
+        rates.fail(kernel, "expected at least one point");
     }
   }
 
@@ -142,6 +155,16 @@ void write_run_info(const fs::path& run_json, const RunInfo& info)
     for (const RatePoint& p : info.host.rate_curve)
       curve.push_back({{"working_set_bytes", p.working_set_bytes}, {"speed_flops", p.speed_flops}});
     o["host"]["rate_curve"] = curve;
+  }
+  if (not info.host.library_rates.empty()) {
+    nlohmann::ordered_json rates = nlohmann::ordered_json::object();
+    for (const auto& [kernel, points] : info.host.library_rates) {
+      nlohmann::ordered_json curve = nlohmann::ordered_json::array();
+      for (const KernelRatePoint& p : points)
+        curve.push_back({{"working_set_bytes", p.working_set_bytes}, {"rate", p.rate}});
+      rates[kernel] = curve;
+    }
+    o["host"]["library_rates"] = rates;
   }
   o["date"]              = info.date;
   o["encoding"]          = encoding_name(info.encoding);

@@ -13,6 +13,7 @@
 #include "trace_fit_read.hpp"
 #include "trace_fit_walk.hpp"
 
+#include <algorithm>
 #include <array>
 #include <set>
 
@@ -62,7 +63,15 @@ public:
     model.rule = detail::infer_rule(reader_.profiles(), reader_.axis().kinds.size());
 
     std::vector<detail::GroupData> data;
-    detail::GroupCollector collector(reader_, model.tokens);
+    // The first profile recorded with library rate curves gives them (the profiles of one fit come from
+    // one machine); its speed turns the seconds of a priced call into flops.
+    for (const detail::LoadedProfile& p : reader_.profiles())
+      if (not p.info.host.library_rates.empty()) {
+        model.library_rates       = p.info.host.library_rates;
+        model.library_speed_flops = p.info.host.speed_flops;
+        break;
+      }
+    detail::GroupCollector collector(reader_, model.tokens, model.library_rates);
     for (std::size_t g = 0; g < reps.size(); ++g)
       data.push_back(collector.collect(reader_.rank_trace(reps[g]).rolled, g));
     detail::TemplateFitter fitter(model, data);
@@ -92,6 +101,16 @@ const FunctionLatency* TraceModel::latency_of(const std::string& function) const
     if (f.function == function)
       return &f;
   return nullptr;
+}
+
+double TraceModel::library_flops(const LibraryPricing& pricing, double nw, double np) const
+{
+  auto curve = library_rates.find(pricing.kernel);
+  if (curve == library_rates.end())
+    throw InputError({}, "a site of " + pricing.kernel + " is priced from its arguments but the model has no rate curve for it");
+  const double work = std::max(0.0, pricing.work.eval(nw, np));
+  const double bytes = std::max(1.0, pricing.working_set_bytes.eval(nw, np));
+  return work / kernel_rate_at(curve->second, bytes) * pricing.scale * library_speed_flops;
 }
 
 const NumberedLoop* TraceModel::numbered_of(std::uint32_t token) const

@@ -328,6 +328,8 @@ void TemplateFitter::fit_amounts(SlotObs& s, TemplateNode& t)
     t.flops            = compute ? fit_measured(s.compute_flops.points()) : fit_formula(s.flops.points(), false, 3, Parsimony{});
     s.fitted_flops     = t.flops;
   }
+  if (tokens_[s.token].op == Op::Compute)
+    fit_library(s, t);
   if (s.any_seconds)
     t.seconds = fit_formula(s.seconds.points(), false);
   // A communicator of one rank has no "other" entry: then the counts are the rank's own.
@@ -339,6 +341,40 @@ void TemplateFitter::fit_amounts(SlotObs& s, TemplateNode& t)
     t.recv_counts = fit_quantity(s.recv_counts.empty() ? s.recv_counts_self : s.recv_counts, true, s, "recv_counts");
   if (s.recv_counts_self_differs)
     t.recv_counts_self = fit_formula(s.recv_counts_self.points(), true);
+}
+
+/// A library site whose every call carried its arguments: its mean work per call and its work-weighted
+/// mean working set as formulas of (Nw, Np) (exact quantities: the best leave-one-out subset), and the
+/// scale that makes the curve's price of the training calls their measured work.
+void TemplateFitter::fit_library(const SlotObs& s, TemplateNode& t)
+{
+  const SlotObs::LibraryObs& lib = s.library;
+  if (lib.kernel.empty())
+    return;
+  if (not lib.missing.empty() || lib.points.empty()) {
+    t.regressed_because = lib.missing.empty() ? "no calls with work" : lib.missing;
+    return;
+  }
+  std::vector<FitPoint> work, bytes;
+  for (const auto& [point, p] : lib.points) {
+    const auto calls = static_cast<double>(p.calls);
+    work.push_back({point.first, point.second, p.work / calls});
+    bytes.push_back({point.first, point.second, p.work > 0 ? p.work_x_bytes / p.work : 0.0});
+  }
+  LibraryPricing pricing{lib.kernel, fit_formula(work, false), fit_formula(bytes, false), 1.0};
+  // The scale: measured over priced work, summed over the training points (each point's calls priced
+  // as synthesis will price them, at the fitted mean work and working set).
+  double observed = 0, priced = 0;
+  for (const auto& [point, p] : lib.points) {
+    observed += p.observed;
+    priced += static_cast<double>(p.calls) * model_.library_flops(pricing, point.first, point.second);
+  }
+  if (not(priced > 0) || not(observed > 0)) {
+    t.regressed_because = "the arguments give no work";
+    return;
+  }
+  pricing.scale = observed / priced;
+  t.library     = std::move(pricing);
 }
 
 Formula TemplateFitter::fit_quantity(const Series& series, bool integer, SlotObs& s, const char* field)

@@ -31,6 +31,7 @@ private:
   void fit_loop(SlotObs& s, TemplateNode& t);
   void fit_call_ranks(SlotObs& s, TemplateNode& t, UsedExprs& used);
   void fit_amounts(SlotObs& s, TemplateNode& t);
+  void fit_library(const SlotObs& s, TemplateNode& t);
   Formula fit_quantity(const Series& series, bool integer, SlotObs& s, const char* field);
   std::optional<RankExpr> fit_ranks(const RankSeries& series, const char* field, const SlotObs& s,
                                     UsedExprs* used = nullptr);

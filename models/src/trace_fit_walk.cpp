@@ -24,6 +24,7 @@ struct CallParams {
   std::int32_t tag = 0;
   std::int32_t key = 0;  ///< comm_split: the split key
   std::uint64_t line = 0;
+  LibraryArgs library;  ///< compute calls of a library function: their recorded arguments
   /// The call's work in flops: declared, or measured seconds through the recording host's speed.
   double work(double speed_flops) const { return flops > 0 ? flops : (seconds > 0 ? seconds * speed_flops : 0.0); }
 };
@@ -64,6 +65,7 @@ public:
     c.recv_counts = rec_.recv_counts;
     c.tag         = rec_.tag;
     c.key         = rec_.key;
+    c.library     = rec_.library;
     if (creates_request(rec_))
       ordinal_[rec_.request] = created_++;
     else if (rec_.request != kNoRequest)
@@ -295,6 +297,33 @@ void GroupCollector::observe_compute(SlotObs& s, WalkState& w, const CallParams&
   int inner = w.loops.empty() ? 0 : progress_bucket(w.loop.back(), w.loops.back().second);
   int outer = w.loops.empty() ? 0 : progress_bucket(w.loop.front(), w.loops.front().second);
   s.compute.add(w.profile, inner, outer, work);
+  observe_library(s, w, c, work);
+}
+
+/// A library call's arguments, for pricing its site from them: the first call without them (or of a
+/// kernel without a rate curve) makes the site a regressed one.
+void GroupCollector::observe_library(SlotObs& s, const WalkState& w, const CallParams& c, double work)
+{
+  SlotObs::LibraryObs& lib = s.library;
+  const std::string& function = tokens_[s.token].function;
+  const std::string_view kernel = library_kernel(function);
+  if (kernel.empty() || not lib.missing.empty())
+    return;  // not a library function (an application function, a compute burst), or already regressed
+  lib.kernel = kernel;
+  const std::optional<LibraryCost> cost = library_cost(function, c.library);
+  if (not cost) {
+    lib.missing = "no arguments recorded (" + reader_.profiles()[w.profile].label + ")";
+    return;
+  }
+  if (not library_rates_.contains(lib.kernel)) {
+    lib.missing = "no rate curve for " + lib.kernel + " in the profiles' calibration";
+    return;
+  }
+  SlotObs::LibraryObs::Point& p = lib.points[{w.nw, static_cast<double>(w.np)}];
+  ++p.calls;
+  p.work += cost->work;
+  p.work_x_bytes += cost->work * cost->working_set_bytes;
+  p.observed += work;
 }
 
 void GroupCollector::observe_call(SlotObs& s, WalkState& w, const CallParams& c, std::size_t position)

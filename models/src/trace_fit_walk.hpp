@@ -4,6 +4,7 @@
 // Internal to the models library.
 #pragma once
 
+#include "gridcast/models/library_cost.hpp"
 #include "gridcast/models/trace_rules.hpp"
 #include "latency_fit.hpp"
 #include "trace_fit_read.hpp"
@@ -52,6 +53,19 @@ struct SlotObs {
   std::map<std::pair<std::string_view, std::size_t>, std::pair<double, double>> spread;
   std::string where;  ///< first member's profile and rank, for messages
 
+  /// Compute sites of a library function: what its calls' recorded arguments say, per training point.
+  struct LibraryObs {
+    struct Point {
+      std::uint64_t calls = 0;
+      double work = 0;           ///< sum of the calls' work (the kernel's unit)
+      double work_x_bytes = 0;   ///< sum of work x working set: the work-weighted mean working set
+      double observed = 0;       ///< sum of the calls' measured work in flops
+    };
+    std::string kernel;
+    std::string missing;  ///< why the site cannot be priced from arguments (first reason seen); empty: it can
+    std::map<std::pair<double, double>, Point> points;  ///< by (Nw, Np)
+  };
+  LibraryObs library;
   // Latency model (compute calls): the call's context and its work per (profile, progress buckets).
   int loop_ordinal = -1;  ///< Loop: pre-order number among the group's loops
   ComputeCalls compute;   ///< Compute: its calls, for the latency model's ratio and variability
@@ -69,7 +83,11 @@ struct GroupData {
 class GroupCollector {
 public:
   /// `tokens`: the model's tokens (model ids), as the reader's tables give them.
-  GroupCollector(const ProfileReader& reader, const std::vector<CallToken>& tokens) : reader_(reader), tokens_(tokens) {}
+  /// `library_rates`: the kernels that have a rate curve (a library site of another kernel is regressed).
+  GroupCollector(const ProfileReader& reader, const std::vector<CallToken>& tokens, const KernelRates& library_rates)
+      : reader_(reader), tokens_(tokens), library_rates_(library_rates)
+  {
+  }
   /// The observations of group `g`, whose template is `templ`.
   GroupData collect(const std::vector<RolledNode>& templ, std::size_t g);
 
@@ -82,10 +100,12 @@ private:
   void walk_loop(const RolledNode& n, SlotObs& s, WalkState& w);
   void observe_call(SlotObs& s, WalkState& w, const CallParams& c, std::size_t position);
   void observe_compute(SlotObs& s, WalkState& w, const CallParams& c, std::size_t position);
+  void observe_library(SlotObs& s, const WalkState& w, const CallParams& c, double work);
   [[noreturn]] void changed(const WalkState& w) const;
 
   const ProfileReader& reader_;
   const std::vector<CallToken>& tokens_;
+  const KernelRates& library_rates_;
   std::vector<SlotObs> slots_;
   int loop_counter_ = 0;
 };

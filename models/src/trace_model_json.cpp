@@ -165,6 +165,11 @@ ojson nodes_json(const std::vector<TemplateNode>& nodes, const TraceModel& m)
       o["recv_bytes"] = formula_json(*n.recv_bytes);
     if (n.flops)
       o["flops"] = formula_json(*n.flops);
+    if (n.library)
+      o["library"] = ojson{{"kernel", n.library->kernel},
+                           {"work", formula_json(n.library->work)},
+                           {"working_set_bytes", formula_json(n.library->working_set_bytes)},
+                           {"scale", n.library->scale}};
     if (n.seconds)
       o["seconds"] = formula_json(*n.seconds);
     if (n.counts)
@@ -428,7 +433,7 @@ std::vector<TemplateNode> read_nodes(const JsonObject& parent, std::string_view 
       out.push_back(std::move(n));
       continue;
     }
-    r.only({"call", "poll", "fn", "count", "absorbed_flops", "peer", "src", "root", "key", "tag", "tag_formula", "bytes", "recv_bytes", "flops", "seconds", "counts",
+    r.only({"call", "poll", "fn", "count", "absorbed_flops", "peer", "src", "root", "key", "tag", "tag_formula", "bytes", "recv_bytes", "flops", "library", "seconds", "counts",
             "recv_counts", "counts_self", "recv_counts_self", "request_back", "requests_back"});
     const char* tkey = r.has("poll") ? "poll" : "call";
     n.kind  = r.has("poll") ? RolledNode::Kind::Poll : RolledNode::Kind::Call;
@@ -481,6 +486,16 @@ std::vector<TemplateNode> read_nodes(const JsonObject& parent, std::string_view 
       n.recv_bytes = read_formula(r.child("recv_bytes"));
     if (r.has("flops"))
       n.flops = read_formula(r.child("flops"));
+    if (r.has("library")) {
+      JsonObject lib = r.child("library");
+      lib.only({"kernel", "work", "working_set_bytes", "scale"});
+      LibraryPricing pricing{lib.string("kernel"), read_formula(lib.child("work")),
+                             read_formula(lib.child("working_set_bytes")),
+                             lib.number("scale", JsonObject::Bound::Positive)};
+      if (not m.library_rates.contains(pricing.kernel))
+        lib.fail("kernel", "no rate curve for " + pricing.kernel + " in the model's \"library\"");
+      n.library = std::move(pricing);
+    }
     if (r.has("seconds"))
       n.seconds = read_formula(r.child("seconds"));
     if (r.has("counts"))
@@ -515,6 +530,7 @@ bool uses_feature(const std::vector<TemplateNode>& nodes, std::size_t feature)
   for (const TemplateNode& n : nodes)
     if (uses_feature(n.count, feature) || uses_feature(n.bytes, feature) || uses_feature(n.recv_bytes, feature) ||
         uses_feature(n.flops, feature) || uses_feature(n.absorbed_flops, feature) || uses_feature(n.seconds, feature) ||
+        (n.library && (uses_feature(n.library->work, feature) || uses_feature(n.library->working_set_bytes, feature))) ||
         uses_feature(n.counts, feature) || uses_feature(n.recv_counts, feature) ||
         uses_feature(n.counts_self, feature) || uses_feature(n.recv_counts_self, feature) ||
         uses_feature(n.tag_formula, feature) || uses_feature(n.body, feature))
@@ -586,6 +602,17 @@ nlohmann::ordered_json model_to_json(const TraceModel& m)
                            {"template", nodes_json(grp.body, m)}});
   }
   o["groups"]   = groups;
+  // Only where a site is priced from its arguments: other models keep their bytes.
+  if (not m.library_rates.empty()) {
+    ojson rates = ojson::object();
+    for (const auto& [kernel, curve] : m.library_rates) {
+      ojson points = ojson::array();
+      for (const KernelRatePoint& p : curve)
+        points.push_back(ojson::array({p.working_set_bytes, p.rate}));
+      rates[kernel] = points;
+    }
+    o["library"] = ojson{{"speed_flops", m.library_speed_flops}, {"rates", rates}};
+  }
   ojson latency = ojson::array();
   for (const FunctionLatency& f : m.latency)
     latency.push_back(latency_json(f));
@@ -770,7 +797,7 @@ TraceModel model_from_json(const nlohmann::json& j, const std::string& file)
 {
   JsonObject top(j, file);
   top.only({"format", "format_version", "group_threshold", "features", "training", "tokens", "rule", "groups",
-            "latency", "warnings", "numbered_loops", "tree_sequences", "axis_sweeps"});
+            "library", "latency", "warnings", "numbered_loops", "tree_sequences", "axis_sweeps"});
   if (top.string("format") != kFormatName)
     top.fail("format", std::string("expected \"") + kFormatName + "\"");
   if (top.integer("format_version") != TraceModel::kFormatVersion)
@@ -831,6 +858,27 @@ TraceModel model_from_json(const nlohmann::json& j, const std::string& file)
                                   "'; isend and irecv are ops of their own)");
     }
     m.tokens.push_back(tok);
+  }
+  if (top.has("library")) {  // read before the templates, whose priced sites name its kernels
+    JsonObject lib = top.child("library");
+    lib.only({"speed_flops", "rates"});
+    m.library_speed_flops = lib.number("speed_flops", JsonObject::Bound::Positive);
+    JsonObject rates      = lib.child("rates");
+    for (const auto& item : lib.need("rates").items()) {
+      KernelRateCurve& curve = m.library_rates[item.key()];
+      const json& points     = rates.array(item.key());
+      for (std::size_t i = 0; i < points.size(); ++i) {
+        const json& p = points[i];
+        if (not p.is_array() || p.size() != 2 || not p[0].is_number() || not p[1].is_number() ||
+            not(p[0].get<double>() > 0) || not(p[1].get<double>() > 0) ||
+            (not curve.empty() && not(p[0].get<double>() > curve.back().working_set_bytes)))
+          rates.fail(item.key(), "point " + std::to_string(i) +
+                                     ": expected [working_set_bytes, rate], both > 0, sizes ascending strictly");
+        curve.push_back({p[0].get<double>(), p[1].get<double>()});
+      }
+      if (curve.empty())
+        rates.fail(item.key(), "expected at least one point");
+    }
   }
   const json& groups = top.array("groups");
   JsonObject rule = top.child("rule");

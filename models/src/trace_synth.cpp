@@ -335,6 +335,8 @@ void compile(const std::vector<TemplateNode>& nodes, const TraceModel& m, const 
       r.recv_bytes = eval_count(*n.recv_bytes, t, "recv_bytes at " + here);
     if (n.flops)
       r.flops = std::max(0.0, n.flops->eval(t.nw, t.np));
+    if (n.library)  // priced from the arguments: the rate curve at the site's working set
+      r.flops = m.library_flops(*n.library, t.nw, t.np);
     if (tok.op == Op::Compute) {
       leaf.latency            = m.latency_of(tok.function);
       leaf.context.group      = p.group;

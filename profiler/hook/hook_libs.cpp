@@ -30,11 +30,71 @@ F real_function(const char* name)
 
 }  // namespace
 
+namespace {
+
+/// What sets a BLAS/LAPACK call's cost, as the call passed it (ExtraKind::LibArgs): 0 and '-' for the
+/// arguments a function does not have. Plain values on the stack: the call path allocates nothing.
+struct LibValues {
+  std::int64_t m = 0, n = 0, k = 0, lda = 0, ldb = 0, ldc = 0, incx = 0, incy = 0;
+  char trans_a = '-', trans_b = '-', side = '-', uplo = '-', diag = '-';
+};
+
+/// An option letter as one of N T C L R U ('-' for anything else): Fortran callers may pass lower case.
+char letter(char c)
+{
+  if (c >= 'a' && c <= 'z')
+    c = static_cast<char>(c - 'a' + 'A');
+  return c == 'N' || c == 'T' || c == 'C' || c == 'L' || c == 'R' || c == 'U' ? c : '-';
+}
+/// A Fortran CHARACTER argument's letter.
+char letter(const char* c) { return c == nullptr ? '-' : letter(*c); }
+/// A CBLAS enum's letter: CblasNoTrans/Trans/ConjTrans 111-113, Upper/Lower 121-122, NonUnit/Unit
+/// 131-132, Left/Right 141-142 (the values every CBLAS defines).
+char cblas_letter(int e)
+{
+  switch (e) {
+    case 111: return 'N';
+    case 112: return 'T';
+    case 113: return 'C';
+    case 121: return 'U';
+    case 122: return 'L';
+    case 131: return 'N';
+    case 132: return 'U';
+    case 141: return 'L';
+    case 142: return 'R';
+    default: return '-';
+  }
+}
+
+void finish_library_call(Call& call, const LibValues& v)
+{
+  std::int64_t values[kLibArgValues] = {};
+  values[kLibM] = v.m;
+  values[kLibN] = v.n;
+  values[kLibK] = v.k;
+  values[kLibLdA] = v.lda;
+  values[kLibLdB] = v.ldb;
+  values[kLibLdC] = v.ldc;
+  values[kLibIncX] = v.incx;
+  values[kLibIncY] = v.incy;
+  std::int64_t options = 0;
+  int shift = 0;
+  for (char c : {v.trans_a, v.trans_b, v.side, v.uplo, v.diag}) {
+    options |= static_cast<std::int64_t>(static_cast<unsigned char>(c)) << shift;
+    shift += 8;
+  }
+  values[kLibOptions] = options;
+  call.finish(ExtraKind::LibArgs, values, kLibArgValues);
+}
+
+}  // namespace
+
 // One library call is one compute record, once per nest (cblas_dgemm -> dgemm_ is one call): Call's
 // depth guard does that. An unselected function is passed through without touching the depth, so that
-// the selected functions it calls are still recorded.
+// the selected functions it calls are still recorded. The record carries the arguments that set the
+// call's cost (the trailing LibValues designators), read after the call: the routines do not change them.
 
-#define GRIDCAST_WRAP_VOID(name, params, args)                                              \
+#define GRIDCAST_WRAP_VOID(name, params, args, ...)                                         \
   extern "C" void name params                                                               \
   {                                                                                         \
     using F = void(*) params;                                                               \
@@ -43,9 +103,10 @@ F real_function(const char* name)
       return real args;                                                                     \
     Call gridcast_call_(Fn::name);                                                          \
     real args;                                                                              \
-    gridcast_call_.finish();                                                                \
+    if (gridcast_call_)                                                                     \
+      finish_library_call(gridcast_call_, LibValues{__VA_ARGS__});                          \
   }
-#define GRIDCAST_WRAP_RET(ret, name, params, args)                                          \
+#define GRIDCAST_WRAP_RET(ret, name, params, args, ...)                                     \
   extern "C" ret name params                                                                \
   {                                                                                         \
     using F = ret(*) params;                                                                \
@@ -54,8 +115,9 @@ F real_function(const char* name)
       return real args;                                                                     \
     Call gridcast_call_(Fn::name);                                                          \
     ret gridcast_value_ = real args;                                                        \
-    gridcast_call_.finish();                                                                \
-    return gridcast_value_;                                                                               \
+    if (gridcast_call_)                                                                     \
+      finish_library_call(gridcast_call_, LibValues{__VA_ARGS__});                          \
+    return gridcast_value_;                                                                 \
   }
 
 using Len = std::size_t;  // gfortran's hidden CHARACTER lengths, forwarded whatever the caller passed
@@ -63,50 +125,75 @@ using I = const int*;
 using D = const double*;
 using C = const char*;
 
-// Fortran BLAS / LAPACK as HPL and LAMMPS call them.
+// Fortran BLAS / LAPACK as HPL and LAMMPS call them: every argument by reference.
 GRIDCAST_WRAP_VOID(dgemm_, (C ta, C tb, I m, I n, I k, D al, D a, I la, D b, I lb, D be, double* c, I lc, Len l1, Len l2),
-                   (ta, tb, m, n, k, al, a, la, b, lb, be, c, lc, l1, l2))
+                   (ta, tb, m, n, k, al, a, la, b, lb, be, c, lc, l1, l2),
+                   .m = *m, .n = *n, .k = *k, .lda = *la, .ldb = *lb, .ldc = *lc, .trans_a = letter(ta),
+                   .trans_b = letter(tb))
 GRIDCAST_WRAP_VOID(dtrsm_, (C s, C u, C t, C d, I m, I n, D al, D a, I la, double* b, I lb, Len l1, Len l2, Len l3, Len l4),
-                   (s, u, t, d, m, n, al, a, la, b, lb, l1, l2, l3, l4))
+                   (s, u, t, d, m, n, al, a, la, b, lb, l1, l2, l3, l4),
+                   .m = *m, .n = *n, .lda = *la, .ldb = *lb, .trans_a = letter(t), .side = letter(s),
+                   .uplo = letter(u), .diag = letter(d))
 GRIDCAST_WRAP_VOID(dsyrk_, (C u, C t, I n, I k, D al, D a, I la, D be, double* c, I lc, Len l1, Len l2),
-                   (u, t, n, k, al, a, la, be, c, lc, l1, l2))
+                   (u, t, n, k, al, a, la, be, c, lc, l1, l2),
+                   .n = *n, .k = *k, .lda = *la, .ldc = *lc, .trans_a = letter(t), .uplo = letter(u))
 GRIDCAST_WRAP_VOID(dgemv_, (C t, I m, I n, D al, D a, I la, D x, I ix, D be, double* y, I iy, Len l1),
-                   (t, m, n, al, a, la, x, ix, be, y, iy, l1))
-GRIDCAST_WRAP_VOID(dger_, (I m, I n, D al, D x, I ix, D y, I iy, double* a, I la), (m, n, al, x, ix, y, iy, a, la))
+                   (t, m, n, al, a, la, x, ix, be, y, iy, l1),
+                   .m = *m, .n = *n, .lda = *la, .incx = *ix, .incy = *iy, .trans_a = letter(t))
+GRIDCAST_WRAP_VOID(dger_, (I m, I n, D al, D x, I ix, D y, I iy, double* a, I la), (m, n, al, x, ix, y, iy, a, la),
+                   .m = *m, .n = *n, .lda = *la, .incx = *ix, .incy = *iy)
 GRIDCAST_WRAP_VOID(dtrsv_, (C u, C t, C d, I n, D a, I la, double* x, I ix, Len l1, Len l2, Len l3),
-                   (u, t, d, n, a, la, x, ix, l1, l2, l3))
-GRIDCAST_WRAP_VOID(dscal_, (I n, D al, double* x, I ix), (n, al, x, ix))
-GRIDCAST_WRAP_VOID(daxpy_, (I n, D al, D x, I ix, double* y, I iy), (n, al, x, ix, y, iy))
-GRIDCAST_WRAP_VOID(dcopy_, (I n, D x, I ix, double* y, I iy), (n, x, ix, y, iy))
-GRIDCAST_WRAP_RET(double, ddot_, (I n, D x, I ix, D y, I iy), (n, x, ix, y, iy))
-GRIDCAST_WRAP_RET(int, idamax_, (I n, D x, I ix), (n, x, ix))
-GRIDCAST_WRAP_VOID(dswap_, (I n, double* x, I ix, double* y, I iy), (n, x, ix, y, iy))
-GRIDCAST_WRAP_VOID(dgetrf_, (I m, I n, double* a, I la, int* ipiv, int* info), (m, n, a, la, ipiv, info))
+                   (u, t, d, n, a, la, x, ix, l1, l2, l3),
+                   .n = *n, .lda = *la, .incx = *ix, .trans_a = letter(t), .uplo = letter(u), .diag = letter(d))
+GRIDCAST_WRAP_VOID(dscal_, (I n, D al, double* x, I ix), (n, al, x, ix), .n = *n, .incx = *ix)
+GRIDCAST_WRAP_VOID(daxpy_, (I n, D al, D x, I ix, double* y, I iy), (n, al, x, ix, y, iy), .n = *n, .incx = *ix,
+                   .incy = *iy)
+GRIDCAST_WRAP_VOID(dcopy_, (I n, D x, I ix, double* y, I iy), (n, x, ix, y, iy), .n = *n, .incx = *ix, .incy = *iy)
+GRIDCAST_WRAP_RET(double, ddot_, (I n, D x, I ix, D y, I iy), (n, x, ix, y, iy), .n = *n, .incx = *ix, .incy = *iy)
+GRIDCAST_WRAP_RET(int, idamax_, (I n, D x, I ix), (n, x, ix), .n = *n, .incx = *ix)
+GRIDCAST_WRAP_VOID(dswap_, (I n, double* x, I ix, double* y, I iy), (n, x, ix, y, iy), .n = *n, .incx = *ix,
+                   .incy = *iy)
+GRIDCAST_WRAP_VOID(dgetrf_, (I m, I n, double* a, I la, int* ipiv, int* info), (m, n, a, la, ipiv, info),
+                   .m = *m, .n = *n, .lda = *la)
 GRIDCAST_WRAP_VOID(dgetrs_, (C t, I n, I nrhs, D a, I la, I ipiv, double* b, I lb, int* info, Len l1),
-                   (t, n, nrhs, a, la, ipiv, b, lb, info, l1))
-GRIDCAST_WRAP_VOID(dpotrf_, (C u, I n, double* a, I la, int* info, Len l1), (u, n, a, la, info, l1))
+                   (t, n, nrhs, a, la, ipiv, b, lb, info, l1),
+                   .n = *n, .k = *nrhs, .lda = *la, .ldb = *lb, .trans_a = letter(t))
+GRIDCAST_WRAP_VOID(dpotrf_, (C u, I n, double* a, I la, int* info, Len l1), (u, n, a, la, info, l1), .n = *n,
+                   .lda = *la, .uplo = letter(u))
 
-// CBLAS: enums are ints, scalars by value.
+// CBLAS: enums are ints, scalars by value. The order (row or column major) does not change the cost.
 using E = int;
 GRIDCAST_WRAP_VOID(cblas_dgemm, (E o, E ta, E tb, int m, int n, int k, double al, D a, int la, D b, int lb, double be,
                                  double* c, int lc),
-                   (o, ta, tb, m, n, k, al, a, la, b, lb, be, c, lc))
+                   (o, ta, tb, m, n, k, al, a, la, b, lb, be, c, lc),
+                   .m = m, .n = n, .k = k, .lda = la, .ldb = lb, .ldc = lc, .trans_a = cblas_letter(ta),
+                   .trans_b = cblas_letter(tb))
 GRIDCAST_WRAP_VOID(cblas_dtrsm, (E o, E s, E u, E t, E d, int m, int n, double al, D a, int la, double* b, int lb),
-                   (o, s, u, t, d, m, n, al, a, la, b, lb))
+                   (o, s, u, t, d, m, n, al, a, la, b, lb),
+                   .m = m, .n = n, .lda = la, .ldb = lb, .trans_a = cblas_letter(t), .side = cblas_letter(s),
+                   .uplo = cblas_letter(u), .diag = cblas_letter(d))
 GRIDCAST_WRAP_VOID(cblas_dsyrk, (E o, E u, E t, int n, int k, double al, D a, int la, double be, double* c, int lc),
-                   (o, u, t, n, k, al, a, la, be, c, lc))
+                   (o, u, t, n, k, al, a, la, be, c, lc),
+                   .n = n, .k = k, .lda = la, .ldc = lc, .trans_a = cblas_letter(t), .uplo = cblas_letter(u))
 GRIDCAST_WRAP_VOID(cblas_dgemv, (E o, E t, int m, int n, double al, D a, int la, D x, int ix, double be, double* y,
                                  int iy),
-                   (o, t, m, n, al, a, la, x, ix, be, y, iy))
+                   (o, t, m, n, al, a, la, x, ix, be, y, iy),
+                   .m = m, .n = n, .lda = la, .incx = ix, .incy = iy, .trans_a = cblas_letter(t))
 GRIDCAST_WRAP_VOID(cblas_dger, (E o, int m, int n, double al, D x, int ix, D y, int iy, double* a, int la),
-                   (o, m, n, al, x, ix, y, iy, a, la))
-GRIDCAST_WRAP_VOID(cblas_dtrsv, (E o, E u, E t, E d, int n, D a, int la, double* x, int ix), (o, u, t, d, n, a, la, x, ix))
-GRIDCAST_WRAP_VOID(cblas_dscal, (int n, double al, double* x, int ix), (n, al, x, ix))
-GRIDCAST_WRAP_VOID(cblas_daxpy, (int n, double al, D x, int ix, double* y, int iy), (n, al, x, ix, y, iy))
-GRIDCAST_WRAP_VOID(cblas_dcopy, (int n, D x, int ix, double* y, int iy), (n, x, ix, y, iy))
-GRIDCAST_WRAP_RET(double, cblas_ddot, (int n, D x, int ix, D y, int iy), (n, x, ix, y, iy))
-GRIDCAST_WRAP_RET(std::size_t, cblas_idamax, (int n, D x, int ix), (n, x, ix))
-GRIDCAST_WRAP_VOID(cblas_dswap, (int n, double* x, int ix, double* y, int iy), (n, x, ix, y, iy))
+                   (o, m, n, al, x, ix, y, iy, a, la), .m = m, .n = n, .lda = la, .incx = ix, .incy = iy)
+GRIDCAST_WRAP_VOID(cblas_dtrsv, (E o, E u, E t, E d, int n, D a, int la, double* x, int ix), (o, u, t, d, n, a, la, x, ix),
+                   .n = n, .lda = la, .incx = ix, .trans_a = cblas_letter(t), .uplo = cblas_letter(u),
+                   .diag = cblas_letter(d))
+GRIDCAST_WRAP_VOID(cblas_dscal, (int n, double al, double* x, int ix), (n, al, x, ix), .n = n, .incx = ix)
+GRIDCAST_WRAP_VOID(cblas_daxpy, (int n, double al, D x, int ix, double* y, int iy), (n, al, x, ix, y, iy), .n = n,
+                   .incx = ix, .incy = iy)
+GRIDCAST_WRAP_VOID(cblas_dcopy, (int n, D x, int ix, double* y, int iy), (n, x, ix, y, iy), .n = n, .incx = ix,
+                   .incy = iy)
+GRIDCAST_WRAP_RET(double, cblas_ddot, (int n, D x, int ix, D y, int iy), (n, x, ix, y, iy), .n = n, .incx = ix,
+                  .incy = iy)
+GRIDCAST_WRAP_RET(std::size_t, cblas_idamax, (int n, D x, int ix), (n, x, ix), .n = n, .incx = ix)
+GRIDCAST_WRAP_VOID(cblas_dswap, (int n, double* x, int ix, double* y, int iy), (n, x, ix, y, iy), .n = n, .incx = ix,
+                   .incy = iy)
 
 // ------------------------------------------------------------------ CUDA runtime and NCCL
 

@@ -198,6 +198,30 @@ void positive_ids(const std::vector<std::int64_t>& values, std::size_t from, std
       out.push_back(values[i]);
 }
 
+/// A BLAS/LAPACK call's arguments from its ExtraKind::LibArgs values (raw files written before the hook
+/// recorded them have none: the call then has no arguments, and the latency model regresses its time).
+models::LibraryArgs library_args(const std::vector<std::int64_t>& v)
+{
+  models::LibraryArgs a;
+  if (v.size() < static_cast<std::size_t>(hook::kLibArgValues))
+    return a;
+  a.recorded = true;
+  a.m = v[hook::kLibM];
+  a.n = v[hook::kLibN];
+  a.k = v[hook::kLibK];
+  a.ld_a = v[hook::kLibLdA];
+  a.ld_b = v[hook::kLibLdB];
+  a.ld_c = v[hook::kLibLdC];
+  a.inc_x = v[hook::kLibIncX];
+  a.inc_y = v[hook::kLibIncY];
+  const auto options = static_cast<std::uint64_t>(v[hook::kLibOptions]);
+  for (std::size_t i = 0; i < a.options.size(); ++i) {
+    const auto c = static_cast<char>((options >> (8 * i)) & 0xff);
+    a.options[i] = std::string_view("NTCLRU").find(c) == std::string_view::npos ? '-' : c;
+  }
+  return a;
+}
+
 /// Fills `c` for the hooked call `e` (c.function set by the caller).
 void to_call_record(const Event& e, double ticks_per_s, CallRecord& c)
 {
@@ -228,7 +252,13 @@ void to_call_record(const Event& e, double ticks_per_s, CallRecord& c)
     c.request = r.request;  // MPI_Cancel, MPI_Request_free name one
     return;
   }
-  if (family == "blas") { c.op = Op::Compute; c.comm = 0; return; }
+  if (family == "blas") {
+    c.op = Op::Compute;
+    c.comm = 0;
+    if (static_cast<hook::ExtraKind>(r.extra_kind) == hook::ExtraKind::LibArgs)
+      c.library = library_args(e.values);
+    return;
+  }
   if (family == "send" || family == "ssend" || family == "isend" || family == "issend" || family == "recv" ||
       family == "irecv") {
     if (r.peer == -3) {  // MPI_PROC_NULL: returns at once

@@ -159,7 +159,9 @@ TEST_CASE("calibrate: --only-rate-curve adds the rate by working set and keeps t
   platform::Calibration before = platform::read_calibration(base);
   platform::Calibration after  = platform::read_calibration(dir / "c.json");
   CHECK(after.compute.rate_by_working_set.size() == 9);
+  CHECK(after.compute.library_rates.size() == 12);  // every BLAS kernel the hook records arguments of
   after.compute.rate_by_working_set = before.compute.rate_by_working_set;
+  after.compute.library_rates       = before.compute.library_rates;
   CHECK(platform::to_json(after).dump() == platform::to_json(before).dump());
   auto bad = run_gridcast("calibrate --only-rate-curve " + base + " --no-mpi -o " + (dir / "d.json").string());
   CHECK(bad.exit_code == 1);
@@ -219,6 +221,24 @@ TEST_CASE("calibrate: quick run with a GPU data sheet writes a valid calibration
     if (i > 0)
       CHECK(c.compute.rate_by_working_set[i].bytes > c.compute.rate_by_working_set[i - 1].bytes);
   }
+  // A rate curve per BLAS kernel, each in its work unit, sizes ascending, within the same range; and
+  // the file reads back as written.
+  REQUIRE(c.compute.library_rates.size() == 12);
+  for (const platform::KernelRateCurve& k : c.compute.library_rates) {
+    INFO(k.kernel);
+    CHECK(k.work == (k.kernel == "dgemm" || k.kernel == "dtrsm" || k.kernel == "dsyrk" || k.kernel == "dgemv" ||
+                             k.kernel == "dger" || k.kernel == "dtrsv"
+                         ? "flops"
+                         : "bytes"));
+    REQUIRE(k.points.size() >= 5);
+    CHECK(k.points.back().bytes <= (4u << 20) * 1.1);
+    for (std::size_t i = 0; i < k.points.size(); ++i) {
+      CHECK(k.points[i].rate.median > 0);
+      if (i > 0)
+        CHECK(k.points[i].bytes > k.points[i - 1].bytes);
+    }
+  }
+  CHECK(platform::to_json(platform::read_calibration(dir / "c.json")).dump() == platform::to_json(c).dump());
   CHECK_FALSE(c.network.has_value());
   REQUIRE(c.gpu.has_value());
   CHECK(c.gpu->source == "datasheet");

@@ -106,9 +106,9 @@ TEST_CASE("run.json errors name the file and the key path", "[models][profile]")
     CHECK(e.context().file == file.string());
     // The unknown key is reported first (before the missing speed_flops).
     CHECK(e.context().key == "host.speed");
-    CHECK(e.reason() == "unknown key (allowed here: name, speed_flops, rate_curve)");
+    CHECK(e.reason() == "unknown key (allowed here: name, speed_flops, rate_curve, library_rates)");
     CHECK(std::string(e.what()) ==
-          file.string() + ": key 'host.speed': unknown key (allowed here: name, speed_flops, rate_curve)");
+          file.string() + ": key 'host.speed': unknown key (allowed here: name, speed_flops, rate_curve, library_rates)");
   }
   SECTION("one wrong key at a time")
   {

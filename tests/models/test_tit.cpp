@@ -566,7 +566,7 @@ TEST_CASE("a TIT trace converts into a native profile", "[models][tit]")
   RunInfo info;
   info.nw     = 1;
   info.origin = "tit-import";
-  info.host   = {"node-0", 1e9, {}};
+  info.host   = {"node-0", 1e9, {}, {}};
   write_profile(trace, info, tmp / "prof", TraceEncoding::JsonLines);
   ProfileDir prof(tmp / "prof");
   CHECK(prof.info().np == 4);

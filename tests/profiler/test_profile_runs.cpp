@@ -344,7 +344,7 @@ TEST_CASE("profile: converting the same raw files twice gives identical profiles
   info.nw = 4;
   info.command = "sample";
   info.date = "2026-01-01T00:00:00Z";
-  info.host = {"node", 1e9, {}};
+  info.host = {"node", 1e9, {}, {}};
   for (auto enc : {models::TraceEncoding::Binary, models::TraceEncoding::JsonLines}) {
     info.encoding = enc;
     fs::path a = scratch("conv-a"), b = scratch("conv-b");

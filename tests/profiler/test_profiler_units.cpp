@@ -126,6 +126,8 @@ TEST_CASE("profiler: the hook's meta files are read strictly", "[profiler]")
 
 #include "gridcast/profiler/raw_format.hpp"
 
+#include <cstring>
+
 #include "gridcast/models/native.hpp"
 
 namespace {
@@ -189,6 +191,45 @@ TEST_CASE("profiler: folded polls are written back one by one, gaps become compu
         "{\"op\":\"test\",\"fn\":\"MPI_Test\",\"seconds\":0.002,\"request\":5}\n"
         "{\"op\":\"compute\",\"fn\":\"compute\",\"seconds\":0.05}\n"
         "{\"op\":\"finalize\",\"fn\":\"MPI_Finalize\",\"seconds\":0}\n");
+}
+
+TEST_CASE("profiler: a BLAS call's recorded arguments reach the profile, a call without them stays without",
+          "[profiler][library]")
+{
+  fs::path raw = scratch("raw-blas");
+  fs::remove_all(raw);
+  fs::create_directories(raw);
+  write(raw / "rank-0.meta",
+        "rank 0\nsize 1\npid 1\nhost h\ninit_ticks 0\nend_ticks 100\nticks_per_s 1000\nthreads 1\n"
+        "status finalized\ncode 0\n");
+  // cblas_dgemm 64 x 48 x 32, A transposed, as the hook writes it: the call, then one continuation record
+  // of kLibArgValues values; then a dgemm_ of a raw file written before the hook kept arguments.
+  auto gemm = raw_call(hook::Fn::cblas_dgemm, 10, 20);
+  gemm.n_extra = 1;
+  gemm.extra_kind = static_cast<std::int32_t>(hook::ExtraKind::LibArgs) | (hook::kLibArgValues << 8);
+  std::int64_t values[hook::kValuesPerExtra] = {};
+  values[hook::kLibM] = 64;
+  values[hook::kLibN] = 48;
+  values[hook::kLibK] = 32;
+  values[hook::kLibLdA] = 32;
+  values[hook::kLibLdB] = 32;
+  values[hook::kLibLdC] = 64;
+  values[hook::kLibOptions] = 'T' | ('N' << 8) | ('-' << 16) | ('-' << 24) | (std::int64_t{'-'} << 32);
+  hook::RawRecord extra;
+  std::memcpy(&extra, values, sizeof extra);
+  write_raw(raw / "rank-0.thread-0.gcraw", {raw_call(hook::Fn::MPI_Init, 0, 10), gemm, extra,
+                                            raw_call(hook::Fn::dgemm_, 40, 10), raw_call(hook::Fn::MPI_Finalize, 100, 0)});
+  models::RunInfo info;
+  info.encoding = models::TraceEncoding::JsonLines;
+  fs::path out = scratch("prof-blas");
+  fs::remove_all(out);
+  profiler::convert_raw(raw, info, out);
+  std::ifstream in(out / "rank-00000.jsonl");
+  std::stringstream text;
+  text << in.rdbuf();
+  CHECK_THAT(text.str(), Catch::Contains("{\"op\":\"compute\",\"fn\":\"cblas_dgemm\",\"seconds\":0.02,"
+                                         "\"lib_args\":[64,48,32,32,32,64,0,0],\"lib_options\":\"TN---\"}\n"));
+  CHECK_THAT(text.str(), Catch::Contains("{\"op\":\"compute\",\"fn\":\"dgemm_\",\"seconds\":0.01}\n"));
 }
 
 TEST_CASE("profiler: two failed polls folded as a cycle are written back interleaved", "[profiler]")

@@ -38,6 +38,7 @@ struct ComputeSizes {
   std::uint64_t rate_min_bytes = 16u << 10;
   std::uint64_t rate_max_bytes = 128u << 20;
   int rate_repetitions         = 5;
+  int library_repetitions      = 3;  ///< per size of each kernel's curve (measure_library_rates)
   static ComputeSizes quick();
 };
 platform::ComputeCalibration measure_compute(const ComputeSizes& sizes, Progress& progress);
@@ -58,6 +59,18 @@ platform::Stat measure_dgemm_flops(int n, int repetitions, const std::function<v
 std::vector<platform::SizedRate> measure_rate_by_working_set(std::uint64_t min_bytes, std::uint64_t max_bytes,
                                                              int repetitions,
                                                              const std::function<void()>& after_each = {});
+/// A rate curve per BLAS kernel the hook records the arguments of (models::library_kernels(); the LAPACK
+/// ones are not in the system BLAS and get none), through the system BLAS on one core, for working sets
+/// from min_bytes doubling to max_bytes. Each kernel is measured in the shape HPL calls it in (dgemm and
+/// dsyrk a 32-wide panel update, dtrsm a 32 x 32 triangle against a 32-row panel, level 2 square, level 1
+/// unit strides); its work and working set are what the latency model charges for the same arguments
+/// (models::library_cost), so the curve and the pricing agree by construction. Timed in the thread's CPU
+/// time, as the rate curve: a shared machine's other processes must not read as a slower cache level.
+std::vector<platform::KernelRateCurve> measure_library_rates(std::uint64_t min_bytes, std::uint64_t max_bytes,
+                                                             int repetitions,
+                                                             const std::function<void()>& after_each = {});
+/// How many kernels measure_library_rates() measures (a curve each; `after_each` runs once per kernel).
+int library_rate_kernels();
 /// The panel-update side m whose three operands total about `bytes` (at least 8).
 int panel_update_side(std::uint64_t bytes);
 

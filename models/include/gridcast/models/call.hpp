@@ -5,6 +5,7 @@
 // Only v-collectives and waitall carry vectors.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -90,6 +91,21 @@ inline constexpr std::int64_t kNoRequest = -1;
 /// Where an MPI buffer or a copy endpoint lives. Filled by the GPU issue.
 enum class Memory : std::uint8_t { Host = 0, Device = 1 };
 
+/// The arguments that set a hooked library call's cost (BLAS levels 1-3, LAPACK), as the caller passed
+/// them: dimensions, leading dimensions, strides and option letters. What each means per function, and
+/// the work and working set they give: library_cost.hpp. `recorded` is false for every other call and
+/// for profiles recorded before the hook kept them.
+struct LibraryArgs {
+  std::int64_t m = 0, n = 0, k = 0;           ///< level 1: n; gemv/ger: m, n; getrs: n, nrhs in k
+  std::int64_t ld_a = 0, ld_b = 0, ld_c = 0;  ///< leading dimensions (0: not an argument)
+  std::int64_t inc_x = 0, inc_y = 0;          ///< vector strides (0: not an argument)
+  /// trans_a, trans_b, side, uplo, diag as upper-case letters ('N', 'T', 'C', 'L', 'R', 'U'); '-' where
+  /// the function has no such argument.
+  std::array<char, 5> options{'-', '-', '-', '-', '-'};
+  bool recorded = false;
+  bool operator==(const LibraryArgs&) const = default;
+};
+
 /// One call. Sizes in bytes, times in seconds, work in flops. Unused fields keep their defaults,
 /// which the writers omit.
 struct CallRecord {
@@ -126,6 +142,8 @@ struct CallRecord {
   /// gpu_kernel: the kernel's duration on the device in seconds (< 0: unknown; then `flops` is its work).
   /// `seconds` stays the host-side launch, as the profiler records it.
   double device_seconds = -1.0;
+
+  LibraryArgs library;  ///< compute calls of a hooked library function: what sets their cost
 
   std::uint64_t line = 0;  ///< line (JSON lines, TIT) or record number (binary) in the source file, 1-based
 

@@ -2,6 +2,7 @@
 // binary). See docs/reference/profile-directory.md.
 #pragma once
 
+#include "gridcast/models/library_cost.hpp"
 #include "gridcast/models/stream.hpp"
 
 #include <filesystem>
@@ -35,6 +36,10 @@ struct RecordedHost {
   /// The host's compute rate by working-set size (calibration.json compute.rate_by_working_set, via
   /// `gridcast profile --calibration`); empty when not calibrated. The latency model's rate model uses it.
   RateCurve rate_curve;
+  /// Per library kernel ("dgemm", "daxpy"...), its rate by working set in the kernel's work unit
+  /// (calibration.json compute.library_rates, via `gridcast profile --calibration`); empty when not
+  /// calibrated. The latency model prices library calls with recorded arguments from them.
+  KernelRates library_rates;
 };
 
 /// run.json. Unknown keys are rejected; see docs/reference/profile-directory.md for every field.

@@ -7,6 +7,7 @@
 
 #include "gridcast/models/call.hpp"
 #include "gridcast/models/latency_model.hpp"
+#include "gridcast/models/library_cost.hpp"
 #include "gridcast/models/trace_formula.hpp"
 #include "gridcast/models/trace_rules.hpp"
 
@@ -138,6 +139,20 @@ struct CallToken {
   bool operator<(const CallToken& o) const;
 };
 
+/// How a compute site of a library function is priced from its calls' recorded arguments (instead of
+/// regressing its measured work on (Nw, Np)): its mean work per call (the kernel's unit: flops, or bytes
+/// moved for level 1) and its work-weighted mean working set are formulas of (Nw, Np), exact where the
+/// arguments follow the sizes; a call costs work / rate(working set) seconds on the kernel's rate curve
+/// (TraceModel::library_rates), times `scale`, the measured over the priced time of the site's training
+/// calls (what the curve misses: the calls' shapes, the caches the application shares). Seconds become
+/// flops through TraceModel::library_speed_flops, as measured durations do.
+struct LibraryPricing {
+  std::string kernel;  ///< "dgemm", "daxpy"... (library_cost.hpp)
+  Formula work;        ///< mean work of one call, in the kernel's unit
+  Formula working_set_bytes;  ///< mean working set of one call, weighted by the calls' work
+  double scale = 1;
+};
+
 /// One position of a group's rolled template.
 struct TemplateNode {
   RolledNode::Kind kind = RolledNode::Kind::Call;
@@ -158,6 +173,12 @@ struct TemplateNode {
   /// Compute calls: the site's mean work in flops (the first step of the latency model; recorded seconds
   /// converted through the recording host's speed). Reduce-like collectives: their reduction flops.
   std::optional<Formula> flops;
+  /// Compute calls of a library function whose every training call carried its arguments, on a host with
+  /// a rate curve for its kernel: the site is priced from them, and `flops` (still fitted) is not used.
+  std::optional<LibraryPricing> library;
+  /// Compute calls of a library function that are regressed instead: why (no arguments recorded, no rate
+  /// curve for the kernel); empty otherwise. Not written to model.json (the fit prints it).
+  std::string regressed_because;
   /// Poll: the mean total work in flops of the compute a construct absorbed (its rounds and its lead),
   /// present when the constructs held compute library calls (work done while waiting, not the polling
   /// loop's own time). Synthesis emits it as one compute burst before the construct's single poll.
@@ -304,6 +325,13 @@ struct TraceModel {
   /// Axis sweeps, each standing in the templates as its placeholder token (empty: none).
   std::vector<AxisSweep> axis_sweeps;
   const AxisSweep* axis_sweep_of(std::uint32_t token) const;
+  /// The rate curves of the recording host's library kernels (its calibration's compute.library_rates,
+  /// carried by the profiles), for the sites priced from their arguments; empty: none is.
+  KernelRates library_rates;
+  /// The recording host's speed: the seconds a priced call costs become flops at it.
+  double library_speed_flops = 0;
+  /// The work in flops of one call of a site priced from its arguments, at (nw, np).
+  double library_flops(const LibraryPricing& pricing, double nw, double np) const;
 };
 
 struct FitOptions {

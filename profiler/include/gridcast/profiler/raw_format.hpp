@@ -144,7 +144,13 @@ enum class ExtraKind : std::int32_t {
   /// Communicator creation among some processes only (MPI_Comm_create_group, inter-communicators): the new
   /// communicator's members as world ranks, in rank order.
   Members = 6,
+  /// A BLAS/LAPACK call's arguments (kLibArgValues values, in the order of LibArg): what sets its cost.
+  LibArgs = 7,
 };
+
+/// The values of an ExtraKind::LibArgs continuation, in this order. kLibOptions packs the option letters
+/// (trans_a, trans_b, side, uplo, diag), one byte each from the lowest, '-' where the function has none.
+enum LibArg : int { kLibM, kLibN, kLibK, kLibLdA, kLibLdB, kLibLdC, kLibIncX, kLibIncY, kLibOptions, kLibArgValues };
 
 /// What a started persistent request performs (RawRecord::key of MPI_Start/MPI_Startall records).
 enum class StartKind : std::int32_t { Unknown = -1, Isend = 0, Issend = 1, Irecv = 2 };

@@ -85,6 +85,19 @@ struct SizedRate {
   Stat flops;  ///< flop/s
 };
 
+/// One point of a library kernel's rate curve: `rate` is work per second in the kernel's unit, on
+/// operands of `bytes` in all.
+struct KernelRatePoint {
+  std::uint64_t bytes = 0;
+  Stat rate;
+};
+/// What a library kernel's calls cost on this machine by working-set size (compute.library_rates).
+struct KernelRateCurve {
+  std::string kernel;  ///< "dgemm", "daxpy", ... (the hooked function without cblas_ or the trailing _)
+  std::string work;    ///< what `rate` counts: "flops" (levels 2 and 3, LAPACK) or "bytes" (level 1, moved)
+  std::vector<KernelRatePoint> points;  ///< sizes ascending strictly, medians > 0
+};
+
 struct ComputeCalibration {
   Stat dgemm_flops, stream_triad_Bps, scalar_flops;
   double core_speed_flops = 0;  ///< what a platform's core speed becomes; see docs/reference/calibration-json.md for the choice
@@ -100,6 +113,10 @@ struct ComputeCalibration {
   /// beyond the last-level cache (a panel update C += A*B with 32-wide A and B, whose operands total
   /// `bytes`). The latency model's rate model charges compute at the rate of the rank's data footprint.
   std::vector<SizedRate> rate_by_working_set;
+  /// Optional (absent in older files): a rate curve per BLAS/LAPACK kernel the hook records the arguments
+  /// of, measured through the system BLAS on one core. The latency model prices a library call from its
+  /// arguments at its kernel's rate for its working set (docs/reference/latency-model.md).
+  std::vector<KernelRateCurve> library_rates;
 };
 
 /// MPI between two ranks of one node (shared memory), Open MPI.
