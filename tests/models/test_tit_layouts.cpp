@@ -1,0 +1,197 @@
+// The TIT layouts `smpirun -replay` reads (docs/reference/tit.md, "Layouts"): a one-line index naming a
+// file shared by every rank, an index listing that shared file once per rank, per-rank files holding lines
+// of other ranks, index paths relative to the working directory; and smpi/comp-adjustment-file's speedups.
+#include "models_support.hpp"
+
+#include "gridcast/models/tit.hpp"
+
+#include <unistd.h>
+
+using namespace gridcast;
+using namespace gridcast::models;
+using namespace gridcast::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+/// Three ranks in one file, interleaved as ti-one-file writes them.
+const char* const kShared = "0 init\n1 init\n2 init\n"
+                            "0 compute 3e8\n1 compute 1e8\n2 compute 2e8\n"
+                            "0 send 1 7 200000 6\n1 recv 0 7 200000 6\n"
+                            "2 isend 0 8 3000 6\n0 irecv 2 8 3000 6\n0 wait 2 0 8\n2 wait 2 0 8\n"
+                            "0 finalize\n1 finalize\n2 finalize\n";
+
+/// Runs the enclosing scope in `dir` (the working directory), restoring the previous one after.
+class WorkingDirectory {
+public:
+  explicit WorkingDirectory(const fs::path& dir) : previous_(fs::current_path()) { fs::current_path(dir); }
+  ~WorkingDirectory()
+  {
+    std::error_code ec;
+    fs::current_path(previous_, ec);
+  }
+  WorkingDirectory(const WorkingDirectory&)            = delete;
+  WorkingDirectory& operator=(const WorkingDirectory&) = delete;
+
+private:
+  fs::path previous_;
+};
+
+}  // namespace
+
+TEST_CASE("TIT layouts: a one-line index gives its file to every rank, as ti-one-file writes it", "[models][tit]")
+{
+  TempDir tmp;
+  write_file(tmp / "all.txt", kShared);
+  write_file(tmp / "index.txt", "all.txt\n");
+  TitTrace by_index(tmp / "index.txt");
+  TitTrace direct(tmp / "all.txt");
+  CHECK(by_index.single_file());
+  REQUIRE(by_index.rank_count() == 3);
+  CHECK(by_index.input_files() == std::vector<fs::path>{tmp / "index.txt", tmp / "all.txt"});
+  CHECK(direct.input_files() == std::vector<fs::path>{tmp / "all.txt"});
+  CHECK(by_index.path_base() == TitPathBase::IndexFolder);
+  CHECK(direct.path_base() == TitPathBase::None);
+  require_same_streams(by_index, direct);
+  auto s = by_index.open(1);
+  CHECK(s->source() == (tmp / "all.txt").string());  // errors name the file holding the lines
+  auto r1 = read_all(*s);
+  REQUIRE(r1.size() == 4);
+  CHECK(r1[2].op == Op::Recv);
+  CHECK(r1[2].bytes == 200000);
+
+  SECTION("an index cannot name another index")
+  {
+    write_file(tmp / "outer.txt", "index.txt\n");
+    auto e = expect_input_error([&] { TitTrace t(tmp / "outer.txt"); });
+    CHECK(e.context().file == (tmp / "outer.txt").string());
+    CHECK_THAT(e.reason(), Catch::Contains("does not start with a TIT line"));
+  }
+}
+
+TEST_CASE("TIT layouts: each rank reads its own lines of a file listed for several ranks", "[models][tit]")
+{
+  TempDir tmp;
+  write_file(tmp / "all.txt", kShared);
+  write_file(tmp / "index.txt", "all.txt\nall.txt\nall.txt\n");
+  TitTrace listed(tmp / "index.txt");
+  CHECK_FALSE(listed.single_file());
+  REQUIRE(listed.rank_count() == 3);
+  TitTrace direct(tmp / "all.txt");
+  require_same_streams(listed, direct);
+
+  SECTION("a rank's file with lines of other ranks only is refused, naming the rank")
+  {
+    write_file(tmp / "r0.txt", "0 init\n0 finalize\n");
+    write_file(tmp / "bad.txt", "r0.txt\nr0.txt\n");
+    TitTrace bad(tmp / "bad.txt");
+    auto s = bad.open(1);
+    CHECK(read_all(*bad.open(0)).size() == 2);
+    auto e = expect_input_error([&] { read_all(*s); });
+    CHECK(e.context().rank == 1);
+    CHECK_THAT(e.reason(), Catch::Contains("2 lines of other ranks and none of its own"));
+  }
+}
+
+TEST_CASE("TIT layouts: relative index paths, beside the index first, then in the working directory",
+          "[models][tit]")
+{
+  TempDir tmp;
+  write_file(tmp / "traces" / "r0.txt", "0 init\n0 send 1 0 10 6\n0 finalize\n");
+  write_file(tmp / "traces" / "r1.txt", "1 init\n1 recv 0 0 10 6\n1 finalize\n");
+  WorkingDirectory cwd(tmp.path());
+
+  SECTION("smpirun's split traces: the index in a folder, its paths relative to the working directory")
+  {
+    write_file(tmp / "sub" / "split_traces", "traces/r0.txt\ntraces/r1.txt\n");
+    TitTrace t("sub/split_traces");
+    CHECK(t.path_base() == TitPathBase::WorkingDirectory);
+    CHECK(tit_path_base_name(t.path_base()) == "working directory");
+    CHECK(t.input_files() == std::vector<fs::path>{"sub/split_traces", "traces/r0.txt", "traces/r1.txt"});
+    CHECK(read_all(*t.open(1)).size() == 3);
+  }
+  SECTION("beside the index")
+  {
+    write_file(tmp / "traces" / "index.txt", "r0.txt\nr1.txt\n");
+    TitTrace t(tmp / "traces" / "index.txt");
+    CHECK(t.path_base() == TitPathBase::IndexFolder);
+    CHECK(tit_path_base_name(t.path_base()) == "index folder");
+  }
+  SECTION("an index in the working directory: both places are one")
+  {
+    write_file(tmp / "index.txt", "traces/r0.txt\ntraces/r1.txt\n");
+    TitTrace t("index.txt");
+    CHECK(t.path_base() == TitPathBase::IndexFolder);
+  }
+  SECTION("two different files: ambiguous")
+  {
+    write_file(tmp / "sub" / "traces" / "r0.txt", "0 init\n0 finalize\n");
+    write_file(tmp / "sub" / "split_traces", "traces/r0.txt\ntraces/r1.txt\n");
+    auto e = expect_input_error([&] { TitTrace t("sub/split_traces"); });
+    CHECK(e.context().file == "sub/split_traces");
+    CHECK(e.context().line == 1);
+    CHECK(e.context().rank == 0);
+    CHECK_THAT(e.reason(), Catch::Contains("ambiguous"));
+  }
+  SECTION("in neither place")
+  {
+    write_file(tmp / "sub" / "split_traces", "traces/r0.txt\ntraces/r9.txt\n");
+    auto e = expect_input_error([&] { TitTrace t("sub/split_traces"); });
+    CHECK(e.context().line == 2);
+    CHECK(e.context().rank == 1);
+    CHECK_THAT(e.reason(), Catch::Contains("looked for beside the index"));
+  }
+}
+
+TEST_CASE("TIT: smpi/comp-adjustment-file divides compute and sleep by the speedup of the call location",
+          "[models][tit]")
+{
+  TempDir tmp;
+  // SMPI's key: previous location, then the current one ("prevfile:prevline:file:line"), base names.
+  write_file(tmp / "adjust.csv", "\"Location\",\"Speedup\"\nmain.c:10:main.c:12,2\n"
+                                 "main.c:12:kernel.c:20, 4\n\nkernel.c:20:main.c:12,10\n");
+  TitReadOptions options;
+  read_comp_adjustment_file(tmp / "adjust.csv", options);
+  REQUIRE(options.speedup_by_location.size() == 3);
+  CHECK(options.speedup_by_location.at("main.c:12:kernel.c:20") == 4);
+
+  const std::vector<std::string> lines = {"0 location main.c 10", "0 init",    "0 compute 1e9",
+                                          "0 location main.c 12", "0 compute 1e9",
+                                          "0 location src/kernel.c 20", "0 compute 1e9",
+                                          "0 location main.c 12", "0 sleep 1", "0 finalize"};
+  auto parse = [&](std::shared_ptr<const TitReadOptions> opts) {
+    TitLineParser parser(1, 0, "t.txt", std::move(opts));
+    FunctionTable fns;
+    std::vector<CallRecord> out;
+    CallRecord r;
+    std::uint64_t n = 0;
+    for (const auto& line : lines)
+      if (parser.parse(line, ++n, r, fns))
+        out.push_back(r);
+    return out;
+  };
+  auto adjusted = parse(std::make_shared<const TitReadOptions>(options));
+  REQUIRE(adjusted.size() == 6);
+  CHECK(adjusted[1].flops == 1e9);      // ":0:main.c:10" is not in the file: 1
+  CHECK(adjusted[2].flops == 1e9 / 2);  // main.c:10 then main.c:12
+  CHECK(adjusted[3].flops == 1e9 / 4);  // main.c:12 then kernel.c:20 (its base name)
+  CHECK(adjusted[4].seconds == 1.0 / 10);
+  auto plain = parse(nullptr);
+  CHECK(plain[3].flops == 1e9);
+  CHECK(plain[4].seconds == 1.0);
+
+  SECTION("absolute location paths key on the file as written")
+  {
+    options.absolute_location_paths = true;
+    auto absolute = parse(std::make_shared<const TitReadOptions>(options));
+    CHECK(absolute[3].flops == 1e9);  // "main.c:12:src/kernel.c:20" is not in the file
+  }
+  SECTION("a bad line names the file and line")
+  {
+    write_file(tmp / "bad.csv", "header\nmain.c:1:main.c:2,0\n");
+    TitReadOptions bad;
+    auto e = expect_input_error([&] { read_comp_adjustment_file(tmp / "bad.csv", bad); });
+    CHECK(e.context().file == (tmp / "bad.csv").string());
+    CHECK(e.context().line == 2);
+  }
+}
