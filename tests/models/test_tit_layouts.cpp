@@ -1,6 +1,6 @@
 // The TIT layouts `smpirun -replay` reads (docs/reference/tit.md, "Layouts"): a one-line index naming a
 // file shared by every rank, an index listing that shared file once per rank, per-rank files holding lines
-// of other ranks, index paths relative to the working directory; and smpi/comp-adjustment-file's speedups.
+// of other ranks, index paths relative to the working directory.
 #include "models_support.hpp"
 
 #include "gridcast/models/tit.hpp"
@@ -55,10 +55,9 @@ TEST_CASE("TIT layouts: a one-line index gives its file to every rank, as ti-one
   require_same_streams(by_index, direct);
   auto s = by_index.open(1);
   CHECK(s->source() == (tmp / "all.txt").string());  // errors name the file holding the lines
-  auto r1 = read_all(*s);
+  const auto r1 = read_all(*s);
   REQUIRE(r1.size() == 4);
-  CHECK(r1[2].op == Op::Recv);
-  CHECK(r1[2].bytes == 200000);
+  CHECK((r1[2].op == Op::Recv && r1[2].bytes == 200000));
 
   SECTION("an index cannot name another index")
   {
@@ -140,58 +139,5 @@ TEST_CASE("TIT layouts: relative index paths, beside the index first, then in th
     CHECK(e.context().line == 2);
     CHECK(e.context().rank == 1);
     CHECK_THAT(e.reason(), Catch::Contains("looked for beside the index"));
-  }
-}
-
-TEST_CASE("TIT: smpi/comp-adjustment-file divides compute and sleep by the speedup of the call location",
-          "[models][tit]")
-{
-  TempDir tmp;
-  // SMPI's key: previous location, then the current one ("prevfile:prevline:file:line"), base names.
-  write_file(tmp / "adjust.csv", "\"Location\",\"Speedup\"\nmain.c:10:main.c:12,2\n"
-                                 "main.c:12:kernel.c:20, 4\n\nkernel.c:20:main.c:12,10\n");
-  TitReadOptions options;
-  read_comp_adjustment_file(tmp / "adjust.csv", options);
-  REQUIRE(options.speedup_by_location.size() == 3);
-  CHECK(options.speedup_by_location.at("main.c:12:kernel.c:20") == 4);
-
-  const std::vector<std::string> lines = {"0 location main.c 10", "0 init",    "0 compute 1e9",
-                                          "0 location main.c 12", "0 compute 1e9",
-                                          "0 location src/kernel.c 20", "0 compute 1e9",
-                                          "0 location main.c 12", "0 sleep 1", "0 finalize"};
-  auto parse = [&](std::shared_ptr<const TitReadOptions> opts) {
-    TitLineParser parser(1, 0, "t.txt", std::move(opts));
-    FunctionTable fns;
-    std::vector<CallRecord> out;
-    CallRecord r;
-    std::uint64_t n = 0;
-    for (const auto& line : lines)
-      if (parser.parse(line, ++n, r, fns))
-        out.push_back(r);
-    return out;
-  };
-  auto adjusted = parse(std::make_shared<const TitReadOptions>(options));
-  REQUIRE(adjusted.size() == 6);
-  CHECK(adjusted[1].flops == 1e9);      // ":0:main.c:10" is not in the file: 1
-  CHECK(adjusted[2].flops == 1e9 / 2);  // main.c:10 then main.c:12
-  CHECK(adjusted[3].flops == 1e9 / 4);  // main.c:12 then kernel.c:20 (its base name)
-  CHECK(adjusted[4].seconds == 1.0 / 10);
-  auto plain = parse(nullptr);
-  CHECK(plain[3].flops == 1e9);
-  CHECK(plain[4].seconds == 1.0);
-
-  SECTION("absolute location paths key on the file as written")
-  {
-    options.absolute_location_paths = true;
-    auto absolute = parse(std::make_shared<const TitReadOptions>(options));
-    CHECK(absolute[3].flops == 1e9);  // "main.c:12:src/kernel.c:20" is not in the file
-  }
-  SECTION("a bad line names the file and line")
-  {
-    write_file(tmp / "bad.csv", "header\nmain.c:1:main.c:2,0\n");
-    TitReadOptions bad;
-    auto e = expect_input_error([&] { read_comp_adjustment_file(tmp / "bad.csv", bad); });
-    CHECK(e.context().file == (tmp / "bad.csv").string());
-    CHECK(e.context().line == 2);
   }
 }
