@@ -141,3 +141,30 @@ TEST_CASE("TIT layouts: relative index paths, beside the index first, then in th
     CHECK_THAT(e.reason(), Catch::Contains("looked for beside the index"));
   }
 }
+
+TEST_CASE("TIT layouts: a real ti-one-file recording reads as the per-rank recording of the same program",
+          "[models][tit]")
+{
+  // Both recorded from tests/models/data/tit-smpi-4/source.c; the one-file recording without computation.
+  TitTrace one_file(source_path("tests/models/data/tit-smpi-4-one-file/tr.txt"));
+  TitTrace per_rank(source_path("tests/models/data/tit-smpi-4/tr.txt"));
+  CHECK(one_file.single_file());
+  REQUIRE(one_file.rank_count() == 4);
+  for (int r = 0; r < 4; ++r) {
+    INFO("rank " << r);
+    auto a = one_file.open(r), b = per_rank.open(r);
+    auto calls = [](CallStream& s) {
+      std::vector<std::pair<std::string, CallRecord>> out;
+      for (CallRecord c : read_all(s))
+        if (c.op != Op::Compute) {
+          std::string name(s.functions().name(c.function));
+          c.line = c.function = 0;
+          out.emplace_back(std::move(name), c);
+        }
+      return out;
+    };
+    const auto ca = calls(*a), cb = calls(*b);
+    CHECK(ca.size() == 31);
+    CHECK(ca == cb);
+  }
+}
