@@ -272,6 +272,7 @@ int run_predict(const std::vector<std::string>& args)
   emulator::ReplayOptions opts = replay_options(target);
   for (const std::string& c : cfg)
     emulator::apply_cfg(opts, c);
+  emulator::check_cfg_for_input(opts, false);
   opts.recorded_host_speed_flops = 0;  // synthesized compute is in flops: the host's speed converts it
   opts.fast_forward              = ff;
 

@@ -27,11 +27,13 @@ namespace {
 struct OpenedTrace {
   std::unique_ptr<models::TraceSource> source;
   std::vector<std::filesystem::path> files;  ///< every file it reads, for the input digest
+  std::string path_base;  ///< what a TIT index's relative paths were resolved against (empty: n/a)
+  bool tit = false;
   double recorded_speed_flops = 0;
   std::optional<models::RunInfo> info;
 };
 
-OpenedTrace open_trace(const std::filesystem::path& path)
+OpenedTrace open_trace(const std::filesystem::path& path, const models::TitReadOptions& read_options)
 {
   OpenedTrace t;
   if (models::is_profile_dir(path)) {
@@ -48,21 +50,11 @@ OpenedTrace open_trace(const std::filesystem::path& path)
     throw InputError({path.string(), 0, {}, -1}, "no such trace (expected a profile directory or a TIT trace)");
   if (std::filesystem::is_directory(path))
     throw InputError({path.string(), 0, {}, -1}, "directory without run.json: not a profile directory");
-  t.files.push_back(path);
-  if (not models::tit_is_single_file(path)) {
-    // An index: every per-rank file it names is an input too.
-    std::ifstream in(path);
-    std::string line;
-    while (std::getline(in, line)) {
-      auto first = line.find_first_not_of(" \t\r");
-      if (first == std::string::npos)
-        continue;
-      auto last = line.find_last_not_of(" \t\r");
-      std::filesystem::path p = line.substr(first, last - first + 1);
-      t.files.push_back(p.is_absolute() ? p : path.parent_path() / p);
-    }
-  }
-  t.source = std::make_unique<models::TitTrace>(path);
+  auto tit    = std::make_unique<models::TitTrace>(path, std::filesystem::path{}, read_options);
+  t.files     = tit->input_files();  // the index and every file it names
+  t.path_base = std::string(models::tit_path_base_name(tit->path_base()));
+  t.tit       = true;
+  t.source    = std::move(tit);
   return t;
 }
 
@@ -94,8 +86,11 @@ int run_replay(const std::vector<std::string>& args)
     ("cfg", po::value(&cfg)->composing(),
      "name:value setting, repeatable. gridcast/eager-threshold:BYTES, gridcast/test-cost:SECONDS, "
      "gridcast/iprobe-cost:SECONDS, gridcast/coll/<op>:<algorithm>, gridcast/coll-selector:mpich|smpi|openmpi-4.1, gridcast/coll-local-copy:auto|on|off, gridcast/gpu/<cost>:SECONDS, gridcast/gpu/nccl-algorithm:ring|tree and gridcast/gpu/pin-policy:cache|call "
-     "(docs/guides/gpu.md; `gridcast algorithms` lists every gridcast key); any other name goes to SimGrid (e.g. "
-     "network/model:SMPI, tracing:yes)");
+     "(docs/guides/gpu.md; `gridcast algorithms` lists every gridcast key); smpi/... settings of smpirun are "
+     "honoured with SMPI's meaning (smpi/simulate-computation, smpi/comp-adjustment-file, smpi/test, ...) or "
+     "refused, never ignored (docs/reference/cfg.md); any other name goes to SimGrid (e.g. network/model:SMPI, "
+     "tracing:yes). Collectives: gridcast chooses MPICH's algorithms by default, smpirun SMPI's: "
+     "gridcast/coll-selector:smpi matches smpirun -replay");
   po::positional_options_description positional;
   positional.add("trace", 1);
   po::variables_map vm;
@@ -116,19 +111,31 @@ int run_replay(const std::vector<std::string>& args)
   for (const std::string& c : cfg)
     emulator::apply_cfg(opts, c);
 
-  OpenedTrace t = open_trace(trace);
+  OpenedTrace t = open_trace(trace, opts.smpi.tit_read);
+  emulator::check_cfg_for_input(opts, t.tit);
   opts.recorded_host_speed_flops = t.recorded_speed_flops;
 
   const std::filesystem::path timeline_path = prepare_output(target);
 
   emulator::ReplayResult result = emulator::replay(*t.source, opts, timeline_path);
   emulator::print_summary(std::cout, result);
+  // smpirun -replay chooses SMPI's algorithms; gridcast by default MPICH's: say so where it matters.
+  std::string selector_note;
+  if (t.tit && not opts.coll_selector_set && not result.collectives.empty()) {
+    selector_note = "algorithms chosen by MPICH's rules (gridcast's default); smpirun -replay uses SMPI's default "
+                    "selector: --cfg gridcast/coll-selector:smpi reproduces it";
+    std::cout << "  collectives: " << selector_note << '\n';
+  }
 
   if (not out.empty()) {
     emulator::RunDescription run;
     run.command = "replay";
     run.options = &opts;
+    run.coll_selector_note = selector_note;
     run.inputs.push_back({"trace", trace, emulator::digest_files(t.files)});
+    // Said only where the working directory was used: gridcast's own indexes are read beside themselves.
+    if (t.path_base == models::tit_path_base_name(models::TitPathBase::WorkingDirectory))
+      run.inputs.back().paths_relative_to = t.path_base;
     add_target_inputs(run, target);
     emulator::write_prediction(std::filesystem::path(out) / "prediction.json", result, run);
     std::cout << "wrote " << (std::filesystem::path(out) / "prediction.json").string();

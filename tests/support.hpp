@@ -110,10 +110,12 @@ struct RunResult {
   std::string output;  ///< stdout and stderr together
 };
 
-/// Runs the gridcast program with `args` (shell-quoted by the caller where needed).
-inline RunResult run_gridcast(const std::string& args)
+/// Runs the gridcast program with `args` (shell-quoted by the caller where needed), in the working
+/// directory `cwd` when given.
+inline RunResult run_gridcast(const std::string& args, const std::filesystem::path& cwd = {})
 {
-  std::string cmd = std::string(GRIDCAST_BIN) + " " + args + " 2>&1";
+  std::string cmd = (cwd.empty() ? "" : "cd '" + cwd.string() + "' && ") + std::string(GRIDCAST_BIN) + " " + args +
+                    " 2>&1";
   RunResult r;
   FILE* pipe = popen(cmd.c_str(), "r");
   if (pipe == nullptr)

@@ -3,9 +3,10 @@
 #include "gridcast/foundation/errors.hpp"
 #include "gridcast/foundation/units.hpp"
 
+#include <algorithm>
 #include <charconv>
-#include <optional>
 #include <cmath>
+#include <optional>
 
 namespace gridcast::emulator {
 
@@ -96,6 +97,257 @@ void check_simgrid_cfg(const std::string& name, const std::string& value)
   }
 }
 
+/// What gridcast does with an smpi/... key (every key SimGrid 3.32 defines is listed in kSmpiKeys).
+enum class SmpiKeyUse : std::uint8_t {
+  Honoured,     ///< applied with smpirun's meaning (apply_smpi_cfg)
+  SimGrid,      ///< read by SimGrid's network model itself: passed on (check_network_cfg checks the model)
+  NoEffect,     ///< changes nothing in smpirun's replay either (output, host-side memory, build options)
+  TitNoEffect,  ///< changes nothing in smpirun's replay of a TIT trace; refused for profiles and predictions
+  DefaultOnly,  ///< gridcast does not model it: only SMPI's default value (which changes nothing) is accepted
+  Refused,      ///< gridcast has its own option for it, or no equivalent whatever the value
+};
+
+struct SmpiKey {
+  std::string_view name;
+  SmpiKeyUse use;
+  /// DefaultOnly: SMPI's default value; Refused: what to use instead; TitNoEffect: why it means nothing
+  /// elsewhere; otherwise what it does.
+  std::string_view note;
+};
+
+// SimGrid 3.32's smpi/... flags (src/smpi/internals/smpi_config.cpp and the files it names), in the order
+// of its documentation. Checked against `smpirun -replay` (bench/smpirun_replay_compat.py).
+constexpr SmpiKey kSmpiKeys[] = {
+    {"smpi/simulate-computation", SmpiKeyUse::Honoured, "compute calls take no time when no"},
+    {"smpi/comp-adjustment-file", SmpiKeyUse::Honoured, "speedups of compute and sleep per call location (TIT)"},
+    {"smpi/trace-call-use-absolute-path", SmpiKeyUse::Honoured, "how comp-adjustment-file names locations"},
+    {"smpi/test", SmpiKeyUse::Honoured, "alias of gridcast/test-cost"},
+    {"smpi/iprobe", SmpiKeyUse::Honoured, "alias of gridcast/iprobe-cost"},
+    {"smpi/grow-injected-times", SmpiKeyUse::Honoured, "consecutive failed polls cost more each"},
+    {"smpi/send-is-detached-thresh", SmpiKeyUse::Honoured, "alias of gridcast/eager-threshold"},
+    {"smpi/coll-selector", SmpiKeyUse::Honoured, "default: as gridcast/coll-selector:smpi; other values refused"},
+    {"smpi/bw-factor", SmpiKeyUse::SimGrid, "network/model:SMPI's bandwidth factors"},
+    {"smpi/lat-factor", SmpiKeyUse::SimGrid, "network/model:SMPI's latency factors"},
+    {"smpi/IB-penalty-factors", SmpiKeyUse::SimGrid, "network/model:IB's penalties"},
+    {"smpi/host-speed", SmpiKeyUse::TitNoEffect, "TIT traces give flops; a profile's run.json gives the host speed"},
+    {"smpi/cpu-threshold", SmpiKeyUse::TitNoEffect, "TIT traces give flops; gridcast replays every compute record"},
+    {"smpi/wtime", SmpiKeyUse::TitNoEffect, "TIT traces hold no MPI_Wtime; gridcast does not charge them"},
+    {"smpi/display-timing", SmpiKeyUse::NoEffect, "gridcast always prints the simulated time"},
+    {"smpi/display-allocs", SmpiKeyUse::NoEffect, ""},
+    {"smpi/list-leaks", SmpiKeyUse::NoEffect, ""},
+    {"smpi/keep-temps", SmpiKeyUse::NoEffect, ""},
+    {"smpi/tmpdir", SmpiKeyUse::NoEffect, ""},
+    {"smpi/privatization", SmpiKeyUse::NoEffect, ""},
+    {"smpi/privatize-libs", SmpiKeyUse::NoEffect, ""},
+    {"smpi/shared-malloc", SmpiKeyUse::NoEffect, ""},
+    {"smpi/shared-malloc-blocksize", SmpiKeyUse::NoEffect, ""},
+    {"smpi/shared-malloc-hugepage", SmpiKeyUse::NoEffect, ""},
+    {"smpi/auto-shared-malloc-thresh", SmpiKeyUse::NoEffect, ""},
+    {"smpi/trace-call-location", SmpiKeyUse::NoEffect, ""},
+    {"smpi/errors-are-fatal", SmpiKeyUse::NoEffect, ""},
+    {"smpi/pedantic", SmpiKeyUse::NoEffect, ""},
+    {"smpi/papi-events", SmpiKeyUse::NoEffect, ""},
+    {"smpi/map", SmpiKeyUse::NoEffect, ""},
+    {"smpi/async-small-thresh", SmpiKeyUse::DefaultOnly, "0"},
+    {"smpi/os", SmpiKeyUse::DefaultOnly, "0:0:0:0:0"},
+    {"smpi/or", SmpiKeyUse::DefaultOnly, "0:0:0:0:0"},
+    {"smpi/ois", SmpiKeyUse::DefaultOnly, "0:0:0:0:0"},
+    {"smpi/init", SmpiKeyUse::DefaultOnly, "0"},
+    {"smpi/finalization-barrier", SmpiKeyUse::DefaultOnly, "no"},
+    {"smpi/iprobe-cpu-usage", SmpiKeyUse::DefaultOnly, "1"},
+    {"smpi/buffering", SmpiKeyUse::DefaultOnly, "infinite"},
+    {"smpi/np", SmpiKeyUse::Refused, "the trace gives the number of ranks"},
+    {"smpi/hostfile", SmpiKeyUse::Refused, "use --hostfile"},
+    {"smpi/replay", SmpiKeyUse::Refused, "give the trace as gridcast replay's argument"},
+    {"smpi/barrier", SmpiKeyUse::Refused, "SMPI's algorithm names are not gridcast's: use gridcast/coll/barrier"},
+    {"smpi/bcast", SmpiKeyUse::Refused, "SMPI's algorithm names are not gridcast's: use gridcast/coll/bcast"},
+    {"smpi/reduce", SmpiKeyUse::Refused, "SMPI's algorithm names are not gridcast's: use gridcast/coll/reduce"},
+    {"smpi/allreduce", SmpiKeyUse::Refused, "SMPI's algorithm names are not gridcast's: use gridcast/coll/allreduce"},
+    {"smpi/alltoall", SmpiKeyUse::Refused, "SMPI's algorithm names are not gridcast's: use gridcast/coll/alltoall"},
+    {"smpi/alltoallv", SmpiKeyUse::Refused, "SMPI's algorithm names are not gridcast's: use gridcast/coll/alltoallv"},
+    {"smpi/gather", SmpiKeyUse::Refused, "SMPI's algorithm names are not gridcast's: use gridcast/coll/gather"},
+    {"smpi/allgather", SmpiKeyUse::Refused, "SMPI's algorithm names are not gridcast's: use gridcast/coll/allgather"},
+    {"smpi/allgatherv", SmpiKeyUse::Refused, "SMPI's algorithm names are not gridcast's: use gridcast/coll/allgatherv"},
+    {"smpi/scatter", SmpiKeyUse::Refused, "SMPI's algorithm names are not gridcast's: use gridcast/coll/scatter"},
+    {"smpi/reduce_scatter", SmpiKeyUse::Refused,
+     "SMPI's algorithm names are not gridcast's: use gridcast/coll/reducescatter"},
+};
+
+const SmpiKey* find_smpi_key(std::string_view name)
+{
+  for (const SmpiKey& k : kSmpiKeys)
+    if (k.name == name)
+      return &k;
+  return nullptr;
+}
+
+/// SimGrid's spellings of a boolean (xbt_cfg's parse_bool).
+std::optional<bool> parse_bool(std::string_view v)
+{
+  if (v == "yes" || v == "on" || v == "true" || v == "1")
+    return true;
+  if (v == "no" || v == "off" || v == "false" || v == "0")
+    return false;
+  return std::nullopt;
+}
+
+/// True when `value` means SMPI's default `def`: the same boolean, the same number, or for the overhead
+/// lists (smpi/os, or, ois: "bytes:base:per_byte;...") every base and per-byte cost zero.
+bool is_smpi_default(std::string_view value, std::string_view def)
+{
+  if (value == def)
+    return true;
+  if (def == "yes" || def == "no")
+    return parse_bool(value) == parse_bool(def);
+  auto number = [](std::string_view t) -> std::optional<double> {
+    double v = 0;
+    auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+    if (ec != std::errc() || p != t.data() + t.size())
+      return std::nullopt;
+    return v;
+  };
+  if (def == "0:0:0:0:0") {  // every segment "bytes:cost:cost" with costs of zero
+    std::size_t start = 0;
+    while (start <= value.size()) {
+      const std::size_t end        = value.find(';', start);
+      const std::string_view part  = value.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
+      const std::size_t first      = part.find(':');
+      if (first == std::string_view::npos)
+        return false;
+      std::string_view costs = part.substr(first + 1);
+      while (not costs.empty()) {
+        const std::size_t colon = costs.find(':');
+        auto v                  = number(costs.substr(0, colon));
+        if (not v || *v != 0)
+          return false;
+        costs = colon == std::string_view::npos ? std::string_view{} : costs.substr(colon + 1);
+      }
+      if (end == std::string_view::npos)
+        return true;
+      start = end + 1;
+    }
+    return false;
+  }
+  auto a = number(value), b = number(def);
+  return a && b && *a == *b;
+}
+
+std::string accepted_smpi_keys()
+{
+  std::string list;
+  for (const SmpiKey& k : kSmpiKeys)
+    if (k.use != SmpiKeyUse::Refused)
+      list += (list.empty() ? "" : ", ") + std::string(k.name);
+  return list;
+}
+
+bool parse_smpi_bool(const std::string& name, const std::string& value)
+{
+  if (auto b = parse_bool(value))
+    return *b;
+  throw InputError({"--cfg", 0, name, -1}, "'" + value + "' is not yes or no");
+}
+
+}  // namespace
+
+void check_cfg_for_input(const ReplayOptions& options, bool tit_trace)
+{
+  if (tit_trace)
+    return;
+  if (not options.smpi.comp_adjustment_file.empty())
+    throw InputError({"--cfg", 0, "smpi/comp-adjustment-file", -1},
+                     "applies to SMPI time-independent traces only (it keys on their `location` lines)");
+  if (not options.smpi.tit_only_keys.empty()) {
+    const std::string& key = options.smpi.tit_only_keys.front();
+    const SmpiKey* k       = find_smpi_key(key);
+    throw InputError({"--cfg", 0, key, -1}, "only accepted for SMPI time-independent traces, where smpirun's replay "
+                                            "ignores it too; here it would be ignored: " +
+                                                std::string(k ? k->note : ""));
+  }
+}
+
+void check_network_cfg(const ReplayOptions& options)
+{
+  std::string model = "SMPI";  // gridcast's default, as smpirun's
+  for (const auto& [name, value] : options.simgrid_cfg)
+    if (name == "network/model")
+      model = value;
+  for (const auto& [name, value] : options.simgrid_cfg) {
+    const bool smpi_factor    = name == "smpi/bw-factor" || name == "smpi/lat-factor";
+    const bool network_factor = name == "network/bandwidth-factor" || name == "network/latency-factor";
+    if (network_factor && model == "SMPI")
+      throw InputError({"--cfg", 0, name, -1},
+                       "network/model:SMPI ignores it (its factors are smpi/bw-factor and smpi/lat-factor); give "
+                       "those, or another network/model (CM02, LV08, IB)");
+    if (smpi_factor && model != "SMPI")
+      throw InputError({"--cfg", 0, name, -1}, "only network/model:SMPI reads it, and the run uses network/model:" +
+                                                   model + "; use network/bandwidth-factor or network/latency-factor");
+    if (name == "smpi/IB-penalty-factors" && model != "IB")
+      throw InputError({"--cfg", 0, name, -1},
+                       "only network/model:IB reads it, and the run uses network/model:" + model);
+  }
+}
+
+namespace {
+
+/// Applies an smpi/... key; false when it is not one.
+bool apply_smpi_cfg(ReplayOptions& options, const std::string& name, const std::string& value)
+{
+  if (name.rfind("smpi/", 0) != 0)
+    return false;
+  const SmpiKey* key = find_smpi_key(name);
+  if (key == nullptr)
+    throw InputError({"--cfg", 0, name, -1},
+                     "not an SMPI setting gridcast knows (accepted: " + accepted_smpi_keys() +
+                         "; docs/reference/cfg.md says what each does)");
+  switch (key->use) {
+    case SmpiKeyUse::Refused:
+      throw InputError({"--cfg", 0, name, -1}, "not accepted: " + std::string(key->note));
+    case SmpiKeyUse::DefaultOnly:
+      if (not is_smpi_default(value, key->note))
+        throw InputError({"--cfg", 0, name, -1},
+                         "'" + value + "': gridcast does not model this setting, so it only accepts SMPI's default (" +
+                             std::string(key->note) + "), which changes nothing");
+      return true;
+    case SmpiKeyUse::NoEffect:
+      return true;
+    case SmpiKeyUse::TitNoEffect:
+      if (std::find(options.smpi.tit_only_keys.begin(), options.smpi.tit_only_keys.end(), name) ==
+          options.smpi.tit_only_keys.end())
+        options.smpi.tit_only_keys.push_back(name);
+      return true;
+    case SmpiKeyUse::SimGrid:
+      check_simgrid_cfg(name, value);
+      options.simgrid_cfg.emplace_back(name, value);
+      return true;
+    case SmpiKeyUse::Honoured:
+      break;
+  }
+  if (name == "smpi/simulate-computation") {
+    options.smpi.simulate_computation = parse_smpi_bool(name, value);
+  } else if (name == "smpi/grow-injected-times") {
+    options.smpi.grow_injected_times = parse_smpi_bool(name, value);
+  } else if (name == "smpi/trace-call-use-absolute-path") {
+    options.smpi.tit_read.absolute_location_paths = parse_smpi_bool(name, value);
+  } else if (name == "smpi/comp-adjustment-file") {
+    options.smpi.comp_adjustment_file = value;
+    options.smpi.tit_read.speedup_by_location.clear();
+    if (not value.empty())
+      models::read_comp_adjustment_file(value, options.smpi.tit_read);
+  } else if (name == "smpi/coll-selector") {
+    if (value != "default")
+      throw InputError({"--cfg", 0, name, -1},
+                       "'" + value + "': gridcast reproduces SMPI's default selection only (smpi/coll-selector:default, "
+                       "the same as gridcast/coll-selector:smpi); for MPICH's or Open MPI's rules use "
+                       "gridcast/coll-selector:mpich or openmpi-4.1");
+    options.coll_selector     = CollectiveSelector::Smpi;
+    options.coll_selector_set = true;
+  } else {
+    return false;  // an alias of a gridcast key: apply_cfg handles it
+  }
+  return true;
+}
+
 }  // namespace
 
 const std::vector<std::pair<std::string, std::string>>& gridcast_cfg_keys()
@@ -155,13 +407,15 @@ void apply_cfg(ReplayOptions& options, const std::string& name_value)
     options.envelope_set   = true;
     return;
   }
-  if (name == "gridcast/test-cost") {
+  if (apply_smpi_cfg(options, name, value))
+    return;
+  if (name == "gridcast/test-cost" || name == "smpi/test") {
     options.test_cost_s = parse_double(value, name);
     if (options.test_cost_s < 0)
       throw InputError({"--cfg", 0, name, -1}, "a cost cannot be negative");
     return;
   }
-  if (name == "gridcast/iprobe-cost") {
+  if (name == "gridcast/iprobe-cost" || name == "smpi/iprobe") {
     options.iprobe_cost_s = parse_double(value, name);
     if (options.iprobe_cost_s < 0)
       throw InputError({"--cfg", 0, name, -1}, "a cost cannot be negative");
@@ -176,6 +430,7 @@ void apply_cfg(ReplayOptions& options, const std::string& name_value)
       options.coll_selector = CollectiveSelector::OpenMpi41;
     else
       throw InputError({"--cfg", 0, name, -1}, "unknown selector '" + value + "' (known: mpich, smpi, openmpi-4.1)");
+    options.coll_selector_set = true;
     return;
   }
   if (name == "gridcast/coll-local-copy") {
@@ -208,6 +463,8 @@ void apply_cfg(ReplayOptions& options, const std::string& name_value)
     return;
   if (name.rfind("gridcast/", 0) == 0)
     throw InputError({"--cfg", 0, name, -1}, "unknown gridcast setting");
+  if (name.rfind("smpi/", 0) == 0)
+    throw InternalError("apply_cfg: smpi key " + name + " left unhandled");
   check_simgrid_cfg(name, value);
   options.simgrid_cfg.emplace_back(name, value);
 }

@@ -104,7 +104,7 @@ struct RankCore {
       consecutive_failures = 0;
     } else {
       ++consecutive_failures;
-      cost = unit * consecutive_failures;
+      cost = unit * (world.options.smpi.grow_injected_times ? consecutive_failures : 1);
     }
     if (cost <= 0)
       return;

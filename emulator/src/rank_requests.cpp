@@ -116,8 +116,30 @@ RequestTable::Table::iterator RequestTable::tested(std::int64_t handle)
 void RequestTable::test_handle(const CallRecord& c)
 {
   auto it = tested(c.request);
+  if (c.seconds < 0 && core_.world.options.coll_selector == CollectiveSelector::Smpi) {
+    smpi_test(it);
+    return;
+  }
   bool done = it == requests_.end() || try_complete(it);
   core_.poll_cost(c.seconds, done, failed_tests_, core_.world.options.test_cost_s);
+}
+
+/// A test of unknown duration (an SMPI trace's) as smpirun's replay costs it, for the smpi selector's
+/// compatibility: SMPI's Request::test sleeps smpi/test times a multiplier shared by every rank before it
+/// tests, whether the test then succeeds or not; a success resets the multiplier to 1, a failure adds 1
+/// (with smpi/grow-injected-times). A test of a request already complete costs nothing: the replay skips it.
+void RequestTable::smpi_test(Table::iterator it)
+{
+  if (it == requests_.end())
+    return;
+  int& sleeps          = core_.world.smpi_test_sleeps;
+  const double cost    = sleeps * core_.world.options.test_cost_s;
+  if (cost > 0)
+    core_.timed_comm([cost] { sg4::this_actor::sleep_for(cost); });
+  if (try_complete(it))
+    sleeps = 1;
+  else if (core_.world.options.smpi.grow_injected_times)
+    ++sleeps;
 }
 
 /// MPI_Testall (all or none), MPI_Testany (the first complete one), MPI_Testsome (every complete one)

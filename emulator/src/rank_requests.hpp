@@ -46,6 +46,7 @@ private:
   bool try_complete(Table::iterator it);
   Table::iterator tested(std::int64_t handle);
   void test_handle(const models::CallRecord& c);
+  void smpi_test(Table::iterator it);
   void test_many(const models::CallRecord& c);
 
   RankCore& core_;

@@ -170,6 +170,12 @@ void RankRunner::perform(const CallRecord& c)
 
 void RankRunner::compute(const CallRecord& c)
 {
+  if (not core_.world.options.smpi.simulate_computation) {
+    // smpi/simulate-computation:no, as smpirun's replay: the computation between MPI calls takes no time
+    // (the flops of reductions and the sleeps still do).
+    fast_forward_.note_compute(0, 0);
+    return;
+  }
   double flops = c.flops;
   if (flops <= 0 && c.seconds > 0) {
     if (recorded_speed_ <= 0)

@@ -83,6 +83,7 @@ std::vector<std::string> engine_arguments(const ReplayOptions& options)
 ReplayResult replay(const models::TraceSource& trace, const ReplayOptions& options,
                     const std::filesystem::path& timeline_path)
 {
+  check_network_cfg(options);
   std::vector<std::string> args = engine_arguments(options);  // kept alive with the engine
   std::vector<char*> argv;
   for (auto& a : args)

@@ -204,6 +204,8 @@ void write_prediction(const std::filesystem::path& file, const ReplayResult& res
     config["forced_collectives"] = std::move(forced);
     if (run.options->coll_selector != CollectiveSelector::Mpich)  // absent = the default: outputs keep their bytes
       config["coll_selector"] = std::string(collective_selector_name(run.options->coll_selector));
+    if (not run.coll_selector_note.empty())
+      config["coll_selector_note"] = run.coll_selector_note;
     if (run.options->local_copy != LocalCopyMode::Auto)  // the same: only when set
       config["coll_local_copy"] = run.options->local_copy == LocalCopyMode::On ? "on" : "off";
     ordered sg = ordered::array();
@@ -261,8 +263,12 @@ void write_prediction(const std::filesystem::path& file, const ReplayResult& res
                    {"simgrid", std::to_string(SIMGRID_VERSION_MAJOR) + "." + std::to_string(SIMGRID_VERSION_MINOR) +
                                    (SIMGRID_VERSION_PATCH > 0 ? "." + std::to_string(SIMGRID_VERSION_PATCH) : "")}};
   ordered inputs = ordered::array();
-  for (const InputDigest& in : run.inputs)
-    inputs.push_back({{"role", in.role}, {"path", in.path}, {"sha1", in.sha1}});
+  for (const InputDigest& in : run.inputs) {
+    ordered one = {{"role", in.role}, {"path", in.path}, {"sha1", in.sha1}};
+    if (not in.paths_relative_to.empty())
+      one["paths_relative_to"] = in.paths_relative_to;
+    inputs.push_back(std::move(one));
+  }
   j["inputs"] = std::move(inputs);
 
   write_file_atomically(file, j.dump(2) + "\n", "the prediction");

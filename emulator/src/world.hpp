@@ -76,6 +76,9 @@ struct World {
   };
   std::map<std::pair<int, std::uint64_t>, NbcContext> nbc_contexts;
   int next_nbc_context = -1;
+  /// SMPI 3.32's multiplier of its test sleep (a static in Request::test, shared by every rank): a test
+  /// sleeps it times smpi/test, a success resets it to 1, a failure adds 1. Used by the smpi selector.
+  int smpi_test_sleeps = 1;
   /// The first exception thrown inside an actor, rethrown after the simulation stops.
   std::exception_ptr failure;
   /// Stops the run after an exception in one actor: every other actor is killed.

@@ -164,7 +164,8 @@ enum class Action : std::uint8_t {
   CommSize,
   CommSplit,
   CommDup,
-  Ignored,  // location, testall, testany
+  Location,  // "location <file> <line>": the call location smpi/comp-adjustment-file keys on
+  Ignored,   // testall, testany
 };
 
 struct ActionName {
@@ -215,7 +216,7 @@ constexpr ActionName kActions[] = {
     {"comm_size", Action::CommSize},
     {"comm_split", Action::CommSplit},
     {"comm_dup", Action::CommDup},
-    {"location", Action::Ignored},
+    {"location", Action::Location},
     {"testall", Action::Ignored},
     {"testany", Action::Ignored},
     // Nonblocking collectives, as `smpirun -trace-ti` (SimGrid 3.32) writes them. MPI_Comm_idup is not
@@ -302,6 +303,13 @@ struct TitLineParser::Impl {
   int np;
   int rank;
   std::string file;
+  std::shared_ptr<const TitReadOptions> options;  ///< null: no setting changes costs
+  bool skip_other_ranks = false;
+  std::uint64_t own_lines = 0, skipped_lines = 0;
+  /// The call location as SMPI's replay keeps it (smpi_trace_set_call_location): the current and the
+  /// previous `location` line.
+  std::string location_file, previous_location_file;
+  std::int64_t location_line = 0, previous_location_line = 0;
 
   std::uint64_t default_dt  = kByteSize;
   detail::PendingRequests pending;
@@ -464,6 +472,30 @@ struct TitLineParser::Impl {
     return static_cast<std::uint32_t>(id);
   }
 
+  /// The speedup smpi/comp-adjustment-file gives the current location (1 when it names none).
+  double speedup() const
+  {
+    if (not options || options->speedup_by_location.empty())
+      return 1;
+    const std::string key = previous_location_file + ':' + std::to_string(previous_location_line) + ':' +
+                            location_file + ':' + std::to_string(location_line);
+    auto it = options->speedup_by_location.find(key);
+    return it == options->speedup_by_location.end() ? 1 : it->second;
+  }
+
+  void set_location()
+  {
+    expect_args(2, 2);
+    previous_location_file = std::move(location_file);
+    previous_location_line = location_line;
+    std::string_view f     = arg(0);
+    if (not options->absolute_location_paths)  // SMPI keys on the base name unless told otherwise
+      if (auto slash = f.rfind('/'); slash != std::string_view::npos)
+        f.remove_prefix(slash + 1);
+    location_file = std::string(f);
+    location_line = integer(1, "line");
+  }
+
   bool parse(std::string_view line, std::uint64_t number, CallRecord& out, FunctionTable& functions);
   void parse_collective(Action action, CallRecord& out);
 };
@@ -477,8 +509,14 @@ bool TitLineParser::Impl::parse(std::string_view line, std::uint64_t number, Cal
   std::int64_t line_rank;
   if (not parse_int(tok[0], line_rank))
     fail("expected '<rank> <action> ...', got '" + std::string(tok[0]) + "' as the rank");
-  if (line_rank != rank)
+  if (line_rank != rank) {
+    if (skip_other_ranks) {
+      ++skipped_lines;
+      return false;
+    }
     fail("line of rank " + std::to_string(line_rank) + " in the trace of rank " + std::to_string(rank));
+  }
+  ++own_lines;
   if (tok.size() < 2)
     fail("missing action after the rank");
   action_name  = tok[1];
@@ -488,6 +526,11 @@ bool TitLineParser::Impl::parse(std::string_view line, std::uint64_t number, Cal
   const Action action = kActions[spelling].action;
   if (action == Action::Ignored)
     return false;
+  if (action == Action::Location) {
+    if (options && not options->speedup_by_location.empty())
+      set_location();
+    return false;
+  }
 
   out.clear();
   out.line     = number;
@@ -508,12 +551,12 @@ bool TitLineParser::Impl::parse(std::string_view line, std::uint64_t number, Cal
     case Action::Compute:
       expect_args(1, 1);
       out.op    = Op::Compute;
-      out.flops = amount(0, "flops");
+      out.flops = amount(0, "flops") / speedup();
       break;
     case Action::Sleep:
       expect_args(1, 1);
       out.op      = Op::Sleep;
-      out.seconds = amount(0, "seconds");
+      out.seconds = amount(0, "seconds") / speedup();
       break;
     case Action::Send:
     case Action::Ssend:
@@ -578,6 +621,7 @@ bool TitLineParser::Impl::parse(std::string_view line, std::uint64_t number, Cal
     default:  // the collectives and communicator calls
       parse_collective(action, out);
       break;
+    case Action::Location:
     case Action::Ignored:
       return false;
   }
@@ -680,13 +724,15 @@ void TitLineParser::Impl::parse_collective(Action action, CallRecord& out)
   }
 }
 
-TitLineParser::TitLineParser(int np, int rank, std::string file) : impl_(std::make_unique<Impl>())
+TitLineParser::TitLineParser(int np, int rank, std::string file, std::shared_ptr<const TitReadOptions> options)
+    : impl_(std::make_unique<Impl>())
 {
   if (np < 1 || rank < 0 || rank >= np)
     throw InternalError("TitLineParser: rank " + std::to_string(rank) + " not in [0, " + std::to_string(np) + ")");
   impl_->np   = np;
   impl_->rank = rank;
-  impl_->file = std::move(file);
+  impl_->file    = std::move(file);
+  impl_->options = std::move(options);
   impl_->tok.reserve(16);
 }
 TitLineParser::~TitLineParser()                                   = default;
@@ -696,6 +742,18 @@ TitLineParser& TitLineParser::operator=(TitLineParser&&) noexcept = default;
 bool TitLineParser::parse(std::string_view line, std::uint64_t line_no, CallRecord& out, FunctionTable& functions)
 {
   return impl_->parse(line, line_no, out, functions);
+}
+void TitLineParser::skip_other_ranks()
+{
+  impl_->skip_other_ranks = true;
+}
+std::uint64_t TitLineParser::own_lines() const
+{
+  return impl_->own_lines;
+}
+std::uint64_t TitLineParser::skipped_lines() const
+{
+  return impl_->skipped_lines;
 }
 int TitLineParser::np() const
 {
@@ -724,12 +782,15 @@ void parse_tit_line(std::string_view line, int np, CallRecord& out, FunctionTabl
 
 namespace {
 
-/// One rank's trace file of an index, parsed while streaming.
+/// One rank's trace file of an index, parsed while streaming. Lines of other ranks are skipped, as
+/// smpirun's replay skips them, but a file with lines of other ranks only is refused: it is no trace of
+/// this rank, and replaying nothing for it would be a wrong answer.
 class TitTextStream final : public detail::TextTraceStream {
 public:
-  TitTextStream(const fs::path& file, int rank, int np)
-      : TextTraceStream(file, rank, "TIT trace"), parser_(np, rank, source_)
+  TitTextStream(const fs::path& file, int rank, int np, std::shared_ptr<const TitReadOptions> options)
+      : TextTraceStream(file, rank, "TIT trace"), parser_(np, rank, source_, std::move(options))
   {
+    parser_.skip_other_ranks();
   }
   bool next(CallRecord& out) override
   {
@@ -737,6 +798,10 @@ public:
     while (in_.next(line))
       if (parser_.parse(line, in_.line_no(), out, functions_))
         return true;
+    if (parser_.own_lines() == 0 && parser_.skipped_lines() > 0)
+      throw InputError({source_, 0, "", parser_.rank()},
+                       "the trace file of rank " + std::to_string(parser_.rank()) + " holds " +
+                           std::to_string(parser_.skipped_lines()) + " lines of other ranks and none of its own");
     return false;
   }
 private:
@@ -773,8 +838,9 @@ fs::path make_temp_dir()
 /// Per-rank state of the single-file splitter: a parser and an encoder into a buffer appended to the spill
 /// file when full (open-append-close, so that thousands of ranks never hold thousands of descriptors).
 struct Spill {
-  Spill(int np, int rank, const std::string& source, fs::path spill_path)
-      : parser(np, rank, source), encoder(true), path(std::move(spill_path))
+  Spill(int np, int rank, const std::string& source, fs::path spill_path,
+        std::shared_ptr<const TitReadOptions> options)
+      : parser(np, rank, source, std::move(options)), encoder(true), path(std::move(spill_path))
   {
     detail::BinaryEncoder::put_header(buffer);
   }
@@ -816,41 +882,135 @@ bool tit_is_single_file(const fs::path& path)
   return false;
 }
 
-TitTrace::TitTrace(const fs::path& path, fs::path scratch_dir) : path_(path)
+std::string_view tit_path_base_name(TitPathBase base)
+{
+  switch (base) {
+    case TitPathBase::IndexFolder: return "index folder";
+    case TitPathBase::WorkingDirectory: return "working directory";
+    case TitPathBase::None: break;
+  }
+  return "";
+}
+
+void read_comp_adjustment_file(const fs::path& file, TitReadOptions& out)
+{
+  detail::LineReader in(file);
+  if (not in.is_open())
+    throw InputError(detail::at_file(file.string()), "cannot open: " + std::string(std::strerror(errno)));
+  std::string_view line;
+  bool header = true;
+  while (in.next(line)) {
+    if (header) {  // SMPI skips the first line (a CSV header), whatever it holds
+      header = false;
+      continue;
+    }
+    if (trim(line).empty())
+      continue;
+    // "location,speedup" (SMPI reads the first two CSV fields and trims the location)
+    const auto comma = line.find(',');
+    if (comma == std::string_view::npos)
+      throw InputError(detail::at_line(file.string(), in.line_no()), "expected \"location,speedup\"");
+    const std::string_view key = trim(line.substr(0, comma));
+    std::string_view value     = trim(line.substr(comma + 1));
+    value                      = trim(value.substr(0, value.find(',')));
+    double speedup             = 0;
+    auto [p, ec]               = std::from_chars(value.data(), value.data() + value.size(), speedup);
+    if (ec != std::errc() || p != value.data() + value.size() || not std::isfinite(speedup) || speedup <= 0)
+      throw InputError(detail::at_line(file.string(), in.line_no()),
+                       "speedup '" + std::string(value) + "' is not a number > 0");
+    out.speedup_by_location.try_emplace(std::string(key), speedup);  // the first one wins, as in SMPI
+  }
+}
+
+/// A relative entry is looked for beside the index first (gridcast writes indexes so, and moving a trace
+/// folder keeps it readable), then in the working directory (smpirun opens entries as written, and
+/// `-trace-ti` writes them relative to the directory it ran in). Found in both places as two different
+/// files, it is ambiguous: refused rather than guessed.
+fs::path TitTrace::resolve_entry(const fs::path& entry, std::uint64_t line_no, int rank)
+{
+  std::error_code ec;
+  const std::string source = path_.string();
+  if (entry.is_absolute()) {
+    if (not fs::is_regular_file(entry, ec))
+      throw InputError({source, line_no, "", rank},
+                       "trace file '" + entry.string() + "' of rank " + std::to_string(rank) + " does not exist");
+    return entry;
+  }
+  const fs::path beside = path_.parent_path() / entry;
+  const bool in_folder  = fs::is_regular_file(beside, ec);
+  const bool in_cwd     = fs::is_regular_file(entry, ec);
+  if (in_folder && in_cwd && not fs::equivalent(beside, entry, ec))
+    throw InputError({source, line_no, "", rank},
+                     "trace file '" + entry.string() + "' of rank " + std::to_string(rank) +
+                         " is ambiguous: it exists beside the index ('" + beside.string() +
+                         "') and in the working directory, as two different files; give an absolute path, or run "
+                         "from the folder the paths are relative to");
+  if (in_folder) {
+    if (path_base_ == TitPathBase::None)
+      path_base_ = TitPathBase::IndexFolder;
+    return beside;
+  }
+  if (in_cwd) {
+    path_base_ = TitPathBase::WorkingDirectory;
+    return entry;
+  }
+  throw InputError({source, line_no, "", rank},
+                   "trace file '" + entry.string() + "' of rank " + std::to_string(rank) +
+                       " does not exist (looked for beside the index, '" + beside.string() +
+                       "', and in the working directory)");
+}
+
+TitTrace::TitTrace(const fs::path& path, fs::path scratch_dir, TitReadOptions read_options)
+    : path_(path), read_options_(std::make_shared<const TitReadOptions>(std::move(read_options)))
 {
   std::error_code ec;
   if (not fs::is_regular_file(path_, ec))
     throw InputError(detail::at_file(path_.string()), fs::exists(path_, ec) ? "not a regular file" : "no such file");
-  single_file_             = tit_is_single_file(path_);
-  const std::string source = path_.string();
-
-  if (not single_file_) {
-    detail::LineReader in(path_);
-    std::string_view line;
-    const fs::path base = path_.parent_path();
-    while (in.next(line)) {
-      std::string_view entry = trim(line);
-      if (entry.empty())
-        continue;
-      fs::path file(entry);
-      if (file.is_relative())
-        file = base / file;
-      const int rank = static_cast<int>(files_.size());
-      if (not fs::is_regular_file(file, ec))
-        throw InputError({source, in.line_no(), "", rank},
-                         "trace file '" + file.string() + "' of rank " + std::to_string(rank) + " does not exist");
-      files_.push_back(std::move(file));
-    }
-    if (files_.empty())
-      throw InputError(detail::at_file(source), "the index lists no trace file");
+  inputs_.push_back(path_);
+  if (tit_is_single_file(path_)) {
+    split_single_file(path_, std::move(scratch_dir));
     return;
   }
 
-  // Single file: learn the rank count first (a cheap scan of the first tokens, needed because v-collective
-  // lines carry np counts), then split it in one parsing pass into per-rank binary spill files.
+  // An index, as smpirun reads it: one entry per non-blank line.
+  detail::LineReader in(path_);
+  std::string_view line;
+  std::vector<std::uint64_t> line_of_entry;
+  while (in.next(line)) {
+    std::string_view entry = trim(line);
+    if (entry.empty())
+      continue;
+    const int rank = static_cast<int>(files_.size());
+    files_.push_back(resolve_entry(fs::path(entry), in.line_no(), rank));
+    line_of_entry.push_back(in.line_no());
+  }
+  if (files_.empty())
+    throw InputError(detail::at_file(path_.string()), "the index lists no trace file");
+  inputs_.insert(inputs_.end(), files_.begin(), files_.end());
+  if (files_.size() == 1) {
+    // One entry: smpirun gives that file to every rank, each reading its own lines (what -trace-ti writes
+    // with tracing/smpi/format/ti-one-file:yes; a one-rank trace reads the same either way).
+    fs::path shared = std::move(files_.front());
+    files_.clear();
+    if (not tit_is_single_file(shared))
+      throw InputError({path_.string(), line_of_entry.front(), "", -1},
+                       "'" + shared.string() + "', the one file this index names, does not start with a TIT line "
+                       "('<rank> <action> ...'): an index cannot name another index");
+    split_single_file(shared, std::move(scratch_dir));
+  }
+}
+
+/// Single file: learn the rank count first (a cheap scan of the first tokens, needed because v-collective
+/// lines carry np counts), then split it in one parsing pass into per-rank binary spill files.
+void TitTrace::split_single_file(const fs::path& file, fs::path scratch_dir)
+{
+  std::error_code ec;
+  single_file_             = true;
+  data_path_               = file;
+  const std::string source = file.string();
   std::vector<std::uint64_t> lines_of_rank;
   {
-    detail::LineReader in(path_);
+    detail::LineReader in(file);
     std::string_view line;
     while (in.next(line)) {
       std::string_view t = trim(line);
@@ -890,9 +1050,9 @@ TitTrace::TitTrace(const fs::path& path, fs::path scratch_dir) : path_(path)
     std::vector<Spill> spills;
     spills.reserve(static_cast<std::size_t>(np));
     for (int r = 0; r < np; ++r)
-      spills.emplace_back(np, r, source, scratch_ / rank_file_name(r, TraceEncoding::Binary));
+      spills.emplace_back(np, r, source, scratch_ / rank_file_name(r, TraceEncoding::Binary), read_options_);
 
-    detail::LineReader in(path_);
+    detail::LineReader in(file);
     std::string_view line;
     CallRecord record;
     while (in.next(line)) {
@@ -933,8 +1093,8 @@ CallStreamPtr TitTrace::open(int rank) const
     throw InternalError("TitTrace::open: rank " + std::to_string(rank) + " out of range [0, " +
                         std::to_string(rank_count()) + ")");
   if (single_file_)
-    return std::make_unique<detail::BinaryTraceStream>(files_[rank], rank, path_.string());
-  return std::make_unique<TitTextStream>(files_[rank], rank, rank_count());
+    return std::make_unique<detail::BinaryTraceStream>(files_[rank], rank, data_path_.string());
+  return std::make_unique<TitTextStream>(files_[rank], rank, rank_count(), read_options_);
 }
 
 }  // namespace gridcast::models

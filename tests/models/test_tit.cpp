@@ -16,9 +16,10 @@ using namespace gridcast::test;
 namespace {
 
 /// Parses `lines` of `rank` in order with one parser (so that waits see earlier isend/irecv).
-std::vector<CallRecord> parse_lines(int rank, const std::vector<std::string>& lines, FunctionTable& fns, int np = 4)
+std::vector<CallRecord> parse_lines(int rank, const std::vector<std::string>& lines, FunctionTable& fns, int np = 4,
+                                    std::shared_ptr<const TitReadOptions> options = {})
 {
-  TitLineParser parser(np, rank, "trace.txt");
+  TitLineParser parser(np, rank, "trace.txt", std::move(options));
   std::vector<CallRecord> out;
   CallRecord r;
   std::uint64_t n = 0;
@@ -541,16 +542,17 @@ TEST_CASE("TIT index files: relative and absolute paths, missing files", "[model
     CHECK(e.context().line == 2);
     CHECK_THAT(e.reason(), Catch::Contains("r9.txt"));
   }
-  SECTION("a rank file holding another rank's line")
+  SECTION("a rank file holding lines of another rank only")
   {
+    // smpirun skips the lines of other ranks; a file with none of its rank's is no trace of that rank.
     write_file(tmp / "index.txt", "ranks/r0.txt\nranks/r0.txt\n");
     TitTrace t(tmp / "index.txt");
     auto s = t.open(1);
     CallRecord r;
     auto e = expect_input_error([&] { s->next(r); });
     CHECK(e.context().rank == 1);
-    CHECK(e.context().line == 1);
     CHECK(e.context().file == (tmp / "ranks" / "r0.txt").string());
+    CHECK_THAT(e.reason(), Catch::Contains("none of its own"));
   }
   SECTION("a missing index")
   {
@@ -578,4 +580,50 @@ TEST_CASE("a TIT trace converts into a native profile", "[models][tit]")
   }
   const std::string rank0 = read_file(tmp / "prof" / "rank-00000.jsonl");
   CHECK(rank0.rfind("{\"op\":\"init\",\"fn\":\"init\"}\n{\"op\":\"compute\",\"fn\":\"compute\",\"flops\":", 0) == 0);
+}
+
+TEST_CASE("TIT: smpi/comp-adjustment-file divides compute and sleep by the speedup of the call location",
+          "[models][tit]")
+{
+  TempDir tmp;
+  // SMPI's key: previous location, then the current one ("prevfile:prevline:file:line"), base names.
+  write_file(tmp / "adjust.csv", "\"Location\",\"Speedup\"\nmain.c:10:main.c:12,2\n"
+                                 "main.c:12:kernel.c:20, 4\n\nkernel.c:20:main.c:12,10\n");
+  TitReadOptions options;
+  read_comp_adjustment_file(tmp / "adjust.csv", options);
+  REQUIRE(options.speedup_by_location.size() == 3);
+  CHECK(options.speedup_by_location.at("main.c:12:kernel.c:20") == 4);
+
+  const std::vector<std::string> lines = {"0 location main.c 10", "0 init",    "0 compute 1e9",
+                                          "0 location main.c 12", "0 compute 1e9",
+                                          "0 location src/kernel.c 20", "0 compute 1e9",
+                                          "0 location main.c 12", "0 sleep 1", "0 finalize"};
+  auto parse = [&](std::shared_ptr<const TitReadOptions> opts) {
+    FunctionTable fns;
+    return parse_lines(0, lines, fns, 1, std::move(opts));
+  };
+  auto adjusted = parse(std::make_shared<const TitReadOptions>(options));
+  REQUIRE(adjusted.size() == 6);
+  CHECK(adjusted[1].flops == 1e9);      // ":0:main.c:10" is not in the file: 1
+  CHECK(adjusted[2].flops == 1e9 / 2);  // main.c:10 then main.c:12
+  CHECK(adjusted[3].flops == 1e9 / 4);  // main.c:12 then kernel.c:20 (its base name)
+  CHECK(adjusted[4].seconds == 1.0 / 10);
+  auto plain = parse(nullptr);
+  CHECK(plain[3].flops == 1e9);
+  CHECK(plain[4].seconds == 1.0);
+
+  SECTION("absolute location paths key on the file as written")
+  {
+    options.absolute_location_paths = true;
+    auto absolute = parse(std::make_shared<const TitReadOptions>(options));
+    CHECK(absolute[3].flops == 1e9);  // "main.c:12:src/kernel.c:20" is not in the file
+  }
+  SECTION("a bad line names the file and line")
+  {
+    write_file(tmp / "bad.csv", "header\nmain.c:1:main.c:2,0\n");
+    TitReadOptions bad;
+    auto e = expect_input_error([&] { read_comp_adjustment_file(tmp / "bad.csv", bad); });
+    CHECK(e.context().file == (tmp / "bad.csv").string());
+    CHECK(e.context().line == 2);
+  }
 }

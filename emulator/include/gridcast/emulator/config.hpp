@@ -1,9 +1,11 @@
 // Options of one emulation run. `--cfg name:value` pairs are split between gridcast's own keys
-// (gridcast/...) and SimGrid's configuration, which receives everything else unchanged.
+// (gridcast/...), the SMPI settings gridcast honours (smpi/..., each either honoured as smpirun's replay
+// honours it or refused) and SimGrid's configuration, which receives everything else unchanged.
 #pragma once
 
 #include "gridcast/emulator/collectives.hpp"
 #include "gridcast/emulator/gpu.hpp"
+#include "gridcast/models/tit.hpp"
 #include "gridcast/platform/placement.hpp"
 
 #include <cstdint>
@@ -34,6 +36,19 @@ struct FastForwardOptions {
   std::uint64_t min_iterations = 32;   ///< shorter loops are emulated in full
 };
 
+/// The smpi/... settings that change a replay, honoured with smpirun's meaning (docs/reference/cfg.md,
+/// "SMPI settings"). smpi/test, smpi/iprobe and smpi/send-is-detached-thresh set the gridcast keys they alias.
+struct SmpiSettings {
+  bool simulate_computation = true;  ///< smpi/simulate-computation: `no` makes compute calls free
+  bool grow_injected_times  = true;  ///< smpi/grow-injected-times: consecutive failed polls cost more each
+  std::string comp_adjustment_file;  ///< smpi/comp-adjustment-file, as given (TIT traces only)
+  /// The speedups it gives, and smpi/trace-call-use-absolute-path, for the TIT reader.
+  models::TitReadOptions tit_read;
+  /// Keys given that only mean something for a TIT trace (smpirun's replay ignores them as gridcast does
+  /// there; on a profile or a prediction they would be ignored for another reason): refused elsewhere.
+  std::vector<std::string> tit_only_keys;
+};
+
 struct ReplayOptions {
   std::filesystem::path platform;
   platform::PlacementPolicy placement;
@@ -48,11 +63,13 @@ struct ReplayOptions {
   double iprobe_cost_s = 1e-4;            ///< same for MPI_Iprobe, like SMPI's smpi/iprobe
   std::map<CollectiveKind, std::string> forced_algorithms;   ///< gridcast/coll/<op>:<algorithm>
   CollectiveSelector coll_selector = CollectiveSelector::Mpich;  ///< gridcast/coll-selector:mpich|smpi|openmpi-4.1
+  bool coll_selector_set = false;  ///< given by --cfg (gridcast/coll-selector or smpi/coll-selector)
   /// gridcast/coll-local-copy:auto|on|off. Auto: charged where the platform has gridcast:memcpy-time.
   LocalCopyMode local_copy = LocalCopyMode::Auto;
   /// The copy curve the run charges local copies with, resolved by replay() from `local_copy` and the
   /// platform; empty: not charged.
   std::vector<platform::OverheadPoint> local_copy_time;
+  SmpiSettings smpi;                      ///< smpi/... settings honoured
   std::vector<std::pair<std::string, std::string>> simgrid_cfg;  ///< passed to SimGrid in order
   std::filesystem::path out_dir;          ///< empty: no files written
   bool timeline = true;                   ///< write timeline.json when out_dir is set
@@ -69,6 +86,15 @@ const std::vector<std::pair<std::string, std::string>>& gridcast_cfg_keys();
 /// the key), anything else is queued for SimGrid. smpi/send-is-detached-thresh is accepted as an alias of
 /// gridcast/eager-threshold so that SMPI command lines carry over.
 void apply_cfg(ReplayOptions& options, const std::string& name_value);
+
+/// Refuses the settings that mean nothing for this input: smpi/comp-adjustment-file and the TIT-only keys
+/// on a profile directory or a prediction (InputError naming the key).
+void check_cfg_for_input(const ReplayOptions& options, bool tit_trace);
+
+/// Refuses the settings the network model of the run would ignore (network/bandwidth-factor and
+/// network/latency-factor under network/model:SMPI, smpi/bw-factor and smpi/lat-factor under any other,
+/// smpi/IB-penalty-factors outside network/model:IB). Called by replay() before SimGrid starts.
+void check_network_cfg(const ReplayOptions& options);
 
 /// Parses a size such as "65536", "64KiB", "1MB" into bytes.
 std::uint64_t parse_bytes(const std::string& text, const std::string& key);

@@ -14,6 +14,9 @@ struct InputDigest {
   std::string role;  ///< "trace", "platform", "hostfile"
   std::string path;
   std::string sha1;
+  /// A TIT index whose relative entries were found in the working directory, not beside it: "working
+  /// directory" (written to prediction.json only then).
+  std::string paths_relative_to;
 };
 
 /// SHA-1 of a file, or of every file of a profile directory / TIT index in order.
@@ -24,6 +27,9 @@ struct RunDescription {
   std::string command;  ///< "replay"
   std::vector<InputDigest> inputs;
   const ReplayOptions* options = nullptr;
+  /// Why the collectives' algorithms may differ from smpirun's (a TIT trace replayed under the default
+  /// selector); written as config.coll_selector_note when not empty.
+  std::string coll_selector_note;
 };
 
 /// Writes prediction.json (deterministic: fixed key order, fixed number formatting).
