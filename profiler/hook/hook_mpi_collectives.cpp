@@ -32,7 +32,7 @@ void nonblocking(Call& c, MPI_Request* request)
 {
   if (request != nullptr) {
     c.r.flags |= kFlagNonblocking;
-    c.r.request = new_request(*request);
+    c.r.request = new_request(*request, request);
   }
 }
 

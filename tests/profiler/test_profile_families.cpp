@@ -8,6 +8,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <sstream>
@@ -55,13 +56,13 @@ std::string describe(const Named& n)
   return s.str();
 }
 
-/// Profiles the families program with 2 ranks into `out`.
-test::RunResult profile_families(const fs::path& out)
+/// Profiles `program` with 2 ranks into `out`.
+test::RunResult profile_2_ranks(const fs::path& out, const std::string& program)
 {
   setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
   setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
   return test::run_gridcast("profile --nw 2 --keep-raw --out '" + out.string() +
-                            "' -- mpirun -np 2 --oversubscribe --bind-to none " GRIDCAST_MPI_FAMILIES);
+                            "' -- mpirun -np 2 --oversubscribe --bind-to none '" + program + "'");
 }
 
 }  // namespace
@@ -71,7 +72,7 @@ TEST_CASE("profile: persistent requests, matched probes, alltoallw, neighbourhoo
           "[profiler][mpi][replay]")
 {
   test::TempDir dir;
-  auto r = profile_families(dir / "prof");
+  auto r = profile_2_ranks(dir / "prof", GRIDCAST_MPI_FAMILIES);
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   REQUIRE_THAT(r.output, Catch::Contains("(complete)"));
@@ -201,4 +202,79 @@ TEST_CASE("profile: persistent requests, matched probes, alltoallw, neighbourhoo
     CHECK_THAT(rep.output, Catch::Contains("makespan: "));
   }
   CHECK(test::read_file(dir / "replay-a" / "prediction.json") == test::read_file(dir / "replay-b" / "prediction.json"));
+}
+
+TEST_CASE("profile: each request keeps the id of its creation, whatever handle MPI gave it", "[profiler][mpi]")
+{
+  test::TempDir dir;
+  auto r = profile_2_ranks(dir / "prof", GRIDCAST_MPI_REQUESTS);
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  REQUIRE_THAT(r.output, Catch::Contains("(complete)"));
+
+  std::vector<std::string> got;
+  for (const auto& n : calls_of(dir / "prof", 0))
+    if (n.r.op != Op::Init && n.r.op != Op::Finalize)
+      got.push_back(describe(n));
+  std::vector<std::string> want;
+  auto isend = [&](int tag, int id) {
+    want.push_back("isend MPI_Isend peer=1 bytes=4 request=" + std::to_string(id));
+    (void)tag;
+  };
+  // 1. eight sends that completed at once (one shared handle), one waitall naming all eight
+  for (int i = 0; i < 8; ++i)
+    isend(1, i);
+  want.push_back("waitall MPI_Waitall r0 r1 r2 r3 r4 r5 r6 r7");
+  // 2. waited in reverse order: each wait names the request created where it reads the handle
+  for (int i = 8; i < 16; ++i)
+    isend(2, i);
+  for (int i = 15; i >= 8; --i)
+    want.push_back("wait MPI_Wait request=" + std::to_string(i));
+  // 3. made in a temporary: the oldest first
+  for (int i = 16; i < 20; ++i)
+    isend(3, i);
+  want.push_back("testall MPI_Testall r16 r17 r18 r19");
+  // 4. freed by the application, then another
+  isend(4, 20);
+  want.push_back("comm_size MPI_Request_free request=20");
+  isend(4, 21);
+  want.push_back("wait MPI_Wait request=21");
+  // 5. a persistent send between shared handles: each start a fresh id
+  want.push_back("comm_size MPI_Send_init");
+  isend(5, 22);
+  want.push_back("isend MPI_Start peer=1 bytes=4 request=23");
+  isend(5, 24);
+  want.push_back("waitall MPI_Waitall r22 r24 r23");
+  isend(5, 25);
+  want.push_back("isend MPI_Start peer=1 bytes=4 request=26");
+  isend(5, 27);
+  want.push_back("waitall MPI_Waitall r25 r27 r26");
+  want.push_back("comm_size MPI_Request_free");
+  // 6. receives whose handle value MPI likely reuses
+  want.push_back("irecv MPI_Irecv peer=1 bytes=16384 request=28");
+  want.push_back("wait MPI_Wait request=28");
+  want.push_back("irecv MPI_Irecv peer=1 bytes=16384 request=29");
+  want.push_back("wait MPI_Wait request=29");
+  REQUIRE(got.size() >= want.size());
+  CHECK(std::vector<std::string>(got.begin(), got.begin() + static_cast<long>(want.size())) == want);
+
+  // 7. MPI_Waitany, MPI_Waitsome and MPI_Testany: every request completed once, under its own id.
+  std::vector<std::int64_t> created, waitsome, testany;
+  std::vector<std::vector<std::int64_t>> waitany;
+  for (const auto& n : calls_of(dir / "prof", 0)) {
+    if (n.r.op == Op::Isend && n.r.tag == 7)
+      created.push_back(n.r.request);
+    if (n.fn == "MPI_Waitany")
+      waitany.push_back(n.r.requests);  // the requests still active: one fewer each time
+    if (n.fn == "MPI_Waitsome")
+      waitsome.insert(waitsome.end(), n.r.requests.begin(), n.r.requests.end());  // those it completed
+    if (n.fn == "MPI_Testany" && n.r.request != models::kNoRequest)
+      testany.push_back(n.r.request);
+  }
+  std::sort(waitsome.begin(), waitsome.end());
+  std::sort(testany.begin(), testany.end());
+  CHECK(created == std::vector<std::int64_t>{30, 31, 32, 33, 34, 35, 36, 37, 38});
+  CHECK(waitany == std::vector<std::vector<std::int64_t>>{{30, 31, 32}, {31, 32}, {32}});
+  CHECK(waitsome == std::vector<std::int64_t>{33, 34, 35});
+  CHECK(testany == std::vector<std::int64_t>{36, 37, 38});
 }
