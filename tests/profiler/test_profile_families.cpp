@@ -278,3 +278,94 @@ TEST_CASE("profile: each request keeps the id of its creation, whatever handle M
   CHECK(waitsome == std::vector<std::int64_t>{33, 34, 35});
   CHECK(testany == std::vector<std::int64_t>{36, 37, 38});
 }
+
+namespace {
+
+/// Every field of a record but its time and where it was read: what the Fortran and C paths must agree on.
+std::string full_describe(const Named& n)
+{
+  std::ostringstream s;
+  const CallRecord& r = n.r;
+  s << describe(n) << " tag=" << r.tag << " src=" << r.src << " recv_tag=" << r.recv_tag << " recv_bytes=" << r.recv_bytes
+    << " comm=" << r.comm << " root=" << r.root << " color=" << r.color << " key=" << r.key << " new_comm=" << r.new_comm;
+  for (auto c : r.counts)
+    s << " c" << c;
+  for (auto c : r.recv_counts)
+    s << " rc" << c;
+  return s.str();
+}
+
+}  // namespace
+
+TEST_CASE("profile: a Fortran program's records are those of its C twin", "[profiler][mpi][fortran]")
+{
+  std::vector<std::pair<std::string, std::string>> programs;
+#ifdef GRIDCAST_FORTRAN_MPI
+  programs.emplace_back("use mpi", GRIDCAST_FORTRAN_MPI);
+#endif
+#ifdef GRIDCAST_FORTRAN_F08
+  programs.emplace_back("use mpi_f08", GRIDCAST_FORTRAN_F08);
+#endif
+  if (programs.empty()) {
+    WARN("no MPI Fortran compiler was found at configure time: nothing to check");
+    return;
+  }
+  test::TempDir dir;
+  auto twin = profile_2_ranks(dir / "c", GRIDCAST_MPI_FORTRAN_TWIN);
+  INFO(twin.output);
+  REQUIRE(twin.exit_code == 0);
+  for (const auto& [name, program] : programs) {
+    INFO(name);
+    auto run = profile_2_ranks(dir / "f", program);
+    INFO(run.output);
+    REQUIRE(run.exit_code == 0);
+    REQUIRE_THAT(run.output, Catch::Contains("(complete)"));
+    for (int rank : {0, 1}) {
+      INFO("rank " << rank);
+      std::vector<std::string> want, got;
+      for (const auto& n : calls_of(dir / "c", rank))
+        want.push_back(full_describe(n));
+      for (const auto& n : calls_of(dir / "f", rank))
+        got.push_back(full_describe(n));
+      CHECK(want.size() > 50);
+      CHECK(got == want);
+    }
+    fs::remove_all(dir / "f");
+  }
+}
+
+TEST_CASE("profile, fit, predict: a timing-dependent MPI_Waitsome loop is one construct", "[profiler][mpi][fit]")
+{
+  setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+  setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+  test::TempDir dir;
+  std::string profiles;
+  std::map<int, std::vector<std::size_t>> waitsome_calls;  // per size, rank 1's calls in each run
+  for (int n : {2, 3, 4})
+    for (int run = 0; run < 2; ++run) {
+      auto out = dir / ("n" + std::to_string(n) + "-" + std::to_string(run));
+      auto r = test::run_gridcast("profile --nw " + std::to_string(n) + " --out '" + out.string() +
+                                  "' -- mpirun -np 2 --oversubscribe --bind-to none " GRIDCAST_MPI_WAITSOME " " +
+                                  std::to_string(n));
+      INFO(r.output);
+      REQUIRE(r.exit_code == 0);
+      std::size_t calls = 0;
+      for (const auto& c : calls_of(out, 1))
+        calls += c.fn == "MPI_Waitsome";
+      waitsome_calls[n].push_back(calls);
+      profiles += " '" + out.string() + "'";
+    }
+  INFO("MPI_Waitsome calls of rank 1 per run: 2: " << waitsome_calls[2][0] << ", " << waitsome_calls[2][1]
+                                                   << "; 3: " << waitsome_calls[3][0] << ", " << waitsome_calls[3][1]
+                                                   << "; 4: " << waitsome_calls[4][0] << ", " << waitsome_calls[4][1]);
+  auto fit = test::run_gridcast("fit" + profiles + " -o '" + (dir / "model.json").string() + "'");
+  INFO(fit.output);
+  REQUIRE(fit.exit_code == 0);
+  CHECK_THAT(fit.output, Catch::Contains("1 trace group(s)"));
+  std::string platform = std::string(GRIDCAST_SOURCE_DIR) + "/platforms/this-machine/platform.xml";
+  auto predict = test::run_gridcast("predict '" + (dir / "model.json").string() + "' --nw 8 --np 2 --platform '" +
+                                    platform + "' --ranks-per-host 2");
+  INFO(predict.output);
+  REQUIRE(predict.exit_code == 0);
+  CHECK_THAT(predict.output, Catch::Contains("makespan"));
+}
