@@ -1,6 +1,8 @@
 // Completion loops as one construct (trace_fit_completion.hpp).
 #include "trace_fit_completion.hpp"
 
+#include "trace_numbered.hpp"
+
 #include <algorithm>
 #include <deque>
 #include <string>
@@ -19,6 +21,11 @@ public:
 
   bool next(CallRecord& out) override
   {
+    if (not ready_.empty()) {  // a construct made by the previous call: never read as a call again
+      out = std::move(ready_.front());
+      ready_.pop_front();
+      return true;
+    }
     if (not take(out))
       return false;
     if (role(out) != Role::Blocking) {
@@ -45,11 +52,11 @@ public:
     }
     held_.insert(held_.begin(), trailing.begin(), trailing.end());
     // Always the two records, a loop of one call too: the same calls whatever the timing was.
-    held_.push_front(construct(calls));
+    ready_.push_back(construct(calls));
     out = own_time(bursts, calls.front().line);
     return true;
   }
-  const FunctionTable& functions() const override { return functions_; }
+  const FunctionTable& functions() const override { return functions_.table; }
   const std::string& source() const override { return inner_->source(); }
 
 private:
@@ -63,18 +70,13 @@ private:
     if (not inner_->next(out))
       return false;
     // The inner stream's function ids as ours: the loop's own time may need "compute", which it may lack.
-    if (out.function >= ids_.size())
-      ids_.resize(out.function + 1, kUnmapped);
-    std::uint32_t& id = ids_[out.function];
-    if (id == kUnmapped)
-      id = functions_.intern(inner_->functions().name(out.function));
-    out.function = id;
+    out.function = functions_.map(inner_->functions(), out.function);
     return true;
   }
 
   Role role(const CallRecord& r) const
   {
-    const std::string& f = functions_.name(r.function);
+    const std::string& f = functions_.table.name(r.function);
     if (r.op == Op::Compute && f == "compute")
       return Role::Burst;
     if (f == "MPI_Waitsome" || f == "MPI_Waitany")
@@ -114,7 +116,7 @@ private:
   {
     CallRecord b;
     b.op = Op::Compute;
-    b.function = functions_.intern("compute");
+    b.function = functions_.table.intern("compute");
     b.seconds = 0;
     b.line = line;
     for (const CallRecord& x : bursts) {
@@ -137,11 +139,10 @@ private:
       r.op = Op::CommSize;
   }
 
-  static constexpr std::uint32_t kUnmapped = ~std::uint32_t{0};
   CallStreamPtr inner_;
-  FunctionTable functions_;
-  std::vector<std::uint32_t> ids_;  ///< inner function id -> ours
-  std::deque<CallRecord> held_;
+  FunctionIds functions_;
+  std::deque<CallRecord> held_;   ///< calls read ahead, to read again
+  std::deque<CallRecord> ready_;  ///< records made, to return as they are
   std::unordered_set<std::int64_t> done_;
 };
 

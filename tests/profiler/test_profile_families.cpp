@@ -56,13 +56,13 @@ std::string describe(const Named& n)
   return s.str();
 }
 
-/// Profiles `program` with 2 ranks into `out`.
-test::RunResult profile_2_ranks(const fs::path& out, const std::string& program)
+/// Profiles `program` (with `args`) with 2 ranks into `out`, at `nw`.
+test::RunResult profile_2_ranks(const fs::path& out, const std::string& program, int nw = 2, const std::string& args = "")
 {
   setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
   setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
-  return test::run_gridcast("profile --nw 2 --keep-raw --out '" + out.string() +
-                            "' -- mpirun -np 2 --oversubscribe --bind-to none '" + program + "'");
+  return test::run_gridcast("profile --nw " + std::to_string(nw) + " --keep-raw --out '" + out.string() +
+                            "' -- mpirun -np 2 --oversubscribe --bind-to none '" + program + "' " + args);
 }
 
 }  // namespace
@@ -336,17 +336,13 @@ TEST_CASE("profile: a Fortran program's records are those of its C twin", "[prof
 
 TEST_CASE("profile, fit, predict: a timing-dependent MPI_Waitsome loop is one construct", "[profiler][mpi][fit]")
 {
-  setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
-  setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
   test::TempDir dir;
   std::string profiles;
   std::map<int, std::vector<std::size_t>> waitsome_calls;  // per size, rank 1's calls in each run
   for (int n : {2, 3, 4})
     for (int run = 0; run < 2; ++run) {
       auto out = dir / ("n" + std::to_string(n) + "-" + std::to_string(run));
-      auto r = test::run_gridcast("profile --nw " + std::to_string(n) + " --out '" + out.string() +
-                                  "' -- mpirun -np 2 --oversubscribe --bind-to none " GRIDCAST_MPI_WAITSOME " " +
-                                  std::to_string(n));
+      auto r = profile_2_ranks(out, GRIDCAST_MPI_WAITSOME, n, std::to_string(n));
       INFO(r.output);
       REQUIRE(r.exit_code == 0);
       std::size_t calls = 0;
