@@ -233,7 +233,7 @@ TEST_CASE("profile: each request keeps the id of its creation, whatever handle M
   // 3. made in a temporary: the oldest first
   for (int i = 16; i < 20; ++i)
     isend(3, i);
-  want.push_back("testall MPI_Testall r16 r17 r18 r19");
+  want.push_back("test MPI_Testall r16 r17 r18 r19");
   // 4. freed by the application, then another
   isend(4, 20);
   want.push_back("comm_size MPI_Request_free request=20");
@@ -324,7 +324,10 @@ TEST_CASE("profile: a Fortran program's records are those of its C twin", "[prof
       INFO("rank " << rank);
       std::vector<std::string> want, got;
       for (const auto& n : calls_of(dir / "c", rank))
-        want.push_back(full_describe(n));
+        // Open MPI's mpi_f08 module calls pmpi_cart_create_ itself (converting the LOGICALs), past every
+        // entry point a preloaded library can define: that one call is not seen from use mpi_f08.
+        if (not(name == "use mpi_f08" && n.fn == "MPI_Cart_create"))
+          want.push_back(full_describe(n));
       for (const auto& n : calls_of(dir / "f", rank))
         got.push_back(full_describe(n));
       CHECK(want.size() > 50);
