@@ -104,6 +104,8 @@ private:
       for (std::int64_t id : c.requests)
         add(id);
     }
+    // In creation order: the order they completed in is the timing's.
+    std::sort(w.requests.begin(), w.requests.end());
     done_.insert(w.requests.begin(), w.requests.end());
     if (w.requests.empty())
       w.op = Op::CommSize;  // it completed nothing: a local call
