@@ -90,11 +90,11 @@ inline std::vector<std::string> one_message_ranks(const std::string& bytes, cons
 
 /// Writes a JSON-lines profile directory: run.json plus one rank file per entry of `ranks`.
 inline void write_jsonl_profile(const std::filesystem::path& dir, const std::vector<std::string>& ranks,
-                                double speed_flops = 1e9)
+                                double speed_flops = 1e9, int nw = 1)
 {
   write_file(dir / "run.json", "{\"format\":\"gridcast-profile\",\"format_version\":1,\"np\":" +
                                    std::to_string(ranks.size()) +
-                                   ",\"nw\":1,\"command\":\"test\",\"host\":{\"name\":\"test\",\"speed_flops\":" +
+                                   ",\"nw\":" + std::to_string(nw) + ",\"command\":\"test\",\"host\":{\"name\":\"test\",\"speed_flops\":" +
                                    std::to_string(speed_flops) + "},\"date\":\"2026-01-01\",\"encoding\":\"jsonl\","
                                    "\"complete\":true,\"origin\":\"test\",\"units\":{\"time\":\"s\",\"work\":\"flop\","
                                    "\"size\":\"B\"}}\n");

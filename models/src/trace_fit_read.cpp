@@ -3,6 +3,7 @@
 #include "trace_fit_read.hpp"
 
 #include "gridcast/foundation/errors.hpp"
+#include "trace_fit_completion.hpp"
 #include "trace_fit_series.hpp"
 
 #include <algorithm>
@@ -243,7 +244,7 @@ void ProfileReader::assign_model_ids(TraceModel& model) { tokens_.assign_model_i
 
 CallStreamPtr ProfileReader::open_rank(const ProfileDir& dir, int rank) const
 {
-  CallStreamPtr s = filter_numbered(dir.open(rank), numbered_.cuts(dir.path(), rank));
+  CallStreamPtr s = filter_numbered(fold_completion_loops(dir.open(rank)), numbered_.cuts(dir.path(), rank));
   return filter_numbered(std::move(s), axis_.cuts(dir.path(), rank));
 }
 

@@ -59,7 +59,7 @@ public:
       out          = CallRecord{};
       out.op       = Op::Sleep;
       out.seconds  = 0;
-      out.function = functions_.intern(cuts_[cut_].placeholder);
+      out.function = functions_.table.intern(cuts_[cut_].placeholder);
       out.line     = line;
       ++cut_;
       return true;
@@ -67,23 +67,16 @@ public:
     if (not inner_->next(out))
       return false;
     ++index_;
-    if (out.function >= ids_.size())
-      ids_.resize(out.function + 1, kUnmapped);
-    std::uint32_t& id = ids_[out.function];
-    if (id == kUnmapped)
-      id = functions_.intern(inner_->functions().name(out.function));
-    out.function = id;
+    out.function = functions_.map(inner_->functions(), out.function);
     return true;
   }
-  const FunctionTable& functions() const override { return functions_; }
+  const FunctionTable& functions() const override { return functions_.table; }
   const std::string& source() const override { return inner_->source(); }
 
 private:
-  static constexpr std::uint32_t kUnmapped = ~std::uint32_t{0};
   CallStreamPtr inner_;
   const std::vector<Cut>& cuts_;
-  FunctionTable functions_;
-  std::vector<std::uint32_t> ids_;  ///< inner function id -> ours
+  FunctionIds functions_;
   CallRecord rec_;
   std::size_t index_ = 0;  ///< of the inner stream's next call
   std::size_t cut_   = 0;

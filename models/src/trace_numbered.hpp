@@ -16,6 +16,23 @@
 
 namespace gridcast::models::trace::detail {
 
+/// A filtering stream's own function table: the inner stream's ids mapped to its (which may add names).
+struct FunctionIds {
+  /// `id` of `inner`'s table, as an id of `table`.
+  std::uint32_t map(const FunctionTable& inner, std::uint32_t id)
+  {
+    if (id >= ids.size())
+      ids.resize(id + 1, kUnmapped);
+    std::uint32_t& ours = ids[id];
+    if (ours == kUnmapped)
+      ours = table.intern(inner.name(id));
+    return ours;
+  }
+  static constexpr std::uint32_t kUnmapped = ~std::uint32_t{0};
+  FunctionTable table;
+  std::vector<std::uint32_t> ids;  ///< inner function id -> ours
+};
+
 /// One call inside a numbered run, as recorded.
 struct NumberedCallObs {
   std::uint64_t k = 0;  ///< the iteration

@@ -1308,3 +1308,73 @@ TEST_CASE("trace model: a profile with MPI_Comm_spawn cannot be fitted: the erro
   CHECK_THAT(e.reason(), Catch::Contains("dynamic process management (MPI_Comm_spawn) cannot be replayed: the spawned "
                                          "processes are not in the profile"));
 }
+
+namespace {
+
+/// A 2-rank profile of `nw` steps: each rank posts 2 receives and 2 sends to the other, then completes
+/// them with a loop of MPI_Waitsome whose number of calls (1 to 4) depends on `seed` -- on timing, in a
+/// real run -- with compute between its calls, then computes nw ms. One rank's JSON lines.
+std::string waitsome_rank(int rank, int nw, int seed)
+{
+  auto rec = [](const std::string& body) { return "{" + body + "}\n"; };
+  std::string out = rec("\"op\":\"init\",\"fn\":\"MPI_Init\"");
+  std::int64_t id = 0;
+  const std::string peer = std::to_string(1 - rank), bytes = std::to_string(1000 * nw);
+  for (int step = 0; step < nw; ++step) {
+    std::vector<std::int64_t> ids;
+    for (const char* op : {"irecv", "irecv", "isend", "isend"}) {
+      out += rec(std::string("\"op\":\"") + op + "\",\"fn\":\"MPI_I" + (op[1] == 'r' ? "recv" : "send") +
+                 "\",\"peer\":" + peer + ",\"tag\":" + std::to_string(ids.size() % 2) + ",\"bytes\":" + bytes +
+                 ",\"request\":" + std::to_string(id));
+      ids.push_back(id++);
+    }
+    // how the four completions fell into calls: 4, 1+3, 2+2 or 1+1+1+1
+    static const std::vector<std::vector<int>> kSplits = {{4}, {1, 3}, {2, 2}, {1, 1, 1, 1}};
+    const auto& split = kSplits[static_cast<std::size_t>(seed + step * (rank + 1)) % kSplits.size()];
+    std::size_t next = 0;
+    for (std::size_t c = 0; c < split.size(); ++c) {
+      if (c > 0)
+        out += rec("\"op\":\"compute\",\"fn\":\"compute\",\"seconds\":0.00001");
+      std::string list;
+      for (int k = 0; k < split[c]; ++k)
+        list += (k ? "," : "") + std::to_string(ids[next++]);
+      out += rec("\"op\":\"waitall\",\"fn\":\"MPI_Waitsome\",\"seconds\":0.0001,\"requests\":[" + list + "]");
+    }
+    out += rec("\"op\":\"compute\",\"fn\":\"compute\",\"seconds\":" + std::to_string(0.001 * nw));
+  }
+  return out + rec("\"op\":\"finalize\",\"fn\":\"MPI_Finalize\"");
+}
+
+}  // namespace
+
+TEST_CASE("trace model: a completion loop whose call count varies with timing is one construct", "[trace_model]")
+{
+  TempDir dir;
+  std::vector<std::filesystem::path> profiles;
+  for (int nw : {3, 4, 5})
+    for (int seed : {0, 1}) {  // two runs of each size, their loops cut differently
+      auto p = dir / ("nw" + std::to_string(nw) + "-" + std::to_string(seed));
+      gridcast::test::write_jsonl_profile(p, {waitsome_rank(0, nw, seed), waitsome_rank(1, nw, seed)}, 1e9, nw);
+      profiles.push_back(p);
+    }
+  auto model = std::make_shared<const TraceModel>(fit_trace_model(profiles));
+  CHECK(model->groups.size() == 1);
+  // Synthesized at twice the largest size: each step waits for its four requests at once, after the
+  // loop's own time.
+  SynthSource src(model, {10, 2});
+  auto stream = src.open(1);
+  CallRecord r;
+  int waits = 0;
+  std::int64_t irecvs = 0;
+  while (stream->next(r)) {
+    if (r.op == Op::Irecv)
+      ++irecvs;
+    if (r.op == Op::Waitall) {
+      ++waits;
+      CHECK(r.requests.size() == 4);
+      CHECK(stream->functions().name(r.function) == "MPI_Waitsome");
+    }
+  }
+  CHECK(waits == 10);
+  CHECK(irecvs == 20);
+}

@@ -8,6 +8,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <sstream>
@@ -55,13 +56,13 @@ std::string describe(const Named& n)
   return s.str();
 }
 
-/// Profiles the families program with 2 ranks into `out`.
-test::RunResult profile_families(const fs::path& out)
+/// Profiles `program` (with `args`) with 2 ranks into `out`, at `nw`.
+test::RunResult profile_2_ranks(const fs::path& out, const std::string& program, int nw = 2, const std::string& args = "")
 {
   setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
   setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
-  return test::run_gridcast("profile --nw 2 --keep-raw --out '" + out.string() +
-                            "' -- mpirun -np 2 --oversubscribe --bind-to none " GRIDCAST_MPI_FAMILIES);
+  return test::run_gridcast("profile --nw " + std::to_string(nw) + " --keep-raw --out '" + out.string() +
+                            "' -- mpirun -np 2 --oversubscribe --bind-to none '" + program + "' " + args);
 }
 
 }  // namespace
@@ -71,7 +72,7 @@ TEST_CASE("profile: persistent requests, matched probes, alltoallw, neighbourhoo
           "[profiler][mpi][replay]")
 {
   test::TempDir dir;
-  auto r = profile_families(dir / "prof");
+  auto r = profile_2_ranks(dir / "prof", GRIDCAST_MPI_FAMILIES);
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   REQUIRE_THAT(r.output, Catch::Contains("(complete)"));
@@ -201,4 +202,169 @@ TEST_CASE("profile: persistent requests, matched probes, alltoallw, neighbourhoo
     CHECK_THAT(rep.output, Catch::Contains("makespan: "));
   }
   CHECK(test::read_file(dir / "replay-a" / "prediction.json") == test::read_file(dir / "replay-b" / "prediction.json"));
+}
+
+TEST_CASE("profile: each request keeps the id of its creation, whatever handle MPI gave it", "[profiler][mpi]")
+{
+  test::TempDir dir;
+  auto r = profile_2_ranks(dir / "prof", GRIDCAST_MPI_REQUESTS);
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  REQUIRE_THAT(r.output, Catch::Contains("(complete)"));
+
+  std::vector<std::string> got;
+  for (const auto& n : calls_of(dir / "prof", 0))
+    if (n.r.op != Op::Init && n.r.op != Op::Finalize)
+      got.push_back(describe(n));
+  std::vector<std::string> want;
+  auto isend = [&](int tag, int id) {
+    want.push_back("isend MPI_Isend peer=1 bytes=4 request=" + std::to_string(id));
+    (void)tag;
+  };
+  // 1. eight sends that completed at once (one shared handle), one waitall naming all eight
+  for (int i = 0; i < 8; ++i)
+    isend(1, i);
+  want.push_back("waitall MPI_Waitall r0 r1 r2 r3 r4 r5 r6 r7");
+  // 2. waited in reverse order: each wait names the request created where it reads the handle
+  for (int i = 8; i < 16; ++i)
+    isend(2, i);
+  for (int i = 15; i >= 8; --i)
+    want.push_back("wait MPI_Wait request=" + std::to_string(i));
+  // 3. made in a temporary: the oldest first
+  for (int i = 16; i < 20; ++i)
+    isend(3, i);
+  want.push_back("test MPI_Testall r16 r17 r18 r19");
+  // 4. freed by the application, then another
+  isend(4, 20);
+  want.push_back("comm_size MPI_Request_free request=20");
+  isend(4, 21);
+  want.push_back("wait MPI_Wait request=21");
+  // 5. a persistent send between shared handles: each start a fresh id
+  want.push_back("comm_size MPI_Send_init");
+  isend(5, 22);
+  want.push_back("isend MPI_Start peer=1 bytes=4 request=23");
+  isend(5, 24);
+  want.push_back("waitall MPI_Waitall r22 r24 r23");
+  isend(5, 25);
+  want.push_back("isend MPI_Start peer=1 bytes=4 request=26");
+  isend(5, 27);
+  want.push_back("waitall MPI_Waitall r25 r27 r26");
+  want.push_back("comm_size MPI_Request_free");
+  // 6. receives whose handle value MPI likely reuses
+  want.push_back("irecv MPI_Irecv peer=1 bytes=16384 request=28");
+  want.push_back("wait MPI_Wait request=28");
+  want.push_back("irecv MPI_Irecv peer=1 bytes=16384 request=29");
+  want.push_back("wait MPI_Wait request=29");
+  REQUIRE(got.size() >= want.size());
+  CHECK(std::vector<std::string>(got.begin(), got.begin() + static_cast<long>(want.size())) == want);
+
+  // 7. MPI_Waitany, MPI_Waitsome and MPI_Testany: every request completed once, under its own id.
+  std::vector<std::int64_t> created, waitsome, testany;
+  std::vector<std::vector<std::int64_t>> waitany;
+  for (const auto& n : calls_of(dir / "prof", 0)) {
+    if (n.r.op == Op::Isend && n.r.tag == 7)
+      created.push_back(n.r.request);
+    if (n.fn == "MPI_Waitany")
+      waitany.push_back(n.r.requests);  // the requests still active: one fewer each time
+    if (n.fn == "MPI_Waitsome")
+      waitsome.insert(waitsome.end(), n.r.requests.begin(), n.r.requests.end());  // those it completed
+    if (n.fn == "MPI_Testany" && n.r.request != models::kNoRequest)
+      testany.push_back(n.r.request);
+  }
+  std::sort(waitsome.begin(), waitsome.end());
+  std::sort(testany.begin(), testany.end());
+  CHECK(created == std::vector<std::int64_t>{30, 31, 32, 33, 34, 35, 36, 37, 38});
+  CHECK(waitany == std::vector<std::vector<std::int64_t>>{{30, 31, 32}, {31, 32}, {32}});
+  CHECK(waitsome == std::vector<std::int64_t>{33, 34, 35});
+  CHECK(testany == std::vector<std::int64_t>{36, 37, 38});
+}
+
+namespace {
+
+/// Every field of a record but its time and where it was read: what the Fortran and C paths must agree on.
+std::string full_describe(const Named& n)
+{
+  std::ostringstream s;
+  const CallRecord& r = n.r;
+  s << describe(n) << " tag=" << r.tag << " src=" << r.src << " recv_tag=" << r.recv_tag << " recv_bytes=" << r.recv_bytes
+    << " comm=" << r.comm << " root=" << r.root << " color=" << r.color << " key=" << r.key << " new_comm=" << r.new_comm;
+  for (auto c : r.counts)
+    s << " c" << c;
+  for (auto c : r.recv_counts)
+    s << " rc" << c;
+  return s.str();
+}
+
+}  // namespace
+
+TEST_CASE("profile: a Fortran program's records are those of its C twin", "[profiler][mpi][fortran]")
+{
+  std::vector<std::pair<std::string, std::string>> programs;
+#ifdef GRIDCAST_FORTRAN_MPI
+  programs.emplace_back("use mpi", GRIDCAST_FORTRAN_MPI);
+#endif
+#ifdef GRIDCAST_FORTRAN_F08
+  programs.emplace_back("use mpi_f08", GRIDCAST_FORTRAN_F08);
+#endif
+  if (programs.empty()) {
+    WARN("no MPI Fortran compiler was found at configure time: nothing to check");
+    return;
+  }
+  test::TempDir dir;
+  auto twin = profile_2_ranks(dir / "c", GRIDCAST_MPI_FORTRAN_TWIN);
+  INFO(twin.output);
+  REQUIRE(twin.exit_code == 0);
+  for (const auto& [name, program] : programs) {
+    INFO(name);
+    auto run = profile_2_ranks(dir / "f", program);
+    INFO(run.output);
+    REQUIRE(run.exit_code == 0);
+    REQUIRE_THAT(run.output, Catch::Contains("(complete)"));
+    for (int rank : {0, 1}) {
+      INFO("rank " << rank);
+      std::vector<std::string> want, got;
+      for (const auto& n : calls_of(dir / "c", rank))
+        // Open MPI's mpi_f08 module calls pmpi_cart_create_ itself (converting the LOGICALs), past every
+        // entry point a preloaded library can define: that one call is not seen from use mpi_f08.
+        if (not(name == "use mpi_f08" && n.fn == "MPI_Cart_create"))
+          want.push_back(full_describe(n));
+      for (const auto& n : calls_of(dir / "f", rank))
+        got.push_back(full_describe(n));
+      CHECK(want.size() > 50);
+      CHECK(got == want);
+    }
+    fs::remove_all(dir / "f");
+  }
+}
+
+TEST_CASE("profile, fit, predict: a timing-dependent MPI_Waitsome loop is one construct", "[profiler][mpi][fit]")
+{
+  test::TempDir dir;
+  std::string profiles;
+  std::map<int, std::vector<std::size_t>> waitsome_calls;  // per size, rank 1's calls in each run
+  for (int n : {2, 3, 4})
+    for (int run = 0; run < 2; ++run) {
+      auto out = dir / ("n" + std::to_string(n) + "-" + std::to_string(run));
+      auto r = profile_2_ranks(out, GRIDCAST_MPI_WAITSOME, n, std::to_string(n));
+      INFO(r.output);
+      REQUIRE(r.exit_code == 0);
+      std::size_t calls = 0;
+      for (const auto& c : calls_of(out, 1))
+        calls += c.fn == "MPI_Waitsome";
+      waitsome_calls[n].push_back(calls);
+      profiles += " '" + out.string() + "'";
+    }
+  INFO("MPI_Waitsome calls of rank 1 per run: 2: " << waitsome_calls[2][0] << ", " << waitsome_calls[2][1]
+                                                   << "; 3: " << waitsome_calls[3][0] << ", " << waitsome_calls[3][1]
+                                                   << "; 4: " << waitsome_calls[4][0] << ", " << waitsome_calls[4][1]);
+  auto fit = test::run_gridcast("fit" + profiles + " -o '" + (dir / "model.json").string() + "'");
+  INFO(fit.output);
+  REQUIRE(fit.exit_code == 0);
+  CHECK_THAT(fit.output, Catch::Contains("1 trace group(s)"));
+  std::string platform = std::string(GRIDCAST_SOURCE_DIR) + "/platforms/this-machine/platform.xml";
+  auto predict = test::run_gridcast("predict '" + (dir / "model.json").string() + "' --nw 8 --np 2 --platform '" +
+                                    platform + "' --ranks-per-host 2");
+  INFO(predict.output);
+  REQUIRE(predict.exit_code == 0);
+  CHECK_THAT(predict.output, Catch::Contains("makespan"));
 }
