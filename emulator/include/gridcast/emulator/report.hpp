@@ -2,6 +2,7 @@
 #pragma once
 
 #include "gridcast/emulator/replay.hpp"
+#include "gridcast/models/trace_synth.hpp"
 
 #include <filesystem>
 #include <ostream>
@@ -24,6 +25,9 @@ struct RunDescription {
   std::string command;  ///< "replay"
   std::vector<InputDigest> inputs;
   const ReplayOptions* options = nullptr;
+  /// Predictions from a trace model: what it expresses exactly and how far it extrapolates
+  /// (prediction.json "model_quality"); nullptr for replays of recorded traces.
+  const models::trace::ModelQuality* model_quality = nullptr;
 };
 
 /// Writes prediction.json (deterministic: fixed key order, fixed number formatting).
