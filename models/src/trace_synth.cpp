@@ -73,10 +73,13 @@ std::uint64_t eval_count(const Formula& f, const SynthTarget& t, const std::stri
 class PositionNote {
 public:
   explicit PositionNote(ModelQuality& q) : q_(q), before_(q.approximated.size()) { ++q_.positions; }
-  ~PositionNote()
+  ~PositionNote() { done(); }
+  /// Ends the position early (a loop, before its body's positions are compiled).
+  void done()
   {
-    if (q_.approximated.size() == before_)
+    if (not done_ && q_.approximated.size() == before_)
       ++q_.exact;
+    done_ = true;
   }
   PositionNote(const PositionNote&)            = delete;
   PositionNote& operator=(const PositionNote&) = delete;
@@ -84,6 +87,7 @@ public:
 private:
   ModelQuality& q_;
   std::size_t before_;
+  bool done_ = false;
 };
 
 /// What the fit approximated at `n` (model.json "approximated"), and its counts and sizes whose formula
@@ -272,6 +276,7 @@ void compile(const std::vector<TemplateNode>& nodes, const TraceModel& m, const 
         p.top_loop_names.push_back(here + " (" + n.count.text() + " = " + std::to_string(p.code[begin].count) +
                                    " iterations)");
       }
+      position.done();
       p.enclosing.push_back(p.loop_counter++);
       p.enclosing_counts.push_back(p.code[begin].count);
       compile(n.body, m, t, p, depth + 1, here + ".body");
@@ -848,7 +853,7 @@ void print_quality(std::ostream& out, const ModelQuality& q)
     return;  // every position exact: nothing to say (the range warnings say how far the target is)
   for (const ApproximatedPosition& a : q.approximated) {
     std::ostringstream err;
-    err << std::setprecision(3) << 100 * a.train_error;
+    err << std::setprecision(3) << (a.train_error < 1e-9 ? 0.0 : 100 * a.train_error);  // rounding noise: 0
     out << "approximated: " << a.where << " " << a.field << ": " << a.method << " (training error " << err.str()
         << " %)\n";
   }

@@ -526,7 +526,7 @@ TEST_CASE("trace model: gridcast fit and synth on the command line", "[trace_mod
   auto outside = run_gridcast("synth " + (dir / "model.json").string() + " --nw 0 --np 4 --out " +
                               (dir / "bad").string());
   CHECK(outside.exit_code == 0);
-  CHECK_THAT(outside.output, Catch::Contains("count: Nw - 1 gives -1 at the target: 0 instead"));
+  CHECK_THAT(outside.output, Catch::Contains("count: -1 + Nw gives -1 at the target: 0 instead"));
   auto negative = run_gridcast("synth " + (dir / "model.json").string() + " --nw -2 --np 4 --out " +
                                (dir / "neg").string());
   CHECK(negative.exit_code == 1);

@@ -71,8 +71,9 @@ struct PlausibleRange {
 
 /// Why `f` is not a plausible model of `points` on `range` (empty: it is): negative where no training
 /// value was, not finite, or decreasing (increasing) along Nw or Np where every training series along
-/// that axis is non-decreasing (non-increasing) and one moves. Checked at every training Nw and Np and
-/// at geometric steps from the largest to the range's end, unrounded.
+/// that axis is non-decreasing (non-increasing) and one moves (along Np, not for a formula of the
+/// process grid's shape or extents, which no trend in Np follows). Checked at every training Nw and Np
+/// and at geometric steps from the largest to the range's end, unrounded.
 std::string implausibility(const Formula& f, const std::vector<FitPoint>& points, PlausibleRange range);
 
 /// A formula chosen as fit_formula chooses, among the plausible ones only: where the best by
