@@ -7,6 +7,7 @@
 #include <cmath>
 #include <set>
 #include <sstream>
+#include <string_view>
 
 namespace gridcast::models::trace::detail {
 
@@ -375,7 +376,9 @@ Formula TemplateFitter::fit_quantity(const Series& series, bool integer, SlotObs
       model_.warnings.push_back(o.str());
       break;
     }
-  PlausibleFit fit = fit_plausible_formula(series.points(), integer, plausible_);
+  PlausibleRange range = plausible_;
+  range.whole          = std::string_view(field) == "count";
+  PlausibleFit fit     = fit_plausible_formula(series.points(), integer, range);
   if (not fit.best)
     t.approximated.push_back(
         {field,

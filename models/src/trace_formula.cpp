@@ -527,6 +527,26 @@ std::string implausibility(const Formula& f, const std::vector<FitPoint>& raw, P
       if (nonnegative && v < -1e-9 * std::max(1.0, std::abs(v)))
         return "negative (" + number_text(v) + ") at " + point_text(nw, np);
     }
+  // A count that depends on Np alone (a loop over a grid's axes or a tree's levels) is a whole number at
+  // the rank counts predictions are asked for, 2x, 4x... the largest training Np (log2(Np) is, 2 - 4/Np
+  // is not); a count in Nw may be cut by an integer division the formula rounds.
+  auto np_only = [](const Term& t) {
+    return feature_value(t.feature, 1, 12) == feature_value(t.feature, 3, 12) &&
+           feature_value(t.feature, 1, 96) == feature_value(t.feature, 3, 96);
+  };
+  const bool whole = range.whole && std::all_of(f.terms.begin(), f.terms.end(), np_only) &&
+                     std::all_of(pts.begin(), pts.end(), [](const FitPoint& p) { return p.value == std::round(p.value); });
+  double np_train_max = 0;
+  for (const FitPoint& p : pts)
+    np_train_max = std::max(np_train_max, p.np);
+  if (whole)
+    for (double np = 2 * *nps.begin(); np <= range.np_hi; np *= 2) {
+      if (np <= np_train_max)
+        continue;
+      const double v = raw_eval(pts.front().nw, np);
+      if (std::abs(v - std::round(v)) > 1e-6 * std::max(1.0, std::abs(v)))
+        return "not a whole number of iterations (" + number_text(v) + ") at Np " + number_text(np);
+    }
   // Monotone like the training series, in steps that are not rounding noise.
   auto against = [&](double before, double after, int dir) {
     const double tol = 1e-9 * std::max({1.0, std::abs(before), std::abs(after)});

@@ -630,10 +630,24 @@ private:
     }
   }
 
+  /// Whether the fit approximated the rank field `what` ("peer", "src", "root", "split key") of `node`.
+  static bool approximated(const TemplateNode& node, std::string_view what)
+  {
+    const std::string_view field = what == "src" ? std::string_view("source") : what;
+    return std::any_of(node.approximated.begin(), node.approximated.end(),
+                       [&](const Approximation& a) { return a.field == field; });
+  }
+
   std::int32_t eval_rank(const RankExpr& e, const char* what, std::size_t leaf) const
   {
     auto v = e.eval(rank_, np_, loop_index_.data(), static_cast<int>(loop_index_.size()));
-    if (not v || *v < -1 || *v >= np_ || (*v == -1 && e.kind != RankExpr::Kind::Any))
+    const bool valid = v && *v >= -1 && *v < np_ && (*v != -1 || e.kind == RankExpr::Kind::Any);
+    if (not valid && approximated(*prog_->leaves[leaf].node, what))
+      // An expression that stands in for one that does not exist (model_quality lists it): a value
+      // past Np - 1 wraps around, no value (or a missing neighbour) is the rank itself, rather than no
+      // prediction.
+      return v && *v >= np_ ? *v % np_ : rank_;
+    if (not valid)
       throw InputError({source_, 0, what, rank_},
                        std::string(what) + " " + e.text() + " of " + prog_->functions.name(prog_->leaves[leaf].proto.function) +
                            " has no rank at Np " + std::to_string(np_) +

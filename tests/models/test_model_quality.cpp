@@ -125,6 +125,14 @@ TEST_CASE("model quality: a formula negative or against the training series' dir
   CHECK_THAT(implausibility(formula({{"1", 10000}, {"Nw", 60}, {"Nw^2", -0.2}}), growing, range),
              Catch::Contains("decreasing in Nw") && Catch::Contains("non-decreasing"));
   CHECK(implausibility(formula({{"Nw^2/Np", 1.5625}}), growing, range).empty());
+  // A loop count of Np alone: 6 - 16/Np is 2, 4 and 5 iterations at np 4, 8, 16 and 5.5 at np 32.
+  const std::vector<FitPoint> count = {{8, 4, 2}, {8, 8, 4}, {8, 16, 5}};
+  PlausibleRange whole = range;
+  whole.whole          = true;
+  CHECK(implausibility(formula({{"1", 6}, {"1/Np", -16}}), count, range).empty());
+  CHECK_THAT(implausibility(formula({{"1", 6}, {"1/Np", -16}}), count, whole),
+             Catch::Contains("not a whole number of iterations (5.5) at Np 32"));
+  CHECK(implausibility(formula({{"log2(Np)", 1}}), {{8, 4, 2}, {8, 8, 3}}, whole).empty());
 }
 
 TEST_CASE("model quality: the best formula by leave-one-out loses to the next plausible one",

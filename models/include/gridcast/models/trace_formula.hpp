@@ -67,6 +67,9 @@ Formula fit_formula(const std::vector<FitPoint>& points, bool integer, int max_t
 struct PlausibleRange {
   double nw_hi = 0;
   double np_hi = 0;
+  /// A count of iterations: a formula of Np alone must also give whole numbers (within 1e-6) at 2x, 4x...
+  /// the smallest training Np past the largest, where every training value was whole.
+  bool whole = false;
 };
 
 /// Why `f` is not a plausible model of `points` on `range` (empty: it is): negative where no training
