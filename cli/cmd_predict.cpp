@@ -280,6 +280,7 @@ int run_predict(const std::vector<std::string>& args)
   synth_options.variability = variability == "on";
   synth_options.seed        = seed;
   models::trace::SynthSource synth(model, {nw, np}, synth_options);
+  models::trace::print_quality(std::cerr, synth.quality());
   std::map<std::string, FunctionTotals> totals;
   Progress progress(synth.total_calls());
   CountingSource source(synth, totals, progress);
@@ -302,7 +303,8 @@ int run_predict(const std::vector<std::string>& args)
   if (not out.empty()) {
     emulator::RunDescription run;
     run.command = "predict";
-    run.options = &opts;
+    run.options       = &opts;
+    run.model_quality = &synth.quality();
     run.inputs.push_back({"model", model_file, emulator::digest_file(model_file)});
     add_target_inputs(run, target);
     const std::filesystem::path dir(out);

@@ -54,6 +54,7 @@ int run_synth(const std::vector<std::string>& args)
 
   auto model = std::make_shared<const models::trace::TraceModel>(models::trace::read_model(model_file));
   models::trace::SynthSource source(model, {nw, np});
+  models::trace::print_quality(std::cerr, source.quality());
   if (format == "tit")
     models::trace::write_tit(source, out);
   else

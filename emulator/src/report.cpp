@@ -259,6 +259,18 @@ void write_prediction(const std::filesystem::path& file, const ReplayResult& res
     j["fast_forward"] = std::move(f);
   }
 
+  if (run.model_quality != nullptr) {
+    const models::trace::ModelQuality& q = *run.model_quality;
+    ordered approximated = ordered::array();
+    for (const models::trace::ApproximatedPosition& a : q.approximated)
+      approximated.push_back(
+          {{"where", a.where}, {"field", a.field}, {"method", a.method}, {"train_error", a.train_error}});
+    j["model_quality"] = {{"positions", q.positions},
+                          {"exact_positions", q.exact},
+                          {"approximated", std::move(approximated)},
+                          {"extrapolation", {{"nw_factor", q.nw_factor}, {"np_factor", q.np_factor}}}};
+  }
+
   j["versions"] = {{"gridcast", kVersion},
                    {"simgrid", std::to_string(SIMGRID_VERSION_MAJOR) + "." + std::to_string(SIMGRID_VERSION_MINOR) +
                                    (SIMGRID_VERSION_PATCH > 0 ? "." + std::to_string(SIMGRID_VERSION_PATCH) : "")}};

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <set>
 #include <sstream>
+#include <string_view>
 
 namespace gridcast::models::trace::detail {
 
@@ -139,6 +140,25 @@ void overlap_absorbed_receives(std::vector<TemplateNode>& group_body, TraceModel
   rewrite(rewrite, group_body);
 }
 
+/// What explained every observation before the first one none explains ("; every earlier observation
+/// is ..."): a walk over the grid's axes that restarts with another block is two code sites with the
+/// same calls folded into one loop.
+std::string earlier_explanation(const RankSeries& series)
+{
+  const auto& la = series.last_alive;
+  auto walk = std::find_if(la.begin(), la.end(), [](const RankExpr& x) { return x.kind == RankExpr::Kind::GridLoop; });
+  const bool only_walks =
+      std::all_of(la.begin(), la.end(), [](const RankExpr& x) { return x.kind == RankExpr::Kind::GridLoop; });
+  if (walk != la.end() && only_walks)
+    return "; every earlier observation is " + walk->text() +
+           ": a loop whose peer walks the grid's axes and then walks them again another way (two code "
+           "sites with the same calls, e.g. one exchange per axis then one per swap, folded into one "
+           "loop) has no expression: the model cannot split the loop where the walk restarts";
+  if (not la.empty())
+    return "; every earlier observation is " + la.front().text();
+  return {};
+}
+
 /// The error when no rank expression explains a field: the first observations, the one none explains,
 /// and what explained every earlier one.
 [[noreturn]] void no_rank_expr(const RankSeries& series, const char* field, const std::string& function,
@@ -152,25 +172,11 @@ void overlap_absorbed_receives(std::vector<TemplateNode>& group_body, TraceModel
       sample += (l ? "," : " at loop index ") + std::to_string(obs[i].loop[l]);
     sample += " -> " + std::to_string(obs[i].value);
   }
-  // What explained everything up to the failing observation: a walk over the grid's axes that
-  // restarts with another block is two code sites with the same calls folded into one loop.
-  std::string before;
-  const auto& la = series.last_alive;
-  auto walk = std::find_if(la.begin(), la.end(), [](const RankExpr& x) { return x.kind == RankExpr::Kind::GridLoop; });
-  const bool only_walks =
-      std::all_of(la.begin(), la.end(), [](const RankExpr& x) { return x.kind == RankExpr::Kind::GridLoop; });
-  if (walk != la.end() && only_walks)
-    before = "; every earlier observation is " + walk->text() +
-             ": a loop whose peer walks the grid's axes and then walks them again another way (two code "
-             "sites with the same calls, e.g. one exchange per axis then one per swap, folded into one "
-             "loop) has no expression: the model cannot split the loop where the walk restarts";
-  else if (not la.empty())
-    before = "; every earlier observation is " + la.front().text();
   throw InputError({}, std::string("no rank expression explains the ") + field + " of " + function +
                            " (first seen at " + where + "): " + sample +
                            " (the last one is the first no candidate explains; candidates: any, fixed, Np - k, offset mod Np, xor, xor 2^i, cycle over the "
                            "loop index, 1-3-D grid neighbour, grid neighbour whose axis follows the loop index)" +
-                           before);
+                           earlier_explanation(series));
 }
 
 }  // namespace
@@ -179,6 +185,10 @@ TemplateFitter::TemplateFitter(TraceModel& model, const std::vector<GroupData>& 
     : model_(model), tokens_(model.tokens)
 {
   count_support(data);
+  for (const TrainingPoint& p : model.training) {
+    plausible_.nw_hi = std::max(plausible_.nw_hi, kPlausibleNw * p.nw);
+    plausible_.np_hi = std::max(plausible_.np_hi, kPlausibleNp * p.np);
+  }
 }
 
 TraceGroup TemplateFitter::fit_group(GroupData& data, std::size_t g)
@@ -275,13 +285,15 @@ TemplateNode TemplateFitter::make_node(int id, UsedExprs& used)
 
 void TemplateFitter::fit_loop(SlotObs& s, TemplateNode& t)
 {
-  t.count = fit_quantity(s.count, true, s, "count");
+  t.count = fit_quantity(s.count, true, s, "count", t);
   // A count that follows the process grid's shape (2 swaps per axis of extent > 1: 4 at 2x2x1, 6 at
   // 2x2x2 and 4x2x2) has no simple formula in Np: the regression interpolates it with three terms
   // that run away outside training. The grid-shape form wins where it is exact and shorter.
   if (auto g = fit_grid_formula(s.count.points());
-      g && (not t.count.cv_error || *t.count.cv_error > 1e-9 || g->terms.size() < t.count.terms.size()))
-    t.count = *g;
+      g && (not t.count.cv_error || *t.count.cv_error > 1e-9 || g->terms.size() < t.count.terms.size())) {
+    t.count = *g;  // exact at every point: whatever stood in for the regression is gone with it
+    std::erase_if(t.approximated, [](const Approximation& a) { return a.field == "count"; });
+  }
   for (const auto& [np_rank, by_nw] : s.count_by_np_rank_nw) {
     std::set<std::uint64_t> distinct;
     for (const auto& [nw, c] : by_nw)
@@ -298,11 +310,13 @@ void TemplateFitter::fit_loop(SlotObs& s, TemplateNode& t)
 void TemplateFitter::fit_call_ranks(SlotObs& s, TemplateNode& t, UsedExprs& used)
 {
   const CallToken& tok = tokens_[s.token];
+  approximated_.clear();
   t.peer = fit_ranks(s.peer, "peer", s, &used);
   t.src  = fit_ranks(s.src, "source", s, &used);
   t.root = fit_ranks(s.root, "root", s);
   if (tok.op == Op::CommSplit && tok.key == kVaryingKey)
     t.key = fit_ranks(s.key, "split key", s);
+  t.approximated.insert(t.approximated.end(), approximated_.begin(), approximated_.end());
   if (tok.tag == kVaryingTag) {
     t.tag = s.tag.result();
     if (not t.tag)
@@ -317,9 +331,9 @@ void TemplateFitter::fit_call_ranks(SlotObs& s, TemplateNode& t, UsedExprs& used
 void TemplateFitter::fit_amounts(SlotObs& s, TemplateNode& t)
 {
   if (s.any_bytes)
-    t.bytes = fit_quantity(s.bytes, true, s, "bytes");
+    t.bytes = fit_quantity(s.bytes, true, s, "bytes", t);
   if (s.any_recv_bytes)
-    t.recv_bytes = fit_quantity(s.recv_bytes, true, s, "recv_bytes");
+    t.recv_bytes = fit_quantity(s.recv_bytes, true, s, "recv_bytes", t);
   // Compute: the site's mean work at each training point, regressed on (Nw, Np) (the first step of the
   // latency model; the ratio is fitted per function once every group is done). Reduction flops alike.
   if (s.any_flops) {
@@ -334,11 +348,18 @@ void TemplateFitter::fit_amounts(SlotObs& s, TemplateNode& t)
     t.seconds = fit_formula(s.seconds.points(), false);
   // A communicator of one rank has no "other" entry: then the counts are the rank's own.
   if (s.any_counts)
-    t.counts = fit_quantity(s.counts.empty() ? s.counts_self : s.counts, true, s, "counts");
+    t.counts = fit_quantity(s.counts.empty() ? s.counts_self : s.counts, true, s, "counts", t);
+  if (s.counts_uneven > 0)
+    t.approximated.push_back({"counts", "per-peer counts that differ between the other ranks: their mean (the rank's total kept)",
+                              s.counts_uneven});
   if (s.counts_self_differs)
     t.counts_self = fit_formula(s.counts_self.points(), true);
   if (s.any_recv_counts)
-    t.recv_counts = fit_quantity(s.recv_counts.empty() ? s.recv_counts_self : s.recv_counts, true, s, "recv_counts");
+    t.recv_counts = fit_quantity(s.recv_counts.empty() ? s.recv_counts_self : s.recv_counts, true, s, "recv_counts", t);
+  if (s.recv_counts_uneven > 0)
+    t.approximated.push_back({"recv_counts",
+                              "per-peer counts that differ between the other ranks: their mean (the rank's total kept)",
+                              s.recv_counts_uneven});
   if (s.recv_counts_self_differs)
     t.recv_counts_self = fit_formula(s.recv_counts_self.points(), true);
 }
@@ -377,7 +398,10 @@ void TemplateFitter::fit_library(const SlotObs& s, TemplateNode& t)
   t.library     = std::move(pricing);
 }
 
-Formula TemplateFitter::fit_quantity(const Series& series, bool integer, SlotObs& s, const char* field)
+/// A count or size: the best formula by leave-one-out among those plausible from the training points up
+/// to kPlausibleNw x the largest Nw and kPlausibleNp x the largest Np (never negative, monotone where the
+/// training series are); where the best is not, the position records what lost and what stands in.
+Formula TemplateFitter::fit_quantity(const Series& series, bool integer, SlotObs& s, const char* field, TemplateNode& t)
 {
   for (const auto& [key, range] : s.spread)
     if (key.first == field && range.first != range.second) {
@@ -388,7 +412,17 @@ Formula TemplateFitter::fit_quantity(const Series& series, bool integer, SlotObs
       model_.warnings.push_back(o.str());
       break;
     }
-  return fit_formula(series.points(), integer);
+  PlausibleRange range = plausible_;
+  range.whole          = std::string_view(field) == "count";
+  PlausibleFit fit     = fit_plausible_formula(series.points(), integer, range);
+  if (not fit.best)
+    t.approximated.push_back(
+        {field,
+         (fit.mean ? "no candidate formula is plausible, the mean of the training points: "
+                   : "the best formula by leave-one-out is implausible, the next plausible one: ") +
+             fit.formula.text() + " (rejected " + fit.rejected + ")",
+         fit.formula.cv_error.value_or(0.0)});
+  return fit.formula;
 }
 
 /// Where training cannot tell several expressions apart (a grid axis of extent 2 has the same lower and
@@ -404,8 +438,22 @@ std::optional<RankExpr> TemplateFitter::fit_ranks(const RankSeries& series, cons
   // observations (a loop that ran once in training says nothing about its axis walk).
   if (std::any_of(all.begin(), all.end(), [](const RankExpr& x) { return x.kind != RankExpr::Kind::GridLoop; }))
     std::erase_if(all, [](const RankExpr& x) { return x.kind == RankExpr::Kind::GridLoop; });
-  if (all.empty())
-    no_rank_expr(series, field, tokens_[s.token].function, s.where);
+  if (all.empty()) {
+    // No expression explains every observation: the one that explains the most at the largest training
+    // Np stands in, and the position says how many it misses there.
+    auto fallback = series.best_fallback();
+    if (not fallback)
+      no_rank_expr(series, field, tokens_[s.token].function, s.where);
+    std::ostringstream why;
+    why << "no rank expression explains every observation (first unexplained: rank " << series.samples.back().rank
+        << " of " << series.samples.back().np << " -> " << series.samples.back().value
+        << "); the one that explains the most at the largest training Np: " << fallback->first.text()
+        << earlier_explanation(series);
+    approximated_.push_back({field, why.str(), fallback->second});
+    if (used != nullptr)
+      used->emplace_back(tokens_[s.token].function + "/" + field, fallback->first);
+    return fallback->first;
+  }
   // Candidates an earlier sibling took are dropped (unless nothing else is left), then the one
   // most positions of the same call explain wins, the simplest on a tie.
   const std::string key = tokens_[s.token].function + "/" + field;

@@ -32,7 +32,7 @@ private:
   void fit_call_ranks(SlotObs& s, TemplateNode& t, UsedExprs& used);
   void fit_amounts(SlotObs& s, TemplateNode& t);
   void fit_library(const SlotObs& s, TemplateNode& t);
-  Formula fit_quantity(const Series& series, bool integer, SlotObs& s, const char* field);
+  Formula fit_quantity(const Series& series, bool integer, SlotObs& s, const char* field, TemplateNode& t);
   std::optional<RankExpr> fit_ranks(const RankSeries& series, const char* field, const SlotObs& s,
                                     UsedExprs* used = nullptr);
   void count_support(const std::vector<GroupData>& data);
@@ -41,6 +41,13 @@ private:
   const std::vector<CallToken> tokens_;  ///< the model's tokens of the recorded calls (before any is appended)
   std::vector<SlotObs>* slots_ = nullptr;  ///< of the group being fitted
   std::size_t group_ = 0;
+  /// Counts and sizes must stay plausible up to these multiples of the largest training Nw and Np (the
+  /// targets predictions are asked for: 2x the size, 4-8x the ranks).
+  static constexpr double kPlausibleNw = 4;
+  static constexpr double kPlausibleNp = 8;
+  PlausibleRange plausible_;
+  /// What fit_ranks approximated for the position being fitted.
+  std::vector<Approximation> approximated_;
   /// (token, field) -> expression -> positions of all groups it explains.
   std::map<std::string, std::map<std::string, int>> support_;
 };

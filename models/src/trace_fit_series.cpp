@@ -83,6 +83,28 @@ ProfileSeries::per_call_median(const Point& key,
   return sum / static_cast<double>(n);
 }
 
+namespace {
+
+void bump(std::vector<std::pair<int, std::uint64_t>>& per_np, int np)
+{
+  for (auto& [n, count] : per_np)
+    if (n == np) {
+      ++count;
+      return;
+    }
+  per_np.emplace_back(np, 1);
+}
+
+std::uint64_t at_np(const std::vector<std::pair<int, std::uint64_t>>& per_np, int np)
+{
+  for (const auto& [n, count] : per_np)
+    if (n == np)
+      return count;
+  return 0;
+}
+
+}  // namespace
+
 void RankSeries::add(int rank, int np, const std::vector<std::uint64_t>& loop, int value)
 {
   if (not seen) {
@@ -91,26 +113,68 @@ void RankSeries::add(int rank, int np, const std::vector<std::uint64_t>& loop, i
   }
   if (samples.size() < 3)
     samples.push_back({rank, np, loop, value});
-  if (alive.empty())
-    return;
-  // filter_rank_exprs(), keeping what survived until now when nothing survives this observation: the
-  // error message names what explained every earlier one.
-  std::size_t kept = 0;
-  for (std::size_t c = 0; c < alive.size(); ++c) {
-    auto v = alive[c].eval(rank, np, loop.data(), static_cast<int>(loop.size()));
-    if (v && *v == value) {
-      if (kept != c)
-        alive[kept] = alive[c];
-      ++kept;
+  if (not alive.empty()) {
+    // filter_rank_exprs(), keeping what survived until now when nothing survives this observation: the
+    // error message names what explained every earlier one.
+    std::size_t kept = 0;
+    for (std::size_t c = 0; c < alive.size(); ++c) {
+      auto v = alive[c].eval(rank, np, loop.data(), static_cast<int>(loop.size()));
+      if (v && *v == value) {
+        if (kept != c)
+          alive[kept] = alive[c];
+        ++kept;
+      }
     }
-  }
-  if (kept == 0) {  // the observation no candidate survives: the one an error message must show
+    if (kept > 0) {
+      alive.resize(kept);
+      bump(observed, np);
+      return;
+    }
+    // The observation no candidate survives: the one an error message must show.
     samples.push_back({rank, np, loop, value});
     last_alive = std::move(alive);
     alive.clear();
-  } else {
-    alive.resize(kept);
+    fallback = last_alive;
+    fallback_hits.assign(fallback.size(), observed);
+    for (const RankExpr& e : rank_expr_candidates(samples.front()))
+      if (e.kind != RankExpr::Kind::GridLoop &&
+          std::none_of(fallback.begin(), fallback.end(), [&](const RankExpr& f) { return same_target(f, e); })) {
+        fallback.push_back(e);
+        fallback_hits.emplace_back();
+      }
   }
+  for (std::size_t c = 0; c < fallback.size(); ++c) {
+    auto v = fallback[c].eval(rank, np, loop.data(), static_cast<int>(loop.size()));
+    if (v && *v == value)
+      bump(fallback_hits[c], np);
+  }
+  bump(observed, np);
+}
+
+std::optional<std::pair<RankExpr, double>> RankSeries::best_fallback() const
+{
+  if (fallback.empty() || observed.empty())
+    return std::nullopt;
+  int np_max = 0;
+  std::uint64_t total = 0;
+  for (const auto& [n, count] : observed) {
+    np_max = std::max(np_max, n);
+    total += count;
+  }
+  std::size_t best = 0;
+  std::pair<std::uint64_t, std::uint64_t> best_score{0, 0};
+  for (std::size_t c = 0; c < fallback.size(); ++c) {
+    std::uint64_t all = 0;
+    for (const auto& [n, count] : fallback_hits[c])
+      all += count;
+    const std::pair<std::uint64_t, std::uint64_t> score{at_np(fallback_hits[c], np_max), all};
+    if (c == 0 || score > best_score) {
+      best       = c;
+      best_score = score;
+    }
+  }
+  const double at_max = static_cast<double>(at_np(observed, np_max));
+  return std::pair{fallback[best], at_max > 0 ? 1.0 - static_cast<double>(best_score.first) / at_max : 1.0};
 }
 
 std::vector<RankExpr> RankSeries::result() const

@@ -131,9 +131,20 @@ struct RankSeries {
   std::vector<RankObservation> samples;
   /// The candidates that explained every observation before the first one none explains.
   std::vector<RankExpr> last_alive;
+  /// Once no candidate explains every observation: the candidates still scored (those of last_alive,
+  /// then the other candidates of the first observation but the grid walks), and for each, per Np, how
+  /// many observations it explains (last_alive's count every observation before the one that ended
+  /// them; the others only those after it).
+  std::vector<RankExpr> fallback;
+  std::vector<std::vector<std::pair<int, std::uint64_t>>> fallback_hits;
+  /// Observations per Np, in order of the first at each.
+  std::vector<std::pair<int, std::uint64_t>> observed;
   void add(int rank, int np, const std::vector<std::uint64_t>& loop, int value);
   /// The survivors without duplicates (same_target), simplest first.
   std::vector<RankExpr> result() const;
+  /// Where nothing survived: the scored candidate that explains the most observations at the largest
+  /// Np (then in all, then the simplest), and the share of the observations at that Np it misses.
+  std::optional<std::pair<RankExpr, double>> best_fallback() const;
 };
 
 }  // namespace gridcast::models::trace::detail

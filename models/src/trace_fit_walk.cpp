@@ -369,7 +369,7 @@ void GroupCollector::observe_call(SlotObs& s, WalkState& w, const CallParams& c,
   // v-collectives: one count for every other rank, and one for the rank itself (often 0 or a local
   // copy of another size).
   auto per_peer = [&](const std::vector<std::uint64_t>& v, const char* field, Series& others, Series& self,
-                      bool& any, bool& self_differs) {
+                      bool& any, bool& self_differs, double& uneven) {
     if (v.empty())
       return;
     any = true;
@@ -377,23 +377,32 @@ void GroupCollector::observe_call(SlotObs& s, WalkState& w, const CallParams& c,
     if (static_cast<int>(v.size()) != w.np)
       throw InputError({label, c.line, field, w.rank}, std::string(op_name(tok.op)) + ": " + std::to_string(v.size()) +
                                                            " counts for " + std::to_string(w.np) + " ranks");
-    const auto me             = static_cast<std::size_t>(w.rank);
-    const std::uint64_t other = v[me == 0 && v.size() > 1 ? 1 : 0];
+    const auto me = static_cast<std::size_t>(w.rank);
+    double other  = static_cast<double>(v[me == 0 && v.size() > 1 ? 1 : 0]);
+    // Counts that differ between the other ranks (an FFT transpose of a size the ranks do not divide)
+    // have no per-peer model: their mean stands in, which keeps the rank's total, and the position
+    // records the largest relative difference from it.
+    bool differ = false;
     for (std::size_t j = 0; j < v.size(); ++j)
-      if (j != me && v[j] != other)
-        throw InputError({label, c.line, field, w.rank},
-                         std::string(op_name(tok.op)) +
-                             ": counts that differ between the other ranks are not modelled (one count for "
-                             "every other rank, and one for the rank itself)");
+      differ = differ || (j != me && static_cast<double>(v[j]) != other);
+    if (differ) {
+      double sum = 0;
+      for (std::size_t j = 0; j < v.size(); ++j)
+        sum += j == me ? 0.0 : static_cast<double>(v[j]);
+      other = sum / static_cast<double>(v.size() - 1);
+      for (std::size_t j = 0; j < v.size(); ++j)
+        if (j != me)
+          uneven = std::max(uneven, std::abs(static_cast<double>(v[j]) - other) / std::max(other, 1.0));
+    }
     if (v.size() > 1)
-      others.add(w.nw, np, static_cast<double>(other));
+      others.add(w.nw, np, other);
     self.add(w.nw, np, static_cast<double>(v[me]));
-    if (v.size() > 1 && v[me] != other)
+    if (v.size() > 1 && static_cast<double>(v[me]) != other)
       self_differs = true;
   };
-  per_peer(c.counts, "counts", s.counts, s.counts_self, s.any_counts, s.counts_self_differs);
+  per_peer(c.counts, "counts", s.counts, s.counts_self, s.any_counts, s.counts_self_differs, s.counts_uneven);
   per_peer(c.recv_counts, "recv_counts", s.recv_counts, s.recv_counts_self, s.any_recv_counts,
-           s.recv_counts_self_differs);
+           s.recv_counts_self_differs, s.recv_counts_uneven);
   s.request_back.insert(c.request_back);
   s.requests_back.insert(c.requests_back);
 }

@@ -46,6 +46,9 @@ struct SlotObs {
   Series counts_self, recv_counts_self;  ///< v-collectives: the entry of the rank itself
   bool any_bytes = false, any_recv_bytes = false, any_flops = false, any_seconds = false, any_counts = false,
        any_recv_counts = false, counts_self_differs = false, recv_counts_self_differs = false;
+  /// v-collectives whose per-peer counts differ between the other ranks: the largest relative
+  /// difference of one from their mean (0: one count for every other rank).
+  double counts_uneven = 0, recv_counts_uneven = 0;
   std::set<std::int64_t> request_back;
   std::set<std::vector<std::int64_t>> requests_back;
   /// Integer quantities that took several values in one profile: (field, profile) -> (min, max).

@@ -29,6 +29,14 @@ double grid_axes(double np, int d, int above)
   return n;
 }
 
+/// Extent of axis `axis` of dims_create(np, d) (non-increasing, as MPI_Dims_create orders them).
+double grid_extent(double np, int d, int axis)
+{
+  if (np < 1 || np > 1e9)
+    return 1;
+  return dims_create(static_cast<int>(std::lround(np)), d)[static_cast<std::size_t>(axis)];
+}
+
 struct FeatureDef {
   std::string name;
   double (*fn)(double nw, double np);
@@ -74,8 +82,47 @@ const std::vector<FeatureDef>& features()
       {"axes3>2(Np)", [](double, double np) { return grid_axes(np, 3, 2); }},
       {"axes2>1(Np)", [](double, double np) { return grid_axes(np, 2, 1); }},
       {"axes2>2(Np)", [](double, double np) { return grid_axes(np, 2, 2); }},
+      // Sizes and counts that follow the MPI_Dims_create(Np, d) grid (appended; searched for counts and
+      // sizes only, by fit_plausible_formula): a global Nw split over an axis (Nw/d_k: the rows of a 2-D
+      // block, a halo line), a face of a 3-D block (Nw^2 over the two other axes' extents), and the
+      // extents themselves (a loop over a grid row's ranks). Non-powers of two included: 96 is 6x4x4.
+      {"Nw/dims2[0](Np)", [](double nw, double np) { return nw / grid_extent(np, 2, 0); }},
+      {"Nw/dims2[1](Np)", [](double nw, double np) { return nw / grid_extent(np, 2, 1); }},
+      {"Nw/dims3[0](Np)", [](double nw, double np) { return nw / grid_extent(np, 3, 0); }},
+      {"Nw/dims3[1](Np)", [](double nw, double np) { return nw / grid_extent(np, 3, 1); }},
+      {"Nw/dims3[2](Np)", [](double nw, double np) { return nw / grid_extent(np, 3, 2); }},
+      {"Nw^2/(dims3[1]*dims3[2])(Np)",
+       [](double nw, double np) { return nw * nw / (grid_extent(np, 3, 1) * grid_extent(np, 3, 2)); }},
+      {"Nw^2/(dims3[0]*dims3[2])(Np)",
+       [](double nw, double np) { return nw * nw / (grid_extent(np, 3, 0) * grid_extent(np, 3, 2)); }},
+      {"Nw^2/(dims3[0]*dims3[1])(Np)",
+       [](double nw, double np) { return nw * nw / (grid_extent(np, 3, 0) * grid_extent(np, 3, 1)); }},
+      {"dims2[0](Np)", [](double, double np) { return grid_extent(np, 2, 0); }},
+      {"dims2[1](Np)", [](double, double np) { return grid_extent(np, 2, 1); }},
+      {"dims3[0](Np)", [](double, double np) { return grid_extent(np, 3, 0); }},
+      {"dims3[1](Np)", [](double, double np) { return grid_extent(np, 3, 1); }},
+      {"dims3[2](Np)", [](double, double np) { return grid_extent(np, 3, 2); }},
   };
   return defs;
+}
+
+}  // namespace
+
+namespace {
+
+/// The features fit_plausible_formula searches: fit_formula's, then the grid-extent ones.
+const std::vector<std::size_t>& size_features()
+{
+  static const std::vector<std::size_t> ids = [] {
+    std::vector<std::size_t> v;
+    for (std::size_t f = 0; f < features().size(); ++f) {
+      const std::string& name = features()[f].name;
+      if (name.rfind("axes", 0) != 0)
+        v.push_back(f);
+    }
+    return v;
+  }();
+  return ids;
 }
 
 }  // namespace
@@ -209,12 +256,129 @@ std::optional<std::size_t> linear_partner(std::size_t feature)
 
 }  // namespace
 
+namespace {
+
+/// The least-squares coefficients of the columns `set` of `all` (column c is feature ids[c]) through y,
+/// snapped (zero coefficients dropped).
+std::vector<Term> fitted_terms(const Eigen::MatrixXd& all, const Eigen::VectorXd& y, const std::vector<int>& set,
+                               const std::vector<std::size_t>& ids)
+{
+  Eigen::MatrixXd a(all.rows(), static_cast<Eigen::Index>(set.size()));
+  for (std::size_t c = 0; c < set.size(); ++c)
+    a.col(static_cast<Eigen::Index>(c)) = all.col(set[c]);
+  Eigen::VectorXd x = solve(a, y);
+  std::vector<Term> terms;
+  for (std::size_t c = 0; c < set.size(); ++c) {
+    double coef = snap(x(static_cast<Eigen::Index>(c)));
+    if (coef != 0)
+      terms.push_back({ids[static_cast<std::size_t>(set[c])], coef});
+  }
+  return terms;
+}
+
+/// Calls `seen(err, subset)` for every subset of at most `max_terms` of the first `all.cols()` features
+/// that the points determine, with its leave-one-out error: by size, then in lexicographic feature
+/// order (simplest first); size k needs k + 1 points to be checked. `seen` returns true to stop after
+/// the current size (an exact model at one size: a larger one cannot be simpler), when `stop_allowed`.
+template <class Seen>
+void each_subset_error(const Eigen::MatrixXd& all, const Eigen::VectorXd& y, int max_terms, bool stop_allowed, Seen&& seen)
+{
+  const int n  = static_cast<int>(all.rows());
+  const int nf = static_cast<int>(all.cols());
+  for (int k = 1; k <= max_terms && k + 1 <= n && k <= nf; ++k) {
+    std::vector<int> idx(static_cast<std::size_t>(k));
+    for (int i = 0; i < k; ++i)
+      idx[static_cast<std::size_t>(i)] = i;
+    bool stop = false;
+    while (true) {
+      Eigen::MatrixXd a(n, k);
+      for (int c = 0; c < k; ++c)
+        a.col(c) = all.col(idx[static_cast<std::size_t>(c)]);
+      double err = 0;
+      bool degenerate = false;
+      for (int leave = 0; leave < n && not degenerate; ++leave) {
+        Eigen::MatrixXd at(n - 1, k);
+        Eigen::VectorXd yt(n - 1);
+        for (int i = 0, j = 0; i < n; ++i)
+          if (i != leave) {
+            at.row(j) = a.row(i);
+            yt(j++)   = y(i);
+          }
+        // A subset that the remaining points cannot determine (rank deficient) says nothing.
+        Eigen::ColPivHouseholderQR<Eigen::MatrixXd> qr(at);
+        if (qr.rank() < k) {
+          degenerate = true;
+          break;
+        }
+        Eigen::VectorXd x = solve(at, yt);
+        // Unrounded even for integer quantities: rounding would make many wrong models look exact on
+        // small training sets (0.4*Np rounds to 2 and 3 at Np 4 and 8, as log2(Np) does).
+        double pred = a.row(leave).dot(x);
+        err += rel_error(pred, y(leave)) / n;
+      }
+      if (not degenerate && seen(err, idx))
+        stop = true;
+      // Next subset.
+      int i = k - 1;
+      while (i >= 0 && idx[static_cast<std::size_t>(i)] == nf - k + i)
+        --i;
+      if (i < 0)
+        break;
+      ++idx[static_cast<std::size_t>(i)];
+      for (int j = i + 1; j < k; ++j)
+        idx[static_cast<std::size_t>(j)] = idx[static_cast<std::size_t>(j - 1)] + 1;
+    }
+    if (stop && stop_allowed)
+      break;
+  }
+}
+
+}  // namespace
+
 Formula fit_formula(const std::vector<FitPoint>& raw, bool integer, int max_terms)
 {
   return fit_formula(raw, integer, max_terms, Parsimony{});
 }
 
+namespace {
+
+/// The feature values of `ids` (columns) at `pts` (rows).
+Eigen::MatrixXd feature_matrix(const std::vector<FitPoint>& pts, const std::vector<std::size_t>& ids)
+{
+  Eigen::MatrixXd all(static_cast<Eigen::Index>(pts.size()), static_cast<Eigen::Index>(ids.size()));
+  for (std::size_t i = 0; i < pts.size(); ++i)
+    for (std::size_t c = 0; c < ids.size(); ++c)
+      all(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(c)) = feature_value(ids[c], pts[i].nw, pts[i].np);
+  return all;
+}
+
+/// The features fit_formula searches: every one before the grid-shape features.
+const std::vector<std::size_t>& plain_features()
+{
+  static const std::vector<std::size_t> ids = [] {
+    std::vector<std::size_t> v;
+    for (std::size_t f = 0; f < first_grid_feature(); ++f)
+      v.push_back(f);
+    return v;
+  }();
+  return ids;
+}
+
+/// fit_formula over the features `ids`.
+Formula select_formula(const std::vector<FitPoint>& raw, bool integer, int max_terms, Parsimony parsimony,
+                       const std::vector<std::size_t>& ids);
+
+}  // namespace
+
 Formula fit_formula(const std::vector<FitPoint>& raw, bool integer, int max_terms, Parsimony parsimony)
+{
+  return select_formula(raw, integer, max_terms, parsimony, plain_features());
+}
+
+namespace {
+
+Formula select_formula(const std::vector<FitPoint>& raw, bool integer, int max_terms, Parsimony parsimony,
+                       const std::vector<std::size_t>& ids)
 {
   if (raw.empty())
     throw InternalError("fit_formula: no points");
@@ -242,68 +406,24 @@ Formula fit_formula(const std::vector<FitPoint>& raw, bool integer, int max_term
     return best;
   }
 
-  const int nf = static_cast<int>(first_grid_feature());
-  Eigen::MatrixXd all(n, nf);
+  const Eigen::MatrixXd all = feature_matrix(pts, ids);
   Eigen::VectorXd y(n);
-  for (int i = 0; i < n; ++i) {
+  for (int i = 0; i < n; ++i)
     y(i) = pts[i].value;
-    for (int f = 0; f < nf; ++f)
-      all(i, f) = feature_value(static_cast<std::size_t>(f), pts[i].nw, pts[i].np);
-  }
 
   double best_err = std::numeric_limits<double>::infinity();
   std::vector<int> best_set;
   std::vector<std::pair<double, std::vector<int>>> tried;  // in order of simplicity, for the parsimony rule
-  // Subsets by size, then in lexicographic feature order; size k needs k + 1 points to be checked.
-  for (int k = 1; k <= max_terms && k + 1 <= n; ++k) {
-    std::vector<int> idx(static_cast<std::size_t>(k));
-    for (int i = 0; i < k; ++i)
-      idx[static_cast<std::size_t>(i)] = i;
-    while (true) {
-      Eigen::MatrixXd a(n, k);
-      for (int c = 0; c < k; ++c)
-        a.col(c) = all.col(idx[static_cast<std::size_t>(c)]);
-      double err = 0;
-      bool degenerate = false;
-      for (int leave = 0; leave < n && not degenerate; ++leave) {
-        Eigen::MatrixXd at(n - 1, k);
-        Eigen::VectorXd yt(n - 1);
-        for (int i = 0, j = 0; i < n; ++i)
-          if (i != leave) {
-            at.row(j) = a.row(i);
-            yt(j++)   = y(i);
-          }
-        // A subset that the remaining points cannot determine (rank deficient) says nothing.
-        Eigen::ColPivHouseholderQR<Eigen::MatrixXd> qr(at);
-        if (qr.rank() < k) {
-          degenerate = true;
-          break;
-        }
-        Eigen::VectorXd x = solve(at, yt);
-        // Unrounded even for integer quantities: rounding would make many wrong models look exact on
-        // small training sets (0.4*Np rounds to 2 and 3 at Np 4 and 8, as log2(Np) does).
-        double pred = a.row(leave).dot(x);
-        err += rel_error(pred, y(leave)) / n;
-      }
-      if (not degenerate && err < best_err - 1e-12) {
-        best_err = err;
-        best_set = idx;
-      }
-      if (not degenerate && (parsimony.relative > 0 || parsimony.absolute > 0))
-        tried.emplace_back(err, idx);
-      // Next subset.
-      int i = k - 1;
-      while (i >= 0 && idx[static_cast<std::size_t>(i)] == nf - k + i)
-        --i;
-      if (i < 0)
-        break;
-      ++idx[static_cast<std::size_t>(i)];
-      for (int j = i + 1; j < k; ++j)
-        idx[static_cast<std::size_t>(j)] = idx[static_cast<std::size_t>(j - 1)] + 1;
+  const bool keep_tried = parsimony.relative > 0 || parsimony.absolute > 0;
+  each_subset_error(all, y, max_terms, true, [&](double err, const std::vector<int>& idx) {
+    if (err < best_err - 1e-12) {
+      best_err = err;
+      best_set = idx;
     }
-    if (best_err <= 1e-9)
-      break;  // exact at this size: a larger model cannot be simpler
-  }
+    if (keep_tried)
+      tried.emplace_back(err, idx);
+    return best_err <= 1e-9;  // exact at this size: a larger model cannot be simpler
+  });
   const double tolerated = best_err * (1 + parsimony.relative) + parsimony.absolute;
   for (const auto& [err, set] : tried)
     if (err <= tolerated) {
@@ -320,9 +440,10 @@ Formula fit_formula(const std::vector<FitPoint>& raw, bool integer, int max_term
   // sizes 4000-32000 for work 1e8 + 1e4*Nw, tests/models/test_latency_model.cpp). The power stays where it is clearly
   // better than the affine form (outside the tolerance).
   if (not tried.empty() && best_set.size() == 1)
-    if (auto linear = linear_partner(static_cast<std::size_t>(best_set[0])))
+    if (auto linear = linear_partner(ids[static_cast<std::size_t>(best_set[0])]))
       for (const auto& [err, set] : tried)
-        if (set == std::vector<int>{0, static_cast<int>(*linear)} && err <= tolerated) {
+        if (set.size() == 2 && ids[static_cast<std::size_t>(set[0])] == 0 &&
+            ids[static_cast<std::size_t>(set[1])] == *linear && err <= tolerated) {
           best_err = err;
           best_set = set;
           break;
@@ -333,17 +454,173 @@ Formula fit_formula(const std::vector<FitPoint>& raw, bool integer, int max_term
     best.terms = {{0, snap(mean)}};
     return best;
   }
-  Eigen::MatrixXd a(n, static_cast<Eigen::Index>(best_set.size()));
-  for (std::size_t c = 0; c < best_set.size(); ++c)
-    a.col(static_cast<Eigen::Index>(c)) = all.col(best_set[c]);
-  Eigen::VectorXd x = solve(a, y);
-  for (std::size_t c = 0; c < best_set.size(); ++c) {
-    double coef = snap(x(static_cast<Eigen::Index>(c)));
-    if (coef != 0)
-      best.terms.push_back({static_cast<std::size_t>(best_set[c]), coef});
-  }
+  best.terms    = fitted_terms(all, y, best_set, ids);
   best.cv_error = best_err;
   return best;
+}
+
+}  // namespace
+
+namespace {
+
+/// Where a quantity is looked at for plausibility: every training Nw and Np, and geometric steps from
+/// the largest of each up to the range's end (Np rounded to whole ranks).
+std::pair<std::vector<double>, std::vector<double>> plausibility_samples(const std::vector<FitPoint>& pts,
+                                                                         PlausibleRange range)
+{
+  std::set<double> nws, nps;
+  for (const FitPoint& p : pts) {
+    nws.insert(p.nw);
+    nps.insert(p.np);
+  }
+  const double nw_max = *nws.rbegin(), np_max = *nps.rbegin();
+  for (double f = 1.25; nw_max * f <= range.nw_hi * 1.0000001; f *= 1.25)
+    nws.insert(nw_max * f);
+  nws.insert(std::max(nw_max, range.nw_hi));
+  for (double f = 1.25; np_max * f <= range.np_hi * 1.0000001; f *= 1.25)
+    nps.insert(std::round(np_max * f));
+  nps.insert(std::max(np_max, std::round(range.np_hi)));
+  return {{nws.begin(), nws.end()}, {nps.begin(), nps.end()}};
+}
+
+/// +1 where every training series along one axis (the points at one value of the other) that changes
+/// at all never decreases, -1 where none ever increases, 0 where they disagree or none changes.
+int training_direction(const std::vector<FitPoint>& pts, bool along_nw)
+{
+  std::map<double, std::vector<std::pair<double, double>>> series;  // other axis -> (axis, value), sorted
+  for (const FitPoint& p : pts)
+    series[along_nw ? p.np : p.nw].emplace_back(along_nw ? p.nw : p.np, p.value);
+  bool up = false, down = false;
+  for (auto& [other, s] : series) {
+    std::sort(s.begin(), s.end());
+    for (std::size_t i = 1; i < s.size(); ++i) {
+      up   = up || s[i].second > s[i - 1].second;
+      down = down || s[i].second < s[i - 1].second;
+    }
+  }
+  return up == down ? 0 : up ? 1 : -1;
+}
+
+std::string point_text(double nw, double np) { return "Nw " + number_text(nw) + ", Np " + number_text(np); }
+
+}  // namespace
+
+std::string implausibility(const Formula& f, const std::vector<FitPoint>& raw, PlausibleRange range)
+{
+  if (raw.empty())
+    return {};
+  const std::vector<FitPoint> pts = average_repeats(raw);
+  const auto [nws, nps] = plausibility_samples(pts, range);
+  const bool nonnegative = std::all_of(pts.begin(), pts.end(), [](const FitPoint& p) { return p.value >= 0; });
+  const int dir_nw = training_direction(pts, true), dir_np = training_direction(pts, false);
+  auto raw_eval = [&](double nw, double np) {
+    double v = 0;
+    for (const Term& t : f.terms)
+      v += t.coef * feature_value(t.feature, nw, np);
+    return v;
+  };
+  for (double np : nps)
+    for (double nw : nws) {
+      const double v = raw_eval(nw, np);
+      if (not std::isfinite(v))
+        return "not finite at " + point_text(nw, np);
+      if (nonnegative && v < -1e-9 * std::max(1.0, std::abs(v)))
+        return "negative (" + number_text(v) + ") at " + point_text(nw, np);
+    }
+  // A count that depends on Np alone (a loop over a grid's axes or a tree's levels) is a whole number at
+  // the rank counts predictions are asked for, 2x, 4x... the largest training Np (log2(Np) is, 2 - 4/Np
+  // is not); a count in Nw may be cut by an integer division the formula rounds.
+  auto np_only = [](const Term& t) {
+    return feature_value(t.feature, 1, 12) == feature_value(t.feature, 3, 12) &&
+           feature_value(t.feature, 1, 96) == feature_value(t.feature, 3, 96);
+  };
+  const bool whole = range.whole && std::all_of(f.terms.begin(), f.terms.end(), np_only) &&
+                     std::all_of(pts.begin(), pts.end(), [](const FitPoint& p) { return p.value == std::round(p.value); });
+  double np_train_max = 0;
+  for (const FitPoint& p : pts)
+    np_train_max = std::max(np_train_max, p.np);
+  if (whole)
+    for (double np = 2 * *nps.begin(); np <= range.np_hi; np *= 2) {
+      if (np <= np_train_max)
+        continue;
+      const double v = raw_eval(pts.front().nw, np);
+      if (std::abs(v - std::round(v)) > 1e-6 * std::max(1.0, std::abs(v)))
+        return "not a whole number of iterations (" + number_text(v) + ") at Np " + number_text(np);
+    }
+  // Monotone like the training series, in steps that are not rounding noise.
+  auto against = [&](double before, double after, int dir) {
+    const double tol = 1e-9 * std::max({1.0, std::abs(before), std::abs(after)});
+    return dir > 0 ? after < before - tol : after > before + tol;
+  };
+  if (dir_nw != 0)
+    for (double np : nps)
+      for (std::size_t i = 1; i < nws.size(); ++i)
+        if (against(raw_eval(nws[i - 1], np), raw_eval(nws[i], np), dir_nw))
+          return std::string(dir_nw > 0 ? "decreasing" : "increasing") + " in Nw between " +
+                 point_text(nws[i - 1], np) + " and Nw " + number_text(nws[i]) +
+                 ", where every training series is " + (dir_nw > 0 ? "non-decreasing" : "non-increasing");
+  // The extents of the MPI_Dims_create grid do not follow Np monotonically (12 ranks are 4x3, 13 are
+  // 13x1): a formula of them follows the grid, not a trend in Np.
+  const bool follows_grid = std::any_of(f.terms.begin(), f.terms.end(), [](const Term& t) {
+    return t.feature >= first_grid_feature();
+  });
+  if (dir_np != 0 && not follows_grid)
+    for (double nw : nws)
+      for (std::size_t i = 1; i < nps.size(); ++i)
+        if (against(raw_eval(nw, nps[i - 1]), raw_eval(nw, nps[i]), dir_np))
+          return std::string(dir_np > 0 ? "decreasing" : "increasing") + " in Np between " +
+                 point_text(nw, nps[i - 1]) + " and Np " + number_text(nps[i]) +
+                 ", where every training series is " + (dir_np > 0 ? "non-decreasing" : "non-increasing");
+  return {};
+}
+
+PlausibleFit fit_plausible_formula(const std::vector<FitPoint>& raw, bool integer, PlausibleRange range, int max_terms)
+{
+  PlausibleFit out;
+  const std::vector<std::size_t>& ids = size_features();
+  out.formula = select_formula(raw, integer, max_terms, Parsimony{}, ids);
+  std::string why = implausibility(out.formula, raw, range);
+  if (why.empty())
+    return out;
+  out.best     = false;
+  out.rejected = out.formula.text() + ": " + why;
+  // Every candidate by its leave-one-out error (the simpler first on a tie): the first plausible wins.
+  const std::vector<FitPoint> pts = average_repeats(raw);
+  const int n  = static_cast<int>(pts.size());
+  const Eigen::MatrixXd all = feature_matrix(pts, ids);
+  Eigen::VectorXd y(n);
+  for (int i = 0; i < n; ++i)
+    y(i) = pts[i].value;
+  std::vector<std::pair<double, std::vector<int>>> ranked;
+  each_subset_error(all, y, max_terms, false, [&](double err, const std::vector<int>& idx) {
+    ranked.emplace_back(err, idx);
+    return false;
+  });
+  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first < b.first - 1e-12; });
+  for (const auto& [err, set] : ranked) {
+    Formula g;
+    g.integer  = integer;
+    g.points   = n;
+    g.terms    = fitted_terms(all, y, set, ids);
+    g.cv_error = err;
+    if (g.terms.size() == set.size() && implausibility(g, raw, range).empty()) {
+      out.formula = std::move(g);
+      return out;
+    }
+  }
+  // Nothing plausible among the candidates: the mean of the training points (never negative for a
+  // quantity that never was, and flat where the series move).
+  Formula mean;
+  mean.integer = integer;
+  mean.points  = n;
+  mean.terms   = {{0, snap(y.mean())}};
+  double err   = 0;
+  for (int i = 0; i < n && n >= 2; ++i)
+    err += rel_error((y.mean() * n - y(i)) / (n - 1), y(i)) / n;
+  mean.cv_error = err;
+  out.formula   = std::move(mean);
+  out.mean      = true;
+  return out;
 }
 
 std::optional<Formula> fit_grid_formula(const std::vector<FitPoint>& raw)
@@ -356,14 +633,18 @@ std::optional<Formula> fit_grid_formula(const std::vector<FitPoint>& raw)
     if (p.value != std::round(p.value))
       return std::nullopt;
   const std::size_t g0 = first_grid_feature();
+  // The grid-shape features only (the extent features after them are fit_plausible_formula's).
+  std::size_t g1 = g0;
+  while (g1 < feature_count() && feature_name(g1).rfind("axes", 0) == 0)
+    ++g1;
   // Candidate subsets, simplest first: one shape feature, then a constant plus one, then two of them.
   std::vector<std::vector<std::size_t>> subsets;
-  for (std::size_t f = g0; f < feature_count(); ++f)
+  for (std::size_t f = g0; f < g1; ++f)
     subsets.push_back({f});
-  for (std::size_t f = g0; f < feature_count(); ++f)
+  for (std::size_t f = g0; f < g1; ++f)
     subsets.push_back({0, f});
-  for (std::size_t f = g0; f < feature_count(); ++f)
-    for (std::size_t h = f + 1; h < feature_count(); ++h)
+  for (std::size_t f = g0; f < g1; ++f)
+    for (std::size_t h = f + 1; h < g1; ++h)
       if (feature_name(f).substr(0, 5) == feature_name(h).substr(0, 5))  // one grid's two features
         subsets.push_back({f, h});
   const auto n = static_cast<Eigen::Index>(pts.size());

@@ -111,6 +111,14 @@ ojson rank_json(const RankExpr& e)
   return o;
 }
 
+ojson approximations_json(const std::vector<Approximation>& list)
+{
+  ojson arr = ojson::array();
+  for (const Approximation& a : list)
+    arr.push_back(ojson{{"field", a.field}, {"method", a.method}, {"train_error", a.train_error}});
+  return arr;
+}
+
 ojson nodes_json(const std::vector<TemplateNode>& nodes, const TraceModel& m)
 {
   ojson arr = ojson::array();
@@ -119,6 +127,8 @@ ojson nodes_json(const std::vector<TemplateNode>& nodes, const TraceModel& m)
     if (n.kind == RolledNode::Kind::Loop) {
       o["loop"]         = formula_json(n.count);
       o["nw_dependent"] = n.nw_dependent;
+      if (not n.approximated.empty())
+        o["approximated"] = approximations_json(n.approximated);
       o["body"]         = nodes_json(n.body, m);
       arr.push_back(o);
       continue;
@@ -184,6 +194,8 @@ ojson nodes_json(const std::vector<TemplateNode>& nodes, const TraceModel& m)
       o["request_back"] = n.request_back;
     if (not n.requests_back.empty())
       o["requests_back"] = n.requests_back;
+    if (not n.approximated.empty())
+      o["approximated"] = approximations_json(n.approximated);
     arr.push_back(o);
   }
   return arr;
@@ -416,6 +428,27 @@ RankExpr read_rank(const JsonObject& r)
   return e;
 }
 
+/// A position's "approximated" list (absent: none).
+std::vector<Approximation> read_approximations(const JsonObject& node)
+{
+  std::vector<Approximation> out;
+  if (not node.has("approximated"))
+    return out;
+  const std::size_t count = node.array("approximated").size();
+  for (std::size_t i = 0; i < count; ++i) {
+    JsonObject r = node.element("approximated", i);
+    r.only({"field", "method", "train_error"});
+    Approximation a;
+    a.field       = r.string("field");
+    a.method      = r.string("method");
+    a.train_error = r.number("train_error");
+    if (not(a.train_error >= 0) || not std::isfinite(a.train_error))
+      r.fail("train_error", "a relative training error is a finite number >= 0");
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
 /// The template nodes in the array under `key` of `parent`.
 std::vector<TemplateNode> read_nodes(const JsonObject& parent, std::string_view key, const TraceModel& m)
 {
@@ -425,16 +458,17 @@ std::vector<TemplateNode> read_nodes(const JsonObject& parent, std::string_view 
     JsonObject r = parent.element(key, i);
     TemplateNode n;
     if (r.has("loop")) {
-      r.only({"loop", "nw_dependent", "body"});
+      r.only({"loop", "nw_dependent", "approximated", "body"});
       n.kind         = RolledNode::Kind::Loop;
       n.count        = read_formula(r.child("loop"));
       n.nw_dependent = r.boolean("nw_dependent");
+      n.approximated = read_approximations(r);
       n.body         = read_nodes(r, "body", m);
       out.push_back(std::move(n));
       continue;
     }
     r.only({"call", "poll", "fn", "count", "absorbed_flops", "peer", "src", "root", "key", "tag", "tag_formula", "bytes", "recv_bytes", "flops", "library", "seconds", "counts",
-            "recv_counts", "counts_self", "recv_counts_self", "request_back", "requests_back"});
+            "recv_counts", "counts_self", "recv_counts_self", "request_back", "requests_back", "approximated"});
     const char* tkey = r.has("poll") ? "poll" : "call";
     n.kind  = r.has("poll") ? RolledNode::Kind::Poll : RolledNode::Kind::Call;
     n.token = static_cast<std::uint32_t>(r.int32(tkey, 0, static_cast<std::int64_t>(m.tokens.size()) - 1));
@@ -510,6 +544,7 @@ std::vector<TemplateNode> read_nodes(const JsonObject& parent, std::string_view 
       n.request_back = r.integer("request_back");
     if (r.has("requests_back"))
       n.requests_back = r.integers("requests_back");
+    n.approximated = read_approximations(r);
     out.push_back(std::move(n));
   }
   return out;

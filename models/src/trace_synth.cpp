@@ -6,7 +6,9 @@
 
 #include "trace_axis.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <iomanip>
 #include <limits>
 #include <fstream>
 #include <map>
@@ -43,13 +45,69 @@ struct Instr {
   std::uint32_t jump = 0;    ///< LoopBegin: its LoopEnd; LoopEnd: its LoopBegin
 };
 
-std::uint64_t eval_count(const Formula& f, const SynthTarget& t, const std::string& what)
+/// The value of the fitted count or size `f` at the target. One that comes out negative or not finite
+/// (a formula extrapolated where it was never plausible) is 0, and a loop count between two integers
+/// is rounded: each is listed in `q` as approximated at the target, with the formula's training error.
+std::uint64_t eval_count(const Formula& f, const SynthTarget& t, const std::string& where, const char* field,
+                         ModelQuality& q)
 {
-  double v = f.eval(t.nw, t.np);
-  if (not std::isfinite(v) || v < 0)
-    throw InputError({}, what + " = " + f.text() + " gives " + std::to_string(v) + " at Nw " + std::to_string(t.nw) +
-                             ", Np " + std::to_string(t.np) + ": the target is outside what the model can express");
+  double raw = 0;
+  for (const Term& term : f.terms)
+    raw += term.coef * feature_value(term.feature, t.nw, t.np);
+  const double v = f.eval(t.nw, t.np);
+  std::ostringstream o;
+  if (not std::isfinite(v) || v < 0) {
+    o << f.text() << " gives " << raw << " at the target: 0 instead";
+    q.approximated.push_back({where, field, o.str(), f.cv_error.value_or(0.0)});
+    return 0;
+  }
+  if (std::string_view(field) == "count" && std::abs(raw - v) > ModelQuality::kExactError * std::max(1.0, std::abs(raw))) {
+    o << f.text() << " gives " << raw << " iterations at the target: rounded to " << v;
+    q.approximated.push_back({where, field, o.str(), f.cv_error.value_or(0.0)});
+  }
   return static_cast<std::uint64_t>(v);
+}
+
+/// Counts a template position in `q` as it is compiled: exact when nothing was added to
+/// q.approximated while it lived.
+class PositionNote {
+public:
+  explicit PositionNote(ModelQuality& q) : q_(q), before_(q.approximated.size()) { ++q_.positions; }
+  ~PositionNote() { done(); }
+  /// Ends the position early (a loop, before its body's positions are compiled).
+  void done()
+  {
+    if (not done_ && q_.approximated.size() == before_)
+      ++q_.exact;
+    done_ = true;
+  }
+  PositionNote(const PositionNote&)            = delete;
+  PositionNote& operator=(const PositionNote&) = delete;
+
+private:
+  ModelQuality& q_;
+  std::size_t before_;
+  bool done_ = false;
+};
+
+/// What the fit approximated at `n` (model.json "approximated"), and its counts and sizes whose formula
+/// does not reproduce the training points (measured work and times are noisy by nature: not listed).
+void note_fit_approximations(const TemplateNode& n, const std::string& where, ModelQuality& q)
+{
+  for (const Approximation& a : n.approximated)
+    q.approximated.push_back({where, a.field, a.method, a.train_error});
+  auto inexact = [&](const std::optional<Formula>& f, const char* field) {
+    if (f && f->cv_error && *f->cv_error > ModelQuality::kExactError &&
+        std::none_of(n.approximated.begin(), n.approximated.end(), [&](const Approximation& a) { return a.field == field; }))
+      q.approximated.push_back({where, field, "formula " + f->text() + " does not reproduce every training point",
+                                *f->cv_error});
+  };
+  if (n.kind == RolledNode::Kind::Loop)
+    inexact(n.count, "count");
+  inexact(n.bytes, "bytes");
+  inexact(n.recv_bytes, "recv_bytes");
+  inexact(n.counts, "counts");
+  inexact(n.recv_counts, "recv_counts");
 }
 
 }  // namespace
@@ -102,6 +160,7 @@ struct SynthSource::Program {
   std::string steady_why_not;  ///< when steady_begin is kNoLoop
   std::vector<std::string> top_loop_names;  ///< while compiling: the name of each top-level loop, by LoopBegin
   std::vector<std::uint32_t> top_loops;     ///< while compiling: LoopBegin indices of the top-level loops
+  ModelQuality* quality = nullptr;          ///< while compiling: the source's, where positions are noted
 };
 
 namespace {
@@ -156,7 +215,7 @@ NumberedProg compile_numbered(const NumberedLoop& l, const TraceModel& m, const 
 {
   NumberedProg np;
   np.loop  = &l;
-  np.count = eval_count(l.count, t, "numbered loop count at " + here);
+  np.count = eval_count(l.count, t, here, "count", *p.quality);
   const double first = std::round(l.first_tag.eval(t.nw, t.np));
   const double last  = first + static_cast<double>(l.tag_step) * static_cast<double>(np.count);
   if (not(first >= 0 && last <= static_cast<double>(std::numeric_limits<std::int32_t>::max())))
@@ -189,7 +248,7 @@ NumberedProg compile_numbered(const NumberedLoop& l, const TraceModel& m, const 
       r.function = p.functions.intern(tok.function);
       r.comm     = tok.comm;
       if (c.bytes_mode)
-        r.bytes = eval_count(*c.bytes_mode, t, "numbered loop bytes at " + here);
+        r.bytes = eval_count(*c.bytes_mode, t, here, "bytes", *p.quality);
       protos.push_back(r);
     }
     np.protos.push_back(std::move(protos));
@@ -207,14 +266,17 @@ void compile(const std::vector<TemplateNode>& nodes, const TraceModel& m, const 
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     const TemplateNode& n = nodes[i];
     std::string here      = where + "[" + std::to_string(i) + "]";
+    PositionNote position(*p.quality);
+    note_fit_approximations(n, here, *p.quality);
     if (n.kind == RolledNode::Kind::Loop) {
       auto begin = static_cast<std::uint32_t>(p.code.size());
-      p.code.push_back({Instr::LoopBegin, 0, eval_count(n.count, t, "loop count at " + here), 0});
+      p.code.push_back({Instr::LoopBegin, 0, eval_count(n.count, t, here, "count", *p.quality), 0});
       if (p.enclosing.empty()) {
         p.top_loops.push_back(begin);
         p.top_loop_names.push_back(here + " (" + n.count.text() + " = " + std::to_string(p.code[begin].count) +
                                    " iterations)");
       }
+      position.done();
       p.enclosing.push_back(p.loop_counter++);
       p.enclosing_counts.push_back(p.code[begin].count);
       compile(n.body, m, t, p, depth + 1, here + ".body");
@@ -239,7 +301,7 @@ void compile(const std::vector<TemplateNode>& nodes, const TraceModel& m, const 
         snd.function = p.functions.intern(m.tokens.at(op.send_token).function);
         rcv.function = p.functions.intern(m.tokens.at(op.recv_token).function);
         snd.tag = rcv.tag = op.tag;
-        snd.bytes = rcv.bytes = eval_count(op.bytes, t, "tree message size at " + here);
+        snd.bytes = rcv.bytes = eval_count(op.bytes, t, here, "bytes", *p.quality);
         tp.send.push_back(snd);
         tp.recv.push_back(rcv);
         const auto root = static_cast<std::int64_t>(std::llround(op.root.eval(t.nw, t.np)));
@@ -275,9 +337,9 @@ void compile(const std::vector<TemplateNode>& nodes, const TraceModel& m, const 
           r.recv_tag = tok.recv_tag;
           r.comm     = tok.comm;
           if (c.bytes)
-            r.bytes = eval_count(*c.bytes, t, "axis sweep bytes at " + here);
+            r.bytes = eval_count(*c.bytes, t, here, "bytes", *p.quality);
           if (c.recv_bytes)
-            r.recv_bytes = eval_count(*c.recv_bytes, t, "axis sweep recv_bytes at " + here);
+            r.recv_bytes = eval_count(*c.recv_bytes, t, here, "recv_bytes", *p.quality);
           r.requests.resize(c.requests_back.size());
           protos.push_back(r);
           creates.push_back(creates_request(tok.op) || tok.nonblocking);
@@ -330,9 +392,9 @@ void compile(const std::vector<TemplateNode>& nodes, const TraceModel& m, const 
       r.tag = static_cast<std::int32_t>(v);
     }
     if (n.bytes)
-      r.bytes = eval_count(*n.bytes, t, "bytes at " + here);
+      r.bytes = eval_count(*n.bytes, t, here, "bytes", *p.quality);
     if (n.recv_bytes)
-      r.recv_bytes = eval_count(*n.recv_bytes, t, "recv_bytes at " + here);
+      r.recv_bytes = eval_count(*n.recv_bytes, t, here, "recv_bytes", *p.quality);
     if (n.flops)
       r.flops = std::max(0.0, n.flops->eval(t.nw, t.np));
     if (n.library)  // priced from the arguments: the rate curve at the site's working set
@@ -349,13 +411,13 @@ void compile(const std::vector<TemplateNode>& nodes, const TraceModel& m, const 
     if (n.seconds)
       r.seconds = std::max(0.0, n.seconds->eval(t.nw, t.np));
     if (n.counts)
-      r.counts.assign(static_cast<std::size_t>(t.np), eval_count(*n.counts, t, "counts at " + here));
+      r.counts.assign(static_cast<std::size_t>(t.np), eval_count(*n.counts, t, here, "counts", *p.quality));
     if (n.recv_counts)
-      r.recv_counts.assign(static_cast<std::size_t>(t.np), eval_count(*n.recv_counts, t, "recv_counts at " + here));
+      r.recv_counts.assign(static_cast<std::size_t>(t.np), eval_count(*n.recv_counts, t, here, "recv_counts", *p.quality));
     if (n.counts_self)
-      leaf.counts_self = eval_count(*n.counts_self, t, "counts_self at " + here);
+      leaf.counts_self = eval_count(*n.counts_self, t, here, "counts_self", *p.quality);
     if (n.recv_counts_self)
-      leaf.recv_counts_self = eval_count(*n.recv_counts_self, t, "recv_counts_self at " + here);
+      leaf.recv_counts_self = eval_count(*n.recv_counts_self, t, here, "recv_counts_self", *p.quality);
     leaf.creates       = creates_request(tok.op) || tok.nonblocking;
     leaf.request_back  = n.request_back;
     leaf.requests_back = n.requests_back;
@@ -364,7 +426,7 @@ void compile(const std::vector<TemplateNode>& nodes, const TraceModel& m, const 
     p.leaves.push_back(std::move(leaf));
     if (n.kind == RolledNode::Kind::Poll)
       p.code.push_back({Instr::Poll, id,
-                        n.absorbed_flops ? 1 : std::max<std::uint64_t>(1, eval_count(n.count, t, "poll count at " + here)),
+                        n.absorbed_flops ? 1 : std::max<std::uint64_t>(1, eval_count(n.count, t, here, "poll count", *p.quality)),
                         0});
     else
       p.code.push_back({Instr::Call, id, 0, 0});
@@ -570,10 +632,24 @@ private:
     }
   }
 
+  /// Whether the fit approximated the rank field `what` ("peer", "src", "root", "split key") of `node`.
+  static bool approximated(const TemplateNode& node, std::string_view what)
+  {
+    const std::string_view field = what == "src" ? std::string_view("source") : what;
+    return std::any_of(node.approximated.begin(), node.approximated.end(),
+                       [&](const Approximation& a) { return a.field == field; });
+  }
+
   std::int32_t eval_rank(const RankExpr& e, const char* what, std::size_t leaf) const
   {
     auto v = e.eval(rank_, np_, loop_index_.data(), static_cast<int>(loop_index_.size()));
-    if (not v || *v < -1 || *v >= np_ || (*v == -1 && e.kind != RankExpr::Kind::Any))
+    const bool valid = v && *v >= -1 && *v < np_ && (*v != -1 || e.kind == RankExpr::Kind::Any);
+    if (not valid && approximated(*prog_->leaves[leaf].node, what))
+      // An expression that stands in for one that does not exist (model_quality lists it): a value
+      // past Np - 1 wraps around, no value (or a missing neighbour) is the rank itself, rather than no
+      // prediction.
+      return v && *v >= np_ ? *v % np_ : rank_;
+    if (not valid)
       throw InputError({source_, 0, what, rank_},
                        std::string(what) + " " + e.text() + " of " + prog_->functions.name(prog_->leaves[leaf].proto.function) +
                            " has no rank at Np " + std::to_string(np_) +
@@ -766,6 +842,44 @@ private:
 
 }  // namespace
 
+namespace {
+
+/// The target over the training range, per axis: above the largest, below the smallest, or 1.
+void note_extrapolation(const TraceModel& m, const SynthTarget& t, ModelQuality& q)
+{
+  if (m.training.empty())
+    return;
+  double nw_lo = m.training[0].nw, nw_hi = nw_lo, np_lo = m.training[0].np, np_hi = np_lo;
+  for (const TrainingPoint& p : m.training) {
+    nw_lo = std::min(nw_lo, p.nw);
+    nw_hi = std::max(nw_hi, p.nw);
+    np_lo = std::min<double>(np_lo, p.np);
+    np_hi = std::max<double>(np_hi, p.np);
+  }
+  auto factor = [](double v, double lo, double hi) { return v > hi ? v / hi : v < lo && lo > 0 ? v / lo : 1.0; };
+  q.nw_factor = factor(t.nw, nw_lo, nw_hi);
+  q.np_factor = factor(t.np, np_lo, np_hi);
+}
+
+}  // namespace
+
+void print_quality(std::ostream& out, const ModelQuality& q)
+{
+  if (q.approximated.empty())
+    return;  // every position exact: nothing to say (the range warnings say how far the target is)
+  for (const ApproximatedPosition& a : q.approximated) {
+    std::ostringstream err;
+    err << std::setprecision(3) << (a.train_error < 1e-9 ? 0.0 : 100 * a.train_error);  // rounding noise: 0
+    out << "approximated: " << a.where << " " << a.field << ": " << a.method << " (training error " << err.str()
+        << " %)\n";
+  }
+  std::ostringstream o;
+  o << std::setprecision(4) << "model quality: " << q.exact << " of " << q.positions
+    << " template positions exact; target at " << q.nw_factor << "x the training Nw range, " << q.np_factor
+    << "x the training Np range\n";
+  out << o.str();
+}
+
 SynthSource::SynthSource(std::shared_ptr<const TraceModel> model, SynthTarget target, SynthOptions options)
     : model_(std::move(model)), target_(target), options_(options)
 {
@@ -778,15 +892,18 @@ SynthSource::SynthSource(std::shared_ptr<const TraceModel> model, SynthTarget ta
   origin_ = o.str();
   for (std::size_t g = 0; g < model_->groups.size(); ++g) {
     auto p   = std::make_shared<Program>();
-    p->group = static_cast<int>(g);
-    p->nw    = target_.nw;
+    p->group   = static_cast<int>(g);
+    p->nw      = target_.nw;
+    p->quality = &quality_;
     // Every stream of the model sees every function, in token order, so ids agree between ranks.
     for (const CallToken& t : model_->tokens)
       p->functions.intern(t.function);
     compile(model_->groups[g].body, *model_, target_, *p, 0, "groups[" + std::to_string(g) + "].template");
     choose_steady_loop(*p, target_.np);
+    p->quality = nullptr;
     programs_.push_back(std::move(p));
   }
+  note_extrapolation(*model_, target_, quality_);
   group_of_rank_.resize(static_cast<std::size_t>(target_.np));
   for (int r = 0; r < target_.np; ++r) {
     int g = model_->rule.group_of(r, target_.np);

@@ -402,17 +402,13 @@ private:
 
 }  // namespace
 
-TEST_CASE("grid loop: two walks over the axes folded into one loop are refused, saying so", "[trace_model]")
+TEST_CASE("grid loop: two walks over the axes folded into one loop are approximated, saying so", "[trace_model]")
 {
   TempDir dir;
   const auto profiles = write_profile_grid(dir.path(), "walks", {8, 16}, {2, 3}, TraceEncoding::Binary,
                                            [](int nw, int np) { return TwoWalks(nw, np); });
-  try {
-    fit_trace_model(profiles);
-    FAIL("fit accepted two walks in one loop");
-  } catch (const gridcast::InputError& e) {
-    CHECK_THAT(e.what(), Catch::Contains("no rank expression explains the peer of MPI_Sendrecv") &&
-                             Catch::Contains("every earlier observation is grid3p(r, axis i0 of extent > 1, -1)") &&
-                             Catch::Contains("cannot split the loop where the walk restarts"));
-  }
+  const std::string json = model_to_json(fit_trace_model(profiles)).dump();
+  CHECK_THAT(json, Catch::Contains("no rank expression explains every observation") &&
+                       Catch::Contains("every earlier observation is grid3p(r, axis i0 of extent > 1, -1)") &&
+                       Catch::Contains("cannot split the loop where the walk restarts"));
 }

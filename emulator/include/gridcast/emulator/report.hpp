@@ -2,6 +2,7 @@
 #pragma once
 
 #include "gridcast/emulator/replay.hpp"
+#include "gridcast/models/trace_synth.hpp"
 
 #include <filesystem>
 #include <ostream>
@@ -16,7 +17,7 @@ struct InputDigest {
   std::string sha1;
   /// A TIT index whose relative entries were found in the working directory, not beside it: "working
   /// directory" (written to prediction.json only then).
-  std::string paths_relative_to;
+  std::string paths_relative_to = {};
 };
 
 /// SHA-1 of a file, or of every file of a profile directory / TIT index in order.
@@ -30,6 +31,9 @@ struct RunDescription {
   /// Why the collectives' algorithms may differ from smpirun's (a TIT trace replayed under the default
   /// selector); written as config.coll_selector_note when not empty.
   std::string coll_selector_note;
+  /// Predictions from a trace model: what it expresses exactly and how far it extrapolates
+  /// (prediction.json "model_quality"); nullptr for replays of recorded traces.
+  const models::trace::ModelQuality* model_quality = nullptr;
 };
 
 /// Writes prediction.json (deterministic: fixed key order, fixed number formatting).

@@ -63,6 +63,34 @@ struct Parsimony {
 };
 Formula fit_formula(const std::vector<FitPoint>& points, bool integer, int max_terms, Parsimony parsimony);
 
+/// Where a fitted count or size must stay plausible: from the training points up to (nw_hi, np_hi).
+struct PlausibleRange {
+  double nw_hi = 0;
+  double np_hi = 0;
+  /// A count of iterations: a formula of Np alone must also give whole numbers (within 1e-6) at 2x, 4x...
+  /// the smallest training Np past the largest, where every training value was whole.
+  bool whole = false;
+};
+
+/// Why `f` is not a plausible model of `points` on `range` (empty: it is): negative where no training
+/// value was, not finite, or decreasing (increasing) along Nw or Np where every training series along
+/// that axis is non-decreasing (non-increasing) and one moves (along Np, not for a formula of the
+/// process grid's shape or extents, which no trend in Np follows). Checked at every training Nw and Np
+/// and at geometric steps from the largest to the range's end, unrounded.
+std::string implausibility(const Formula& f, const std::vector<FitPoint>& points, PlausibleRange range);
+
+/// A formula chosen as fit_formula chooses, among the plausible ones only: where the best by
+/// leave-one-out is implausible on `range`, the next candidates by leave-one-out error (the simpler
+/// first on a tie), and where no candidate is plausible the mean of the training points.
+struct PlausibleFit {
+  Formula formula;
+  bool best = true;      ///< the best candidate was plausible (false: a later one, or the mean)
+  bool mean = false;     ///< no candidate was: the training points' mean
+  std::string rejected;  ///< the best candidate and why it lost, where it did
+};
+PlausibleFit fit_plausible_formula(const std::vector<FitPoint>& points, bool integer, PlausibleRange range,
+                                   int max_terms = 3);
+
 /// The grid-shape features (number of axes of the MPI_Dims_create(Np, 3) or (Np, 2) grid with more than 1
 /// or more than 2 ranks: "axes3>1(Np)"...) come last in the feature list, from this index on. fit_formula
 /// does not search them; fit_grid_formula does.

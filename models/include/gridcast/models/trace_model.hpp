@@ -154,6 +154,15 @@ struct LibraryPricing {
 };
 
 /// One position of a group's rolled template.
+/// A parameter of a template position that no exact expression or plausible formula explains, and
+/// what the fit put in its place (docs/reference/model-json.md, "approximated").
+struct Approximation {
+  std::string field;       ///< "peer", "root", "bytes", "counts", "count"...
+  std::string method;      ///< what stands in for an exact expression, and why
+  double train_error = 0;  ///< relative: a formula's leave-one-out error, a rank expression's share of missed observations
+  bool operator==(const Approximation&) const = default;
+};
+
 struct TemplateNode {
   RolledNode::Kind kind = RolledNode::Kind::Call;
   std::uint32_t token = 0;  ///< Call, Poll: index into TraceModel::tokens
@@ -190,6 +199,9 @@ struct TemplateNode {
   /// such distance per request. Requests are numbered 0, 1, 2... in creation order, as TIT imports are.
   std::int64_t request_back = 0;
   std::vector<std::int64_t> requests_back;
+  /// What the fit approximated at this position (empty: every parameter is an exact expression or the
+  /// best formula by leave-one-out).
+  std::vector<Approximation> approximated;
 };
 
 struct TrainingPoint {

@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <memory>
 #include <ostream>
+#include <string>
+#include <vector>
 
 namespace gridcast::models::trace {
 
@@ -25,11 +27,34 @@ struct SynthOptions {
   std::uint64_t seed = 0;
 };
 
+/// A template position whose parameter is approximated at the target: by the fit (model.json
+/// "approximated"), by a formula that does not reproduce its training points (leave-one-out error above
+/// kExactError), or at the target itself (a count or size no formula gives a plausible value for).
+struct ApproximatedPosition {
+  std::string where;  ///< template path, "groups[0].template[1].body[0]"
+  std::string field;  ///< "peer", "bytes", "count"...
+  std::string method;
+  double train_error = 0;  ///< relative (docs/reference/outputs.md, "model_quality")
+};
+
+/// How much of a prediction the model expresses exactly, and how far the target is from training.
+struct ModelQuality {
+  /// A formula is exact when its leave-one-out error is at most this (relative).
+  static constexpr double kExactError = 1e-6;
+  std::uint64_t positions = 0;  ///< template positions (loops, calls, polling constructs) of every group
+  std::uint64_t exact = 0;      ///< of which every parameter is exact
+  std::vector<ApproximatedPosition> approximated;
+  /// Target over the training range: > 1 above the largest, < 1 below the smallest, 1 inside.
+  double nw_factor = 1;
+  double np_factor = 1;
+};
+
 class SynthSource final : public TraceSource {
 public:
   /// Evaluates every count, size and compute formula at the target and checks that every rank has a
-  /// group and every peer a value; throws InputError where the target is outside what the model can
-  /// express (a rank class never seen, a negative count, a peer outside 0..Np-1).
+  /// group and every peer a value. A count or size that comes out negative or not finite at the target
+  /// is 0 and a count between integers is rounded, each listed in quality(); throws InputError where
+  /// the target is outside what the model can place (a rank class never seen, a peer outside 0..Np-1).
   SynthSource(std::shared_ptr<const TraceModel> model, SynthTarget target, SynthOptions options = {});
   ~SynthSource() override;
   int rank_count() const override { return target_.np; }
@@ -42,6 +67,8 @@ public:
   /// most calls, when all have the same number of iterations and none holds calls a skip cannot leave
   /// out (communicator creation, GPU calls, init/finalize). docs/reference/emulator.md.
   SteadyLoop steady_loop() const override;
+  /// What the prediction approximates (positions, how, their training error) and how far it extrapolates.
+  const ModelQuality& quality() const { return quality_; }
 
   struct Program;  // the model compiled for the target, shared by the streams
 
@@ -52,7 +79,13 @@ private:
   std::vector<std::shared_ptr<const Program>> programs_;  ///< per group
   std::vector<int> group_of_rank_;
   std::string origin_;
+  ModelQuality quality_;
 };
+
+/// One line per approximated position ("approximated: groups[0].template[1] peer: ... (training error
+/// 12.5 %)"), then the exact share and the extrapolation factors: what `predict` and `synth` print.
+/// Nothing where every position is exact.
+void print_quality(std::ostream& out, const ModelQuality& q);
 
 /// Writes rank `rank`'s stream as SMPI time-independent trace lines (sizes as MPI_BYTE counts, any source
 /// as -555, any tag as -444), the syntax `gridcast import tit` and `smpirun -replay` read. Nonblocking
