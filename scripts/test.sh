@@ -6,16 +6,23 @@ cd "$(dirname "$0")/.."
 
 scripts/install-deps.sh
 jobs="$(nproc)"
+# Each phase says how long it took: CI's time budget is watched phase by phase.
+phase() { echo "== $1: $(( SECONDS - start )) s"; start=$SECONDS; }
 
 echo "== Release build and tests =="
+start=$SECONDS
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
 cmake --build build -j"$jobs"
+phase "Release build"
 ctest --test-dir build --output-on-failure -j"$jobs"
+phase "Release tests"
 
 echo "== ASan + UBSan build and tests =="
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGRIDCAST_SANITIZE=ON
 cmake --build build-asan -j"$jobs"
+phase "ASan + UBSan build"
 # SimGrid switches stacks between actors (ucontext); ASan needs to be told not to flag them.
 ASAN_OPTIONS="detect_stack_use_after_return=0:detect_leaks=0" \
 UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
   ctest --test-dir build-asan --output-on-failure -j"$jobs" -LE no-sanitizer
+phase "ASan + UBSan tests"
