@@ -16,6 +16,112 @@ namespace po = boost::program_options;
 
 namespace gridcast::cli {
 
+namespace {
+
+/// --refit: the network model fitted again from the curves the calibration holds; nothing measured.
+int refit_network_model(const std::string& refit, const std::string& output)
+{
+  platform::Calibration c = platform::read_calibration(refit);
+  if (not c.network)
+    throw InputError({refit, 0, "network", -1}, "no MPI measurements to fit (the calibration has no network)");
+  calibrate::refit_network(*c.network);
+  c.version = platform::kCalibrationVersion;
+  platform::write_calibration(output, c);
+  std::cerr << "gridcast calibrate: wrote " << output << " (network model fitted again from " << refit << ")\n";
+  return 0;
+}
+
+/// --only-memcpy: the memcpy curves measured again, the rest kept.
+int only_memcpy_curves(const std::string& only_memcpy, const std::string& output, bool quick,
+                       calibrate::Progress& progress)
+{
+  platform::Calibration c = platform::read_calibration(only_memcpy);  // a bad file fails before measuring
+  const calibrate::ComputeSizes sizes = quick ? calibrate::ComputeSizes::quick() : calibrate::ComputeSizes{};
+  int steps = 0;
+  for (std::uint64_t b = 1024; b <= sizes.memcpy_max_bytes; b *= 2)
+    ++steps;
+  const int cores = std::max(1, c.host.cores);
+  const int total = steps * (cores > 1 ? 2 : 1);
+  int done        = 0;
+  c.compute.memcpy = calibrate::measure_memcpy(sizes.memcpy_max_bytes, sizes.memcpy_repetitions, 1, [&](auto b) {
+    progress.step("compute", ++done, total, "memcpy " + std::to_string(b >> 10) + " KiB");
+  });
+  c.compute.memcpy_all_cores.clear();
+  if (cores > 1)
+    c.compute.memcpy_all_cores =
+        calibrate::measure_memcpy(sizes.memcpy_max_bytes, sizes.memcpy_repetitions, cores, [&](auto b) {
+          progress.step("compute", ++done, total,
+                        "memcpy x" + std::to_string(cores) + " " + std::to_string(b >> 10) + " KiB");
+        });
+  platform::write_calibration(output, c);
+  std::cerr << "gridcast calibrate: wrote " << output << " (memcpy curves measured again; the rest as in "
+            << only_memcpy << ")\n";
+  return 0;
+}
+
+/// --only-rate-curve: the rate by working set and the library rates measured, the rest kept.
+int only_rate_curves(const std::string& only_rate_curve, const std::string& output, bool quick,
+                     calibrate::Progress& progress)
+{
+  platform::Calibration c = platform::read_calibration(only_rate_curve);  // a bad file fails first
+  const calibrate::ComputeSizes sizes = quick ? calibrate::ComputeSizes::quick() : calibrate::ComputeSizes{};
+  int done = 0, total = 0;
+  for (std::uint64_t b = sizes.rate_min_bytes; b <= sizes.rate_max_bytes; b *= 2)
+    total += sizes.rate_repetitions;
+  c.compute.rate_by_working_set = calibrate::measure_rate_by_working_set(
+      sizes.rate_min_bytes, sizes.rate_max_bytes, sizes.rate_repetitions,
+      [&] { progress.step("compute", ++done, total, "rate by working set"); });
+  done = 0;
+  c.compute.library_rates = calibrate::measure_library_rates(
+      sizes.rate_min_bytes, std::min<std::uint64_t>(sizes.rate_max_bytes, 64u << 20), sizes.library_repetitions,
+      [&] { progress.step("compute", ++done, calibrate::library_rate_kernels(), "library rates by working set"); });
+  platform::write_calibration(output, c);
+  std::cerr << "gridcast calibrate: wrote " << output
+            << " (compute rate by working set and library rates measured; the rest as in "
+            << only_rate_curve << ")\n";
+  return 0;
+}
+
+/// --only-collectives: the collective timings measured again, the fitted network model kept.
+int only_collective_timings(const std::string& only_collectives, const std::string& output,
+                            const std::string& mpirun, const std::string& mpi_bench, bool quick,
+                            calibrate::Progress& progress)
+{
+  // Read first: a bad file should fail before the measurement.
+  platform::Calibration c = platform::read_calibration(only_collectives);
+  if (not c.network)
+    throw InputError({only_collectives, 0, "network", -1},
+                     "no MPI measurements to put the collectives beside (calibrate with MPI first)");
+  std::filesystem::path bench = mpi_bench.empty() ? calibrate::find_mpi_bench() : std::filesystem::path(mpi_bench);
+  if (bench.empty())
+    throw InputError({}, "--only-collectives: gridcast-mpi-bench was not built (no MPI found when gridcast was "
+                         "configured); give it with --mpi-bench");
+  if (not std::filesystem::is_regular_file(bench))
+    throw InputError({bench.string(), 0, "", -1}, "no such MPI benchmark program");
+  calibrate::CollectiveRun run = calibrate::measure_collectives(
+      {mpirun.empty() ? calibrate::default_mpirun() : mpirun, bench.string(), quick}, progress,
+      c.network->pingpong);
+  c.network->collectives = std::move(run.timings);
+  c.network->collectives_measured = run.measured;
+  platform::write_calibration(output, c);
+  std::cerr << "gridcast calibrate: wrote " << output << " (collective timings measured again, "
+            << run.measured.date << "; the rest as in " << only_collectives << ")\n";
+  return 0;
+}
+
+/// --gpu-only: the GPU's data sheet.
+int gpu_datasheet(const std::string& output, bool quick, calibrate::Progress& progress)
+{
+  auto probe = calibrate::measure_gpu(quick, progress);
+  if (not probe.gpu)
+    throw InputError({}, "--gpu-only: " + probe.skipped_because + "; nothing written");
+  platform::write_gpu_datasheet(output, *probe.gpu);
+  std::cerr << "gridcast calibrate: wrote " << output << " (GPU data sheet of " << probe.gpu->device_name << ")\n";
+  return 0;
+}
+
+}  // namespace
+
 int run_calibrate(const std::vector<std::string>& args)
 {
   const std::string synopsis =
@@ -99,41 +205,12 @@ int run_calibrate(const std::vector<std::string>& args)
     for (const char* other : {"mpirun", "quick", "gpu-json", "gpu-only", "no-mpi", "no-gpu", "mpi-bench"})
       if (vm.count(other) > 0)
         throw UsageError{std::string("--refit measures nothing: it cannot go with --") + other, "calibrate"};
-    platform::Calibration c = platform::read_calibration(refit);
-    if (not c.network)
-      throw InputError({refit, 0, "network", -1}, "no MPI measurements to fit (the calibration has no network)");
-    calibrate::refit_network(*c.network);
-    c.version = platform::kCalibrationVersion;
-    platform::write_calibration(output, c);
-    std::cerr << "gridcast calibrate: wrote " << output << " (network model fitted again from " << refit << ")\n";
-    return 0;
+    return refit_network_model(refit, output);
   }
+  const bool quick = vm.count("quick") > 0;
   calibrate::Progress progress(std::cerr, calibrate::Progress::detect(vm.count("quiet") > 0));
-  if (not only_memcpy.empty()) {
-    platform::Calibration c = platform::read_calibration(only_memcpy);  // a bad file fails before measuring
-    const calibrate::ComputeSizes sizes = vm.count("quick") > 0 ? calibrate::ComputeSizes::quick()
-                                                                : calibrate::ComputeSizes{};
-    int steps = 0;
-    for (std::uint64_t b = 1024; b <= sizes.memcpy_max_bytes; b *= 2)
-      ++steps;
-    const int cores = std::max(1, c.host.cores);
-    const int total = steps * (cores > 1 ? 2 : 1);
-    int done        = 0;
-    c.compute.memcpy = calibrate::measure_memcpy(sizes.memcpy_max_bytes, sizes.memcpy_repetitions, 1, [&](auto b) {
-      progress.step("compute", ++done, total, "memcpy " + std::to_string(b >> 10) + " KiB");
-    });
-    c.compute.memcpy_all_cores.clear();
-    if (cores > 1)
-      c.compute.memcpy_all_cores =
-          calibrate::measure_memcpy(sizes.memcpy_max_bytes, sizes.memcpy_repetitions, cores, [&](auto b) {
-            progress.step("compute", ++done, total,
-                          "memcpy x" + std::to_string(cores) + " " + std::to_string(b >> 10) + " KiB");
-          });
-    platform::write_calibration(output, c);
-    std::cerr << "gridcast calibrate: wrote " << output << " (memcpy curves measured again; the rest as in "
-              << only_memcpy << ")\n";
-    return 0;
-  }
+  if (not only_memcpy.empty())
+    return only_memcpy_curves(only_memcpy, output, quick, progress);
   if (not only_rate_curve.empty()) {
     for (const char* other : {"refit", "only-collectives", "only-memcpy", "gpu-json", "gpu-only", "no-mpi",
                               "no-gpu", "mpirun", "mpi-bench"})
@@ -141,58 +218,15 @@ int run_calibrate(const std::vector<std::string>& args)
         throw UsageError{std::string("--only-rate-curve measures the compute rate alone: it cannot go with --") +
                              other,
                          "calibrate"};
-    platform::Calibration c = platform::read_calibration(only_rate_curve);  // a bad file fails first
-    const calibrate::ComputeSizes sizes =
-        vm.count("quick") > 0 ? calibrate::ComputeSizes::quick() : calibrate::ComputeSizes{};
-    int done = 0, total = 0;
-    for (std::uint64_t b = sizes.rate_min_bytes; b <= sizes.rate_max_bytes; b *= 2)
-      total += sizes.rate_repetitions;
-    c.compute.rate_by_working_set = calibrate::measure_rate_by_working_set(
-        sizes.rate_min_bytes, sizes.rate_max_bytes, sizes.rate_repetitions,
-        [&] { progress.step("compute", ++done, total, "rate by working set"); });
-    done = 0;
-    c.compute.library_rates = calibrate::measure_library_rates(
-        sizes.rate_min_bytes, std::min<std::uint64_t>(sizes.rate_max_bytes, 64u << 20), sizes.library_repetitions,
-        [&] { progress.step("compute", ++done, calibrate::library_rate_kernels(), "library rates by working set"); });
-    platform::write_calibration(output, c);
-    std::cerr << "gridcast calibrate: wrote " << output
-              << " (compute rate by working set and library rates measured; the rest as in "
-              << only_rate_curve << ")\n";
-    return 0;
+    return only_rate_curves(only_rate_curve, output, quick, progress);
   }
-  if (not only_collectives.empty()) {
-    // Read first: a bad file should fail before the measurement.
-    platform::Calibration c = platform::read_calibration(only_collectives);
-    if (not c.network)
-      throw InputError({only_collectives, 0, "network", -1},
-                       "no MPI measurements to put the collectives beside (calibrate with MPI first)");
-    std::filesystem::path bench = mpi_bench.empty() ? calibrate::find_mpi_bench() : std::filesystem::path(mpi_bench);
-    if (bench.empty())
-      throw InputError({}, "--only-collectives: gridcast-mpi-bench was not built (no MPI found when gridcast was "
-                           "configured); give it with --mpi-bench");
-    if (not std::filesystem::is_regular_file(bench))
-      throw InputError({bench.string(), 0, "", -1}, "no such MPI benchmark program");
-    calibrate::CollectiveRun run = calibrate::measure_collectives(
-        {mpirun.empty() ? calibrate::default_mpirun() : mpirun, bench.string(), vm.count("quick") > 0}, progress,
-        c.network->pingpong);
-    c.network->collectives = std::move(run.timings);
-    c.network->collectives_measured = run.measured;
-    platform::write_calibration(output, c);
-    std::cerr << "gridcast calibrate: wrote " << output << " (collective timings measured again, "
-              << run.measured.date << "; the rest as in " << only_collectives << ")\n";
-    return 0;
-  }
-  if (gpu_only) {
-    auto probe = calibrate::measure_gpu(vm.count("quick") > 0, progress);
-    if (not probe.gpu)
-      throw InputError({}, "--gpu-only: " + probe.skipped_because + "; nothing written");
-    platform::write_gpu_datasheet(output, *probe.gpu);
-    std::cerr << "gridcast calibrate: wrote " << output << " (GPU data sheet of " << probe.gpu->device_name << ")\n";
-    return 0;
-  }
+  if (not only_collectives.empty())
+    return only_collective_timings(only_collectives, output, mpirun, mpi_bench, quick, progress);
+  if (gpu_only)
+    return gpu_datasheet(output, quick, progress);
 
   calibrate::CalibrateOptions o;
-  o.quick     = vm.count("quick") > 0;
+  o.quick     = quick;
   o.mpi       = vm.count("no-mpi") == 0;
   o.gpu       = vm.count("no-gpu") == 0;
   o.mpirun    = mpirun;

@@ -176,6 +176,54 @@ static std::vector<std::string> range_warnings(const models::trace::TraceModel& 
   return out;
 }
 
+/// The fast-forward line of the console summary, when iterations were skipped.
+void print_fast_forward(const emulator::ReplayResult& result)
+{
+  if (not result.fast_forward || not result.fast_forward->applied)
+    return;
+  const emulator::FastForwardReport& f = *result.fast_forward;
+  std::cout << "fast-forward: iterations " << f.skip_from << "-" << f.skip_from + f.skipped - 1 << " of "
+            << f.loop_iterations << " skipped on every rank (" << f.loop_iterations - f.skipped
+            << " emulated), mean period " << number(f.period_mean_s) << " s, stable within "
+            << number(100 * f.options.tolerance) << "% over " << f.options.window
+            << " iterations; --fast-forward off emulates them all\n";
+}
+
+/// contribution.json: what the model predicted per function (calls, flops, bytes) beside what the
+/// emulation made of it, and which latency model priced it.
+void write_contribution(const std::filesystem::path& file, const models::trace::SynthTarget& target,
+                        const models::trace::SynthOptions& synth_options, const std::vector<std::string>& warnings,
+                        const std::map<std::string, FunctionTotals>& totals, const emulator::ReplayResult& result,
+                        const models::trace::TraceModel& model)
+{
+  using ojson = nlohmann::ordered_json;
+  ojson c;
+  c["format"]         = "gridcast-model-contribution";
+  c["format_version"] = 1;
+  c["target"]         = ojson{{"nw", target.nw}, {"np", target.np}};
+  c["variability"]    = synth_options.variability;
+  c["seed"]           = synth_options.seed;
+  c["warnings"]       = warnings;
+  ojson fns           = ojson::array();
+  for (const auto& [name, t] : totals) {
+    auto sim = result.functions.find(name);
+    const models::trace::FunctionLatency* lat = model.latency_of(name);
+    ojson f;
+    f["name"]        = name;
+    f["calls"]       = t.calls;
+    f["flops"]       = t.flops;
+    f["bytes"]       = t.bytes;
+    f["simulated_s"] = sim == result.functions.end() ? 0.0 : sim->second.seconds;
+    f["latency_model"] = lat == nullptr ? ojson(nullptr)
+                                        : ojson{{"forest", lat->ratio.has_value()},
+                                                {"train_error", lat->train_error},
+                                                {"cv_error", lat->cv_error ? ojson(*lat->cv_error) : ojson(nullptr)}};
+    fns.push_back(f);
+  }
+  c["functions"] = fns;
+  write_file_atomically(file, c.dump(2) + "\n", "the model's contribution");
+}
+
 int run_predict(const std::vector<std::string>& args)
 {
   std::string model_file, platform, hostfile, out, variability = "off", fast_forward = "auto";
@@ -291,14 +339,7 @@ int run_predict(const std::vector<std::string>& args)
   std::cout << "predicted at Nw " << number(nw) << ", Np " << np << " from " << model_file
             << (synth_options.variability ? " (variability on, seed " + std::to_string(seed) + ")" : "") << '\n';
   emulator::print_summary(std::cout, result);
-  if (result.fast_forward && result.fast_forward->applied) {
-    const emulator::FastForwardReport& f = *result.fast_forward;
-    std::cout << "fast-forward: iterations " << f.skip_from << "-" << f.skip_from + f.skipped - 1 << " of "
-              << f.loop_iterations << " skipped on every rank (" << f.loop_iterations - f.skipped
-              << " emulated), mean period " << number(f.period_mean_s) << " s, stable within "
-              << number(100 * f.options.tolerance) << "% over " << f.options.window
-              << " iterations; --fast-forward off emulates them all\n";
-  }
+  print_fast_forward(result);
 
   if (not out.empty()) {
     emulator::RunDescription run;
@@ -310,32 +351,7 @@ int run_predict(const std::vector<std::string>& args)
     const std::filesystem::path dir(out);
     emulator::write_prediction(dir / "prediction.json", result, run);
 
-    using ojson = nlohmann::ordered_json;
-    ojson c;
-    c["format"]         = "gridcast-model-contribution";
-    c["format_version"] = 1;
-    c["target"]         = ojson{{"nw", nw}, {"np", np}};
-    c["variability"]    = synth_options.variability;
-    c["seed"]           = seed;
-    c["warnings"]       = warnings;
-    ojson fns           = ojson::array();
-    for (const auto& [name, t] : totals) {
-      auto sim = result.functions.find(name);
-      const models::trace::FunctionLatency* lat = model->latency_of(name);
-      ojson f;
-      f["name"]        = name;
-      f["calls"]       = t.calls;
-      f["flops"]       = t.flops;
-      f["bytes"]       = t.bytes;
-      f["simulated_s"] = sim == result.functions.end() ? 0.0 : sim->second.seconds;
-      f["latency_model"] = lat == nullptr ? ojson(nullptr)
-                                          : ojson{{"forest", lat->ratio.has_value()},
-                                                  {"train_error", lat->train_error},
-                                                  {"cv_error", lat->cv_error ? ojson(*lat->cv_error) : ojson(nullptr)}};
-      fns.push_back(f);
-    }
-    c["functions"] = fns;
-    write_file_atomically(dir / "contribution.json", c.dump(2) + "\n", "the model's contribution");
+    write_contribution(dir / "contribution.json", {nw, np}, synth_options, warnings, totals, result, *model);
     std::cout << "wrote " << (dir / "prediction.json").string();
     if (not timeline_path.empty())
       std::cout << ", " << timeline_path.string();

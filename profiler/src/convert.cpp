@@ -222,6 +222,246 @@ models::LibraryArgs library_args(const std::vector<std::int64_t>& v)
   return a;
 }
 
+/// A call with no simulated effect, kept by name.
+void mark_local(CallRecord& c)
+{
+  c.op = Op::CommSize;
+}
+
+/// e.values[from, to) as counts (negative values, which no count has, as 0).
+void counts_of(const Event& e, std::size_t from, std::size_t to, std::vector<std::uint64_t>& out)
+{
+  out.clear();
+  for (std::size_t i = from; i < to && i < e.values.size(); ++i)
+    out.push_back(static_cast<std::uint64_t>(std::max<std::int64_t>(0, e.values[i])));
+}
+
+/// Sends, receives, persistent starts, sendrecv and probes; false for other families.
+bool convert_point_to_point(const Event& e, std::string_view family, CallRecord& c)
+{
+  const RawRecord& r = e.rec;
+  if (family == "send" || family == "ssend" || family == "isend" || family == "issend" || family == "recv" ||
+      family == "irecv") {
+    if (r.peer == -3) {  // MPI_PROC_NULL: returns at once
+      mark_local(c);
+      return true;
+    }
+    c.op = family == "send" ? Op::Send : family == "ssend" ? Op::Ssend : family == "isend" ? Op::Isend
+         : family == "issend" ? Op::Issend : family == "recv" ? Op::Recv : Op::Irecv;
+    c.peer = peer_of(r.peer);
+    c.tag = r.tag == -1 ? models::kAnyTag : r.tag;
+    c.bytes = r.bytes;
+    if (family[0] == 'i')
+      c.request = r.request;
+    return true;
+  }
+  if (family == "start") {  // MPI_Start(all): the isend/irecv the persistent request performs
+    auto kind = static_cast<hook::StartKind>(r.key);
+    if (kind == hook::StartKind::Unknown || r.peer == -3) {  // not seen created, or MPI_PROC_NULL
+      mark_local(c);
+      c.request = models::kNoRequest;
+      return true;
+    }
+    c.op = kind == hook::StartKind::Isend ? Op::Isend : kind == hook::StartKind::Issend ? Op::Issend : Op::Irecv;
+    c.peer = peer_of(r.peer);
+    c.tag = r.tag == -1 ? models::kAnyTag : r.tag;
+    c.bytes = r.bytes;
+    c.request = r.request;
+    return true;
+  }
+  if (family == "sendrecv") {
+    bool no_dest = r.peer == -3, no_src = r.src == -3;
+    if (no_dest && no_src) {
+      mark_local(c);
+      return true;
+    }
+    if (no_dest) {
+      c.op = Op::Recv;
+      c.peer = peer_of(r.src);
+      c.tag = r.recv_tag;
+      c.bytes = r.recv_bytes;
+      return true;
+    }
+    c.op = no_src ? Op::Send : Op::Sendrecv;
+    c.peer = peer_of(r.peer);
+    c.tag = r.tag;
+    c.bytes = r.bytes;
+    if (not no_src) {
+      c.src = peer_of(r.src);
+      c.recv_tag = r.recv_tag;
+      c.recv_bytes = r.recv_bytes;
+    }
+    return true;
+  }
+  if (family == "probe") {
+    c.op = Op::Probe;
+    c.peer = r.peer == -3 ? models::kNoRank : peer_of(r.peer);
+    c.tag = r.tag;
+    if (r.flags & hook::kFlagOutcome) {
+      c.src = r.src;
+      c.recv_tag = r.recv_tag;
+      c.recv_bytes = r.recv_bytes;
+    }
+    return true;
+  }
+  return false;
+}
+
+/// Waits and tests of one, all, any or some requests; false for other families.
+bool convert_completion(const Event& e, std::string_view family, CallRecord& c)
+{
+  const RawRecord& r = e.rec;
+  if (family == "wait" || family == "test") {
+    if (r.request < 0) {  // a null request: returns at once
+      mark_local(c);
+      return true;
+    }
+    c.op = family == "wait" ? Op::Wait : Op::Test;
+    c.request = r.request;
+    c.comm = 0;
+    return true;
+  }
+  if (family == "waitall" || family == "waitany" || family == "testall" || family == "testany") {
+    positive_ids(e.values, 0, e.values.size(), c.requests);
+    c.comm = 0;
+    if (c.requests.empty()) {
+      mark_local(c);
+      return true;
+    }
+    if (family == "waitall") c.op = Op::Waitall;
+    else if (family == "waitany") c.op = Op::Waitany;
+    else {
+      c.op = Op::Test;
+      if (family == "testany" && (r.flags & hook::kFlagOutcome))
+        c.request = r.request;  // the one that completed: that is what the test did
+      else if (c.requests.size() == 1)
+        c.request = c.requests.front();  // a test of one request is MPI_Test
+      if (c.request >= 0)
+        c.requests.clear();
+    }
+    return true;
+  }
+  if (family == "waitsome" || family == "testsome") {
+    auto n_all = static_cast<std::size_t>(std::max(0, r.root));
+    std::vector<std::int64_t> all;
+    positive_ids(e.values, 0, n_all, all);
+    positive_ids(e.values, n_all, e.values.size(), c.requests);
+    c.comm = 0;
+    if (family == "waitsome") {
+      c.op = Op::Waitall;  // it waited until these completed
+      if (c.requests.empty()) mark_local(c);
+    } else {
+      c.op = Op::Test;
+      if (c.requests.empty())
+        c.requests = all;
+      if (c.requests.size() == 1) {
+        c.request = c.requests.front();
+        c.requests.clear();
+      } else if (c.requests.empty()) {
+        mark_local(c);
+      }
+    }
+    return true;
+  }
+  return false;
+}
+
+/// Communicator creation (split, dup, dynamic processes, NCCL's init); false for other families.
+bool convert_communicator(const Event& e, std::string_view family, bool gpu, CallRecord& c)
+{
+  const RawRecord& r = e.rec;
+  if (family == "comm_split") {
+    c.op = Op::CommSplit;
+    c.color = r.color;
+    c.key = r.key;
+    c.new_comm = r.new_comm;
+    if (static_cast<hook::ExtraKind>(r.extra_kind) == hook::ExtraKind::Members) {
+      // Created among its members only: `counts` lists them (world ranks, in rank order); none = null.
+      counts_of(e, 0, e.values.size(), c.counts);
+      if (c.counts.empty())
+        c.color = -1;
+    }
+    return true;
+  }
+  if (family == "dynamic_process") {
+    if (static_cast<hook::ExtraKind>(r.extra_kind) == hook::ExtraKind::Members) {
+      // Connect, accept or join between ranks of this world: a creation among its members, as
+      // MPI_Intercomm_create is written.
+      c.op = Op::CommSplit;
+      c.color = 0;  // the members say it all; the remote size may differ between the two sides
+      c.new_comm = r.new_comm;
+      counts_of(e, 0, e.values.size(), c.counts);
+      return true;
+    }
+    // Spawn, or a connection to processes outside the world: kept as what it was so that replay and fit
+    // can refuse it by name.
+    c.op = Op::DynamicProcess;
+    c.root = r.root;
+    c.color = r.color;
+    c.new_comm = r.new_comm;
+    return true;
+  }
+  if (family == "comm_dup") {
+    c.op = Op::CommDup;
+    c.new_comm = r.new_comm;
+    if (r.flags & hook::kFlagNonblocking)  // MPI_Comm_idup: usable once its request completes
+      c.request = r.request;
+    if (gpu)  // ncclCommInitRank: a new NCCL communicator, this rank's place in it in `root`
+      c.root = r.root;
+    return true;
+  }
+  return false;
+}
+
+/// CUDA runtime calls; false for other families.
+bool convert_gpu(const Event& e, std::string_view family, CallRecord& c)
+{
+  const RawRecord& r = e.rec;
+  if (family == "gpu_malloc") { c.op = Op::GpuMalloc; c.bytes = r.bytes; c.comm = 0; return true; }
+  if (family == "gpu_free") { c.op = Op::GpuFree; c.comm = 0; return true; }
+  if (family == "gpu_memcpy") { c.op = Op::GpuMemcpy; c.bytes = r.bytes; c.tag = r.peer; c.comm = 0; return true; }
+  if (family == "gpu_kernel") { c.op = Op::GpuKernel; c.bytes = r.bytes; c.recv_bytes = r.recv_bytes; c.comm = 0; return true; }
+  if (family == "gpu_sync") {
+    c.op = Op::GpuSync;
+    c.comm = 0;
+    if (r.request >= 0)  // events: the event's id (cudaEventRecord, cudaStreamWaitEvent, cudaEventSynchronize)
+      c.request = r.request;
+    return true;
+  }
+  return false;
+}
+
+/// Collectives, blocking and not, with their per-rank counts; false for other families.
+bool convert_collective(const Event& e, std::string_view family, CallRecord& c)
+{
+  const RawRecord& r = e.rec;
+  auto op = collective_op(family);
+  if (not op)
+    return false;
+  c.op = *op;
+  c.bytes = r.bytes;
+  c.recv_bytes = r.recv_bytes;
+  c.root = r.root;
+  if (r.flags & hook::kFlagNonblocking)
+    c.request = r.request;
+  std::size_t n = e.values.size();
+  switch (static_cast<hook::ExtraKind>(r.extra_kind)) {
+    case hook::ExtraKind::CountsBoth:  // send counts, then as many receive counts
+      counts_of(e, 0, n / 2, c.counts);
+      counts_of(e, n / 2, n, c.recv_counts);
+      break;
+    case hook::ExtraKind::Counts:
+      counts_of(e, 0, n, c.counts);
+      break;
+    case hook::ExtraKind::RecvCounts:
+      counts_of(e, 0, n, c.recv_counts);
+      break;
+    default:
+      break;
+  }
+  return true;
+}
+
 /// Fills `c` for the hooked call `e` (c.function set by the caller).
 void to_call_record(const Event& e, double ticks_per_s, CallRecord& c)
 {
@@ -237,18 +477,11 @@ void to_call_record(const Event& e, double ticks_per_s, CallRecord& c)
     c.stream = r.color;
     c.device = r.key;
   }
-  auto vals = [&](std::size_t from, std::size_t to, std::vector<std::uint64_t>& out) {
-    out.clear();
-    for (std::size_t i = from; i < to && i < e.values.size(); ++i)
-      out.push_back(static_cast<std::uint64_t>(std::max<std::int64_t>(0, e.values[i])));
-  };
-
-  auto local = [&] { c.op = Op::CommSize; };  // a call with no simulated effect, kept by name
 
   if (family == "init") { c.op = Op::Init; return; }
   if (family == "finalize") { c.op = Op::Finalize; return; }
   if (family == "local") {
-    local();
+    mark_local(c);
     c.request = r.request;  // MPI_Cancel, MPI_Request_free name one
     return;
   }
@@ -259,188 +492,9 @@ void to_call_record(const Event& e, double ticks_per_s, CallRecord& c)
       c.library = library_args(e.values);
     return;
   }
-  if (family == "send" || family == "ssend" || family == "isend" || family == "issend" || family == "recv" ||
-      family == "irecv") {
-    if (r.peer == -3) {  // MPI_PROC_NULL: returns at once
-      local();
-      return;
-    }
-    c.op = family == "send" ? Op::Send : family == "ssend" ? Op::Ssend : family == "isend" ? Op::Isend
-         : family == "issend" ? Op::Issend : family == "recv" ? Op::Recv : Op::Irecv;
-    c.peer = peer_of(r.peer);
-    c.tag = r.tag == -1 ? models::kAnyTag : r.tag;
-    c.bytes = r.bytes;
-    if (family[0] == 'i')
-      c.request = r.request;
+  if (convert_point_to_point(e, family, c) || convert_completion(e, family, c) ||
+      convert_communicator(e, family, gpu, c) || convert_gpu(e, family, c) || convert_collective(e, family, c))
     return;
-  }
-  if (family == "start") {  // MPI_Start(all): the isend/irecv the persistent request performs
-    auto kind = static_cast<hook::StartKind>(r.key);
-    if (kind == hook::StartKind::Unknown || r.peer == -3) {  // not seen created, or MPI_PROC_NULL
-      local();
-      c.request = models::kNoRequest;
-      return;
-    }
-    c.op = kind == hook::StartKind::Isend ? Op::Isend : kind == hook::StartKind::Issend ? Op::Issend : Op::Irecv;
-    c.peer = peer_of(r.peer);
-    c.tag = r.tag == -1 ? models::kAnyTag : r.tag;
-    c.bytes = r.bytes;
-    c.request = r.request;
-    return;
-  }
-  if (family == "sendrecv") {
-    bool no_dest = r.peer == -3, no_src = r.src == -3;
-    if (no_dest && no_src) { local(); return; }
-    if (no_dest) {
-      c.op = Op::Recv;
-      c.peer = peer_of(r.src);
-      c.tag = r.recv_tag;
-      c.bytes = r.recv_bytes;
-      return;
-    }
-    c.op = no_src ? Op::Send : Op::Sendrecv;
-    c.peer = peer_of(r.peer);
-    c.tag = r.tag;
-    c.bytes = r.bytes;
-    if (not no_src) {
-      c.src = peer_of(r.src);
-      c.recv_tag = r.recv_tag;
-      c.recv_bytes = r.recv_bytes;
-    }
-    return;
-  }
-  if (family == "probe") {
-    c.op = Op::Probe;
-    c.peer = r.peer == -3 ? models::kNoRank : peer_of(r.peer);
-    c.tag = r.tag;
-    if (r.flags & hook::kFlagOutcome) {
-      c.src = r.src;
-      c.recv_tag = r.recv_tag;
-      c.recv_bytes = r.recv_bytes;
-    }
-    return;
-  }
-  if (family == "wait" || family == "test") {
-    if (r.request < 0) { local(); return; }  // a null request: returns at once
-    c.op = family == "wait" ? Op::Wait : Op::Test;
-    c.request = r.request;
-    c.comm = 0;
-    return;
-  }
-  if (family == "waitall" || family == "waitany" || family == "testall" || family == "testany") {
-    positive_ids(e.values, 0, e.values.size(), c.requests);
-    c.comm = 0;
-    if (c.requests.empty()) { local(); return; }
-    if (family == "waitall") c.op = Op::Waitall;
-    else if (family == "waitany") c.op = Op::Waitany;
-    else {
-      c.op = Op::Test;
-      if (family == "testany" && (r.flags & hook::kFlagOutcome))
-        c.request = r.request;  // the one that completed: that is what the test did
-      else if (c.requests.size() == 1)
-        c.request = c.requests.front();  // a test of one request is MPI_Test
-      if (c.request >= 0)
-        c.requests.clear();
-    }
-    return;
-  }
-  if (family == "waitsome" || family == "testsome") {
-    auto n_all = static_cast<std::size_t>(std::max(0, r.root));
-    std::vector<std::int64_t> all;
-    positive_ids(e.values, 0, n_all, all);
-    positive_ids(e.values, n_all, e.values.size(), c.requests);
-    c.comm = 0;
-    if (family == "waitsome") {
-      c.op = Op::Waitall;  // it waited until these completed
-      if (c.requests.empty()) local();
-    } else {
-      c.op = Op::Test;
-      if (c.requests.empty())
-        c.requests = all;
-      if (c.requests.size() == 1) {
-        c.request = c.requests.front();
-        c.requests.clear();
-      } else if (c.requests.empty()) {
-        local();
-      }
-    }
-    return;
-  }
-  if (family == "comm_split") {
-    c.op = Op::CommSplit;
-    c.color = r.color;
-    c.key = r.key;
-    c.new_comm = r.new_comm;
-    if (static_cast<hook::ExtraKind>(r.extra_kind) == hook::ExtraKind::Members) {
-      // Created among its members only: `counts` lists them (world ranks, in rank order); none = null.
-      vals(0, e.values.size(), c.counts);
-      if (c.counts.empty())
-        c.color = -1;
-    }
-    return;
-  }
-  if (family == "dynamic_process") {
-    if (static_cast<hook::ExtraKind>(r.extra_kind) == hook::ExtraKind::Members) {
-      // Connect, accept or join between ranks of this world: a creation among its members, as
-      // MPI_Intercomm_create is written.
-      c.op = Op::CommSplit;
-      c.color = 0;  // the members say it all; the remote size may differ between the two sides
-      c.new_comm = r.new_comm;
-      vals(0, e.values.size(), c.counts);
-      return;
-    }
-    // Spawn, or a connection to processes outside the world: kept as what it was so that replay and fit
-    // can refuse it by name.
-    c.op = Op::DynamicProcess;
-    c.root = r.root;
-    c.color = r.color;
-    c.new_comm = r.new_comm;
-    return;
-  }
-  if (family == "comm_dup") {
-    c.op = Op::CommDup;
-    c.new_comm = r.new_comm;
-    if (r.flags & hook::kFlagNonblocking)  // MPI_Comm_idup: usable once its request completes
-      c.request = r.request;
-    if (gpu)  // ncclCommInitRank: a new NCCL communicator, this rank's place in it in `root`
-      c.root = r.root;
-    return;
-  }
-  if (family == "gpu_malloc") { c.op = Op::GpuMalloc; c.bytes = r.bytes; c.comm = 0; return; }
-  if (family == "gpu_free") { c.op = Op::GpuFree; c.comm = 0; return; }
-  if (family == "gpu_memcpy") { c.op = Op::GpuMemcpy; c.bytes = r.bytes; c.tag = r.peer; c.comm = 0; return; }
-  if (family == "gpu_kernel") { c.op = Op::GpuKernel; c.bytes = r.bytes; c.recv_bytes = r.recv_bytes; c.comm = 0; return; }
-  if (family == "gpu_sync") {
-    c.op = Op::GpuSync;
-    c.comm = 0;
-    if (r.request >= 0)  // events: the event's id (cudaEventRecord, cudaStreamWaitEvent, cudaEventSynchronize)
-      c.request = r.request;
-    return;
-  }
-  if (auto op = collective_op(family)) {
-    c.op = *op;
-    c.bytes = r.bytes;
-    c.recv_bytes = r.recv_bytes;
-    c.root = r.root;
-    if (r.flags & hook::kFlagNonblocking)
-      c.request = r.request;
-    std::size_t n = e.values.size();
-    switch (static_cast<hook::ExtraKind>(r.extra_kind)) {
-      case hook::ExtraKind::CountsBoth:  // send counts, then as many receive counts
-        vals(0, n / 2, c.counts);
-        vals(n / 2, n, c.recv_counts);
-        break;
-      case hook::ExtraKind::Counts:
-        vals(0, n, c.counts);
-        break;
-      case hook::ExtraKind::RecvCounts:
-        vals(0, n, c.recv_counts);
-        break;
-      default:
-        break;
-    }
-    return;
-  }
   throw InternalError("raw family '" + std::string(family) + "' has no conversion");
 }
 
