@@ -82,10 +82,12 @@ TEST_CASE("native formats: library arguments round-trip, traces without them rea
   for (TraceEncoding enc : {TraceEncoding::JsonLines, TraceEncoding::Binary}) {
     auto s = std::make_unique<gridcast::test::MemoryStream>("t");
     s->add(Op::Init, "MPI_Init");
+    // A copy of what was written: the stream's later add() may move its records (a reference would dangle).
+    gridcast::models::LibraryArgs written = gemm_args(64, 48, 32);
+    written.options = {'T', 'N', '-', '-', '-'};
     CallRecord& c = s->add(Op::Compute, "cblas_dgemm");
     c.seconds = 1e-3;
-    c.library = gemm_args(64, 48, 32);
-    c.library.options = {'T', 'N', '-', '-', '-'};
+    c.library = written;
     CallRecord& plain = s->add(Op::Compute, "dgemm_");
     plain.seconds = 2e-3;
     s->add(Op::Finalize, "MPI_Finalize");
@@ -100,7 +102,7 @@ TEST_CASE("native formats: library arguments round-trip, traces without them rea
     auto calls = gridcast::test::read_all(*in);
     REQUIRE(calls.size() == 4);
     INFO(name);
-    CHECK(calls[1].library == c.library);
+    CHECK(calls[1].library == written);
     CHECK(calls[1].library.recorded);
     CHECK_FALSE(calls[2].library.recorded);  // a call without arguments stays without
   }
