@@ -176,6 +176,24 @@ static std::vector<std::string> range_warnings(const models::trace::TraceModel& 
   return out;
 }
 
+/// What the collective selector's default follows: the MPI library the model's training profiles were
+/// recorded with ("SMPI" for imported SMPI traces), and a conflict where they disagree.
+emulator::SelectorEvidence selector_evidence(const models::trace::TraceModel& model)
+{
+  emulator::SelectorEvidence e;
+  if (model.training.empty())
+    return e;
+  const models::trace::TrainingPoint& first = model.training.front();
+  e.mpi_library = first.mpi_library;
+  for (const models::trace::TrainingPoint& p : model.training)
+    if (p.mpi_library != e.mpi_library) {
+      e.conflict = "the training profiles " + first.profile + " and " + p.profile + " were recorded with different MPI "
+                   "libraries ('" + e.mpi_library + "', '" + p.mpi_library + "')";
+      break;
+    }
+  return e;
+}
+
 /// The fast-forward line of the console summary, when iterations were skipped.
 void print_fast_forward(const emulator::ReplayResult& result)
 {
@@ -270,7 +288,7 @@ int run_predict(const std::vector<std::string>& args)
      "fast-forward: loops with fewer iterations are emulated in full")
     ("cfg", po::value(&cfg)->composing(),
      "name:value setting, repeatable, as for replay: gridcast/eager-threshold:BYTES, gridcast/test-cost:SECONDS, "
-     "gridcast/iprobe-cost:SECONDS, gridcast/coll/<op>:<algorithm>, gridcast/coll-selector:mpich|smpi|openmpi-4.1, "
+     "gridcast/iprobe-cost:SECONDS, gridcast/coll/<op>:<algorithm>, gridcast/coll-selector:auto|mpich|smpi|openmpi-4.1, "
      "gridcast/coll-local-copy:auto|on|off (`gridcast algorithms` lists every gridcast key); any other name goes "
      "to SimGrid");
   po::positional_options_description positional;
@@ -321,6 +339,7 @@ int run_predict(const std::vector<std::string>& args)
   for (const std::string& c : cfg)
     emulator::apply_cfg(opts, c);
   emulator::check_cfg_for_input(opts, false);
+  emulator::resolve_coll_selector(opts, selector_evidence(*model));
   opts.recorded_host_speed_flops = 0;  // synthesized compute is in flops: the host's speed converts it
   opts.fast_forward              = ff;
 
@@ -339,6 +358,7 @@ int run_predict(const std::vector<std::string>& args)
   std::cout << "predicted at Nw " << number(nw) << ", Np " << np << " from " << model_file
             << (synth_options.variability ? " (variability on, seed " + std::to_string(seed) + ")" : "") << '\n';
   emulator::print_summary(std::cout, result);
+  print_coll_selector(std::cout, opts, result);
   print_fast_forward(result);
 
   if (not out.empty()) {

@@ -85,12 +85,12 @@ int run_replay(const std::vector<std::string>& args)
     ("seed", po::value(&seed)->default_value(0), "seed of every random choice (reported in the outputs)")
     ("cfg", po::value(&cfg)->composing(),
      "name:value setting, repeatable. gridcast/eager-threshold:BYTES, gridcast/test-cost:SECONDS, "
-     "gridcast/iprobe-cost:SECONDS, gridcast/coll/<op>:<algorithm>, gridcast/coll-selector:mpich|smpi|openmpi-4.1, gridcast/coll-local-copy:auto|on|off, gridcast/gpu/<cost>:SECONDS, gridcast/gpu/nccl-algorithm:ring|tree and gridcast/gpu/pin-policy:cache|call "
+     "gridcast/iprobe-cost:SECONDS, gridcast/coll/<op>:<algorithm>, gridcast/coll-selector:auto|mpich|smpi|openmpi-4.1, gridcast/coll-local-copy:auto|on|off, gridcast/gpu/<cost>:SECONDS, gridcast/gpu/nccl-algorithm:ring|tree and gridcast/gpu/pin-policy:cache|call "
      "(docs/guides/gpu.md; `gridcast algorithms` lists every gridcast key); smpi/... settings of smpirun are "
      "honoured with SMPI's meaning (smpi/simulate-computation, smpi/comp-adjustment-file, smpi/test, ...) or "
      "refused, never ignored (docs/reference/cfg.md); any other name goes to SimGrid (e.g. network/model:SMPI, "
-     "tracing:yes). Collectives: gridcast chooses MPICH's algorithms by default, smpirun SMPI's: "
-     "gridcast/coll-selector:smpi matches smpirun -replay");
+     "tracing:yes). Collectives: the default selector (auto) takes the recorded run's: SMPI's for an SMPI "
+     "trace (as smpirun -replay), Open MPI 4.1's for a profile recorded with Open MPI, MPICH's otherwise");
   po::positional_options_description positional;
   positional.add("trace", 1);
   po::variables_map vm;
@@ -113,25 +113,23 @@ int run_replay(const std::vector<std::string>& args)
 
   OpenedTrace t = open_trace(trace, opts.smpi.tit_read);
   emulator::check_cfg_for_input(opts, t.tit);
+  emulator::SelectorEvidence evidence;
+  evidence.smpi_trace = t.tit;
+  if (t.info)
+    evidence.mpi_library = models::recorded_mpi_library(*t.info);
+  emulator::resolve_coll_selector(opts, evidence);
   opts.recorded_host_speed_flops = t.recorded_speed_flops;
 
   const std::filesystem::path timeline_path = prepare_output(target);
 
   emulator::ReplayResult result = emulator::replay(*t.source, opts, timeline_path);
   emulator::print_summary(std::cout, result);
-  // smpirun -replay chooses SMPI's algorithms; gridcast by default MPICH's: say so where it matters.
-  std::string selector_note;
-  if (t.tit && not opts.coll_selector_set && not result.collectives.empty()) {
-    selector_note = "algorithms chosen by MPICH's rules (gridcast's default); smpirun -replay uses SMPI's default "
-                    "selector: --cfg gridcast/coll-selector:smpi reproduces it";
-    std::cout << "  collectives: " << selector_note << '\n';
-  }
+  print_coll_selector(std::cout, opts, result);
 
   if (not out.empty()) {
     emulator::RunDescription run;
     run.command = "replay";
     run.options = &opts;
-    run.coll_selector_note = selector_note;
     run.inputs.push_back({"trace", trace, emulator::digest_files(t.files)});
     // Said only where the working directory was used: gridcast's own indexes are read beside themselves.
     if (t.path_base == models::tit_path_base_name(models::TitPathBase::WorkingDirectory))

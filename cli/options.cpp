@@ -57,6 +57,14 @@ std::filesystem::path prepare_output(const RunTarget& target)
   return target.timeline ? std::filesystem::path(target.out) / "timeline.json" : std::filesystem::path();
 }
 
+void print_coll_selector(std::ostream& out, const emulator::ReplayOptions& options, const emulator::ReplayResult& result)
+{
+  if (result.collectives.empty())
+    return;
+  out << "  collectives: algorithms of the " << emulator::collective_selector_name(options.coll_selector)
+      << " selector (" << options.coll_selector_why << ")\n";
+}
+
 void add_target_inputs(emulator::RunDescription& run, const RunTarget& target)
 {
   run.inputs.push_back({"platform", target.platform, emulator::digest_file(target.platform)});

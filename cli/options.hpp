@@ -3,6 +3,7 @@
 #pragma once
 
 #include "gridcast/emulator/config.hpp"
+#include "gridcast/emulator/replay.hpp"
 #include "gridcast/emulator/report.hpp"
 #include "gridcast/models/profile.hpp"
 
@@ -10,6 +11,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -39,6 +41,10 @@ emulator::ReplayOptions replay_options(const RunTarget& target);
 /// Creates the output directory of `target` if one is given; returns where timeline.json goes (empty when
 /// there is no output directory or the timeline is off).
 std::filesystem::path prepare_output(const RunTarget& target);
+
+/// The console line saying whose rules chose the collectives' algorithms and why (the selector's
+/// auto default follows the input): printed after the summary of a run that had collectives.
+void print_coll_selector(std::ostream& out, const emulator::ReplayOptions& options, const emulator::ReplayResult& result);
 
 /// Adds the platform and the hostfile (when given) with their digests to the inputs of prediction.json.
 void add_target_inputs(emulator::RunDescription& run, const RunTarget& target);

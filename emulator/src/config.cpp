@@ -250,6 +250,35 @@ bool parse_smpi_bool(const std::string& name, const std::string& value)
 
 }  // namespace
 
+void resolve_coll_selector(ReplayOptions& options, const SelectorEvidence& evidence)
+{
+  if (options.coll_selector_set)
+    return;
+  const std::string& lib = evidence.mpi_library;
+  if (not evidence.conflict.empty()) {
+    options.coll_selector     = CollectiveSelector::Mpich;
+    options.coll_selector_why = "auto: " + evidence.conflict + ", so MPICH's rules (gridcast's fallback)";
+  } else if (evidence.smpi_trace || lib.rfind("SMPI", 0) == 0) {
+    options.coll_selector     = CollectiveSelector::Smpi;
+    options.coll_selector_why = "auto: the input was recorded by SMPI, as smpirun -replay chooses";
+  } else if (lib.rfind("Open MPI", 0) == 0) {
+    options.coll_selector     = CollectiveSelector::OpenMpi41;
+    options.coll_selector_why = "auto: the run was recorded with " + lib +
+                                (lib.rfind("Open MPI v4.", 0) == 0 ? std::string()
+                                                                   : std::string(" (Open MPI 4.1's rules are the "
+                                                                                 "nearest gridcast has)"));
+  } else if (lib.rfind("MPICH", 0) == 0) {
+    options.coll_selector     = CollectiveSelector::Mpich;
+    options.coll_selector_why = "auto: the run was recorded with " + lib;
+  } else {
+    options.coll_selector     = CollectiveSelector::Mpich;
+    options.coll_selector_why = lib.empty() ? std::string("auto: the input does not name its MPI library, so "
+                                                          "MPICH's rules (gridcast's fallback)")
+                                            : "auto: the run was recorded with " + lib +
+                                                  ", whose rules gridcast does not have, so MPICH's (its fallback)";
+  }
+}
+
 void check_cfg_for_input(const ReplayOptions& options, bool tit_trace)
 {
   if (tit_trace)
@@ -342,6 +371,7 @@ bool apply_smpi_cfg(ReplayOptions& options, const std::string& name, const std::
                        "gridcast/coll-selector:mpich or openmpi-4.1");
     options.coll_selector     = CollectiveSelector::Smpi;
     options.coll_selector_set = true;
+    options.coll_selector_why = "--cfg smpi/coll-selector:default";
   } else {
     return false;  // an alias of a gridcast key: apply_cfg handles it
   }
@@ -367,8 +397,10 @@ const std::vector<std::pair<std::string, std::string>>& gridcast_cfg_keys()
       {"gridcast/coll/<op>", "force the algorithm of collective <op> (barrier, bcast, reduce, allreduce, "
                              "alltoall, alltoallv, gather, gatherv, allgather, allgatherv, scatter, scatterv, "
                              "reducescatter, scan, exscan); `gridcast algorithms` lists the names"},
-      {"gridcast/coll-selector", "whose default algorithm choice to reproduce: mpich (default: MPICH 3.x's "
-                                 "rules), smpi (SMPI 3.32's smpi/coll-selector:default, what smpirun runs; "
+      {"gridcast/coll-selector", "whose default algorithm choice to reproduce: auto (default: smpi for an "
+                                 "SMPI trace or profiles imported from one, openmpi-4.1 for a profile "
+                                 "recorded with Open MPI, mpich otherwise; prediction.json says which and "
+                                 "why), mpich (MPICH 3.x's rules), smpi (SMPI 3.32's smpi/coll-selector:default, what smpirun runs; "
                                  "use it to compare with smpirun) or openmpi-4.1 (Open MPI 4.1's fixed rules "
                                  "for allreduce and alltoall, MPICH's for the rest; for platforms calibrated "
                                  "with Open MPI); gridcast/coll/<op> still wins"},
@@ -422,6 +454,11 @@ void apply_cfg(ReplayOptions& options, const std::string& name_value)
     return;
   }
   if (name == "gridcast/coll-selector") {
+    if (value == "auto") {  // the default, named: what was chosen before it (by an earlier --cfg) is undone
+      options.coll_selector_set = false;
+      options.coll_selector_why.clear();
+      return;
+    }
     if (value == "mpich")
       options.coll_selector = CollectiveSelector::Mpich;
     else if (value == "smpi")
@@ -429,8 +466,10 @@ void apply_cfg(ReplayOptions& options, const std::string& name_value)
     else if (value == "openmpi-4.1")
       options.coll_selector = CollectiveSelector::OpenMpi41;
     else
-      throw InputError({"--cfg", 0, name, -1}, "unknown selector '" + value + "' (known: mpich, smpi, openmpi-4.1)");
+      throw InputError({"--cfg", 0, name, -1},
+                       "unknown selector '" + value + "' (known: auto, mpich, smpi, openmpi-4.1)");
     options.coll_selector_set = true;
+    options.coll_selector_why = "--cfg " + name_value;
     return;
   }
   if (name == "gridcast/coll-local-copy") {

@@ -202,10 +202,9 @@ void write_prediction(const std::filesystem::path& file, const ReplayResult& res
     for (const auto& [kind, name] : run.options->forced_algorithms)
       forced[std::string(collective_name(kind))] = name;
     config["forced_collectives"] = std::move(forced);
-    if (run.options->coll_selector != CollectiveSelector::Mpich)  // absent = the default: outputs keep their bytes
-      config["coll_selector"] = std::string(collective_selector_name(run.options->coll_selector));
-    if (not run.coll_selector_note.empty())
-      config["coll_selector_note"] = run.coll_selector_note;
+    config["coll_selector"] = std::string(collective_selector_name(run.options->coll_selector));
+    if (not run.options->coll_selector_why.empty())
+      config["coll_selector_why"] = run.options->coll_selector_why;
     if (run.options->local_copy != LocalCopyMode::Auto)  // the same: only when set
       config["coll_local_copy"] = run.options->local_copy == LocalCopyMode::On ? "on" : "off";
     ordered sg = ordered::array();

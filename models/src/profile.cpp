@@ -48,13 +48,20 @@ double rate_at(const RateCurve& curve, double bytes, double fallback)
                               [](const RatePoint& p) { return p.speed_flops; });
 }
 
+std::string recorded_mpi_library(const RunInfo& info)
+{
+  if (info.mpi_library.empty() && info.origin == "tit-import")
+    return "SMPI";
+  return info.mpi_library;
+}
+
 RunInfo read_run_info(const fs::path& run_json)
 {
   const nlohmann::json j = read_json_file(run_json, "run.json");
   JsonObject top(j, run_json.string());
   top.only(
       {"format", "format_version", "np", "nw", "command", "host", "date", "encoding", "complete", "origin", "units",
-       "footprint_bytes"});
+       "footprint_bytes", "mpi_library"});
 
   if (top.has("format") && top.need("format") != std::string(kFormatName))
     top.fail("format", "expected \"gridcast-profile\"");
@@ -67,7 +74,7 @@ RunInfo read_run_info(const fs::path& run_json)
   if (top.has("nw"))
     info.nw = top.number("nw", JsonObject::Bound::NonNegative);
   for (auto [key, out] : {std::pair<const char*, std::string*>{"command", &info.command}, {"date", &info.date},
-                          {"origin", &info.origin}})
+                          {"origin", &info.origin}, {"mpi_library", &info.mpi_library}})
     if (top.has(key))
       *out = top.string(key);
 
@@ -170,6 +177,8 @@ void write_run_info(const fs::path& run_json, const RunInfo& info)
   o["encoding"]          = encoding_name(info.encoding);
   o["complete"]          = info.complete;
   o["origin"]            = info.origin;
+  if (not info.mpi_library.empty())
+    o["mpi_library"] = info.mpi_library;
   o["units"]             = {{"time", "s"}, {"work", "flop"}, {"size", "B"}};
   if (not info.footprint_bytes.empty())
     o["footprint_bytes"] = info.footprint_bytes;

@@ -55,7 +55,7 @@ public:
     reader_.assign_model_ids(model);
     std::vector<std::pair<double, double>> points;  // by profile: (Nw, Np)
     for (const detail::LoadedProfile& p : reader_.profiles()) {
-      model.training.push_back({p.label, p.info.nw, p.info.np});
+      model.training.push_back({p.label, p.info.nw, p.info.np, recorded_mpi_library(p.info)});
       points.emplace_back(p.info.nw, static_cast<double>(p.info.np));
     }
     const std::vector<detail::RankRef> reps = detail::assign_groups(reader_, opt_.group_threshold);

@@ -595,8 +595,12 @@ nlohmann::ordered_json model_to_json(const TraceModel& m)
       feats.push_back(feature_name(f));
   o["features"] = feats;
   ojson training = ojson::array();
-  for (const TrainingPoint& t : m.training)
-    training.push_back(ojson{{"profile", t.profile}, {"nw", t.nw}, {"np", t.np}});
+  for (const TrainingPoint& t : m.training) {
+    ojson point{{"profile", t.profile}, {"nw", t.nw}, {"np", t.np}};
+    if (not t.mpi_library.empty())
+      point["mpi_library"] = t.mpi_library;
+    training.push_back(std::move(point));
+  }
   o["training"] = training;
   ojson tokens = ojson::array();
   for (const CallToken& t : m.tokens) {
@@ -846,8 +850,11 @@ TraceModel model_from_json(const nlohmann::json& j, const std::string& file)
   const json& training = top.array("training");
   for (std::size_t i = 0; i < training.size(); ++i) {
     JsonObject t = top.element("training", i);
-    t.only({"profile", "nw", "np"});
-    m.training.push_back({t.string("profile"), t.number("nw"), t.int32("np", 1, 1 << 30)});
+    t.only({"profile", "nw", "np", "mpi_library"});
+    TrainingPoint point{t.string("profile"), t.number("nw"), t.int32("np", 1, 1 << 30), {}};
+    if (t.has("mpi_library"))
+      point.mpi_library = t.string("mpi_library");
+    m.training.push_back(std::move(point));
   }
   const json& tokens = top.array("tokens");
   for (std::size_t i = 0; i < tokens.size(); ++i) {

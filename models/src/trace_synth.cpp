@@ -960,6 +960,13 @@ RunInfo SynthSource::run_info(TraceEncoding encoding) const
   info.host.name = "synthesized";
   info.encoding = encoding;
   info.origin   = "synthesized";
+  // The synthesized calls are the recorded run's: a replay of them chooses collectives as it did.
+  if (not model_->training.empty()) {
+    info.mpi_library = model_->training.front().mpi_library;
+    for (const TrainingPoint& p : model_->training)
+      if (p.mpi_library != info.mpi_library)
+        info.mpi_library.clear();  // the profiles disagree: the replay says so through its fallback
+  }
   return info;
 }
 

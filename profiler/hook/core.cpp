@@ -62,6 +62,9 @@ std::int64_t g_init_ns = 0;          // in ticks
 // Resident set when MPI_Init returned (the program, its libraries and MPI's own buffers): the rank's data
 // footprint is the peak above it (rank-R.meta `init_rss_bytes`, `peak_rss_bytes`; docs/guides/profiling.md).
 std::int64_t g_init_rss_bytes = 0;
+// The first line of MPI_Get_library_version (rank-R.meta `mpi_library`): kept at init, so that the meta
+// written from a signal handler only copies it.
+char g_mpi_library[256] = {0};
 std::int64_t g_cal_ticks = 0;        // clock calibration: ticks and ns read together when the hook loads
 std::int64_t g_cal_ns = 0;
 std::int64_t g_ticks_per_s = 1000000000;
@@ -185,6 +188,9 @@ void write_meta(const char* status, std::int64_t end_ticks, int signal_or_code)
   put(fd, "threads ");   put_int(fd, g_next_thread.load()); put(fd, "\n");
   put(fd, "status ");    put(fd, status);            put(fd, "\n");
   put(fd, "code ");      put_int(fd, signal_or_code); put(fd, "\n");
+  if (g_mpi_library[0] != '\0') {
+    put(fd, "mpi_library "); put(fd, g_mpi_library); put(fd, "\n");
+  }
   if (end_ticks != 0) {
     // The process's peak resident set (getrusage: a system call, safe in a signal handler), in bytes.
     struct rusage u {};
@@ -611,10 +617,16 @@ void remember_poll(std::uint16_t fn, std::uint64_t key)
   t_poll = {true, fn, key, t_last_call_index, b->appended, b->flushes, 0, 0, &b->records[t_last_call_index].r};
 }
 
-void on_init(int world_rank, int world_size, std::int64_t init_start_ticks)
+void on_init(int world_rank, int world_size, std::int64_t init_start_ticks, const char* mpi_library)
 {
   if (not g_config.enabled)
     return;
+  std::size_t n = 0;
+  for (; mpi_library != nullptr && mpi_library[n] != '\0' && mpi_library[n] != '\n' && mpi_library[n] != '\r' &&
+         n + 1 < sizeof g_mpi_library;
+       ++n)
+    g_mpi_library[n] = mpi_library[n];
+  g_mpi_library[n] = '\0';
   g_rank.store(world_rank);
   g_size = world_size;
   g_init_ns = init_start_ticks;

@@ -166,7 +166,8 @@ inline std::uint64_t mix(std::uint64_t h, std::uint64_t v)
 bool selected(Fn fn);
 
 /// Called by the MPI_Init wrappers after PMPI_Init succeeded / by MPI_Finalize before PMPI_Finalize.
-void on_init(int world_rank, int world_size, std::int64_t init_start_ticks);
+/// `mpi_library`: MPI_Get_library_version's text (its first line is kept, for the collective selector).
+void on_init(int world_rank, int world_size, std::int64_t init_start_ticks, const char* mpi_library);
 void on_finalize(std::int64_t end_ticks);
 /// MPI_Abort: flush everything and mark the run aborted.
 void on_abort(int code);

@@ -111,7 +111,11 @@ inline RawRecord init_record(Fn fn, std::int64_t t0)
   int rank = 0, size = 0;
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
   PMPI_Comm_size(MPI_COMM_WORLD, &size);
-  on_init(rank, size, t0);
+  char library[MPI_MAX_LIBRARY_VERSION_STRING] = {0};
+  int length = 0;
+  if (PMPI_Get_library_version(library, &length) != MPI_SUCCESS)
+    library[0] = '\0';
+  on_init(rank, size, t0, library);
   RawRecord r;
   r.fn             = static_cast<std::uint16_t>(fn);
   r.start_ticks    = t0;

@@ -58,6 +58,7 @@ RawMeta read_raw_meta(const fs::path& file)
     else if (key == "code") number(m.code);
     else if (key == "init_rss_bytes") number(m.init_rss_bytes);
     else if (key == "peak_rss_bytes") number(m.peak_rss_bytes);
+    else if (key == "mpi_library") m.mpi_library = value;
     else if (not key.empty())
       throw InputError({file.string(), line_no, key, m.rank}, "unknown key in the hook's meta file");
   }
@@ -880,6 +881,7 @@ ConvertResult convert_raw(const fs::path& raw_dir, models::RunInfo info, const f
   info.np = np;
   if (info.host.name.empty())
     info.host.name = metas.begin()->second.host;
+  info.mpi_library = metas.begin()->second.mpi_library;
   std::map<std::string, FunctionTotal> totals;
   if (not out.empty())
     fs::create_directories(out);

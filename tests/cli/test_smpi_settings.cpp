@@ -156,9 +156,12 @@ TEST_CASE("smpi settings: a test costs SMPI's test sleep under the smpi selector
   auto smpi = replay(dir, index, " --cfg gridcast/coll-selector:smpi");
   REQUIRE(smpi.exit_code == 0);
   CHECK(makespan(smpi) == Approx(0.3007).epsilon(1e-9));
-  auto def = replay(dir, index);
+  auto def = replay(dir, index);  // a TIT trace: the default (auto) is smpirun's selector, and its rule
   REQUIRE(def.exit_code == 0);
-  CHECK(makespan(def) == Approx(0.3006).epsilon(1e-9));
+  CHECK(makespan(def) == makespan(smpi));
+  auto mpich = replay(dir, index, " --cfg gridcast/coll-selector:mpich");
+  REQUIRE(mpich.exit_code == 0);
+  CHECK(makespan(mpich) == Approx(0.3006).epsilon(1e-9));
   auto no_growth = replay(dir, index, " --cfg gridcast/coll-selector:smpi --cfg smpi/grow-injected-times:no "
                                       "--cfg smpi/test:1e-3");
   REQUIRE(no_growth.exit_code == 0);
@@ -180,7 +183,7 @@ TEST_CASE("smpi layouts: smpirun's split traces, relative to the working directo
   CHECK_THAT(prediction(dir), not Catch::Contains("paths_relative_to"));
 }
 
-TEST_CASE("smpi collectives: the default selector says it is not smpirun's", "[cli][smpi]")
+TEST_CASE("smpi collectives: a TIT trace's default selector is smpirun's, and says why", "[cli][smpi]")
 {
   TempDir dir;
   write_file(dir / "all.txt", "0 init\n1 init\n0 allreduce 1000 0 6\n1 allreduce 1000 0 6\n0 finalize\n1 finalize\n");
@@ -188,13 +191,21 @@ TEST_CASE("smpi collectives: the default selector says it is not smpirun's", "[c
   const std::string index = (dir / "index.txt").string();
   auto def = replay(dir, index);
   REQUIRE(def.exit_code == 0);
-  CHECK_THAT(def.output, Catch::Contains("gridcast/coll-selector:smpi reproduces it"));
-  CHECK_THAT(prediction(dir), Catch::Contains("coll_selector_note"));
-  for (const char* cfg : {"gridcast/coll-selector:smpi", "smpi/coll-selector:default", "gridcast/coll-selector:mpich"}) {
+  CHECK_THAT(def.output, Catch::Contains("algorithms of the smpi selector (auto: the input was recorded by SMPI"));
+  CHECK_THAT(prediction(dir), Catch::Contains("\"coll_selector\": \"smpi\""));
+  CHECK_THAT(prediction(dir), Catch::Contains("\"coll_selector_why\": \"auto: the input was recorded by SMPI"));
+  auto smpi = replay(dir, index, " --cfg gridcast/coll-selector:smpi");
+  REQUIRE(smpi.exit_code == 0);
+  CHECK(makespan(smpi) == makespan(def));
+  // auto named after another selector undoes it; a named one says it was named.
+  auto back = replay(dir, index, " --cfg gridcast/coll-selector:mpich --cfg gridcast/coll-selector:auto");
+  REQUIRE(back.exit_code == 0);
+  CHECK(makespan(back) == makespan(def));
+  for (const char* cfg : {"smpi/coll-selector:default", "gridcast/coll-selector:mpich"}) {
     INFO(cfg);
     auto r = replay(dir, index, std::string(" --cfg ") + cfg);
     REQUIRE(r.exit_code == 0);
-    CHECK_THAT(r.output, not Catch::Contains("reproduces it"));
+    CHECK_THAT(r.output, Catch::Contains(std::string("(--cfg ") + cfg + ")"));
+    CHECK_THAT(prediction(dir), Catch::Contains(std::string("\"coll_selector_why\": \"--cfg ") + cfg + "\""));
   }
-  CHECK_THAT(prediction(dir), not Catch::Contains("coll_selector_note"));
 }

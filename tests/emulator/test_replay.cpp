@@ -187,11 +187,61 @@ TEST_CASE("replay: an unknown collective selector is an input error naming the k
   ReplayOptions opts;
   REQUIRE_THROWS_AS(apply_cfg(opts, "gridcast/coll-selector:ompi"), InputError);
   REQUIRE_THROWS_WITH(apply_cfg(opts, "gridcast/coll-selector:ompi"),
-                      Catch::Contains("gridcast/coll-selector") && Catch::Contains("known: mpich, smpi"));
+                      Catch::Contains("gridcast/coll-selector") && Catch::Contains("known: auto, mpich, smpi"));
   apply_cfg(opts, "gridcast/coll-selector:smpi");
   REQUIRE(opts.coll_selector == CollectiveSelector::Smpi);
   apply_cfg(opts, "gridcast/coll-selector:mpich");
   REQUIRE(opts.coll_selector == CollectiveSelector::Mpich);
+}
+
+TEST_CASE("replay: the default selector follows the library that recorded the run, and says why", "[replay]")
+{
+  auto resolved = [](const SelectorEvidence& e, const std::string& cfg = {}) {
+    ReplayOptions opts;
+    if (not cfg.empty())
+      apply_cfg(opts, cfg);
+    resolve_coll_selector(opts, e);
+    return opts;
+  };
+  SelectorEvidence tit;
+  tit.smpi_trace = true;
+  CHECK(resolved(tit).coll_selector == CollectiveSelector::Smpi);
+  SelectorEvidence imported;
+  imported.mpi_library = "SMPI";
+  CHECK(resolved(imported).coll_selector == CollectiveSelector::Smpi);
+
+  SelectorEvidence ompi;
+  ompi.mpi_library = "Open MPI v4.1.4, package: Debian OpenMPI, ident: 4.1.4, repo rev: v4.1.4, May 26, 2022";
+  ReplayOptions o = resolved(ompi);
+  CHECK(o.coll_selector == CollectiveSelector::OpenMpi41);
+  CHECK_THAT(o.coll_selector_why, Catch::Contains("Open MPI v4.1.4") && not Catch::Contains("nearest"));
+  ompi.mpi_library = "Open MPI v5.0.3, package: Open MPI";
+  o = resolved(ompi);
+  CHECK(o.coll_selector == CollectiveSelector::OpenMpi41);
+  CHECK_THAT(o.coll_selector_why, Catch::Contains("nearest"));
+
+  SelectorEvidence mpich;
+  mpich.mpi_library = "MPICH Version:\t4.0.2";
+  CHECK(resolved(mpich).coll_selector == CollectiveSelector::Mpich);
+  SelectorEvidence other;
+  other.mpi_library = "Intel(R) MPI Library 2021.6";
+  o = resolved(other);
+  CHECK(o.coll_selector == CollectiveSelector::Mpich);
+  CHECK_THAT(o.coll_selector_why, Catch::Contains("does not have") && Catch::Contains("Intel(R) MPI"));
+  o = resolved(SelectorEvidence{});
+  CHECK(o.coll_selector == CollectiveSelector::Mpich);
+  CHECK_THAT(o.coll_selector_why, Catch::Contains("does not name its MPI library"));
+
+  SelectorEvidence mixed = ompi;
+  mixed.conflict = "the training profiles a and b were recorded with different MPI libraries";
+  o = resolved(mixed);
+  CHECK(o.coll_selector == CollectiveSelector::Mpich);
+  CHECK_THAT(o.coll_selector_why, Catch::Contains("a and b"));
+
+  // A selector named by --cfg wins over what the input says.
+  o = resolved(tit, "gridcast/coll-selector:openmpi-4.1");
+  CHECK(o.coll_selector == CollectiveSelector::OpenMpi41);
+  CHECK(o.coll_selector_why == "--cfg gridcast/coll-selector:openmpi-4.1");
 }
 
 TEST_CASE("replay: empty messages into one host overlap (a flat barrier takes two latencies)", "[replay]")

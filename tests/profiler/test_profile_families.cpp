@@ -200,7 +200,10 @@ TEST_CASE("profile: persistent requests, matched probes, alltoallw, neighbourhoo
     INFO(rep.output);
     REQUIRE(rep.exit_code == 0);
     CHECK_THAT(rep.output, Catch::Contains("makespan: "));
+    // The hook recorded the MPI library (Open MPI here): its collectives replay under its rules.
+    CHECK_THAT(rep.output, Catch::Contains("algorithms of the openmpi-4.1 selector (auto: the run was recorded with Open MPI"));
   }
+  CHECK_THAT(models::read_run_info(dir / "prof" / "run.json").mpi_library, Catch::StartsWith("Open MPI"));
   CHECK(test::read_file(dir / "replay-a" / "prediction.json") == test::read_file(dir / "replay-b" / "prediction.json"));
 }
 

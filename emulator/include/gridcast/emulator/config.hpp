@@ -64,6 +64,8 @@ struct ReplayOptions {
   std::map<CollectiveKind, std::string> forced_algorithms;   ///< gridcast/coll/<op>:<algorithm>
   CollectiveSelector coll_selector = CollectiveSelector::Mpich;  ///< gridcast/coll-selector:mpich|smpi|openmpi-4.1
   bool coll_selector_set = false;  ///< given by --cfg (gridcast/coll-selector or smpi/coll-selector)
+  /// Why `coll_selector` is what it is (resolve_coll_selector): the --cfg that named it, or what auto saw.
+  std::string coll_selector_why;
   /// gridcast/coll-local-copy:auto|on|off. Auto: charged where the platform has gridcast:memcpy-time.
   LocalCopyMode local_copy = LocalCopyMode::Auto;
   /// The copy curve the run charges local copies with, resolved by replay() from `local_copy` and the
@@ -81,6 +83,24 @@ struct ReplayOptions {
 
 /// The gridcast/... keys understood by --cfg, with their help text (for --help and docs).
 const std::vector<std::pair<std::string, std::string>>& gridcast_cfg_keys();
+
+
+/// What `gridcast/coll-selector:auto` (the default) chooses from: where the input came from.
+struct SelectorEvidence {
+  /// The input is an SMPI time-independent trace: SMPI chose the algorithms of the recorded run, and
+  /// smpirun's replay reproduces them.
+  bool smpi_trace = false;
+  /// The first line of MPI_Get_library_version in the recorded run ("Open MPI v4.1.4, ..."), "SMPI" for a
+  /// profile imported from an SMPI trace (models::recorded_mpi_library); empty: unknown.
+  std::string mpi_library;
+  /// Non-empty when the inputs disagree (profiles of two MPI libraries): what differs. Auto then takes
+  /// MPICH's rules and says why.
+  std::string conflict;
+};
+
+/// Sets options.coll_selector and coll_selector_why, unless --cfg named a selector: SMPI's selection for
+/// an SMPI trace, Open MPI 4.1's rules for a profile recorded with Open MPI, MPICH's otherwise.
+void resolve_coll_selector(ReplayOptions& options, const SelectorEvidence& evidence);
 
 /// Applies one `name:value` pair to `options`: gridcast keys are parsed and checked (InputError naming
 /// the key), anything else is queued for SimGrid. smpi/send-is-detached-thresh is accepted as an alias of

@@ -28,9 +28,6 @@ struct RunDescription {
   std::string command;  ///< "replay"
   std::vector<InputDigest> inputs;
   const ReplayOptions* options = nullptr;
-  /// Why the collectives' algorithms may differ from smpirun's (a TIT trace replayed under the default
-  /// selector); written as config.coll_selector_note when not empty.
-  std::string coll_selector_note;
   /// Predictions from a trace model: what it expresses exactly and how far it extrapolates
   /// (prediction.json "model_quality"); nullptr for replays of recorded traces.
   const models::trace::ModelQuality* model_quality = nullptr;

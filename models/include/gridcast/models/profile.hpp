@@ -53,12 +53,19 @@ struct RunInfo {
   TraceEncoding encoding = TraceEncoding::JsonLines;
   bool complete = true;     ///< false when the recorded run failed or was killed
   std::string origin;       ///< "profile", "tit-import", "convert", "synthesized"
+  /// The first line of MPI_Get_library_version in the recorded run ("Open MPI v4.1.4, ..."); empty when
+  /// not recorded. The collective selector's default (auto) follows it.
+  std::string mpi_library;
   /// Each rank's data footprint: its peak resident set above the resident set when MPI_Init returned
   /// (the hook's getrusage and /proc/self/statm); empty when not recorded (every rank or none).
   std::vector<double> footprint_bytes;
 };
 
 RunInfo read_run_info(const std::filesystem::path& run_json);
+
+/// The MPI library whose choices the recorded run made: run.json's mpi_library, else "SMPI" for a profile
+/// imported from an SMPI trace (SMPI ran it); empty when unknown.
+std::string recorded_mpi_library(const RunInfo& info);
 void write_run_info(const std::filesystem::path& run_json, const RunInfo& info);
 
 /// Opens the per-rank traces of a profile directory lazily. Checks that run.json is valid and that every

@@ -208,6 +208,9 @@ struct TrainingPoint {
   std::string profile;  ///< the profile directory as given to fit
   double nw = 0;
   int np = 0;
+  /// The MPI library the profile was recorded with (recorded_mpi_library: "SMPI" for an imported SMPI
+  /// trace); empty when unknown. The collective selector's default follows it.
+  std::string mpi_library;
 };
 
 struct TraceGroup {

@@ -27,6 +27,7 @@ struct RawMeta {
   int code = 0;              ///< signal number or abort code
   std::int64_t init_rss_bytes = 0;  ///< resident set when MPI_Init returned; 0: not recorded
   std::int64_t peak_rss_bytes = 0;  ///< the process's peak resident set when the run ended; 0: not recorded
+  std::string mpi_library;  ///< the first line of MPI_Get_library_version; empty: not recorded
 };
 
 RawMeta read_raw_meta(const std::filesystem::path& file);
