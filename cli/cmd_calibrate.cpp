@@ -137,7 +137,7 @@ int run_calibrate(const std::vector<std::string>& args)
   std::string output, mpirun, gpu_json, mpi_bench, refit, only_collectives, only_memcpy;
   std::string only_rate_curve;  // --only-rate-curve: the calibration to add the rate curve to
   options.add_options()
-    ("output,o", po::value(&output), "file to write (required): calibration.json, or with --gpu-only the GPU data "
+    ("out,o", po::value(&output), "file to write (required): calibration.json, or with --gpu-only the GPU data "
                                      "sheet")
     ("mpirun", po::value(&mpirun), "MPI launcher command line; gridcast appends `-np 2 gridcast-mpi-bench ...`. "
                                    "Default: `mpirun --oversubscribe --bind-to none`, plus --allow-run-as-root "
@@ -152,7 +152,7 @@ int run_calibrate(const std::vector<std::string>& args)
     ("no-gpu", "skip the GPU benchmarks")
     ("mpi-bench", po::value(&mpi_bench), "the gridcast-mpi-bench program to launch (default: the one beside "
                                          "this gridcast)")
-    ("quiet", "no progress display (warnings and skipped parts are still reported)")
+    ("quiet,q", "no progress display (warnings and skipped parts are still reported)")
     ("refit", po::value(&refit), "measure nothing: read this calibration, fit its network model again from the "
                                  "ping-pong and exchange curves it holds (factors, shared capacity, copy "
                                  "overhead: docs/guides/calibration.md) and write it to -o in the current version")
@@ -184,7 +184,7 @@ int run_calibrate(const std::vector<std::string>& args)
     throw UsageError{e.what(), "calibrate"};
   }
   if (output.empty())
-    throw UsageError{"-o/--output is required", "calibrate"};
+    throw UsageError{"-o/--out is required", "calibrate"};
   const bool gpu_only = vm.count("gpu-only") > 0;
   if (gpu_only && (vm.count("gpu-json") > 0 || vm.count("no-gpu") > 0))
     throw UsageError{"--gpu-only measures the GPU: it cannot go with --gpu-json or --no-gpu", "calibrate"};

@@ -56,7 +56,7 @@ int run_platform(const std::vector<std::string>& args)
     ("calibration,c", po::value(&calibration_path),
      "calibration.json from `gridcast calibrate`: fills the figures the spec leaves out (core speed, loopback, "
      "GPU links) and puts its latency/bandwidth factors and eager threshold into the platform")
-    ("output,o", po::value(&out)->required(), "SimGrid XML platform to write (written only once it loads and routes)")
+    ("out,o", po::value(&out)->required(), "SimGrid XML platform to write (written only once it loads and routes)")
     ("quiet,q", "print nothing but errors")
     ("help,h", "show this help");
   po::positional_options_description positional;
@@ -123,9 +123,13 @@ int run_platform(const std::vector<std::string>& args)
   write_file_atomically(target, xml, "the platform");
 
   if (not quiet) {
-    std::printf("platform %s: %d node(s), %zu hosts (%d CPU, %d GPU), %zu routers, %zu links\n", spec.name.c_str(),
-                model.nodes, model.hosts.size(), model.cpu_hosts, model.gpu_hosts, model.routers.size(),
-                model.links.size());
+    auto count = [](std::size_t n, const char* one, const char* many) {
+      return std::to_string(n) + " " + (n == 1 ? one : many);
+    };
+    std::printf("platform %s: %s, %s (%d CPU, %d GPU), %s, %s\n", spec.name.c_str(),
+                count(static_cast<std::size_t>(model.nodes), "node", "nodes").c_str(),
+                count(model.hosts.size(), "host", "hosts").c_str(), model.cpu_hosts, model.gpu_hosts,
+                count(model.routers.size(), "router", "routers").c_str(), count(model.links.size(), "link", "links").c_str());
     if (model.topology != "none")
       std::printf("network: %s, %d switches, bisection bandwidth %s\n", model.topology.c_str(), model.switches,
                   human_Bps(model.bisection_Bps).c_str());

@@ -54,10 +54,12 @@ public:
       return;
     last_    = now;
     printed_ = true;
-    double pct = total_ > 0 ? 100.0 * static_cast<double>(done_) / static_cast<double>(total_) : 100.0;
-    std::fprintf(stderr, "gridcast predict: %5.1f%% of %llu calls, simulated time %.6g s, %.0f s elapsed\n", pct,
-                 static_cast<unsigned long long>(total_), simgrid::s4u::Engine::get_clock(),
-                 std::chrono::duration<double>(now - start_).count());
+    const double share   = total_ > 0 ? std::min(1.0, static_cast<double>(done_) / static_cast<double>(total_)) : 1.0;
+    const double elapsed = std::chrono::duration<double>(now - start_).count();
+    // The remaining calls at the rate so far: fast-forward skips iterations, so this is an upper bound.
+    const double eta = share > 0 ? elapsed * (1 - share) / share : 0;
+    std::fprintf(stderr, "gridcast predict: %5.1f%% of %llu calls, simulated time %.6g s, %.0f s elapsed, about %.0f s left\n",
+                 100 * share, static_cast<unsigned long long>(total_), simgrid::s4u::Engine::get_clock(), elapsed, eta);
   }
 
 private:
@@ -149,32 +151,6 @@ std::string number(double v)
 
 }  // namespace
 
-/// Where the target lies outside the training points' Nw or Np range, and how far.
-static std::vector<std::string> range_warnings(const models::trace::TraceModel& model, double nw, int np)
-{
-  std::vector<std::string> out;
-  if (model.training.empty())
-    return out;
-  double nw_lo = model.training[0].nw, nw_hi = nw_lo;
-  int np_lo = model.training[0].np, np_hi = np_lo;
-  for (const auto& t : model.training) {
-    nw_lo = std::min(nw_lo, t.nw);
-    nw_hi = std::max(nw_hi, t.nw);
-    np_lo = std::min(np_lo, t.np);
-    np_hi = std::max(np_hi, t.np);
-  }
-  auto check = [&](const char* name, double v, double lo, double hi) {
-    if (v >= lo && v <= hi)
-      return;
-    std::string how = v > hi ? number(v / hi) + "x the largest (" + number(hi) + ")"
-                             : number(lo / std::max(v, 1e-300)) + "x below the smallest (" + number(lo) + ")";
-    out.push_back(std::string(name) + " " + number(v) + " is outside the fitted range " + number(lo) + "-" +
-                  number(hi) + ": " + how + "; the model extrapolates");
-  };
-  check("Nw", nw, nw_lo, nw_hi);
-  check("Np", np, np_lo, np_hi);
-  return out;
-}
 
 /// What the collective selector's default follows: the MPI library the model's training profiles were
 /// recorded with ("SMPI" for imported SMPI traces), and a conflict where they disagree.
@@ -330,7 +306,7 @@ int run_predict(const std::vector<std::string>& args)
     throw UsageError{"--ranks-per-host must be at least 1", "predict"};
 
   auto model = std::make_shared<const models::trace::TraceModel>(models::trace::read_model(model_file));
-  std::vector<std::string> warnings = range_warnings(*model, nw, np);
+  std::vector<std::string> warnings = model_range_warnings(*model, nw, np);
   for (const std::string& w : warnings)
     std::cerr << "gridcast predict: warning: " << w << '\n';
 

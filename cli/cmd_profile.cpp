@@ -87,7 +87,7 @@ std::optional<ProfileRequest> parse_request(const std::vector<std::string>& all_
   options.add_options()
     ("nw", po::value<double>(&r.nw), "workload size (problem size) of this run, written to run.json; required "
                                      "unless --discover")
-    ("out", po::value<std::string>(&r.out), "profile directory to write (created); with --discover the function "
+    ("out,o", po::value<std::string>(&r.out), "profile directory to write (created); with --discover the function "
                                             "list file (default gridcast-functions.txt)")
     ("functions", po::value<std::string>(&r.functions), "function list (one symbol per line, # comments; the "
                   "output of --discover): library and application functions to record besides MPI")

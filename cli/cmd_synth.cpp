@@ -40,19 +40,15 @@ int run_synth(const std::vector<std::string>& args)
     return 0;
   if (format != "native" && format != "tit")
     throw UsageError{"--format must be native or tit, not '" + format + "'", "synth"};
-  models::TraceEncoding enc;
-  if (encoding == "binary" || encoding == "gct")
-    enc = models::TraceEncoding::Binary;
-  else if (encoding == "jsonl" || encoding == "json")
-    enc = models::TraceEncoding::JsonLines;
-  else
-    throw UsageError{"--encoding must be binary or jsonl, not '" + encoding + "'", "synth"};
+  const models::TraceEncoding enc = encoding_from(encoding, "synth");
   if (np < 1)
     throw UsageError{"--np must be at least 1", "synth"};
   if (nw < 0)
     throw UsageError{"--nw must be >= 0", "synth"};
 
   auto model = std::make_shared<const models::trace::TraceModel>(models::trace::read_model(model_file));
+  for (const std::string& w : model_range_warnings(*model, nw, np))
+    std::cerr << "gridcast synth: warning: " << w << '\n';
   models::trace::SynthSource source(model, {nw, np});
   models::trace::print_quality(std::cerr, source.quality());
   if (format == "tit")

@@ -27,6 +27,7 @@ struct Command {
   const char* help;  ///< one line, no trailing newline
   int (*run)(const std::vector<std::string>& args);
   const char* alias = nullptr;  ///< another name that runs it (`--version`), not listed
+  bool runs_without_arguments = false;  ///< false: given no arguments, it prints its help and exits 1
 };
 
 /// Every subcommand, in the order of the usage text.

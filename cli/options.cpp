@@ -7,7 +7,10 @@
 
 #include <boost/program_options.hpp>
 
+#include <algorithm>
+#include <iomanip>
 #include <iostream>
+#include <sstream>
 
 namespace po = boost::program_options;
 
@@ -79,6 +82,37 @@ models::TraceEncoding encoding_from(const std::string& name, const std::string& 
   if (name == "binary" || name == "gct")
     return models::TraceEncoding::Binary;
   throw UsageError{"--to/--encoding must be jsonl or binary, not '" + name + "'", command};
+}
+
+std::vector<std::string> model_range_warnings(const models::trace::TraceModel& model, double nw, int np)
+{
+  auto number = [](double v) {
+    std::ostringstream o;
+    o << std::setprecision(6) << v;
+    return o.str();
+  };
+  std::vector<std::string> out;
+  if (model.training.empty())
+    return out;
+  double nw_lo = model.training[0].nw, nw_hi = nw_lo;
+  int np_lo = model.training[0].np, np_hi = np_lo;
+  for (const auto& t : model.training) {
+    nw_lo = std::min(nw_lo, t.nw);
+    nw_hi = std::max(nw_hi, t.nw);
+    np_lo = std::min(np_lo, t.np);
+    np_hi = std::max(np_hi, t.np);
+  }
+  auto check = [&](const char* name, double v, double lo, double hi) {
+    if (v >= lo && v <= hi)
+      return;
+    std::string how = v > hi ? number(v / hi) + "x the largest (" + number(hi) + ")"
+                             : number(lo / std::max(v, 1e-300)) + "x below the smallest (" + number(lo) + ")";
+    out.push_back(std::string(name) + " " + number(v) + " is outside the fitted range " + number(lo) + "-" +
+                  number(hi) + ": " + how + "; the model extrapolates");
+  };
+  check("Nw", nw, nw_lo, nw_hi);
+  check("Np", np, np_lo, np_hi);
+  return out;
 }
 
 }  // namespace gridcast::cli

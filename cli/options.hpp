@@ -6,6 +6,7 @@
 #include "gridcast/emulator/replay.hpp"
 #include "gridcast/emulator/report.hpp"
 #include "gridcast/models/profile.hpp"
+#include "gridcast/models/trace_model.hpp"
 
 #include <boost/program_options.hpp>
 
@@ -48,6 +49,10 @@ void print_coll_selector(std::ostream& out, const emulator::ReplayOptions& optio
 
 /// Adds the platform and the hostfile (when given) with their digests to the inputs of prediction.json.
 void add_target_inputs(emulator::RunDescription& run, const RunTarget& target);
+
+/// Where the target (nw, np) lies outside the Nw or Np range of the model's training points, and how far:
+/// one warning each, which predict and synth print.
+std::vector<std::string> model_range_warnings(const models::trace::TraceModel& model, double nw, int np);
 
 /// The profile encoding named on the command line (--to, --encoding): jsonl (or json), binary (or gct); any
 /// other name is a UsageError naming `command`.

@@ -18,7 +18,7 @@ run time) and writes the figures as a GPU data sheet (docs/reference/calibration
 to `gridcast calibrate --gpu-json FILE`. Same measurements as `gridcast calibrate --gpu-only`.
 
 options:
-  -o, --output FILE   where to write the data sheet (required)
+  -o, --out FILE      where to write the data sheet (required)
   --quick             fewer repetitions and 8 MiB copies instead of 256 MiB (a few seconds)
   --quiet             no progress display on stderr
   -h, --help          this help
@@ -39,7 +39,7 @@ int main(int argc, char** argv)
       std::cout << kHelp;
       return 0;
     }
-    if ((a == "-o" || a == "--output") && i + 1 < argc)
+    if ((a == "-o" || a == "--out") && i + 1 < argc)
       output = argv[++i];
     else if (a == "--quick")
       quick = true;

@@ -1,9 +1,26 @@
 // InputError and its message format.
 #include "gridcast/foundation/errors.hpp"
 
+#include <sys/resource.h>
+
+#include <cerrno>
+#include <cstring>
 #include <utility>
 
 namespace gridcast {
+
+std::string open_failure(int errno_value)
+{
+  std::string text = std::strerror(errno_value);
+  if (errno_value == EMFILE) {
+    rlimit limit{};
+    if (getrlimit(RLIMIT_NOFILE, &limit) == 0)
+      text += " (the limit is " + std::to_string(limit.rlim_cur) +
+              " open files, and a replay holds one per rank: raise it with `ulimit -n`, as far as the hard "
+              "limit of `ulimit -Hn`, which gridcast already takes)";
+  }
+  return text;
+}
 
 std::string format_error(const ErrorContext& context, const std::string& reason)
 {

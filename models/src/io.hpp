@@ -115,7 +115,7 @@ protected:
   TextTraceStream(const std::filesystem::path& file, int rank, std::string_view what) : in_(file), source_(file.string())
   {
     if (not in_.is_open())
-      throw InputError({source_, 0, "", rank}, "cannot open " + std::string(what) + ": " + std::strerror(errno));
+      throw InputError({source_, 0, "", rank}, "cannot open " + std::string(what) + ": " + open_failure(errno));
   }
 
   LineReader in_;

@@ -159,7 +159,7 @@ BinaryTraceStream::BinaryTraceStream(const fs::path& file, int rank, std::string
     : in_(file), display_(display.empty() ? file.string() : std::move(display)), rank_(rank)
 {
   if (not in_.is_open())
-    throw InputError({file.string(), 0, "", rank}, "cannot open binary trace: " + std::string(std::strerror(errno)));
+    throw InputError({file.string(), 0, "", rank}, "cannot open binary trace: " + open_failure(errno));
   char magic[sizeof kBinaryMagic];
   if (not in_.read(magic, sizeof magic) || std::memcmp(magic, kBinaryMagic, sizeof magic) != 0)
     throw InputError({display_, 0, "", rank}, "not a gridcast binary trace (bad magic, expected \"GCTRACE1\")");

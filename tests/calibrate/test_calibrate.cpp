@@ -176,7 +176,7 @@ TEST_CASE("calibrate: --help explains every option", "[calibrate]")
 {
   auto r = run_gridcast("calibrate --help");
   CHECK(r.exit_code == 0);
-  for (const char* opt : {"--output", "--mpirun", "--quick", "--gpu-json", "--gpu-only", "--no-mpi", "--no-gpu",
+  for (const char* opt : {"--out", "--mpirun", "--quick", "--gpu-json", "--gpu-only", "--no-mpi", "--no-gpu",
                           "--quiet", "--only-rate-curve"})
     CHECK(r.output.find(opt) != std::string::npos);
   CHECK(run_gridcast("calibrate --quick").exit_code == 1);  // -o missing

@@ -218,3 +218,70 @@ TEST_CASE("cli: bad input is exit code 1 with the file, line and rank", "[cli]")
     REQUIRE_THAT(r.output, Catch::Contains("tag 42"));
   }
 }
+
+TEST_CASE("cli: one tool, with -o/--out and -q/--quiet everywhere, `help CMD`, and a bare command showing its help", "[cli]")
+{
+  for (const char* cmd : {"profile", "import", "convert", "fit", "synth", "replay", "predict", "platform", "calibrate"}) {
+    INFO(cmd);
+    auto help = run_gridcast(std::string(cmd) + " --help");
+    REQUIRE(help.exit_code == 0);
+    CHECK_THAT(help.output, Catch::Contains("-o [ --out ]"));
+    CHECK_THAT(help.output, not Catch::Contains("--output"));
+    // `gridcast help CMD` is the same text.
+    auto via_help = run_gridcast(std::string("help ") + cmd);
+    CHECK(via_help.exit_code == 0);
+    CHECK(via_help.output == help.output);
+    // Given nothing, a command that needs inputs prints its whole help and exits 1 (not "'--x' is required").
+    auto bare = run_gridcast(cmd);
+    CHECK(bare.exit_code == 1);
+    CHECK_THAT(bare.output, Catch::StartsWith("usage: gridcast " + std::string(cmd)));
+  }
+  for (const char* cmd : {"platform", "calibrate"}) {
+    INFO(cmd);
+    CHECK_THAT(run_gridcast(std::string(cmd) + " --help").output, Catch::Contains("-q [ --quiet ]"));
+  }
+  CHECK(run_gridcast("algorithms").exit_code == 0);
+  CHECK(run_gridcast("version").exit_code == 0);
+  CHECK(run_gridcast("help no-such-command").exit_code == 1);
+}
+
+TEST_CASE("cli: a trace of more ranks than the soft open-file limit replays, and past the hard one the error says so",
+          "[cli]")
+{
+  TempDir dir;
+  const int ranks = 64;
+  std::string index;
+  for (int r = 0; r < ranks; ++r) {
+    const std::string name = "r" + std::to_string(r) + ".txt";
+    write_file(dir / name, std::to_string(r) + " init\n" + std::to_string(r) + " compute 1e6\n" + std::to_string(r) +
+                               " finalize\n");
+    index += name + "\n";
+  }
+  write_file(dir / "index.txt", index);
+  write_file(dir / "cluster.xml", gridcast::test::cluster_xml(ranks));
+  const std::string replay = std::string(GRIDCAST_BIN) + " replay '" + (dir / "index.txt").string() + "' --platform '" +
+                             (dir / "cluster.xml").string() + "' 2>&1";
+  auto run_sh = [](const std::string& script) {
+    gridcast::test::RunResult r;
+    FILE* pipe = popen(("sh -c \"" + script + "\"").c_str(), "r");
+    REQUIRE(pipe != nullptr);
+    char buf[4096];
+    std::size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0)
+      r.output.append(buf, n);
+    const int status = pclose(pipe);
+    r.exit_code      = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return r;
+  };
+  // A soft limit below the rank count: gridcast takes the hard limit and replays.
+  auto soft = run_sh("ulimit -Sn 40 && " + replay);
+  INFO(soft.output);
+  CHECK(soft.exit_code == 0);
+  CHECK_THAT(soft.output, Catch::Contains("ranks: 64"));
+  // A hard limit below it: exit 1, the limit named, and how to raise it.
+  auto hard = run_sh("ulimit -Sn 40 && ulimit -Hn 40 && " + replay);  // soft first: never above hard
+  INFO(hard.output);
+  CHECK(hard.exit_code == 1);
+  CHECK_THAT(hard.output, Catch::Contains("Too many open files") && Catch::Contains("the limit is 40") &&
+                              Catch::Contains("ulimit -n"));
+}

@@ -37,4 +37,8 @@ public:
 /// Formats "file:line: key 'k': rank r: reason" with the parts that are set.
 std::string format_error(const ErrorContext& context, const std::string& reason);
 
+/// Why a file could not be opened, from the errno of the failed open: its text, and for "Too many open
+/// files" (a trace of more ranks than the open-file limit) the limit and how to raise it.
+std::string open_failure(int errno_value);
+
 }  // namespace gridcast
