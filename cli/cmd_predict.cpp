@@ -335,6 +335,7 @@ int run_predict(const std::vector<std::string>& args)
             << (synth_options.variability ? " (variability on, seed " + std::to_string(seed) + ")" : "") << '\n';
   emulator::print_summary(std::cout, result);
   print_coll_selector(std::cout, opts, result);
+  print_run_warnings(std::cerr, "predict", result);
   print_fast_forward(result);
 
   if (not out.empty()) {

@@ -125,6 +125,7 @@ int run_replay(const std::vector<std::string>& args)
   emulator::ReplayResult result = emulator::replay(*t.source, opts, timeline_path);
   emulator::print_summary(std::cout, result);
   print_coll_selector(std::cout, opts, result);
+  print_run_warnings(std::cerr, "replay", result);
 
   if (not out.empty()) {
     emulator::RunDescription run;

@@ -68,6 +68,14 @@ void print_coll_selector(std::ostream& out, const emulator::ReplayOptions& optio
       << " selector (" << options.coll_selector_why << ")\n";
 }
 
+void print_run_warnings(std::ostream& err, const std::string& command, const emulator::ReplayResult& result)
+{
+  if (result.unmatched_sends > 0)
+    err << "gridcast " << command << ": warning: " << result.unmatched_sends
+        << " send(s) never received by the end of the run (first: " << result.first_unmatched_send
+        << "); they cost their sender only, as eager sends do\n";
+}
+
 void add_target_inputs(emulator::RunDescription& run, const RunTarget& target)
 {
   run.inputs.push_back({"platform", target.platform, emulator::digest_file(target.platform)});

@@ -47,6 +47,9 @@ std::filesystem::path prepare_output(const RunTarget& target);
 /// auto default follows the input): printed after the summary of a run that had collectives.
 void print_coll_selector(std::ostream& out, const emulator::ReplayOptions& options, const emulator::ReplayResult& result);
 
+/// Warnings about the run itself (sends never received), to stderr after the summary.
+void print_run_warnings(std::ostream& err, const std::string& command, const emulator::ReplayResult& result);
+
 /// Adds the platform and the hostfile (when given) with their digests to the inputs of prediction.json.
 void add_target_inputs(emulator::RunDescription& run, const RunTarget& target);
 

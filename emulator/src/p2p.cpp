@@ -553,6 +553,14 @@ void MessageBoard::add_skipped(std::uint64_t messages, const std::map<std::uint6
   }
 }
 
+std::vector<RequestPtr> MessageBoard::unmatched_sends() const
+{
+  std::vector<RequestPtr> out;
+  for (const Queues& q : queues_)
+    out.insert(out.end(), q.unexpected_sends.begin(), q.unexpected_sends.end());
+  return out;
+}
+
 std::vector<RequestPtr> MessageBoard::pending_at(int world_rank) const
 {
   std::vector<RequestPtr> out;

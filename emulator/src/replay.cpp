@@ -182,6 +182,13 @@ ReplayResult replay(const models::TraceSource& trace, const ReplayOptions& optio
   ReplayResult result;
   result.makespan_s = sg4::Engine::get_clock();
   result.messages = world.board.messages();
+  const std::vector<RequestPtr> unmatched = world.board.unmatched_sends();
+  result.unmatched_sends = unmatched.size();
+  if (not unmatched.empty()) {
+    const Request& s = *unmatched.front();
+    result.first_unmatched_send = "rank " + std::to_string(s.owner) + " to rank " + std::to_string(s.peer) + ", tag " +
+                                  std::to_string(s.tag) + ", " + std::to_string(s.bytes) + " B";
+  }
   for (const auto& runner : runners) {
     if (not runner->finished())
       result.blocked.push_back(runner->blocked_report());

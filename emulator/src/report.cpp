@@ -155,6 +155,10 @@ void write_prediction(const std::filesystem::path& file, const ReplayResult& res
   j["makespan_s"] = result.makespan_s;
   j["events"] = result.events;
   j["messages"] = result.messages;
+  if (result.unmatched_sends > 0) {  // absent when every send was received: outputs keep their bytes
+    j["unmatched_sends"]      = result.unmatched_sends;
+    j["first_unmatched_send"] = result.first_unmatched_send;
+  }
 
   ordered ranks = ordered::array();
   for (const RankStats& r : result.ranks)

@@ -285,3 +285,24 @@ TEST_CASE("cli: a trace of more ranks than the soft open-file limit replays, and
   CHECK_THAT(hard.output, Catch::Contains("Too many open files") && Catch::Contains("the limit is 40") &&
                               Catch::Contains("ulimit -n"));
 }
+
+TEST_CASE("cli: sends never received are a warning and a count in prediction.json, at no quadratic cost", "[cli]")
+{
+  TempDir dir;
+  std::string r0 = "0 init\n";
+  for (int i = 0; i < 20000; ++i)
+    r0 += "0 send 1 " + std::to_string(i % 3) + " 100\n";
+  write_file(dir / "r0.txt", r0 + "0 finalize\n");
+  write_file(dir / "r1.txt", "1 init\n1 recv 0 0 100\n1 compute 1e6\n1 finalize\n");
+  write_file(dir / "index.txt", "r0.txt\nr1.txt\n");
+  write_file(dir / "cluster.xml", gridcast::test::cluster_xml(2));
+  auto r = run_gridcast("replay '" + (dir / "index.txt").string() + "' --platform '" + (dir / "cluster.xml").string() +
+                        "' --no-timeline --out '" + (dir / "out").string() + "'");
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.output, Catch::Contains("messages: 1"));
+  CHECK_THAT(r.output, Catch::Contains("warning: 19999 send(s) never received") &&
+                           Catch::Contains("first: rank 0 to rank 1, tag 1, 100 B"));
+  const std::string prediction = read_file(dir / "out" / "prediction.json");
+  CHECK_THAT(prediction, Catch::Contains("\"unmatched_sends\": 19999"));
+}

@@ -222,6 +222,9 @@ public:
 
   /// Requests still unmatched at `world_rank` (for deadlock reports).
   std::vector<RequestPtr> pending_at(int world_rank) const;
+  /// Sends that no receive matched (eager ones complete without one): by receiving rank, then in the
+  /// order they were posted. At the end of a run, messages the trace sent and never received.
+  std::vector<RequestPtr> unmatched_sends() const;
 
   /// Counts the bytes of every message on each link of its route (off by default: it costs one route
   /// lookup per new host pair). SimGrid's link-load plugin is not used because it cannot attach to the

@@ -73,6 +73,10 @@ struct ReplayResult {
   std::map<std::string, std::map<std::string, std::uint64_t>> collectives;  ///< op -> algorithm -> calls
   std::uint64_t events = 0;    ///< calls replayed
   std::uint64_t messages = 0;  ///< point-to-point messages, including those inside collectives
+  /// Sends never received by the end of the run (a trace that is not a whole MPI run, or a model that
+  /// lost a receive), and the first of them as text; not counted in `messages`.
+  std::uint64_t unmatched_sends = 0;
+  std::string first_unmatched_send;
   std::vector<BlockedRank> blocked;  ///< non-empty: the run could not finish
   /// The eager/rendezvous switch the run used, and where it came from: "cfg" (--cfg), "platform"
   /// (gridcast:eager-threshold of a calibrated platform) or "default".
