@@ -167,7 +167,7 @@ def evaluate(steps: Steps, name: str, work: Path) -> dict:
         row["makespan_error_pct"] = 100.0 * (row["predicted_s"] - row["smpirun_s"]) / row["smpirun_s"]
     syn = work / f"{name}-synth"
     shutil.rmtree(syn, ignore_errors=True)
-    res = steps.run([steps.gridcast, "synth", str(model), "--nw", str(target_nw), "--np", str(target_np),
+    res = steps.run([steps.gridcast, "synth", "--force", str(model), "--nw", str(target_nw), "--np", str(target_np),
                      "--out", str(syn), "--encoding", "jsonl"])
     if res.returncode != 0:
         row.update(synth_ok=False, synth_error=res.stderr.strip())

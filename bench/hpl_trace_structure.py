@@ -56,7 +56,7 @@ def read_ranks(profile: Path, gridcast: str) -> tuple[dict, list[list[dict]]]:
     if info["encoding"] != "jsonl":
         conv = profile.parent / (profile.name + "-jsonl")
         if not conv.exists():
-            subprocess.run([gridcast, "convert", str(profile), "--to", "jsonl", "--out", str(conv)],
+            subprocess.run([gridcast, "convert", "--force", str(profile), "--to", "jsonl", "--out", str(conv)],
                            check=True, capture_output=True)
         profile = conv
     ranks = []

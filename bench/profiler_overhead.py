@@ -188,7 +188,7 @@ def main() -> int:
         prof = work / "prof"
         shutil.rmtree(prof, ignore_errors=True)
         t0 = time.perf_counter()
-        subprocess.run([args.gridcast, "profile", "--nw", "1", "--out", str(prof), "--", *cmd], cwd=cwd, env=env,
+        subprocess.run([args.gridcast, "profile", "--force", "--nw", "1", "--out", str(prof), "--", *cmd], cwd=cwd, env=env,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
         profile_s = time.perf_counter() - t0
         overhead = hooked_s / base - 1

@@ -140,7 +140,7 @@ def read_ranks(profile: Path, gridcast: str, scratch: Path) -> list[list[dict]]:
     if info["encoding"] != "jsonl":
         conv = profile.parent / (profile.name + "-jsonl")  # next to its recording: never stale
         if not conv.exists():
-            run([gridcast, "convert", str(profile), "--to", "jsonl", "--out", str(conv)])
+            run([gridcast, "convert", "--force", str(profile), "--to", "jsonl", "--out", str(conv)])
         profile = conv
     ranks = []
     for r in range(info["np"]):
@@ -269,7 +269,7 @@ def main() -> int:
                 rec = record(app, p, w, work / f"{app}-np{p}-nw{w}", args.gridcast)
                 syn = work / f"{app}-np{p}-nw{w}-synth"
                 shutil.rmtree(syn, ignore_errors=True)
-                run([args.gridcast, "synth", str(model), "--nw", str(w), "--np", str(p), "--out", str(syn),
+                run([args.gridcast, "synth", "--force", str(model), "--nw", str(w), "--np", str(p), "--out", str(syn),
                      "--encoding", "jsonl"])
                 c = compare(read_ranks(rec, args.gridcast, work), read_ranks(syn, args.gridcast, work))
                 c.update(app=app, np=p, nw=w, groups=len(m["groups"]), rule=m["rule"]["classifier"])

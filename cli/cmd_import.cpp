@@ -25,6 +25,7 @@ int run_import(const std::vector<std::string>& args)
     ("input", po::value(&input)->required(), "the trace: a TIT index file or a single all-ranks TIT file")
     ("nw", po::value(&nw)->required(), "workload size (problem size parameter) the traced run used")
     ("out,o", po::value(&out)->required(), "profile directory to write (created)")
+    ("force", "replace the trace that --out already holds (its files only; without it, exit 1)")
     ("encoding", po::value(&encoding_name)->default_value("binary"), "jsonl or binary")
     ("host-name", po::value(&host_name)->default_value("unknown"), "name of the host the trace was recorded on")
     ("host-speed", po::value(&host_speed)->default_value(1e9),
@@ -32,7 +33,7 @@ int run_import(const std::vector<std::string>& args)
   po::positional_options_description positional;
   positional.add("kind", 1).add("input", 1);
   po::variables_map vm;
-  if (not parse("import", "import tit INDEX --nw VALUE --out DIR [--encoding jsonl|binary]", args, options, positional,
+  if (not parse("import", "import tit INDEX --nw VALUE --out DIR [--force] [--encoding jsonl|binary]", args, options, positional,
                 vm))
     return 0;
   if (kind != "tit")
@@ -40,6 +41,7 @@ int run_import(const std::vector<std::string>& args)
   if (host_speed <= 0)
     throw UsageError{"--host-speed must be positive", "import"};
   models::TraceEncoding encoding = encoding_from(encoding_name, "import");
+  models::prepare_trace_output(out, vm.count("force") > 0);
   models::TitTrace tit(input);
   models::RunInfo info;
   info.np = tit.rank_count();

@@ -70,7 +70,7 @@ struct ProfileRequest {
   std::string out, functions, calibration;
   models::TraceEncoding encoding = models::TraceEncoding::Binary;
   double share = 0.85;
-  bool keep_raw = false, discover = false;
+  bool keep_raw = false, discover = false, force = false;
 };
 
 /// Parses and checks the arguments; nullopt when --help or --print-hook answered already.
@@ -95,6 +95,7 @@ std::optional<ProfileRequest> parse_request(const std::vector<std::string>& all_
                     "the host speed written to run.json (default: measured now with a system-BLAS dgemm, as gridcast calibrate does)")
     ("encoding", po::value<std::string>(&encoding), "rank file encoding: binary (default) or jsonl")
     ("keep-raw", "keep the hook's raw files (DIR/raw) after the conversion")
+    ("force", "replace the trace that --out already holds (its files only; without it, exit 1)")
     ("discover", "record every function the hook can see and write the list of those covering --share")
     ("share", po::value<double>(&r.share), "--discover: share of the total time the listed functions must cover "
                                            "(default 0.85)")
@@ -124,6 +125,7 @@ std::optional<ProfileRequest> parse_request(const std::vector<std::string>& all_
   }
   r.discover = vm.count("discover") > 0;
   r.keep_raw = vm.count("keep-raw") > 0;
+  r.force    = vm.count("force") > 0;
   if (r.command.empty())
     throw UsageError{"no command after `--` (e.g. gridcast profile --nw 100 --out prof -- mpirun -np 2 ./app)",
                      "profile"};
@@ -243,6 +245,7 @@ int run_profile(const std::vector<std::string>& all_args)
     check_writable_dir(fs::absolute(list).parent_path());
     raw_dir = fs::temp_directory_path() / ("gridcast-discover-" + std::to_string(getpid()));
   } else {
+    models::prepare_trace_output(out_dir, r.force);  // before the run: a refusal costs nothing
     check_writable_dir(out_dir);
     raw_dir = out_dir / "raw";
   }

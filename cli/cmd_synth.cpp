@@ -25,6 +25,7 @@ int run_synth(const std::vector<std::string>& args)
     ("nw", po::value(&nw)->required(), "target workload size (the nw of run.json)")
     ("np", po::value(&np)->required(), "target number of ranks")
     ("out,o", po::value(&out)->required(), "directory to write (created)")
+    ("force", "replace the trace that --out already holds (its files only; without it, exit 1)")
     ("format", po::value(&format)->default_value("native"),
      "native: a profile directory (run.json + rank files); tit: an SMPI time-independent trace (DIR/trace.txt "
      "index + DIR/trace.txt_files/), replayable by `smpirun -replay`")
@@ -33,7 +34,7 @@ int run_synth(const std::vector<std::string>& args)
   positional.add("model", 1);
   po::variables_map vm;
   if (not parse("synth",
-                "synth model.json --nw X --np Y --out DIR [--format native|tit] [--encoding binary|jsonl]",
+                "synth model.json --nw X --np Y --out DIR [--force] [--format native|tit] [--encoding binary|jsonl]",
                 args, options, positional, vm,
                 "Generates every rank's calls at (Nw, Np) from the model, one call at a time (memory does not\n"
                 "grow with the number of iterations). See docs/reference/trace-model.md."))
@@ -49,6 +50,7 @@ int run_synth(const std::vector<std::string>& args)
   auto model = std::make_shared<const models::trace::TraceModel>(models::trace::read_model(model_file));
   for (const std::string& w : model_range_warnings(*model, nw, np))
     std::cerr << "gridcast synth: warning: " << w << '\n';
+  models::prepare_trace_output(out, vm.count("force") > 0);
   models::trace::SynthSource source(model, {nw, np});
   models::trace::print_quality(std::cerr, source.quality());
   if (format == "tit")

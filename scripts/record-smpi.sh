@@ -53,7 +53,7 @@ case "$mode" in
     # directory: re-recording a committed profile then leaves `git diff` empty.
     case "$out" in /*) ;; *) out="$PWD/$out" ;; esac
     case "$gridcast" in /*) ;; */*) gridcast="$PWD/$gridcast" ;; esac
-    (cd "$work" && "$gridcast" import tit trace.txt --nw "$nw" --out "$out" --encoding binary > /dev/null)
+    (cd "$work" && "$gridcast" import tit trace.txt --nw "$nw" --out "$out" --force --encoding binary > /dev/null)
     sed -n 1p "$work/stdout.txt"
     ;;
   *)

@@ -36,7 +36,7 @@ def measured_totals(gridcast: str, profile: Path, tmp: Path) -> tuple[dict, dict
     jsonl = profile
     if run["encoding"] != "jsonl":
         jsonl = tmp / "measured-jsonl"
-        subprocess.run([gridcast, "convert", str(profile), "--to", "jsonl", "--out", str(jsonl)], check=True,
+        subprocess.run([gridcast, "convert", "--force", str(profile), "--to", "jsonl", "--out", str(jsonl)], check=True,
                        capture_output=True, text=True)
     seconds: dict[str, float] = collections.defaultdict(float)
     calls: collections.Counter = collections.Counter()

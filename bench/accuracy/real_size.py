@@ -211,7 +211,7 @@ def profile(gridcast: str, app: App, size: int, out: Path, calibration: Path) ->
     run_dir = out.with_name(out.name + ".run")
     run_dir.mkdir(parents=True, exist_ok=True)
     whole = out.with_name(out.name + ".whole") if app.name == "hpl" else out
-    cmd = [gridcast, "profile", "--nw", str(size), "--out", str(whole), "--calibration", str(calibration), "--",
+    cmd = [gridcast, "profile", "--force", "--nw", str(size), "--out", str(whole), "--calibration", str(calibration), "--",
            *app_command(app, size, run_dir)]
     busy0 = busy_seconds()
     t0 = time.perf_counter()

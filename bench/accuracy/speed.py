@@ -68,7 +68,7 @@ def main() -> int:
             for i in range(20):
                 nw = 6400 + 40 * i
                 p = work / f"p{nw}"
-                subprocess.run([args.gridcast, "synth", str(model), "--nw", str(nw), "--np", "8", "--out", str(p)],
+                subprocess.run([args.gridcast, "synth", "--force", str(model), "--nw", str(nw), "--np", "8", "--out", str(p)],
                                check=True, capture_output=True)
                 profiles.append(str(p))
             fits = [timed([args.gridcast, "fit", *profiles, "-o", str(work / "fit.json")]) for _ in range(args.reps)]

@@ -48,7 +48,7 @@ if [ ! -s "$work/stdout.txt" ] || grep -q "MPI_Abort was called" "$work/stderr.t
 fi
 rm -rf "$out" "$out.smpi"
 # Imported from inside $work so that run.json's command names trace.txt, not the mktemp directory.
-(cd "$work" && "$gridcast" import tit trace.txt --nw "$nw" --out "$out" --encoding binary > /dev/null)
+(cd "$work" && "$gridcast" import tit trace.txt --nw "$nw" --out "$out" --force --encoding binary > /dev/null)
 mkdir -p "$out.smpi"
 cp "$work/platform.xml" "$work/hostfile" "$out.smpi/"
 grep -h "Simulated time" "$work/stdout.txt" "$work/stderr.txt" > "$out.smpi/smpirun.txt" || true

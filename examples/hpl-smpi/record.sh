@@ -35,5 +35,5 @@ i=0; while [ $i -lt "$NP" ]; do echo "node-$i"; i=$((i + 1)); done > "$work/host
 for f in "$work"/trace.txt_files/*; do sed -i '/ compute /d' "$f"; done
 grep -q passed "$work/stdout.txt" || { echo "record.sh: HPL did not pass at NP $NP N $N ($P x $Q):" >&2;
   cat "$work/stdout.txt" "$work/HPL.out" >&2 2>/dev/null; exit 1; }
-"$GRIDCAST" import tit "$work/trace.txt" --nw "$N" --out "$OUT" --encoding binary > /dev/null
+"$GRIDCAST" import tit "$work/trace.txt" --nw "$N" --out "$OUT" --force --encoding binary > /dev/null
 sed -n 1p "$work/stdout.txt"

@@ -40,5 +40,5 @@ i=0; while [ $i -lt "$NP" ]; do echo "node-$i"; i=$((i + 1)); done > "$work/host
   echo "record.sh: LAMMPS failed at NP $NP N $N:" >&2; tail -20 "$work/stdout.txt" >&2; exit 1; }
 grep -q "^Loop time" "$work/stdout.txt" || { echo "record.sh: no 'Loop time' in LAMMPS' output:" >&2;
   tail -20 "$work/stdout.txt" >&2; exit 1; }
-"$GRIDCAST" import tit "$work/trace.txt" --nw "$N" --out "$OUT" --encoding binary > /dev/null
+"$GRIDCAST" import tit "$work/trace.txt" --nw "$N" --out "$OUT" --force --encoding binary > /dev/null
 grep "^Loop time" "$work/stdout.txt"

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -53,6 +54,42 @@ std::string recorded_mpi_library(const RunInfo& info)
   if (info.mpi_library.empty() && info.origin == "tit-import")
     return "SMPI";
   return info.mpi_library;
+}
+
+void prepare_trace_output(const fs::path& out, bool replace)
+{
+  std::error_code ec;
+  if (not fs::exists(out, ec))
+    return;
+  if (not fs::is_directory(out, ec))
+    throw InputError({out.string(), 0, {}, -1}, "exists and is not a directory: choose another --out");
+  std::vector<fs::path> ours;  // what gridcast writes into a trace directory
+  bool others = false;
+  for (const fs::directory_entry& e : fs::directory_iterator(out, ec)) {
+    const std::string name = e.path().filename().string();
+    const bool rank_file   = name.rfind("rank-", 0) == 0 && (e.path().extension() == ".gct" || e.path().extension() == ".jsonl");
+    if (name == "run.json" || rank_file || name == "raw" || name == "trace.txt" || name == "trace.txt_files")
+      ours.push_back(e.path());
+    else
+      others = true;
+  }
+  if (ours.empty()) {
+    if (others)
+      throw InputError({out.string(), 0, {}, -1}, "is not empty and holds no trace gridcast wrote: choose an empty or new --out");
+    return;
+  }
+  if (not replace)
+    throw InputError({out.string(), 0, {}, -1},
+                     "already holds a trace (" + ours.front().filename().string() + (ours.size() > 1 ? ", ..." : "") +
+                         "): pass --force to replace it, or choose another --out");
+  std::sort(ours.begin(), ours.end(), [](const fs::path& a, const fs::path& b) {
+    return (a.filename() == "run.json") != (b.filename() == "run.json") ? a.filename() == "run.json" : a < b;
+  });
+  for (const fs::path& p : ours) {
+    fs::remove_all(p, ec);
+    if (ec)
+      throw InputError({p.string(), 0, {}, -1}, "cannot remove the earlier trace's file: " + ec.message());
+  }
 }
 
 RunInfo read_run_info(const fs::path& run_json)

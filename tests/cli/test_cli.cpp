@@ -306,3 +306,36 @@ TEST_CASE("cli: sends never received are a warning and a count in prediction.jso
   const std::string prediction = read_file(dir / "out" / "prediction.json");
   CHECK_THAT(prediction, Catch::Contains("\"unmatched_sends\": 19999"));
 }
+
+TEST_CASE("cli: --out that holds a trace is refused without --force, replaced whole with it", "[cli]")
+{
+  TempDir dir;
+  const std::string eight = std::string(GRIDCAST_SOURCE_DIR) + "/examples/ring-halo/trace/trace.txt";
+  write_tit_ring(dir);  // 4 ranks: dir/ring.txt
+  const std::string out = (dir / "prof").string();
+  REQUIRE(run_gridcast("import tit '" + eight + "' --nw 1 --out '" + out + "'").exit_code == 0);
+  REQUIRE(std::filesystem::exists(dir / "prof" / "rank-00007.gct"));
+
+  // Again into it: refused, and the earlier profile is left as it was.
+  auto again = run_gridcast("import tit '" + (dir / "ring.txt").string() + "' --nw 1 --out '" + out + "'");
+  CHECK(again.exit_code == 1);
+  CHECK_THAT(again.output, Catch::Contains(out) && Catch::Contains("already holds a trace") && Catch::Contains("--force"));
+  CHECK(std::filesystem::exists(dir / "prof" / "rank-00007.gct"));
+
+  // With --force: the new profile of 4 ranks, and none of the old ranks' files.
+  auto forced = run_gridcast("import tit '" + (dir / "ring.txt").string() + "' --nw 1 --out '" + out + "' --force");
+  INFO(forced.output);
+  REQUIRE(forced.exit_code == 0);
+  CHECK(std::filesystem::exists(dir / "prof" / "rank-00003.gct"));
+  CHECK_FALSE(std::filesystem::exists(dir / "prof" / "rank-00004.gct"));
+  CHECK_FALSE(std::filesystem::exists(dir / "prof" / "rank-00007.gct"));
+  CHECK_THAT(read_file(dir / "prof" / "run.json"), Catch::Contains("\"np\": 4"));
+
+  // The same rule for convert and synth; a directory of someone else's files is never written into.
+  CHECK(run_gridcast("convert '" + out + "' --to jsonl --out '" + out + "'").exit_code == 1);
+  write_file(dir / "notes" / "mine.txt", "not a trace\n");
+  auto foreign = run_gridcast("convert '" + out + "' --to jsonl --out '" + (dir / "notes").string() + "' --force");
+  CHECK(foreign.exit_code == 1);
+  CHECK_THAT(foreign.output, Catch::Contains("holds no trace gridcast wrote"));
+  CHECK(read_file(dir / "notes" / "mine.txt") == "not a trace\n");
+}

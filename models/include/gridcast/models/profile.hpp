@@ -87,4 +87,12 @@ private:
 /// True if `path` is a directory holding run.json.
 bool is_profile_dir(const std::filesystem::path& path);
 
+/// Makes `out` ready to receive a trace (a profile directory, or an SMPI trace with --format tit): a
+/// directory that does not exist or is empty is fine. One that holds a trace gridcast wrote (run.json,
+/// rank files, raw/, trace.txt, trace.txt_files/) is an InputError unless `replace` (--force): then those
+/// files go first (run.json before the rank files, so an interrupted replacement looks incomplete), and
+/// a new trace of fewer ranks leaves none of the old ones behind. Other files are never touched; a
+/// directory that holds only such files is an InputError (it is not an output of gridcast).
+void prepare_trace_output(const std::filesystem::path& out, bool replace);
+
 }  // namespace gridcast::models
