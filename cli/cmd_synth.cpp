@@ -19,11 +19,14 @@ int run_synth(const std::vector<std::string>& args)
   std::string model_file, out, format = "native", encoding = "binary";
   double nw = -1;
   int np = 0;
+  std::uint64_t max_calls = kDefaultMaxCalls;
   po::options_description options("synth options");
   options.add_options()
     ("model", po::value(&model_file)->required(), "model.json written by `gridcast fit`")
     ("nw", po::value(&nw)->required(), "target workload size (the nw of run.json)")
     ("np", po::value(&np)->required(), "target number of ranks")
+    ("max-calls", po::value(&max_calls)->default_value(max_calls),
+     "refuse a run of more calls than this, all ranks together (a model extrapolated far past its training)")
     ("out,o", po::value(&out)->required(), "directory to write (created)")
     ("format", po::value(&format)->default_value("native"),
      "native: a profile directory (run.json + rank files); tit: an SMPI time-independent trace (DIR/trace.txt "
@@ -47,14 +50,14 @@ int run_synth(const std::vector<std::string>& args)
     enc = models::TraceEncoding::JsonLines;
   else
     throw UsageError{"--encoding must be binary or jsonl, not '" + encoding + "'", "synth"};
-  if (np < 1)
-    throw UsageError{"--np must be at least 1", "synth"};
+  check_target_np(np, "synth");
   if (nw < 0)
     throw UsageError{"--nw must be >= 0", "synth"};
 
   auto model = std::make_shared<const models::trace::TraceModel>(models::trace::read_model(model_file));
   models::trace::SynthSource source(model, {nw, np});
   models::trace::print_quality(std::cerr, source.quality());
+  check_call_count(source.total_calls(), max_calls, model_file, nw, np);
   if (format == "tit")
     models::trace::write_tit(source, out);
   else

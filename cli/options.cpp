@@ -8,6 +8,8 @@
 #include <boost/program_options.hpp>
 
 #include <iostream>
+#include <limits>
+#include <sstream>
 
 namespace po = boost::program_options;
 
@@ -71,6 +73,31 @@ models::TraceEncoding encoding_from(const std::string& name, const std::string& 
   if (name == "binary" || name == "gct")
     return models::TraceEncoding::Binary;
   throw UsageError{"--to/--encoding must be jsonl or binary, not '" + name + "'", command};
+}
+
+void check_target_np(int np, const std::string& command)
+{
+  if (np < 1)
+    throw UsageError{"--np must be at least 1", command};
+  if (np > models::kMaxRanks)
+    throw UsageError{"--np must be at most " + std::to_string(models::kMaxRanks) + " (the most ranks gridcast emulates)",
+                     command};
+}
+
+void check_call_count(std::uint64_t total_calls, std::uint64_t max_calls, const std::string& model_file, double nw,
+                      int np)
+{
+  if (total_calls <= max_calls)
+    return;
+  std::ostringstream nw_text;
+  nw_text << nw;
+  const std::string calls = total_calls == std::numeric_limits<std::uint64_t>::max()
+                                ? "more than 1.8e19"
+                                : std::to_string(total_calls);
+  throw InputError({model_file, 0, {}, -1},
+                   "at Nw " + nw_text.str() + ", Np " + std::to_string(np) + " the model gives " + calls +
+                       " calls (all ranks together), more than the limit of " + std::to_string(max_calls) +
+                       ": are Nw and Np right? --max-calls N raises the limit");
 }
 
 }  // namespace gridcast::cli
