@@ -55,6 +55,9 @@ for h in "${harnesses[@]}"; do
     exit 1
   fi
   mkdir -p "$work_dir/$h/corpus"
+  # Former findings (fuzz/regressions/<harness>/) are read with the seeds: each run tries them again.
+  regressions=""
+  [ ! -d "$root/fuzz/regressions/$h" ] || regressions="$root/fuzz/regressions/$h"
   log="$work_dir/$h/log.txt"
   # New inputs go to the first folder; the checked-in seeds are only read. In the work folder, where
   # -jobs writes its fuzz-N.log files.
@@ -62,15 +65,15 @@ for h in "${harnesses[@]}"; do
   cd "$work_dir/$h"
   if [ "$jobs" -gt 1 ]; then
     "$bin" -max_total_time="$seconds" -timeout="$timeout" -rss_limit_mb="$rss_mb" -print_final_stats=1 \
-      -artifact_prefix="$work_dir/$h/" -jobs="$jobs" -workers="$jobs" "$work_dir/$h/corpus" "$root/fuzz/corpus/$h" >"$log" 2>&1
+      -artifact_prefix="$work_dir/$h/" -jobs="$jobs" -workers="$jobs" "$work_dir/$h/corpus" "$root/fuzz/corpus/$h" $regressions >"$log" 2>&1
   else
     "$bin" -max_total_time="$seconds" -timeout="$timeout" -rss_limit_mb="$rss_mb" -print_final_stats=1 \
-      -artifact_prefix="$work_dir/$h/" "$work_dir/$h/corpus" "$root/fuzz/corpus/$h" >"$log" 2>&1
+      -artifact_prefix="$work_dir/$h/" "$work_dir/$h/corpus" "$root/fuzz/corpus/$h" $regressions >"$log" 2>&1
   fi
   rc=$?
   cd "$root"
   set -e
-  execs="$(grep -h 'stat::number_of_executed_units' "$log" "$work_dir/$h"/fuzz-*.log 2>/dev/null | awk '{s += $2} END {print s + 0}')"
+  execs="$({ cat "$log" "$work_dir/$h"/fuzz-*.log 2>/dev/null || true; } | awk '/stat::number_of_executed_units/ {s += $2} END {print s + 0}')"
   if [ "$rc" -ne 0 ]; then
     echo "fuzz: $h: FINDING after $execs executions (log: $log)"
     grep -E "finding:|ERROR: |SUMMARY: |Test unit written" "$log" | head -20
