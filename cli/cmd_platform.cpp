@@ -50,6 +50,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0)
 int run_platform(const std::vector<std::string>& args)
 {
   std::string spec_path, calibration_path, out;
+  std::size_t max_elements = platform::kDefaultMaxPlatformElements;
   po::options_description options("platform options");
   options.add_options()
     ("spec", po::value(&spec_path)->required(), "platform spec (JSON, docs/guides/platforms.md)")
@@ -57,6 +58,8 @@ int run_platform(const std::vector<std::string>& args)
      "calibration.json from `gridcast calibrate`: fills the figures the spec leaves out (core speed, loopback, "
      "GPU links) and puts its latency/bandwidth factors and eager threshold into the platform")
     ("out,o", po::value(&out)->required(), "SimGrid XML platform to write (written only once it loads and routes)")
+    ("max-elements", po::value(&max_elements)->default_value(max_elements),
+     "refuse a platform of more hosts, links, routers and routes than this (a spec's counts multiplied out)")
     ("quiet,q", "print nothing but errors")
     ("help,h", "show this help");
   po::positional_options_description positional;
@@ -84,7 +87,7 @@ int run_platform(const std::vector<std::string>& args)
   if (not calibration_path.empty())
     calibration = platform::read_calibration(calibration_path);
   platform::PlatformModel model = platform::build_platform(spec, calibration ? &*calibration : nullptr,
-                                                           fs::path(spec_path).filename().string());
+                                                           fs::path(spec_path).filename().string(), max_elements);
   const std::string xml = platform::render_xml(model);
 
   // SimGrid checks a staged copy first (in the temporary directory: the target may be a device such as

@@ -224,6 +224,7 @@ int run_predict(const std::vector<std::string>& args)
   emulator::FastForwardOptions ff;
   double nw = -1;
   int np = 0;
+  std::uint64_t max_calls = kDefaultMaxCalls;
   int ranks_per_host = 0;
   std::uint64_t seed = 0;
   std::vector<std::string> cfg;
@@ -232,6 +233,8 @@ int run_predict(const std::vector<std::string>& args)
     ("model", po::value(&model_file)->required(), "model.json written by `gridcast fit` (trace and latency model)")
     ("nw", po::value(&nw)->required(), "target workload size (the nw of run.json at the training points)")
     ("np", po::value(&np)->required(), "target number of ranks")
+    ("max-calls", po::value(&max_calls)->default_value(max_calls),
+     "refuse a run of more calls than this, all ranks together (a model extrapolated far past its training)")
     ("platform,p", po::value(&platform)->required(), "SimGrid platform XML of the target machine")
     ("hostfile", po::value(&hostfile), "rank i runs on line i of this file (smpirun syntax, name[:slots]), cyclically")
     ("ranks-per-host", po::value(&ranks_per_host),
@@ -285,8 +288,7 @@ int run_predict(const std::vector<std::string>& args)
     return 0;
   if (not hostfile.empty() && ranks_per_host > 0)
     throw UsageError{"--hostfile and --ranks-per-host exclude each other", "predict"};
-  if (np < 1)
-    throw UsageError{"--np must be at least 1", "predict"};
+  check_target_np(np, "predict");
   if (not(nw >= 0) || not std::isfinite(nw))
     throw UsageError{"--nw must be a finite number >= 0", "predict"};
   if (variability != "on" && variability != "off")
@@ -325,6 +327,7 @@ int run_predict(const std::vector<std::string>& args)
   models::trace::SynthSource synth(model, {nw, np}, synth_options);
   models::trace::print_quality(std::cerr, synth.quality());
   std::map<std::string, FunctionTotals> totals;
+  check_call_count(synth.total_calls(), max_calls, model_file, nw, np);
   Progress progress(synth.total_calls());
   CountingSource source(synth, totals, progress);
 

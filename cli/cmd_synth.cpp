@@ -19,11 +19,14 @@ int run_synth(const std::vector<std::string>& args)
   std::string model_file, out, format = "native", encoding = "binary";
   double nw = -1;
   int np = 0;
+  std::uint64_t max_calls = kDefaultMaxCalls;
   po::options_description options("synth options");
   options.add_options()
     ("model", po::value(&model_file)->required(), "model.json written by `gridcast fit`")
     ("nw", po::value(&nw)->required(), "target workload size (the nw of run.json)")
     ("np", po::value(&np)->required(), "target number of ranks")
+    ("max-calls", po::value(&max_calls)->default_value(max_calls),
+     "refuse a run of more calls than this, all ranks together (a model extrapolated far past its training)")
     ("out,o", po::value(&out)->required(), "directory to write (created)")
     ("force", "replace the trace that --out already holds (its files only; without it, exit 1)")
     ("format", po::value(&format)->default_value("native"),
@@ -42,8 +45,7 @@ int run_synth(const std::vector<std::string>& args)
   if (format != "native" && format != "tit")
     throw UsageError{"--format must be native or tit, not '" + format + "'", "synth"};
   const models::TraceEncoding enc = encoding_from(encoding, "synth");
-  if (np < 1)
-    throw UsageError{"--np must be at least 1", "synth"};
+  check_target_np(np, "synth");
   if (nw < 0)
     throw UsageError{"--nw must be >= 0", "synth"};
 
@@ -53,6 +55,7 @@ int run_synth(const std::vector<std::string>& args)
   models::prepare_trace_output(out, vm.count("force") > 0);
   models::trace::SynthSource source(model, {nw, np});
   models::trace::print_quality(std::cerr, source.quality());
+  check_call_count(source.total_calls(), max_calls, model_file, nw, np);
   if (format == "tit")
     models::trace::write_tit(source, out);
   else

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <iomanip>
 #include <iostream>
+#include <limits>
 #include <sstream>
 
 namespace po = boost::program_options;
@@ -121,6 +122,31 @@ std::vector<std::string> model_range_warnings(const models::trace::TraceModel& m
   check("Nw", nw, nw_lo, nw_hi);
   check("Np", np, np_lo, np_hi);
   return out;
+}
+
+void check_target_np(int np, const std::string& command)
+{
+  if (np < 1)
+    throw UsageError{"--np must be at least 1", command};
+  if (np > models::kMaxRanks)
+    throw UsageError{"--np must be at most " + std::to_string(models::kMaxRanks) + " (the most ranks gridcast emulates)",
+                     command};
+}
+
+void check_call_count(std::uint64_t total_calls, std::uint64_t max_calls, const std::string& model_file, double nw,
+                      int np)
+{
+  if (total_calls <= max_calls)
+    return;
+  std::ostringstream nw_text;
+  nw_text << nw;
+  const std::string calls = total_calls == std::numeric_limits<std::uint64_t>::max()
+                                ? "more than 1.8e19"
+                                : std::to_string(total_calls);
+  throw InputError({model_file, 0, {}, -1},
+                   "at Nw " + nw_text.str() + ", Np " + std::to_string(np) + " the model gives " + calls +
+                       " calls (all ranks together), more than the limit of " + std::to_string(max_calls) +
+                       ": are Nw and Np right? --max-calls N raises the limit");
 }
 
 }  // namespace gridcast::cli

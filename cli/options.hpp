@@ -61,4 +61,16 @@ std::vector<std::string> model_range_warnings(const models::trace::TraceModel& m
 /// other name is a UsageError naming `command`.
 models::TraceEncoding encoding_from(const std::string& name, const std::string& command);
 
+/// --np of synth and predict: at least 1 and at most models::kMaxRanks (a UsageError naming `command`).
+void check_target_np(int np, const std::string& command);
+
+/// 10^11: more calls than this, all ranks together, is taken for a model extrapolated far past its training
+/// (10^12 iterations of a loop) rather than a run to emulate (it would take the emulator about a day).
+inline constexpr std::uint64_t kDefaultMaxCalls = 100'000'000'000;
+
+/// Refuses a synthesized run of more than `max_calls` calls (InputError naming the model file, the target
+/// and --max-calls) before any is emulated or written.
+void check_call_count(std::uint64_t total_calls, std::uint64_t max_calls, const std::string& model_file, double nw,
+                      int np);
+
 }  // namespace gridcast::cli

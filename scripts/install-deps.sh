@@ -14,6 +14,7 @@ packages=(
   libblas-dev hpcc lammps     # profiler: BLAS of its test program; HPCC and LAMMPS for examples/ and bench/
   libelf-dev              # profiler: reads the symbol tables of the application and its libraries (--functions check)
   linux-perf              # bench/profiler_overhead.py --cycles: the ranks' own CPU cycles (perf stat)
+  clang-14 libclang-rt-14-dev  # fuzz/: libFuzzer harnesses of the readers (-fsanitize=fuzzer, scripts/fuzz.sh)
 )
 
 missing=()

@@ -18,7 +18,9 @@ ctest --test-dir build --output-on-failure -j"$jobs"
 phase "Release tests"
 
 echo "== ASan + UBSan build and tests =="
-cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGRIDCAST_SANITIZE=ON
+# GRIDCAST_FUZZ: the readers' libFuzzer harnesses (clang, a small build of their own) come with this
+# configuration, and its tests run each for a bounded time (label fuzz, docs/guides/fuzzing.md).
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGRIDCAST_SANITIZE=ON -DGRIDCAST_FUZZ=ON
 cmake --build build-asan -j"$jobs"
 phase "ASan + UBSan build"
 # SimGrid switches stacks between actors (ucontext); ASan needs to be told not to flag them.

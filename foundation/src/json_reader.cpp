@@ -28,6 +28,12 @@ json read_json_file(const std::filesystem::path& file, std::string_view what)
     if (auto p = msg.find("] "); p != std::string::npos)
       msg.erase(0, p + 2);
     throw InputError({file.string(), 0, {}, -1}, "invalid JSON: " + msg);
+  } catch (const json::out_of_range& e) {
+    // A number too large for a double (1e400): nlohmann says "number overflow parsing '...'".
+    std::string msg = e.what();
+    if (auto p = msg.find("] "); p != std::string::npos)
+      msg.erase(0, p + 2);
+    throw InputError({file.string(), 0, {}, -1}, "invalid JSON: " + msg);
   }
 }
 

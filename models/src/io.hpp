@@ -27,6 +27,10 @@ inline constexpr std::size_t kIoBufferSize = 8 * 1024;
 // whole run, so this is paid np times (8 KiB made 32 MiB of a 4096-rank replay's ~165 MiB peak RSS); one
 // read syscall per ~50 TIT lines costs well under 1% of replaying them.
 inline constexpr std::size_t kReadBufferSize = 1024;
+// 256 MiB: the longest line a text reader takes. The longest real lines, a v-collective's counts, take about
+// 10 bytes per rank (40 MiB at 4 million ranks); past this a file is not a trace (/dev/zero, a binary file),
+// and a reader without a bound would grow its buffer until memory runs out.
+inline constexpr std::size_t kMaxLineBytes = std::size_t{256} << 20;
 
 /// A file descriptor open for reading, closed on destruction. The readers use the descriptor directly
 /// rather than an std::ifstream, whose object and locale state cost ~0.5 KiB per open trace.
@@ -83,7 +87,8 @@ private:
 };
 
 /// Reads a text file line by line through a kReadBufferSize buffer. Lines are returned without their end of line
-/// ("\n" or "\r\n"); a view stays valid until the next call.
+/// ("\n" or "\r\n"); a view stays valid until the next call. A line longer than kMaxLineBytes is an
+/// InputError naming the file and line.
 class LineReader {
 public:
   explicit LineReader(const std::filesystem::path& file);
@@ -96,6 +101,7 @@ private:
   bool fill();  // appends more bytes after the kept tail; false at EOF
 
   ReadFd in_;
+  std::string file_;  // for errors
   ReadBuffer<char> buf_;
   std::size_t begin_     = 0;  // start of unread data
   std::size_t end_       = 0;  // end of valid data

@@ -45,7 +45,7 @@ std::ptrdiff_t ReadFd::read(void* dst, std::size_t n)
   return static_cast<std::ptrdiff_t>(got);
 }
 
-LineReader::LineReader(const fs::path& file) : in_(file), buf_(kReadBufferSize) {}
+LineReader::LineReader(const fs::path& file) : in_(file), file_(file.string()), buf_(kReadBufferSize) {}
 
 bool LineReader::fill()
 {
@@ -57,8 +57,13 @@ bool LineReader::fill()
     end_ -= begin_;
     begin_ = 0;
   }
-  if (end_ == buf_.size())
+  if (end_ == buf_.size()) {
+    if (buf_.size() >= kMaxLineBytes)
+      throw InputError(at_line(file_, line_no_ + 1),
+                       "a line longer than " + std::to_string(kMaxLineBytes >> 20) +
+                           " MiB: not a text trace (is it a binary file or a device?)");
     buf_.grow(buf_.size() * 2, end_);
+  }
   std::ptrdiff_t got = in_.read(buf_.data() + end_, buf_.size() - end_);
   if (got <= 0) {  // end of file, or a read error, which ends the file as the stream did
     eof_ = true;

@@ -71,8 +71,6 @@ bool leading_rank(std::string_view line, std::int64_t& rank)
   return tit_syntax::parse_integer(line.substr(b, e == std::string_view::npos ? std::string_view::npos : e - b), rank);
 }
 
-constexpr std::int64_t kMaxRanks = 1 << 24;
-
 fs::path make_temp_dir()
 {
   std::string tmpl = (fs::temp_directory_path() / "gridcast-tit-XXXXXX").string();

@@ -892,15 +892,19 @@ CallStreamPtr SynthSource::open(int rank) const
 
 std::uint64_t SynthSource::total_calls() const
 {
+  constexpr std::uint64_t kSaturated = std::numeric_limits<std::uint64_t>::max();
   std::vector<std::uint64_t> per_program;
   for (const auto& p : programs_) {
     const long double total = calls_in(*p, 0, static_cast<std::uint32_t>(p->code.size()), target_.np,
                                        [](const Instr&, long double) {});
-    per_program.push_back(static_cast<std::uint64_t>(total));
+    // Saturated: counts of 2^64 and more (an extrapolation gone wild) are only ever compared with a limit.
+    per_program.push_back(total < 0x1p64L ? static_cast<std::uint64_t>(total) : kSaturated);
   }
   std::uint64_t sum = 0;
-  for (int g : group_of_rank_)
-    sum += per_program[static_cast<std::size_t>(g)];
+  for (int g : group_of_rank_) {
+    const std::uint64_t calls = per_program[static_cast<std::size_t>(g)];
+    sum                       = calls > kSaturated - sum ? kSaturated : sum + calls;
+  }
   return sum;
 }
 

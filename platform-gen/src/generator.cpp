@@ -101,19 +101,40 @@ long product(const std::vector<int>& v)
 
 class Builder {
 public:
-  Builder(const PlatformSpec& spec, const std::vector<ResolvedKind>& kinds) : spec_(spec), kinds_(kinds) {}
+  Builder(const PlatformSpec& spec, const std::vector<ResolvedKind>& kinds, std::size_t max_elements)
+      : spec_(spec), kinds_(kinds), max_elements_(max_elements)
+  {
+  }
 
   PlatformModel& model() { return m_; }
 
   std::size_t link(const std::string& name, const LinkFigures& f, Sharing sharing)
   {
+    grow();
     m_.links.push_back({name, f.bandwidth_Bps, f.latency_s, sharing});
     return m_.links.size() - 1;
   }
-  void router(const std::string& name) { m_.routers.push_back(name); }
+  void router(const std::string& name)
+  {
+    grow();
+    m_.routers.push_back(name);
+  }
   void edge(const std::string& src, const std::string& dst, std::vector<LinkUse> links, bool symmetrical)
   {
+    grow();
     m_.routes.push_back({src, dst, std::move(links), symmetrical});
+  }
+  /// Counts one more host, link, router or route: a spec whose counts multiply out past the limit is refused
+  /// while it is built, before it takes all the memory (every element costs ~100 bytes here and more in
+  /// SimGrid).
+  void grow()
+  {
+    if (++elements_ > max_elements_)
+      throw InputError({spec_.file, 0, "nodes", -1},
+                       "the platform would have more than " + std::to_string(max_elements_) +
+                           " hosts, links and routes (" + std::to_string(nodes_built_) +
+                           " nodes built so far): are the counts right? `gridcast platform --max-elements N` "
+                           "raises the limit");
   }
   /// A link used one way: its own direction for a split-duplex link, none otherwise.
   static LinkUse up(std::size_t l) { return {l, Direction::Up}; }
@@ -125,7 +146,7 @@ public:
     int index = 0;
     for (const NodeGroupSpec& g : spec_.nodes) {
       const ResolvedKind& rk = kind(g.kind);
-      for (int c = 0; c < g.count; ++c)
+      for (int c = 0; c < g.count; ++c, nodes_built_ = index)
         node(index++, rk);
     }
     m_.nodes = index;
@@ -188,6 +209,9 @@ private:
 
   const PlatformSpec& spec_;
   const std::vector<ResolvedKind>& kinds_;
+  std::size_t max_elements_;
+  std::size_t elements_ = 0;
+  int nodes_built_      = 0;
   PlatformModel m_;
   std::vector<std::vector<Endpoint>> endpoints_;  ///< [node][nic]
 };
@@ -205,6 +229,7 @@ void Builder::cpu_host(const NodeParts& n)
     cpu.properties.push_back({"gridcast:memory-bytes", format_number(*k.memory_bytes)});
   if (n.rk.llc_bytes)  // the cold-copy rule of collectives (docs/reference/collectives.md, "Cold copies")
     cpu.properties.push_back({"gridcast:llc-bytes", format_number(*n.rk.llc_bytes)});
+  grow();
   m_.hosts.push_back(cpu);
   ++m_.cpu_hosts;
   // Two ranks on one CPU host talk through shared memory: SimGrid's loopback model (every flow at the
@@ -228,6 +253,7 @@ void Builder::gpu_hosts(const NodeParts& n)
                     {"gridcast:gpu", str(j)},
                     {"gridcast:socket", str(n.gpu_socket(j))},
                     {"gridcast:memory-bytes", format_number(n.rk.gpus->memory_bytes)}};
+    grow();
     m_.hosts.push_back(g);
     ++m_.gpu_hosts;
     // Copies within one GPU share its memory bandwidth.
@@ -322,6 +348,7 @@ void Builder::nvlink_pairs(const NodeParts& n)
       for (int s = sa; s > sb; --s)
         links.push_back(down(n.smp[s - 1]));
       links.push_back(down(n.host_link[b]));
+      grow();
       m_.bypass_routes.push_back({n.gpu_name(a), n.gpu_name(b), std::move(links), false});
     }
 }
@@ -339,8 +366,10 @@ void Builder::nvswitch(const NodeParts& n)
   // so explicit routes make GPU-to-GPU traffic take NVLink, as the hardware does.
   for (int a = 0; a < n.gpus; ++a)
     for (int b = 0; b < n.gpus; ++b)
-      if (a != b)
+      if (a != b) {
+        grow();
         m_.bypass_routes.push_back({n.gpu_name(a), n.gpu_name(b), {up(port[a]), down(port[b])}, false});
+      }
 }
 
 std::vector<Endpoint> Builder::nics(const NodeParts& n)
@@ -545,10 +574,11 @@ std::string comment_safe(std::string s)
 
 }  // namespace
 
-PlatformModel build_platform(const PlatformSpec& spec, const Calibration* calibration, const std::string& spec_name)
+PlatformModel build_platform(const PlatformSpec& spec, const Calibration* calibration, const std::string& spec_name,
+                             std::size_t max_elements)
 {
   std::vector<ResolvedKind> kinds = resolve(spec, calibration);
-  Builder b(spec, kinds);
+  Builder b(spec, kinds, max_elements);
   b.nodes();
   b.network();
   PlatformModel& m = b.model();

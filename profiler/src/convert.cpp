@@ -144,14 +144,19 @@ private:
     ++count_;
     return true;
   }
+  /// The values of `n_extra` continuation records, grown as they are read: a count damaged into billions
+  /// costs what the file holds, not what the count says.
   bool read_values(std::uint32_t n_extra, std::vector<std::int64_t>& out)
   {
-    out.resize(static_cast<std::size_t>(n_extra) * hook::kValuesPerExtra);
+    out.clear();
     for (std::uint32_t i = 0; i < n_extra; ++i) {
       RawRecord r;
       if (not read(r))
         return false;
-      std::memcpy(out.data() + static_cast<std::size_t>(i) * hook::kValuesPerExtra, &r, sizeof r);
+      std::int64_t values[hook::kValuesPerExtra];
+      static_assert(sizeof values == sizeof r);
+      std::memcpy(values, &r, sizeof r);
+      out.insert(out.end(), values, values + hook::kValuesPerExtra);
     }
     return true;
   }
@@ -509,8 +514,9 @@ namespace {
 class RankConverter {
 public:
   RankConverter(int rank, std::vector<fs::path> files, std::int64_t init_ticks, std::int64_t end_ticks,
-                std::int64_t ticks_per_s)
-      : rank_(rank), init_ticks_(init_ticks), end_ticks_(end_ticks), ticks_per_s_(static_cast<double>(ticks_per_s))
+                std::int64_t ticks_per_s, std::uint64_t max_records)
+      : rank_(rank), init_ticks_(init_ticks), end_ticks_(end_ticks), ticks_per_s_(static_cast<double>(ticks_per_s)),
+        max_records_(max_records)
   {
     std::sort(files.begin(), files.end());
     for (const auto& f : files)
@@ -608,6 +614,12 @@ private:
     }
     // A run of identical failed polls folded by the hook: every call is written again, each with the
     // mean duration, separated by the mean gap (computation) -- the count and the total time are exact.
+    // Folded calls are at least a clock tick apart: a count past the record's span is a damaged file, whose
+    // count would otherwise be expanded into billions of records.
+    if (e.rec.repeat > std::max<std::int64_t>(0, e.rec.duration_ticks))
+      throw InputError({files_[file]->path().string(), files_[file]->records_read(), {}, rank_},
+                       "a folded poll record claims " + std::to_string(e.rec.repeat) + " more calls in " +
+                           std::to_string(e.rec.duration_ticks) + " clock ticks: a damaged raw file");
     auto calls = static_cast<std::uint64_t>(e.rec.repeat) + 1;
     double busy_s = static_cast<double>(std::max<std::int64_t>(0, e.rec.busy_ticks)) / ticks_per_s_;
     double span_s = static_cast<double>(std::max<std::int64_t>(0, e.rec.duration_ticks)) / ticks_per_s_;
@@ -808,6 +820,11 @@ private:
 
   void emit(const CallRecord& record, std::string_view name, double seconds)
   {
+    if (summary_.records == max_records_)
+      throw InputError({files_.front()->path().string(), 0, {}, rank_},
+                       "rank " + std::to_string(rank_) + "'s raw files expand to more than " +
+                           std::to_string(max_records_) + " records: a damaged raw file, or a run longer than " +
+                           "any replay could use");
     if (writer_ != nullptr)
       writer_->write(record, functions_);
     ++summary_.records;
@@ -820,6 +837,7 @@ private:
   int rank_;
   std::int64_t init_ticks_, end_ticks_;
   double ticks_per_s_;
+  std::uint64_t max_records_;
   std::vector<std::unique_ptr<RawFile>> files_;
   std::vector<std::vector<std::string>> stacks_;  ///< per thread file: application functions running
   std::int64_t cursor_ticks_ = 0;
@@ -853,7 +871,8 @@ std::map<int, std::vector<fs::path>> thread_files(const fs::path& raw_dir)
 
 }  // namespace
 
-ConvertResult convert_raw(const fs::path& raw_dir, models::RunInfo info, const fs::path& out)
+ConvertResult convert_raw(const fs::path& raw_dir, models::RunInfo info, const fs::path& out,
+                          std::uint64_t max_records_per_rank)
 {
   if (not fs::is_directory(raw_dir))
     throw InputError({raw_dir.string(), 0, {}, -1}, "no raw hook directory");
@@ -898,7 +917,8 @@ ConvertResult convert_raw(const fs::path& raw_dir, models::RunInfo info, const f
       result.ranks.push_back(s);
       result.all_finalized = false;
     } else {
-      RankConverter conv(r, files[r], meta->second.init_ticks, meta->second.end_ticks, meta->second.ticks_per_s);
+      RankConverter conv(r, files[r], meta->second.init_ticks, meta->second.end_ticks, meta->second.ticks_per_s,
+                         max_records_per_rank);
       RankSummary s = conv.run(writer.get(), totals);
       s.status = meta->second.status;
       if (s.status != "finalized")

@@ -387,3 +387,15 @@ TEST_CASE("calibration.json: the rate by working set round-trips and is checked"
   j["compute"]["rate_by_working_set"][1]["time_s"] = 1;
   CHECK(key_of(j) == "compute.rate_by_working_set[1].time_s");
 }
+
+TEST_CASE("calibration.json and GPU data sheets: the fuzzers' number overflows are input errors",
+          "[calibrate]")
+{
+  // The exact reproducers (fuzz/regressions/): a number past the range of a double made the JSON library
+  // throw an exception of another kind than a parse error, which left the program as an internal error.
+  const std::string dir = std::string(GRIDCAST_SOURCE_DIR) + "/fuzz/regressions/";
+  auto calibration = expect_input_error([&] { (void)read_calibration(dir + "calibration_json/number-overflow.json"); });
+  CHECK_THAT(calibration.what(), Catch::Contains("number-overflow.json") && Catch::Contains("number overflow"));
+  auto sheet = expect_input_error([&] { (void)read_gpu_datasheet(dir + "gpu_datasheet/number-overflow.json"); });
+  CHECK_THAT(sheet.what(), Catch::Contains("number-overflow.json") && Catch::Contains("number overflow"));
+}

@@ -71,3 +71,11 @@ TEST_CASE("json reader: files that cannot be read or parsed", "[models][json_rea
   CHECK(e.reason().rfind("invalid JSON: ", 0) == 0);
   CHECK(e.reason().find("json.exception") == std::string::npos);
 }
+
+TEST_CASE("json reader: a number too large for a double is an input error naming the file", "[models][json_reader]")
+{
+  TempDir dir;
+  write_file(dir / "big.json", "{\"a\": 1e400}");
+  auto e = expect_input_error([&] { read_json_file(dir / "big.json", "a test file"); });
+  CHECK_THAT(e.what(), Catch::Contains("big.json") && Catch::Contains("number overflow parsing '1e400'"));
+}

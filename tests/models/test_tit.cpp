@@ -627,3 +627,16 @@ TEST_CASE("TIT: smpi/comp-adjustment-file divides compute and sleep by the speed
     CHECK(e.context().line == 2);
   }
 }
+
+TEST_CASE("TIT: a line longer than 256 MiB is an input error, not a buffer grown until memory runs out",
+          "[models][tit]")
+{
+  // A 257 MiB file of NUL bytes and no newline (sparse: it takes no disk), as a binary file or a device
+  // copied by mistake would be: the reader stops at its line-length limit and names the file and line.
+  TempDir tmp;
+  std::filesystem::path file = tmp / "zeros.txt";
+  { std::ofstream(file) << ""; }
+  std::filesystem::resize_file(file, (std::uintmax_t{257} << 20));
+  auto e = expect_input_error([&] { TitTrace t(file, tmp / "s"); });
+  CHECK_THAT(e.what(), Catch::Contains("zeros.txt:1: ") && Catch::Contains("a line longer than 256 MiB"));
+}

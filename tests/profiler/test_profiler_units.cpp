@@ -323,3 +323,51 @@ TEST_CASE("profiler: every name of a function list is checked against the applic
              Catch::Contains("check.txt:4") && Catch::Contains("unknown symbol 'mian'") &&
                  Catch::Contains("/proc/self/exe"));
 }
+
+namespace {
+/// Writes a raw-hook fuzz input (fuzz/regressions/raw_hook/NAME: two ranks' meta and raw files, parts split
+/// by "%%" lines, as the harness writes them) into a fresh folder, and returns it.
+fs::path write_raw_parts(const std::string& name)
+{
+  std::ifstream in(std::string(GRIDCAST_SOURCE_DIR) + "/fuzz/regressions/raw_hook/" + name, std::ios::binary);
+  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  REQUIRE(not all.empty());
+  const fs::path dir = scratch(name + ".d");
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const char* names[] = {"rank-0.meta", "rank-0.thread-0.gcraw", "rank-1.meta", "rank-1.thread-0.gcraw"};
+  std::size_t start = 0;
+  for (const char* file : names) {
+    const std::size_t at = all.find("\n%%\n", start);
+    write(dir / file, all.substr(start, at == std::string::npos ? std::string::npos : at - start));
+    if (at == std::string::npos)
+      break;
+    start = at + 4;
+  }
+  return dir;
+}
+}  // namespace
+
+TEST_CASE("profiler: a raw call record whose continuation count is damaged costs what the file holds",
+          "[profiler]")
+{
+  // The fuzzer's reproducer (fuzz/regressions/raw_hook/): two ranks' meta and raw files in one input, parts
+  // split by "%%" lines. A call record announces ~2^31 continuation records the file does not have: the
+  // reader allocated 100 GB for them before reading any. Now the record is cut by the end of the file, as
+  // the record of a killed rank is, and the conversion goes on.
+  const fs::path dir = write_raw_parts("extra-count-oom.bin");
+  const profiler::ConvertResult result = profiler::convert_raw(dir, models::RunInfo{}, {});
+  CHECK(result.ranks.size() == 2);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("profiler: a folded poll record claiming more calls than its clock ticks is a damaged file", "[profiler]")
+{
+  // The fuzzer's reproducer (fuzz/regressions/raw_hook/): a folded-poll record whose count was damaged into
+  // ~10^18 calls, which the conversion expanded one record at a time, for ever.
+  const fs::path dir = write_raw_parts("folded-poll-count.bin");
+  const std::string error = error_of([&] { (void)profiler::convert_raw(dir, models::RunInfo{}, {}); });
+  CHECK_THAT(error, Catch::Contains(".gcraw") && Catch::Contains("a folded poll record claims") &&
+                        Catch::Contains("a damaged raw file"));
+  fs::remove_all(dir);
+}

@@ -23,6 +23,11 @@ using RateCurve = std::vector<RatePoint>;
 /// `fallback` when the curve is empty.
 double rate_at(const RateCurve& curve, double bytes, double fallback);
 
+/// The most ranks gridcast reads (a TIT trace's rank ids) or synthesizes (`--np`): 2^24. Far past what an
+/// emulation can hold (each rank costs ~40 KiB), it keeps a typo such as a rank id of 2^31 from being taken
+/// for a world size and allocated before any other check.
+inline constexpr int kMaxRanks = 1 << 24;
+
 enum class TraceEncoding { JsonLines, Binary };
 
 std::string_view encoding_name(TraceEncoding e);

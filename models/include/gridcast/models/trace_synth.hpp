@@ -61,7 +61,8 @@ public:
   CallStreamPtr open(int rank) const override;
   /// The RunInfo a profile directory written from this source gets.
   RunInfo run_info(TraceEncoding encoding) const;
-  /// Calls every rank's stream will emit, all ranks together (for progress reports).
+  /// Calls every rank's stream will emit, all ranks together (for progress reports and the --max-calls
+  /// limit); 2^64-1 when there are more.
   std::uint64_t total_calls() const;
   /// The loop the emulator may fast-forward: in every group's program, the top-level loop that emits the
   /// most calls, when all have the same number of iterations and none holds calls a skip cannot leave

@@ -53,6 +53,10 @@ struct RouteDef {
   bool symmetrical = true;
 };
 
+/// 4 million: about 600,000 plain nodes, 1 GB of XML; what a spec asks beyond this is taken for a mistake
+/// (a count of 1e9) unless the user raises the limit.
+inline constexpr std::size_t kDefaultMaxPlatformElements = 4'000'000;
+
 struct PlatformModel {
   std::string zone_id = "gridcast";
   std::vector<std::string> comments;  ///< written at the top of the XML
@@ -70,8 +74,10 @@ struct PlatformModel {
 
 /// Builds the platform. `calibration` may be null; when given, its factors go into the root zone's
 /// properties (gridcast:lat-factor, gridcast:bw-factor, gridcast:eager-threshold, gridcast:calibration).
-/// `spec_name` is the spec's file name as written in the XML's header comment.
-PlatformModel build_platform(const PlatformSpec& spec, const Calibration* calibration, const std::string& spec_name);
+/// `spec_name` is the spec's file name as written in the XML's header comment. A platform of more than
+/// `max_elements` hosts, links, routers and routes is an InputError (`gridcast platform --max-elements`).
+PlatformModel build_platform(const PlatformSpec& spec, const Calibration* calibration, const std::string& spec_name,
+                             std::size_t max_elements = kDefaultMaxPlatformElements);
 
 /// The SimGrid XML text (TinyXML2): deterministic bytes for a given model.
 std::string render_xml(const PlatformModel& model);

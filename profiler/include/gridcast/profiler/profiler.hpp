@@ -62,8 +62,11 @@ struct ConvertResult {
 /// written). `info` gives run.json's fields; np comes from the raw files and `complete` is and-ed with
 /// "every rank reached MPI_Finalize". Deterministic: the same raw files and info give identical files.
 /// An empty `out` converts without writing (discover).
+/// A rank's records past `max_records_per_rank` are an InputError (a damaged count of folded polls; 10^10
+/// records are ~200 GB of trace, more than any replay could use).
+inline constexpr std::uint64_t kDefaultMaxRawRecords = 10'000'000'000;
 ConvertResult convert_raw(const std::filesystem::path& raw_dir, models::RunInfo info,
-                          const std::filesystem::path& out);
+                          const std::filesystem::path& out, std::uint64_t max_records_per_rank = kDefaultMaxRawRecords);
 
 /// Functions covering at least `share` of the total time (greedy by decreasing time), excluding the
 /// anonymous "compute" time.
