@@ -416,7 +416,7 @@ RankExpr read_rank(const JsonObject& r)
   if (e.kind == RankExpr::Kind::GridLoop) {
     e.a        = r.int32("a", -1, 1);
     e.level    = r.int32("level", 0, 64);
-    e.dims     = r.int32("dims", 2, 3);
+    e.dims     = r.int32("dims", 1, 3);
     e.block    = r.int32("block", 1, 2);
     e.reversed = r.boolean("reversed");
     e.all_axes = r.boolean("all_axes");

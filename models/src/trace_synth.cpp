@@ -518,6 +518,9 @@ void choose_steady_loop(SynthSource::Program& p, int np)
   p.top_loop_names.clear();
 }
 
+/// The calls whose MPI_PROC_NULL peer the stream can express by dropping the call or one half of it.
+bool is_blocking_p2p(Op op) { return op == Op::Send || op == Op::Ssend || op == Op::Recv || op == Op::Sendrecv; }
+
 class SynthStream final : public CallStream {
 public:
   SynthStream(std::shared_ptr<const SynthSource::Program> prog, int rank, int np, std::string source,
@@ -534,10 +537,12 @@ public:
     root_.assign(n, 0);
     for (std::size_t i = 0; i < n; ++i) {
       const TemplateNode& node = *prog_->leaves[i].node;
+      const Op op = prog_->leaves[i].proto.op;
+      const bool blocking_p2p = is_blocking_p2p(op);
       if (node.peer && not node.peer->uses_loop())
-        peer_[i] = eval_rank(*node.peer, "peer", i);
+        peer_[i] = blocking_p2p ? eval_p2p_rank(*node.peer, "peer", i) : eval_rank(*node.peer, "peer", i);
       if (node.src && not node.src->uses_loop())
-        src_[i] = eval_rank(*node.src, "src", i);
+        src_[i] = blocking_p2p ? eval_p2p_rank(*node.src, "src", i) : eval_rank(*node.src, "src", i);
       if (node.root && not node.root->uses_loop())
         root_[i] = eval_rank(*node.root, "root", i);
     }
@@ -577,9 +582,10 @@ public:
           return true;
         default:  // Instr::Call (settle() stops at nothing else)
           head_.reset();
-          emit(in.leaf, out);
           ++pc_;
-          return true;
+          if (emit(in.leaf, out))
+            return true;
+          continue;  // a blocking exchange with MPI_PROC_NULL only: no call
       }
     }
   }
@@ -641,6 +647,26 @@ private:
                        [&](const Approximation& a) { return a.field == field; });
   }
 
+  /// True when `e` is a neighbour in a non-periodic grid that this rank does not have (it is at the
+  /// edge of that axis): MPI_Cart_shift gives MPI_PROC_NULL there.
+  bool off_the_edge(const RankExpr& e) const
+  {
+    if ((e.kind != RankExpr::Kind::Grid && e.kind != RankExpr::Kind::GridLoop) || e.periodic)
+      return false;
+    RankExpr wrapped = e;
+    wrapped.periodic = true;
+    return wrapped.eval(rank_, np_, loop_index_.data(), static_cast<int>(loop_index_.size())).has_value();
+  }
+
+  /// The peer or source of a blocking point-to-point call (send, receive, sendrecv), where a neighbour
+  /// off the edge of a non-periodic grid is MPI_PROC_NULL (kNoRank): that half of the call does nothing.
+  std::int32_t eval_p2p_rank(const RankExpr& e, const char* what, std::size_t leaf) const
+  {
+    if (not e.eval(rank_, np_, loop_index_.data(), static_cast<int>(loop_index_.size())) && off_the_edge(e))
+      return kNoRank;
+    return eval_rank(e, what, leaf);
+  }
+
   std::int32_t eval_rank(const RankExpr& e, const char* what, std::size_t leaf) const
   {
     auto v = e.eval(rank_, np_, loop_index_.data(), static_cast<int>(loop_index_.size()));
@@ -658,15 +684,22 @@ private:
     return *v;
   }
 
-  void emit(std::uint32_t id, CallRecord& out)
+  /// Sets `out` to the call of leaf `id`; false where the call does nothing (a blocking send, receive or
+  /// sendrecv whose every peer is MPI_PROC_NULL: the stream skips it).
+  bool emit(std::uint32_t id, CallRecord& out)
   {
     const Leaf& leaf = prog_->leaves[id];
     out              = leaf.proto;
     const TemplateNode& node = *leaf.node;
+    const bool blocking_p2p  = is_blocking_p2p(out.op);
     if (node.peer)
-      out.peer = node.peer->uses_loop() ? eval_rank(*node.peer, "peer", id) : peer_[id];
+      out.peer = node.peer->uses_loop() ? (blocking_p2p ? eval_p2p_rank(*node.peer, "peer", id) : eval_rank(*node.peer, "peer", id))
+                                        : peer_[id];
     if (node.src)
-      out.src = node.src->uses_loop() ? eval_rank(*node.src, "src", id) : src_[id];
+      out.src = node.src->uses_loop() ? (blocking_p2p ? eval_p2p_rank(*node.src, "src", id) : eval_rank(*node.src, "src", id))
+                                      : src_[id];
+    if (blocking_p2p && not to_proc_null(out))
+      return false;
     if (node.root)
       out.root = node.root->uses_loop() ? eval_rank(*node.root, "root", id) : root_[id];
     if (node.key)
@@ -690,6 +723,28 @@ private:
     for (std::size_t k = 0; k < leaf.requests_back.size(); ++k)
       out.requests[k] = created_ - leaf.requests_back[k];
     out.line = ++emitted_;
+    return true;
+  }
+
+  /// A blocking call with an MPI_PROC_NULL peer (kNoRank) as MPI runs it: a sendrecv without its
+  /// destination is its receive, without its source its send; false when nothing is left.
+  static bool to_proc_null(CallRecord& c)
+  {
+    if (c.op != Op::Sendrecv)
+      return c.peer != kNoRank;
+    if (c.peer == kNoRank && c.src == kNoRank)
+      return false;
+    if (c.src == kNoRank) {
+      c.op = Op::Send;
+    } else if (c.peer == kNoRank) {
+      c.op       = Op::Recv;
+      c.peer     = c.src;
+      c.bytes    = c.recv_bytes;
+      c.tag      = c.recv_tag;
+      c.src      = kNoRank;
+      c.recv_bytes = 0;
+    }
+    return true;
   }
 
   /// The next call of the numbered loop `nl` (iteration num_k_, call num_q_ of its variant); false, with
