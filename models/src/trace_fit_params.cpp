@@ -295,6 +295,11 @@ TemplateNode TemplateFitter::make_node(int id, UsedExprs& used)
   }
   fit_call_ranks(s, t, used);
   fit_amounts(s, t);
+  if (s.requests_back.size() > 1 && tokens_[s.token].op == Op::Waitall && not s.some_not_all_pending &&
+      s.request_back.size() <= 1) {
+    t.all_pending = true;
+    return t;
+  }
   if (s.request_back.size() > 1 || s.requests_back.size() > 1)
     throw InputError({}, "the requests completed by " + tokens_[s.token].function + " (first seen at " + s.where +
                              ") are not the same relative to the requests created before it in every iteration");

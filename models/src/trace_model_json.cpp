@@ -194,6 +194,8 @@ ojson nodes_json(const std::vector<TemplateNode>& nodes, const TraceModel& m)
       o["request_back"] = n.request_back;
     if (not n.requests_back.empty())
       o["requests_back"] = n.requests_back;
+    if (n.all_pending)
+      o["all_pending"] = true;
     if (not n.approximated.empty())
       o["approximated"] = approximations_json(n.approximated);
     arr.push_back(o);
@@ -468,7 +470,8 @@ std::vector<TemplateNode> read_nodes(const JsonObject& parent, std::string_view 
       continue;
     }
     r.only({"call", "poll", "fn", "count", "absorbed_flops", "peer", "src", "root", "key", "tag", "tag_formula", "bytes", "recv_bytes", "flops", "library", "seconds", "counts",
-            "recv_counts", "counts_self", "recv_counts_self", "request_back", "requests_back", "approximated"});
+            "recv_counts", "counts_self", "recv_counts_self", "request_back", "requests_back", "all_pending",
+            "approximated"});
     const char* tkey = r.has("poll") ? "poll" : "call";
     n.kind  = r.has("poll") ? RolledNode::Kind::Poll : RolledNode::Kind::Call;
     n.token = static_cast<std::uint32_t>(r.int32(tkey, 0, static_cast<std::int64_t>(m.tokens.size()) - 1));
@@ -544,6 +547,8 @@ std::vector<TemplateNode> read_nodes(const JsonObject& parent, std::string_view 
       n.request_back = r.integer("request_back");
     if (r.has("requests_back"))
       n.requests_back = r.integers("requests_back");
+    if (r.has("all_pending"))
+      n.all_pending = r.boolean("all_pending");
     n.approximated = read_approximations(r);
     out.push_back(std::move(n));
   }

@@ -36,6 +36,7 @@ struct Leaf {
   std::vector<float> ratio_table;
   std::int64_t request_back = 0;
   std::vector<std::int64_t> requests_back;
+  bool all_pending = false;  ///< waitall of every request still pending
 };
 
 struct Instr {
@@ -152,6 +153,8 @@ struct SynthSource::Program {
   FunctionTable functions;
   int group = 0;
   int max_depth = 0;
+  /// Some waitall completes every pending request: streams keep the list of pending requests.
+  bool tracks_pending = false;
   double nw = 0;  ///< the target's (numbered loop sizes depend on it and on the iteration)
   /// The steady loop (docs/reference/emulator.md, fast-forward): the outermost loop with the most calls, as the
   /// index of its LoopBegin in `code`; kNoLoop when the program has none it may skip.
@@ -422,6 +425,8 @@ void compile(const std::vector<TemplateNode>& nodes, const TraceModel& m, const 
     leaf.creates       = creates_request(tok.op) || tok.nonblocking;
     leaf.request_back  = n.request_back;
     leaf.requests_back = n.requests_back;
+    leaf.all_pending   = n.all_pending;
+    p.tracks_pending   = p.tracks_pending || n.all_pending;
     r.requests.resize(n.requests_back.size());
     auto id = static_cast<std::uint32_t>(p.leaves.size());
     p.leaves.push_back(std::move(leaf));
@@ -722,8 +727,26 @@ private:
       out.request = created_ - leaf.request_back;
     for (std::size_t k = 0; k < leaf.requests_back.size(); ++k)
       out.requests[k] = created_ - leaf.requests_back[k];
+    if (prog_->tracks_pending)
+      track_pending(leaf, out);
     out.line = ++emitted_;
     return true;
+  }
+
+  /// The requests still pending, for a waitall that completes them all: created ones join, those a
+  /// wait or waitall completes leave (a test or waitany may or may not complete its request: it stays).
+  void track_pending(const Leaf& leaf, CallRecord& out)
+  {
+    if (leaf.creates) {
+      pending_.push_back(out.request);
+    } else if (leaf.all_pending) {
+      out.requests = std::move(pending_);
+      pending_.clear();
+    } else if (out.op == Op::Wait) {
+      std::erase(pending_, out.request);
+    } else if (out.op == Op::Waitall) {
+      std::erase_if(pending_, [&](std::int64_t q) { return std::find(out.requests.begin(), out.requests.end(), q) != out.requests.end(); });
+    }
   }
 
   /// A blocking call with an MPI_PROC_NULL peer (kNoRank) as MPI runs it: a sendrecv without its
@@ -891,6 +914,7 @@ private:
   std::size_t sweep_call_ = 0;     ///< axis sweep: the next call of that axis' block
   std::optional<std::uint64_t> head_;  ///< set by settle() when the next call starts a steady-loop iteration
   std::int64_t created_ = 0;
+  std::vector<std::int64_t> pending_;  ///< with Program::tracks_pending: requests not yet completed
   std::uint64_t emitted_ = 0;
   bool variability_ = false;
   std::uint64_t rng_ = 0;

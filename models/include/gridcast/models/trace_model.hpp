@@ -199,6 +199,10 @@ struct TemplateNode {
   /// such distance per request. Requests are numbered 0, 1, 2... in creation order, as TIT imports are.
   std::int64_t request_back = 0;
   std::vector<std::int64_t> requests_back;
+  /// Waitall: completes every request still pending (requests_back empty), where the distances differ
+  /// between iterations or ranks but the call always completed everything (a halo exchange with as many
+  /// neighbours as the rank has: a loop of isends whose count varies).
+  bool all_pending = false;
   /// What the fit approximated at this position (empty: every parameter is an exact expression or the
   /// best formula by leave-one-out).
   std::vector<Approximation> approximated;
