@@ -658,6 +658,8 @@ nlohmann::ordered_json model_to_json(const TraceModel& m)
     latency.push_back(latency_json(f));
   o["latency"]  = latency;
   o["warnings"] = m.warnings;
+  if (not m.size_class.empty())
+    o["size_class"] = m.size_class;
   // Only where there are some: models without numbered loops keep their bytes.
   if (not m.numbered.empty()) {
     ojson numbered = ojson::array();
@@ -837,7 +839,7 @@ TraceModel model_from_json(const nlohmann::json& j, const std::string& file)
 {
   JsonObject top(j, file);
   top.only({"format", "format_version", "group_threshold", "features", "training", "tokens", "rule", "groups",
-            "library", "latency", "warnings", "numbered_loops", "tree_sequences", "axis_sweeps"});
+            "library", "latency", "warnings", "size_class", "numbered_loops", "tree_sequences", "axis_sweeps"});
   if (top.string("format") != kFormatName)
     top.fail("format", std::string("expected \"") + kFormatName + "\"");
   if (top.integer("format_version") != TraceModel::kFormatVersion)
@@ -949,6 +951,8 @@ TraceModel model_from_json(const nlohmann::json& j, const std::string& file)
   for (std::size_t i = 0; i < latency.size(); ++i)
     m.latency.push_back(read_latency(top.element("latency", i)));
   m.warnings = top.strings("warnings");
+  if (top.has("size_class"))
+    m.size_class = top.string("size_class");
   if (top.has("numbered_loops")) {
     const json& loops = top.array("numbered_loops");
     for (std::size_t i = 0; i < loops.size(); ++i)

@@ -328,6 +328,10 @@ struct TraceModel {
   GroupRule rule;
   double group_threshold = 0.03;
   std::vector<std::string> warnings;  ///< quantities fitted approximately (varying where they should not)
+  /// Where the training sizes take different code paths (no rank-to-group rule fits every profile):
+  /// which sizes the model was fitted on and which it left out (empty: every profile). Synthesis lists
+  /// it in model_quality.
+  std::string size_class;
   /// The latency model of every function with compute calls, by function name.
   std::vector<FunctionLatency> latency;
   const FunctionLatency* latency_of(const std::string& function) const;
