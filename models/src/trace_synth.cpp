@@ -14,6 +14,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <tuple>
 
 namespace gridcast::models::trace {
 
@@ -529,10 +530,11 @@ bool is_blocking_p2p(Op op) { return op == Op::Send || op == Op::Ssend || op == 
 class SynthStream final : public CallStream {
 public:
   SynthStream(std::shared_ptr<const SynthSource::Program> prog, int rank, int np, std::string source,
-              const SynthOptions& options)
+              const SynthOptions& options, const std::vector<SynthSource::P2pDrop>* drops = nullptr)
       : prog_(std::move(prog)), rank_(rank), np_(np), source_(std::move(source)), functions_(prog_->functions),
         variability_(options.variability), rng_(splitmix64(options.seed ^ splitmix64(static_cast<std::uint64_t>(rank) + 1)))
   {
+    drops_ = drops;
     loop_index_.reserve(static_cast<std::size_t>(prog_->max_depth));
     loop_count_.reserve(static_cast<std::size_t>(prog_->max_depth));
     // Rank expressions that do not use a loop index are evaluated once per rank.
@@ -729,8 +731,29 @@ private:
       out.requests[k] = created_ - leaf.requests_back[k];
     if (prog_->tracks_pending)
       track_pending(leaf, out);
+    if (is_blocking_p2p(out.op) && not drop_unmatched(out))
+      return false;
     out.line = ++emitted_;
     return true;
+  }
+
+  /// Drops the halves of a blocking point-to-point call that SynthSource::balance_point_to_point found
+  /// pair with nothing; false when nothing is left of the call.
+  bool drop_unmatched(CallRecord& out)
+  {
+    const std::uint64_t k = p2p_seen_++;
+    if (drops_ == nullptr || next_drop_ >= drops_->size() || (*drops_)[next_drop_].ordinal != k)
+      return true;
+    const std::uint8_t halves = (*drops_)[next_drop_++].halves;
+    if (out.op == Op::Sendrecv) {
+      if (halves & SynthSource::kDropSend)
+        out.peer = kNoRank;
+      if (halves & SynthSource::kDropRecv)
+        out.src = kNoRank;
+      return to_proc_null(out);
+    }
+    const bool is_send = out.op != Op::Recv;
+    return not(halves & (is_send ? SynthSource::kDropSend : SynthSource::kDropRecv));
   }
 
   /// The requests still pending, for a waitall that completes them all: created ones join, those a
@@ -914,6 +937,9 @@ private:
   std::size_t sweep_call_ = 0;     ///< axis sweep: the next call of that axis' block
   std::optional<std::uint64_t> head_;  ///< set by settle() when the next call starts a steady-loop iteration
   std::int64_t created_ = 0;
+  const std::vector<SynthSource::P2pDrop>* drops_ = nullptr;  ///< this rank's, by ordinal
+  std::uint64_t p2p_seen_ = 0;   ///< blocking point-to-point calls emitted so far (before drops)
+  std::size_t next_drop_ = 0;    ///< into drops_
   std::vector<std::int64_t> pending_;  ///< with Program::tracks_pending: requests not yet completed
   std::uint64_t emitted_ = 0;
   bool variability_ = false;
@@ -957,6 +983,75 @@ SynthSource::SynthSource(std::shared_ptr<const TraceModel> model, SynthTarget ta
   // Open every rank once so that a peer without a value is reported now, not in the middle of a run.
   for (int r = 0; r < target_.np; ++r)
     open(r);
+  if (not quality_.approximated.empty())
+    balance_point_to_point();
+}
+
+void SynthSource::balance_point_to_point()
+{
+  // Constructs whose calls do not come from template leaves (numbered loops, trees, axis sweeps) are
+  // not numbered like them, and a wildcard receive can match any send: then nothing is checked.
+  if (not model_->numbered.empty() || not model_->trees.empty() || not model_->axis_sweeps.empty())
+    return;
+  struct Half {
+    int rank;
+    std::uint64_t ordinal;  ///< kNonblocking: an isend or irecv, which is not dropped
+  };
+  constexpr std::uint64_t kNonblocking = ~std::uint64_t{0};
+  struct Channel {
+    std::vector<Half> sends, recvs;
+  };
+  std::map<std::tuple<int, int, std::int32_t, std::int32_t>, Channel> channels;  // (from, to, tag, comm)
+  for (int r = 0; r < target_.np; ++r) {
+    auto stream = open(r);
+    CallRecord c;
+    std::uint64_t ordinal = 0;
+    while (stream->next(c)) {
+      const bool blocking = is_blocking_p2p(c.op);
+      const std::uint64_t k = blocking ? ordinal++ : kNonblocking;
+      if (c.op == Op::Send || c.op == Op::Ssend || c.op == Op::Isend || c.op == Op::Issend || c.op == Op::Sendrecv)
+        channels[{r, c.peer, c.tag, c.comm}].sends.push_back({r, k});
+      const bool recv = c.op == Op::Recv || c.op == Op::Irecv || c.op == Op::Sendrecv;
+      const std::int32_t from = c.op == Op::Sendrecv ? c.src : c.peer;
+      const std::int32_t tag  = c.op == Op::Sendrecv ? c.recv_tag : c.tag;
+      if (recv && (from == kAnySource || tag == kAnyTag))
+        return;
+      if (recv)
+        channels[{from, r, tag, c.comm}].recvs.push_back({r, k});
+    }
+  }
+  // A receive without its send blocks forever: dropped (a blocking one; a nonblocking one is counted).
+  // A send without its receive completes where it is sent eagerly, as in a training run that recorded
+  // it so: kept, and counted.
+  std::map<int, std::map<std::uint64_t, std::uint8_t>> drop;
+  std::uint64_t recvs = 0, dropped = 0, left = 0, lone_sends = 0;
+  for (const auto& [key, ch] : channels) {
+    recvs += ch.recvs.size();
+    lone_sends += ch.sends.size() > ch.recvs.size() ? ch.sends.size() - ch.recvs.size() : 0;
+    for (std::size_t i = ch.sends.size(); i < ch.recvs.size(); ++i) {
+      const Half& h = ch.recvs[i];
+      if (h.ordinal == kNonblocking) {
+        ++left;
+      } else {
+        drop[h.rank][h.ordinal] |= kDropRecv;
+        ++dropped;
+      }
+    }
+  }
+  if (drop.empty() && left == 0)
+    return;
+  drops_.resize(static_cast<std::size_t>(target_.np));
+  for (const auto& [rank, by_ordinal] : drop)
+    for (const auto& [ordinal, halves] : by_ordinal)
+      drops_[static_cast<std::size_t>(rank)].push_back({ordinal, halves});
+  std::ostringstream o;
+  o << dropped << " of " << recvs
+    << " receives have no matching send at the target (approximated peers or counts): dropped";
+  if (left > 0)
+    o << "; " << left << " nonblocking receives left unmatched (the run may not finish)";
+  if (lone_sends > 0)
+    o << "; " << lone_sends << " sends have no matching receive (kept: they complete where sent eagerly)";
+  quality_.approximated.push_back({"point-to-point", "matching", o.str(), 0.0});
 }
 
 SynthSource::~SynthSource() = default;
@@ -966,7 +1061,8 @@ CallStreamPtr SynthSource::open(int rank) const
   if (rank < 0 || rank >= target_.np)
     throw InternalError("SynthSource::open: rank out of range");
   return std::make_unique<SynthStream>(programs_[static_cast<std::size_t>(group_of_rank_[static_cast<std::size_t>(rank)])],
-                                       rank, target_.np, origin_, options_);
+                                       rank, target_.np, origin_, options_,
+                                       drops_.empty() ? nullptr : &drops_[static_cast<std::size_t>(rank)]);
 }
 
 std::uint64_t SynthSource::total_calls() const

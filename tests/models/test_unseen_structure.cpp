@@ -12,6 +12,7 @@
 
 using namespace gridcast::models;
 using namespace gridcast::models::trace;
+using gridcast::test::grid3_neighbour;
 using gridcast::test::MemoryStream;
 using gridcast::test::read_all;
 using gridcast::test::TempDir;
@@ -101,17 +102,6 @@ private:
   int nw_, np_;
 };
 
-/// The lower (-1) or upper (+1) neighbour of `rank` along `axis` of the periodic dims_create(np, 3) grid,
-/// from the coordinates (independently of RankExpr).
-int neighbour3(int rank, int np, int axis, int step)
-{
-  auto d = dims_create(np, 3);
-  auto c = grid_coords(rank, d);
-  const int e = d[static_cast<std::size_t>(axis)];
-  c[static_cast<std::size_t>(axis)] = (c[static_cast<std::size_t>(axis)] + step + e) % e;
-  return (c[0] * d[1] + c[1]) * d[2] + c[2];
-}
-
 /// A 3-D halo exchange: an irecv from each face neighbour (axis 0 lower, upper, axis 1..., each with
 /// its own tag), the same isends, a waitall. Trained at np 8, 16, 32 (2x2x2, 4x2x2, 4x4x2), the last
 /// axis always has extent 2, where the lower neighbour is also the upper one and r xor 1.
@@ -129,7 +119,7 @@ public:
       for (Op op : {Op::Irecv, Op::Isend})
         for (int dir = 0; dir < 6; ++dir) {
           CallRecord& c = s->add(op, op == Op::Irecv ? "MPI_Irecv" : "MPI_Isend");
-          c.peer        = neighbour3(rank, np_, dir / 2, dir % 2 == 0 ? -1 : 1);
+          c.peer        = grid3_neighbour(rank, np_, dir / 2, dir % 2 == 0 ? -1 : 1);
           c.tag         = dir;
           c.bytes       = static_cast<std::uint64_t>(8 * nw_);
           c.request     = req;
@@ -269,7 +259,7 @@ TEST_CASE("unseen structure: a grid neighbour on an axis of extent 2 in every tr
         peers.push_back(c.peer);
     REQUIRE(peers.size() == 6);
     for (int dir = 0; dir < 6; ++dir)
-      CHECK(peers[static_cast<std::size_t>(dir)] == neighbour3(r, 128, dir / 2, dir % 2 == 0 ? -1 : 1));
+      CHECK(peers[static_cast<std::size_t>(dir)] == grid3_neighbour(r, 128, dir / 2, dir % 2 == 0 ? -1 : 1));
   }
 }
 
@@ -296,4 +286,81 @@ TEST_CASE("unseen structure: sizes that take other code paths leave the model of
   const auto one_size = write_profile_grid(dir.path() / "one", "branch", {4, 8}, {2}, TraceEncoding::JsonLines,
                                            [](int nw, int np) { return SizeBranch(nw, np); });
   CHECK(fit_trace_model(one_size).size_class.empty());
+}
+
+namespace {
+
+/// A ring of blocking calls: every step sends to the right neighbour, then receives from the left one.
+class SendRing final : public TraceSource {
+public:
+  SendRing(int nw, int np) : nw_(nw), np_(np) {}
+  int rank_count() const override { return np_; }
+  CallStreamPtr open(int rank) const override
+  {
+    auto s = std::make_unique<MemoryStream>("ring");
+    s->add(Op::Init, "MPI_Init");
+    for (int step = 0; step < 3; ++step) {
+      CallRecord& a = s->add(Op::Send, "MPI_Send");
+      a.peer        = (rank + 1) % np_;
+      a.bytes       = static_cast<std::uint64_t>(8 * nw_);
+      CallRecord& b = s->add(Op::Recv, "MPI_Recv");
+      b.peer        = (rank - 1 + np_) % np_;
+      b.bytes       = static_cast<std::uint64_t>(8 * nw_);
+    }
+    s->add(Op::Finalize, "MPI_Finalize");
+    return s;
+  }
+
+private:
+  int nw_, np_;
+};
+
+/// The template position of the first call of `op` under `body`, depth first.
+TemplateNode* find_call(std::vector<TemplateNode>& body, const TraceModel& m, Op op)
+{
+  for (TemplateNode& n : body) {
+    if (n.kind == RolledNode::Kind::Call && m.tokens[n.token].op == op)
+      return &n;
+    if (TemplateNode* inner = find_call(n.body, m, op))
+      return inner;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("unseen structure: receives that approximated peers leave without a send are dropped, and counted",
+          "[trace_model][model_quality]")
+{
+  TempDir dir;
+  const auto profiles = write_profile_grid(dir.path(), "ring", {4, 8}, {2, 3}, TraceEncoding::JsonLines,
+                                           [](int nw, int np) { return SendRing(nw, np); });
+  TraceModel fitted = fit_trace_model(profiles);
+  {
+    // Exact: nothing is checked or changed.
+    SynthSource exact(std::make_shared<const TraceModel>(fitted), {3, 8});
+    CHECK(exact.quality().approximated.empty());
+    int recvs = 0;
+    for (const CallRecord& c : read_all(*exact.open(2)))
+      recvs += c.op == Op::Recv ? 1 : 0;
+    CHECK(recvs == 3);
+  }
+  // An approximated receive peer that no rank sends to: two ranks to the left instead of one.
+  TemplateNode* recv = find_call(fitted.groups[0].body, fitted, Op::Recv);
+  REQUIRE(recv != nullptr);
+  recv->peer = RankExpr{RankExpr::Kind::Offset, -2};
+  recv->approximated.push_back({"peer", "a stand-in for the test", 0.5});
+  SynthSource synth(std::make_shared<const TraceModel>(fitted), {3, 8});
+  const ModelQuality& q = synth.quality();
+  REQUIRE(q.approximated.size() == 2);
+  CHECK(q.approximated[1].where == "point-to-point");
+  CHECK_THAT(q.approximated[1].method, Catch::StartsWith("24 of 24 receives have no matching send") &&
+                                           Catch::Contains("24 sends have no matching receive"));
+  for (int r : {0, 5}) {
+    auto calls = read_all(*synth.open(r));
+    CHECK(std::count_if(calls.begin(), calls.end(), [](const CallRecord& c) { return c.op == Op::Recv; }) == 0);
+    CHECK(std::count_if(calls.begin(), calls.end(), [](const CallRecord& c) { return c.op == Op::Send; }) == 3);
+    for (std::size_t i = 0; i < calls.size(); ++i)
+      CHECK(calls[i].line == i + 1);  // numbered as emitted
+  }
 }
