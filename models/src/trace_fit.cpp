@@ -15,7 +15,9 @@
 
 #include <algorithm>
 #include <array>
+#include <functional>
 #include <set>
+#include <sstream>
 
 namespace gridcast::models::trace {
 
@@ -137,7 +139,9 @@ const TreeSequence* TraceModel::tree_of(std::uint32_t token) const
   return nullptr;
 }
 
-TraceModel fit_trace_model(const std::vector<std::filesystem::path>& profiles, const FitOptions& options)
+namespace {
+
+TraceModel fit_one_size_class(const std::vector<std::filesystem::path>& profiles, const FitOptions& options)
 {
   Fitter f(profiles, options);
   try {
@@ -153,6 +157,62 @@ TraceModel fit_trace_model(const std::vector<std::filesystem::path>& profiles, c
     if (not again.has_axis_sweeps())
       throw;
     return again.run();
+  }
+}
+
+/// "8, 16": the sizes, as the console writes them.
+std::string nw_list(const std::vector<double>& nws)
+{
+  std::ostringstream o;
+  for (std::size_t i = 0; i < nws.size(); ++i)
+    o << (i ? ", " : "") << nws[i];
+  return o.str();
+}
+
+/// Where some training sizes take other code paths than others (no rank-to-group rule fits every
+/// profile, and the profiles of one Np disagree): the model of the largest sizes whose profiles agree,
+/// the nearest to the targets predictions are asked for (larger than training). model.json says which
+/// sizes it left out and why (size_class), and synthesis lists it in model_quality.
+TraceModel fit_largest_size_class(const std::vector<std::filesystem::path>& profiles, const FitOptions& options,
+                                  const detail::NwBranchError& why)
+{
+  std::vector<double> nws;
+  for (const auto& p : profiles)
+    nws.push_back(ProfileDir(p).info().nw);
+  std::sort(nws.begin(), nws.end(), std::greater<>());
+  nws.erase(std::unique(nws.begin(), nws.end()), nws.end());
+  // The k largest sizes, the most first; all of them is what failed.
+  for (std::size_t k = nws.size() - 1; k >= 1; --k) {
+    std::vector<std::filesystem::path> subset;
+    for (const auto& p : profiles)
+      if (ProfileDir(p).info().nw >= nws[k - 1])
+        subset.push_back(p);
+    try {
+      TraceModel m = fit_one_size_class(subset, options);
+      std::vector<double> kept(nws.begin(), nws.begin() + static_cast<std::ptrdiff_t>(k));
+      std::vector<double> left(nws.begin() + static_cast<std::ptrdiff_t>(k), nws.end());
+      std::sort(kept.begin(), kept.end());
+      std::sort(left.begin(), left.end());
+      m.size_class = "fitted on the profiles at Nw " + nw_list(kept) + " only, the largest sizes whose ranks take the same code paths; those at Nw " +
+                     nw_list(left) + " take others (" + why.reason().substr(0, why.reason().find(". ")) +
+                     "): sizes far below Nw " + nw_list({kept.front()}) + " may take other paths again";
+      return m;
+    } catch (const detail::NwBranchError&) {
+      if (k == 1)
+        throw why;
+    }
+  }
+  throw why;
+}
+
+}  // namespace
+
+TraceModel fit_trace_model(const std::vector<std::filesystem::path>& profiles, const FitOptions& options)
+{
+  try {
+    return fit_one_size_class(profiles, options);
+  } catch (const detail::NwBranchError& e) {
+    return fit_largest_size_class(profiles, options, e);
   }
 }
 

@@ -224,14 +224,18 @@ GroupRule infer_rule(const std::vector<LoadedProfile>& profiles, std::size_t swe
     for (const GroupAssignment& a : assignments)
       for (const GroupAssignment& b : assignments)
         nw_stable = nw_stable and (a.np != b.np or a.group_of_rank == b.group_of_rank);
+    if (not nw_stable)
+      throw NwBranchError(e.context(), e.reason() +
+                                           ". Ranks of one class must run the same template at every training point; "
+                                           "a branch that depends on Nw (a code path taken only at some sizes) "
+                                           "cannot be expressed: train on sizes that take the same paths");
     throw InputError(e.context(),
-                     e.reason() + ". Ranks of one class must run the same template at every training point; " +
-                         (nw_stable ? "the profiles of each Np agree rank by rank, so the branch depends on Np "
-                                      "beyond the rank classes (a code path taken only at some rank counts, e.g. "
-                                      "on some shapes of the process grid) and cannot be expressed: train on rank "
-                                      "counts that take the same paths" + grid_shape_note(assignments, sweeps_found)
-                                    : "a branch that depends on Nw (a code path taken only at some sizes) cannot "
-                                      "be expressed: train on sizes that take the same paths"));
+                     e.reason() + ". Ranks of one class must run the same template at every training point; "
+                                  "the profiles of each Np agree rank by rank, so the branch depends on Np beyond the "
+                                  "rank classes (a code path taken only at some rank counts, e.g. on some shapes of "
+                                  "the process grid) and cannot be expressed: train on rank counts that take the "
+                                  "same paths" +
+                         grid_shape_note(assignments, sweeps_found));
   }
 }
 

@@ -3,6 +3,7 @@
 // and the rule that says which ranks run which group at any (Nw, Np). Internal to the models library.
 #pragma once
 
+#include "gridcast/foundation/errors.hpp"
 #include "gridcast/models/trace_rules.hpp"
 #include "trace_fit_read.hpp"
 
@@ -19,6 +20,14 @@ std::vector<RankRef> assign_groups(ProfileReader& reader, double threshold);
 /// The rule that gives each rank its group at any (Nw, Np), inferred from the groups of the training
 /// ranks. An InputError says which branch of the code cannot be expressed; `sweeps_found` is the number
 /// of axis sweeps cut out (the note on grids of different shapes names it).
+/// No rank-to-group rule fits because the profiles of one Np put the same rank in different groups: a
+/// code path that depends on Nw. fit_trace_model then fits the sizes that agree (NwBranchError::what is
+/// the full message).
+class NwBranchError : public gridcast::InputError {
+public:
+  using gridcast::InputError::InputError;
+};
+
 GroupRule infer_rule(const std::vector<LoadedProfile>& profiles, std::size_t sweeps_found);
 
 /// "0-3, 5": ranks in ascending order as ranges.

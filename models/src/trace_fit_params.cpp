@@ -179,6 +179,26 @@ std::string earlier_explanation(const RankSeries& series)
                            earlier_explanation(series));
 }
 
+/// A code that addresses its grid neighbours does so on every axis: where an earlier call of the same
+/// function in the same loop body took a grid neighbour and training cannot tell a grid neighbour of
+/// this one from something else (an axis of extent 2 in every training grid, whose neighbour is also
+/// `r xor 1`), the grid neighbours of the same grid stay and the rest go. On a larger grid the axis has
+/// two distinct neighbours, and only the grid expression follows the code there.
+void prefer_sibling_grid(std::vector<RankExpr>& free, const std::vector<std::pair<std::string, RankExpr>>* used,
+                         const std::string& key)
+{
+  if (used == nullptr)
+    return;
+  for (const auto& [k, e] : *used) {
+    if (k != key || e.kind != RankExpr::Kind::Grid)
+      continue;
+    auto same_grid = [&](const RankExpr& x) { return x.kind == RankExpr::Kind::Grid && x.dims == e.dims; };
+    if (std::any_of(free.begin(), free.end(), same_grid) && not std::all_of(free.begin(), free.end(), same_grid))
+      std::erase_if(free, [&](const RankExpr& x) { return not same_grid(x); });
+    return;
+  }
+}
+
 }  // namespace
 
 TemplateFitter::TemplateFitter(TraceModel& model, const std::vector<GroupData>& data)
@@ -275,6 +295,11 @@ TemplateNode TemplateFitter::make_node(int id, UsedExprs& used)
   }
   fit_call_ranks(s, t, used);
   fit_amounts(s, t);
+  if (s.requests_back.size() > 1 && tokens_[s.token].op == Op::Waitall && not s.some_not_all_pending &&
+      s.request_back.size() <= 1) {
+    t.all_pending = true;
+    return t;
+  }
   if (s.request_back.size() > 1 || s.requests_back.size() > 1)
     throw InputError({}, "the requests completed by " + tokens_[s.token].function + " (first seen at " + s.where +
                              ") are not the same relative to the requests created before it in every iteration");
@@ -465,6 +490,7 @@ std::optional<RankExpr> TemplateFitter::fit_ranks(const RankSeries& series, cons
       free.push_back(cand);
   if (free.empty())
     free = all;
+  prefer_sibling_grid(free, used, key);
   const auto& votes = support_[support_key(s.token, field)];
   std::optional<RankExpr> e;
   int best = -1;

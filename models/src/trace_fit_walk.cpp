@@ -20,6 +20,8 @@ struct CallParams {
   double seconds = -1;
   std::int64_t request_back = 0;
   std::vector<std::int64_t> requests_back;
+  /// Waitall: its requests are every request still pending (whatever their distances).
+  bool all_pending = false;
   std::vector<std::uint64_t> counts, recv_counts;
   std::int32_t tag = 0;
   std::int32_t key = 0;  ///< comm_split: the split key
@@ -70,6 +72,8 @@ public:
       ordinal_[rec_.request] = created_++;
     else if (rec_.request != kNoRequest)
       c.request_back = back(rec_.request, rec_.op == Op::Wait);
+    if (rec_.op == Op::Waitall)
+      c.all_pending = completes_all_pending(rec_.requests);
     for (std::int64_t q : rec_.requests)
       c.requests_back.push_back(back(q, rec_.op == Op::Waitall));
     advance();
@@ -77,6 +81,17 @@ public:
   }
 
 private:
+  /// True when `requests` are exactly the pending requests (each once).
+  bool completes_all_pending(const std::vector<std::int64_t>& requests) const
+  {
+    if (requests.size() != ordinal_.size())
+      return false;
+    std::vector<std::int64_t> sorted = requests;
+    std::sort(sorted.begin(), sorted.end());
+    if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
+      return false;
+    return std::all_of(sorted.begin(), sorted.end(), [&](std::int64_t q) { return ordinal_.contains(q); });
+  }
   /// How many requests were created since `req`; `forget`: the call completes it.
   std::int64_t back(std::int64_t req, bool forget)
   {
@@ -334,6 +349,7 @@ void GroupCollector::observe_call(SlotObs& s, WalkState& w, const CallParams& c,
     observe_compute(s, w, c, position);
     s.request_back.insert(c.request_back);
     s.requests_back.insert(c.requests_back);
+    s.some_not_all_pending = s.some_not_all_pending || not c.all_pending;
     return;
   }
   if (c.peer != kNoRank)
@@ -405,6 +421,7 @@ void GroupCollector::observe_call(SlotObs& s, WalkState& w, const CallParams& c,
            s.recv_counts_self_differs, s.recv_counts_uneven);
   s.request_back.insert(c.request_back);
   s.requests_back.insert(c.requests_back);
+  s.some_not_all_pending = s.some_not_all_pending || not c.all_pending;
 }
 
 }  // namespace gridcast::models::trace::detail

@@ -51,6 +51,8 @@ struct SlotObs {
   double counts_uneven = 0, recv_counts_uneven = 0;
   std::set<std::int64_t> request_back;
   std::set<std::vector<std::int64_t>> requests_back;
+  /// A waitall that did not complete every pending request at least once (false: it always did).
+  bool some_not_all_pending = false;
   /// Integer quantities that took several values in one profile: (field, profile) -> (min, max).
   /// (field, profile) -> value range. Fields are string literals: a view orders like the string, no copy.
   std::map<std::pair<std::string_view, std::size_t>, std::pair<double, double>> spread;

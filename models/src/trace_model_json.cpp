@@ -194,6 +194,8 @@ ojson nodes_json(const std::vector<TemplateNode>& nodes, const TraceModel& m)
       o["request_back"] = n.request_back;
     if (not n.requests_back.empty())
       o["requests_back"] = n.requests_back;
+    if (n.all_pending)
+      o["all_pending"] = true;
     if (not n.approximated.empty())
       o["approximated"] = approximations_json(n.approximated);
     arr.push_back(o);
@@ -416,7 +418,7 @@ RankExpr read_rank(const JsonObject& r)
   if (e.kind == RankExpr::Kind::GridLoop) {
     e.a        = r.int32("a", -1, 1);
     e.level    = r.int32("level", 0, 64);
-    e.dims     = r.int32("dims", 2, 3);
+    e.dims     = r.int32("dims", 1, 3);
     e.block    = r.int32("block", 1, 2);
     e.reversed = r.boolean("reversed");
     e.all_axes = r.boolean("all_axes");
@@ -468,7 +470,8 @@ std::vector<TemplateNode> read_nodes(const JsonObject& parent, std::string_view 
       continue;
     }
     r.only({"call", "poll", "fn", "count", "absorbed_flops", "peer", "src", "root", "key", "tag", "tag_formula", "bytes", "recv_bytes", "flops", "library", "seconds", "counts",
-            "recv_counts", "counts_self", "recv_counts_self", "request_back", "requests_back", "approximated"});
+            "recv_counts", "counts_self", "recv_counts_self", "request_back", "requests_back", "all_pending",
+            "approximated"});
     const char* tkey = r.has("poll") ? "poll" : "call";
     n.kind  = r.has("poll") ? RolledNode::Kind::Poll : RolledNode::Kind::Call;
     n.token = static_cast<std::uint32_t>(r.int32(tkey, 0, static_cast<std::int64_t>(m.tokens.size()) - 1));
@@ -544,6 +547,8 @@ std::vector<TemplateNode> read_nodes(const JsonObject& parent, std::string_view 
       n.request_back = r.integer("request_back");
     if (r.has("requests_back"))
       n.requests_back = r.integers("requests_back");
+    if (r.has("all_pending"))
+      n.all_pending = r.boolean("all_pending");
     n.approximated = read_approximations(r);
     out.push_back(std::move(n));
   }
@@ -657,6 +662,8 @@ nlohmann::ordered_json model_to_json(const TraceModel& m)
     latency.push_back(latency_json(f));
   o["latency"]  = latency;
   o["warnings"] = m.warnings;
+  if (not m.size_class.empty())
+    o["size_class"] = m.size_class;
   // Only where there are some: models without numbered loops keep their bytes.
   if (not m.numbered.empty()) {
     ojson numbered = ojson::array();
@@ -836,7 +843,7 @@ TraceModel model_from_json(const nlohmann::json& j, const std::string& file)
 {
   JsonObject top(j, file);
   top.only({"format", "format_version", "group_threshold", "features", "training", "tokens", "rule", "groups",
-            "library", "latency", "warnings", "numbered_loops", "tree_sequences", "axis_sweeps"});
+            "library", "latency", "warnings", "size_class", "numbered_loops", "tree_sequences", "axis_sweeps"});
   if (top.string("format") != kFormatName)
     top.fail("format", std::string("expected \"") + kFormatName + "\"");
   if (top.integer("format_version") != TraceModel::kFormatVersion)
@@ -951,6 +958,8 @@ TraceModel model_from_json(const nlohmann::json& j, const std::string& file)
   for (std::size_t i = 0; i < latency.size(); ++i)
     m.latency.push_back(read_latency(top.element("latency", i)));
   m.warnings = top.strings("warnings");
+  if (top.has("size_class"))
+    m.size_class = top.string("size_class");
   if (top.has("numbered_loops")) {
     const json& loops = top.array("numbered_loops");
     for (std::size_t i = 0; i < loops.size(); ++i)

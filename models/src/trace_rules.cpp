@@ -321,6 +321,24 @@ std::vector<RankExpr> rank_expr_candidates(const RankObservation& o0)
                   g.there_and_back = tab;
                   cands.push_back(g);
                 }
+  // A 1-D grid's single axis walked in blocks of 2: one call site that sends right and then left (two
+  // MPI_Sendrecv of a ring or a line of ranks whose calls fold into one loop). Without an axis to walk
+  // in turn, block 1 is Grid. The open line first: where both explain every observation, no rank at an
+  // end made the call there (it had no neighbour), which a ring would not explain.
+  for (int lvl = 0; lvl < depth; ++lvl)
+    for (bool periodic : {false, true})
+      for (bool rev : {false, true})
+        for (bool tab : {false, true})
+          for (int dir : {-1, 1}) {
+            RankExpr g{K::GridLoop, dir};
+            g.level          = lvl;
+            g.dims           = 1;
+            g.periodic       = periodic;
+            g.block          = 2;
+            g.reversed       = rev;
+            g.there_and_back = tab;
+            cands.push_back(g);
+          }
   return cands;
 }
 

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <tuple>
 
 namespace gridcast::models::trace {
 
@@ -36,6 +37,7 @@ struct Leaf {
   std::vector<float> ratio_table;
   std::int64_t request_back = 0;
   std::vector<std::int64_t> requests_back;
+  bool all_pending = false;  ///< waitall of every request still pending
 };
 
 struct Instr {
@@ -152,6 +154,8 @@ struct SynthSource::Program {
   FunctionTable functions;
   int group = 0;
   int max_depth = 0;
+  /// Some waitall completes every pending request: streams keep the list of pending requests.
+  bool tracks_pending = false;
   double nw = 0;  ///< the target's (numbered loop sizes depend on it and on the iteration)
   /// The steady loop (docs/reference/emulator.md, fast-forward): the outermost loop with the most calls, as the
   /// index of its LoopBegin in `code`; kNoLoop when the program has none it may skip.
@@ -422,6 +426,8 @@ void compile(const std::vector<TemplateNode>& nodes, const TraceModel& m, const 
     leaf.creates       = creates_request(tok.op) || tok.nonblocking;
     leaf.request_back  = n.request_back;
     leaf.requests_back = n.requests_back;
+    leaf.all_pending   = n.all_pending;
+    p.tracks_pending   = p.tracks_pending || n.all_pending;
     r.requests.resize(n.requests_back.size());
     auto id = static_cast<std::uint32_t>(p.leaves.size());
     p.leaves.push_back(std::move(leaf));
@@ -518,13 +524,17 @@ void choose_steady_loop(SynthSource::Program& p, int np)
   p.top_loop_names.clear();
 }
 
+/// The calls whose MPI_PROC_NULL peer the stream can express by dropping the call or one half of it.
+bool is_blocking_p2p(Op op) { return op == Op::Send || op == Op::Ssend || op == Op::Recv || op == Op::Sendrecv; }
+
 class SynthStream final : public CallStream {
 public:
   SynthStream(std::shared_ptr<const SynthSource::Program> prog, int rank, int np, std::string source,
-              const SynthOptions& options)
+              const SynthOptions& options, const std::vector<SynthSource::P2pDrop>* drops = nullptr)
       : prog_(std::move(prog)), rank_(rank), np_(np), source_(std::move(source)), functions_(prog_->functions),
         variability_(options.variability), rng_(splitmix64(options.seed ^ splitmix64(static_cast<std::uint64_t>(rank) + 1)))
   {
+    drops_ = drops;
     loop_index_.reserve(static_cast<std::size_t>(prog_->max_depth));
     loop_count_.reserve(static_cast<std::size_t>(prog_->max_depth));
     // Rank expressions that do not use a loop index are evaluated once per rank.
@@ -534,10 +544,12 @@ public:
     root_.assign(n, 0);
     for (std::size_t i = 0; i < n; ++i) {
       const TemplateNode& node = *prog_->leaves[i].node;
+      const Op op = prog_->leaves[i].proto.op;
+      const bool blocking_p2p = is_blocking_p2p(op);
       if (node.peer && not node.peer->uses_loop())
-        peer_[i] = eval_rank(*node.peer, "peer", i);
+        peer_[i] = blocking_p2p ? eval_p2p_rank(*node.peer, "peer", i) : eval_rank(*node.peer, "peer", i);
       if (node.src && not node.src->uses_loop())
-        src_[i] = eval_rank(*node.src, "src", i);
+        src_[i] = blocking_p2p ? eval_p2p_rank(*node.src, "src", i) : eval_rank(*node.src, "src", i);
       if (node.root && not node.root->uses_loop())
         root_[i] = eval_rank(*node.root, "root", i);
     }
@@ -577,9 +589,10 @@ public:
           return true;
         default:  // Instr::Call (settle() stops at nothing else)
           head_.reset();
-          emit(in.leaf, out);
           ++pc_;
-          return true;
+          if (emit(in.leaf, out))
+            return true;
+          continue;  // a blocking exchange with MPI_PROC_NULL only: no call
       }
     }
   }
@@ -641,6 +654,26 @@ private:
                        [&](const Approximation& a) { return a.field == field; });
   }
 
+  /// True when `e` is a neighbour in a non-periodic grid that this rank does not have (it is at the
+  /// edge of that axis): MPI_Cart_shift gives MPI_PROC_NULL there.
+  bool off_the_edge(const RankExpr& e) const
+  {
+    if ((e.kind != RankExpr::Kind::Grid && e.kind != RankExpr::Kind::GridLoop) || e.periodic)
+      return false;
+    RankExpr wrapped = e;
+    wrapped.periodic = true;
+    return wrapped.eval(rank_, np_, loop_index_.data(), static_cast<int>(loop_index_.size())).has_value();
+  }
+
+  /// The peer or source of a blocking point-to-point call (send, receive, sendrecv), where a neighbour
+  /// off the edge of a non-periodic grid is MPI_PROC_NULL (kNoRank): that half of the call does nothing.
+  std::int32_t eval_p2p_rank(const RankExpr& e, const char* what, std::size_t leaf) const
+  {
+    if (not e.eval(rank_, np_, loop_index_.data(), static_cast<int>(loop_index_.size())) && off_the_edge(e))
+      return kNoRank;
+    return eval_rank(e, what, leaf);
+  }
+
   std::int32_t eval_rank(const RankExpr& e, const char* what, std::size_t leaf) const
   {
     auto v = e.eval(rank_, np_, loop_index_.data(), static_cast<int>(loop_index_.size()));
@@ -658,15 +691,22 @@ private:
     return *v;
   }
 
-  void emit(std::uint32_t id, CallRecord& out)
+  /// Sets `out` to the call of leaf `id`; false where the call does nothing (a blocking send, receive or
+  /// sendrecv whose every peer is MPI_PROC_NULL: the stream skips it).
+  bool emit(std::uint32_t id, CallRecord& out)
   {
     const Leaf& leaf = prog_->leaves[id];
     out              = leaf.proto;
     const TemplateNode& node = *leaf.node;
+    const bool blocking_p2p  = is_blocking_p2p(out.op);
     if (node.peer)
-      out.peer = node.peer->uses_loop() ? eval_rank(*node.peer, "peer", id) : peer_[id];
+      out.peer = node.peer->uses_loop() ? (blocking_p2p ? eval_p2p_rank(*node.peer, "peer", id) : eval_rank(*node.peer, "peer", id))
+                                        : peer_[id];
     if (node.src)
-      out.src = node.src->uses_loop() ? eval_rank(*node.src, "src", id) : src_[id];
+      out.src = node.src->uses_loop() ? (blocking_p2p ? eval_p2p_rank(*node.src, "src", id) : eval_rank(*node.src, "src", id))
+                                      : src_[id];
+    if (blocking_p2p && not to_proc_null(out))
+      return false;
     if (node.root)
       out.root = node.root->uses_loop() ? eval_rank(*node.root, "root", id) : root_[id];
     if (node.key)
@@ -689,7 +729,68 @@ private:
       out.request = created_ - leaf.request_back;
     for (std::size_t k = 0; k < leaf.requests_back.size(); ++k)
       out.requests[k] = created_ - leaf.requests_back[k];
+    if (prog_->tracks_pending)
+      track_pending(leaf, out);
+    if (is_blocking_p2p(out.op) && not drop_unmatched(out))
+      return false;
     out.line = ++emitted_;
+    return true;
+  }
+
+  /// Drops the halves of a blocking point-to-point call that SynthSource::balance_point_to_point found
+  /// pair with nothing; false when nothing is left of the call.
+  bool drop_unmatched(CallRecord& out)
+  {
+    const std::uint64_t k = p2p_seen_++;
+    if (drops_ == nullptr || next_drop_ >= drops_->size() || (*drops_)[next_drop_].ordinal != k)
+      return true;
+    const std::uint8_t halves = (*drops_)[next_drop_++].halves;
+    if (out.op == Op::Sendrecv) {
+      if (halves & SynthSource::kDropSend)
+        out.peer = kNoRank;
+      if (halves & SynthSource::kDropRecv)
+        out.src = kNoRank;
+      return to_proc_null(out);
+    }
+    const bool is_send = out.op != Op::Recv;
+    return not(halves & (is_send ? SynthSource::kDropSend : SynthSource::kDropRecv));
+  }
+
+  /// The requests still pending, for a waitall that completes them all: created ones join, those a
+  /// wait or waitall completes leave (a test or waitany may or may not complete its request: it stays).
+  void track_pending(const Leaf& leaf, CallRecord& out)
+  {
+    if (leaf.creates) {
+      pending_.push_back(out.request);
+    } else if (leaf.all_pending) {
+      out.requests = std::move(pending_);
+      pending_.clear();
+    } else if (out.op == Op::Wait) {
+      std::erase(pending_, out.request);
+    } else if (out.op == Op::Waitall) {
+      std::erase_if(pending_, [&](std::int64_t q) { return std::find(out.requests.begin(), out.requests.end(), q) != out.requests.end(); });
+    }
+  }
+
+  /// A blocking call with an MPI_PROC_NULL peer (kNoRank) as MPI runs it: a sendrecv without its
+  /// destination is its receive, without its source its send; false when nothing is left.
+  static bool to_proc_null(CallRecord& c)
+  {
+    if (c.op != Op::Sendrecv)
+      return c.peer != kNoRank;
+    if (c.peer == kNoRank && c.src == kNoRank)
+      return false;
+    if (c.src == kNoRank) {
+      c.op = Op::Send;
+    } else if (c.peer == kNoRank) {
+      c.op       = Op::Recv;
+      c.peer     = c.src;
+      c.bytes    = c.recv_bytes;
+      c.tag      = c.recv_tag;
+      c.src      = kNoRank;
+      c.recv_bytes = 0;
+    }
+    return true;
   }
 
   /// The next call of the numbered loop `nl` (iteration num_k_, call num_q_ of its variant); false, with
@@ -836,6 +937,10 @@ private:
   std::size_t sweep_call_ = 0;     ///< axis sweep: the next call of that axis' block
   std::optional<std::uint64_t> head_;  ///< set by settle() when the next call starts a steady-loop iteration
   std::int64_t created_ = 0;
+  const std::vector<SynthSource::P2pDrop>* drops_ = nullptr;  ///< this rank's, by ordinal
+  std::uint64_t p2p_seen_ = 0;   ///< blocking point-to-point calls emitted so far (before drops)
+  std::size_t next_drop_ = 0;    ///< into drops_
+  std::vector<std::int64_t> pending_;  ///< with Program::tracks_pending: requests not yet completed
   std::uint64_t emitted_ = 0;
   bool variability_ = false;
   std::uint64_t rng_ = 0;
@@ -878,6 +983,75 @@ SynthSource::SynthSource(std::shared_ptr<const TraceModel> model, SynthTarget ta
   // Open every rank once so that a peer without a value is reported now, not in the middle of a run.
   for (int r = 0; r < target_.np; ++r)
     open(r);
+  if (not quality_.approximated.empty())
+    balance_point_to_point();
+}
+
+void SynthSource::balance_point_to_point()
+{
+  // Constructs whose calls do not come from template leaves (numbered loops, trees, axis sweeps) are
+  // not numbered like them, and a wildcard receive can match any send: then nothing is checked.
+  if (not model_->numbered.empty() || not model_->trees.empty() || not model_->axis_sweeps.empty())
+    return;
+  struct Half {
+    int rank;
+    std::uint64_t ordinal;  ///< kNonblocking: an isend or irecv, which is not dropped
+  };
+  constexpr std::uint64_t kNonblocking = ~std::uint64_t{0};
+  struct Channel {
+    std::vector<Half> sends, recvs;
+  };
+  std::map<std::tuple<int, int, std::int32_t, std::int32_t>, Channel> channels;  // (from, to, tag, comm)
+  for (int r = 0; r < target_.np; ++r) {
+    auto stream = open(r);
+    CallRecord c;
+    std::uint64_t ordinal = 0;
+    while (stream->next(c)) {
+      const bool blocking = is_blocking_p2p(c.op);
+      const std::uint64_t k = blocking ? ordinal++ : kNonblocking;
+      if (c.op == Op::Send || c.op == Op::Ssend || c.op == Op::Isend || c.op == Op::Issend || c.op == Op::Sendrecv)
+        channels[{r, c.peer, c.tag, c.comm}].sends.push_back({r, k});
+      const bool recv = c.op == Op::Recv || c.op == Op::Irecv || c.op == Op::Sendrecv;
+      const std::int32_t from = c.op == Op::Sendrecv ? c.src : c.peer;
+      const std::int32_t tag  = c.op == Op::Sendrecv ? c.recv_tag : c.tag;
+      if (recv && (from == kAnySource || tag == kAnyTag))
+        return;
+      if (recv)
+        channels[{from, r, tag, c.comm}].recvs.push_back({r, k});
+    }
+  }
+  // A receive without its send blocks forever: dropped (a blocking one; a nonblocking one is counted).
+  // A send without its receive completes where it is sent eagerly, as in a training run that recorded
+  // it so: kept, and counted.
+  std::map<int, std::map<std::uint64_t, std::uint8_t>> drop;
+  std::uint64_t recvs = 0, dropped = 0, left = 0, lone_sends = 0;
+  for (const auto& [key, ch] : channels) {
+    recvs += ch.recvs.size();
+    lone_sends += ch.sends.size() > ch.recvs.size() ? ch.sends.size() - ch.recvs.size() : 0;
+    for (std::size_t i = ch.sends.size(); i < ch.recvs.size(); ++i) {
+      const Half& h = ch.recvs[i];
+      if (h.ordinal == kNonblocking) {
+        ++left;
+      } else {
+        drop[h.rank][h.ordinal] |= kDropRecv;
+        ++dropped;
+      }
+    }
+  }
+  if (drop.empty() && left == 0)
+    return;
+  drops_.resize(static_cast<std::size_t>(target_.np));
+  for (const auto& [rank, by_ordinal] : drop)
+    for (const auto& [ordinal, halves] : by_ordinal)
+      drops_[static_cast<std::size_t>(rank)].push_back({ordinal, halves});
+  std::ostringstream o;
+  o << dropped << " of " << recvs
+    << " receives have no matching send at the target (approximated peers or counts): dropped";
+  if (left > 0)
+    o << "; " << left << " nonblocking receives left unmatched (the run may not finish)";
+  if (lone_sends > 0)
+    o << "; " << lone_sends << " sends have no matching receive (kept: they complete where sent eagerly)";
+  quality_.approximated.push_back({"point-to-point", "matching", o.str(), 0.0});
 }
 
 SynthSource::~SynthSource() = default;
@@ -887,7 +1061,8 @@ CallStreamPtr SynthSource::open(int rank) const
   if (rank < 0 || rank >= target_.np)
     throw InternalError("SynthSource::open: rank out of range");
   return std::make_unique<SynthStream>(programs_[static_cast<std::size_t>(group_of_rank_[static_cast<std::size_t>(rank)])],
-                                       rank, target_.np, origin_, options_);
+                                       rank, target_.np, origin_, options_,
+                                       drops_.empty() ? nullptr : &drops_[static_cast<std::size_t>(rank)]);
 }
 
 std::uint64_t SynthSource::total_calls() const

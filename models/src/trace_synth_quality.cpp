@@ -25,6 +25,8 @@ void note_extrapolation(const TraceModel& m, const SynthTarget& t, ModelQuality&
   auto factor = [](double v, double lo, double hi) { return v > hi ? v / hi : v < lo && lo > 0 ? v / lo : 1.0; };
   q.nw_factor = factor(t.nw, nw_lo, nw_hi);
   q.np_factor = factor(t.np, np_lo, np_hi);
+  if (not m.size_class.empty())
+    q.approximated.push_back({"rule", "size class", m.size_class, 0.0});
 }
 
 void print_quality(std::ostream& out, const ModelQuality& q)

@@ -8,6 +8,7 @@
 #include "gridcast/models/native.hpp"
 #include "gridcast/models/profile.hpp"
 #include "gridcast/models/stream.hpp"
+#include "gridcast/models/trace_rules.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -18,6 +19,17 @@
 #include <vector>
 
 namespace gridcast::test {
+
+/// The face neighbour of `rank` along `axis`, `step` ranks away, in the periodic dims_create(np, 3) grid.
+/// Written from the coordinates, independently of the model's rank expressions.
+inline int grid3_neighbour(int rank, int np, int axis, int step)
+{
+  auto d      = models::trace::dims_create(np, 3);
+  auto c      = models::trace::grid_coords(rank, d);
+  const int e = d[static_cast<std::size_t>(axis)];
+  c[static_cast<std::size_t>(axis)] = (c[static_cast<std::size_t>(axis)] + step + e) % e;
+  return (c[0] * d[1] + c[1]) * d[2] + c[2];
+}
 
 /// Every record of a stream, in order.
 inline std::vector<models::CallRecord> read_all(models::CallStream& stream)

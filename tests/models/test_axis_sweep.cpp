@@ -17,16 +17,7 @@ using gridcast::test::write_profile_grid;
 
 namespace {
 
-/// The face neighbour of `rank` along `axis`, `step` ranks away, in the periodic dims_create(np, 3) grid.
-/// Written from the coordinates, independently of the model.
-int neighbour(int rank, int np, int axis, int step)
-{
-  auto d      = dims_create(np, 3);
-  auto c      = grid_coords(rank, d);
-  const int e = d[static_cast<std::size_t>(axis)];
-  c[static_cast<std::size_t>(axis)] = (c[static_cast<std::size_t>(axis)] + step + e) % e;
-  return (c[0] * d[1] + c[1]) * d[2] + c[2];
-}
+int neighbour(int rank, int np, int axis, int step) { return gridcast::test::grid3_neighbour(rank, np, axis, step); }
 
 /// LAMMPS' CommBrick in miniature. Every 4th time step re-partitions: `exchange` (per axis of more than
 /// one rank: a Sendrecv of the count down, and along an axis of more than 2 ranks a second one up; then

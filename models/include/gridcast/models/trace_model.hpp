@@ -199,6 +199,10 @@ struct TemplateNode {
   /// such distance per request. Requests are numbered 0, 1, 2... in creation order, as TIT imports are.
   std::int64_t request_back = 0;
   std::vector<std::int64_t> requests_back;
+  /// Waitall: completes every request still pending (requests_back empty), where the distances differ
+  /// between iterations or ranks but the call always completed everything (a halo exchange with as many
+  /// neighbours as the rank has: a loop of isends whose count varies).
+  bool all_pending = false;
   /// What the fit approximated at this position (empty: every parameter is an exact expression or the
   /// best formula by leave-one-out).
   std::vector<Approximation> approximated;
@@ -327,6 +331,10 @@ struct TraceModel {
   GroupRule rule;
   double group_threshold = 0.03;
   std::vector<std::string> warnings;  ///< quantities fitted approximately (varying where they should not)
+  /// Where the training sizes take different code paths (no rank-to-group rule fits every profile):
+  /// which sizes the model was fitted on and which it left out (empty: every profile). Synthesis lists
+  /// it in model_quality.
+  std::string size_class;
   /// The latency model of every function with compute calls, by function name.
   std::vector<FunctionLatency> latency;
   const FunctionLatency* latency_of(const std::string& function) const;

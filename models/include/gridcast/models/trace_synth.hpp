@@ -72,8 +72,21 @@ public:
   const ModelQuality& quality() const { return quality_; }
 
   struct Program;  // the model compiled for the target, shared by the streams
+  /// A blocking send, receive or sendrecv of one rank that pairs with nothing at the target: the
+  /// ordinal of the call among the rank's blocking point-to-point calls, and which halves to drop
+  /// (kDropSend, kDropRecv).
+  struct P2pDrop {
+    std::uint64_t ordinal = 0;
+    std::uint8_t halves = 0;
+  };
+  static constexpr std::uint8_t kDropSend = 1, kDropRecv = 2;
 
 private:
+  /// Where the model approximates something: every rank's point-to-point calls are matched (sends and
+  /// receives per source, destination, tag and communicator, in order), and the blocking receives
+  /// (or receive halves of a sendrecv) that no send matches are dropped from the streams, counted in
+  /// quality() (a receive without its send would block the run forever).
+  void balance_point_to_point();
   std::shared_ptr<const TraceModel> model_;
   SynthTarget target_;
   SynthOptions options_;
@@ -81,6 +94,7 @@ private:
   std::vector<int> group_of_rank_;
   std::string origin_;
   ModelQuality quality_;
+  std::vector<std::vector<P2pDrop>> drops_;  ///< per rank, by ordinal (empty: nothing dropped)
 };
 
 /// One line per approximated position ("approximated: groups[0].template[1] peer: ... (training error

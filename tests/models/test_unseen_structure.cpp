@@ -1,0 +1,366 @@
+// Tests of what the trace model does with the structure of codes it was not built around (the corpus of
+// examples/corpus): a 1-D line or ring seen through one sendrecv site, MPI_PROC_NULL at a non-periodic
+// grid's edge, a waitall of every pending request, grid neighbours on an axis of extent 2 in every
+// training grid, and sizes whose code paths differ. See docs/reference/trace-model.md.
+#include "../models/models_support.hpp"
+#include "gridcast/models/trace_model.hpp"
+#include "gridcast/models/trace_rules.hpp"
+#include "gridcast/models/trace_synth.hpp"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+using namespace gridcast::models;
+using namespace gridcast::models::trace;
+using gridcast::test::grid3_neighbour;
+using gridcast::test::MemoryStream;
+using gridcast::test::read_all;
+using gridcast::test::TempDir;
+using gridcast::test::write_profile_grid;
+
+namespace {
+
+/// A 1-D exchange per step: MPI_Sendrecv to the right neighbour (receiving from the left), then to the
+/// left one (receiving from the right), then an allreduce. `periodic`: a ring; otherwise a line whose end
+/// ranks make no sendrecv at all, as SMPI's time-independent trace records a sendrecv with
+/// MPI_PROC_NULL on one side.
+class Line final : public TraceSource {
+public:
+  Line(int nw, int np, bool periodic) : nw_(nw), np_(np), periodic_(periodic) {}
+  int rank_count() const override { return np_; }
+  CallStreamPtr open(int rank) const override
+  {
+    auto s = std::make_unique<MemoryStream>("line");
+    s->add(Op::Init, "MPI_Init");
+    const bool end = rank == 0 || rank == np_ - 1;
+    for (int step = 0; step < 4; ++step) {
+      if (periodic_ || not end)
+        for (int dir : {1, -1}) {
+          CallRecord& c = s->add(Op::Sendrecv, "MPI_Sendrecv");
+          c.peer        = (rank + dir + np_) % np_;
+          c.src         = (rank - dir + np_) % np_;
+          c.bytes = c.recv_bytes = static_cast<std::uint64_t>(8 * nw_);
+        }
+      s->add(Op::Compute, "compute").flops = 1000.0 * nw_;
+      s->add(Op::Allreduce, "MPI_Allreduce").bytes = 8;
+    }
+    s->add(Op::Finalize, "MPI_Finalize");
+    return s;
+  }
+
+private:
+  int nw_, np_;
+  bool periodic_;
+};
+
+/// The calls of `rank` at the target whose op is one of point-to-point.
+std::vector<CallRecord> p2p_calls(const SynthSource& synth, int rank)
+{
+  std::vector<CallRecord> out;
+  for (const CallRecord& c : read_all(*synth.open(rank)))
+    if (c.op == Op::Send || c.op == Op::Recv || c.op == Op::Sendrecv)
+      out.push_back(c);
+  return out;
+}
+
+/// A halo exchange with a rank-dependent number of neighbours (an irregular partition): irecv from and
+/// isend to 1 + (r mod 3) ranks, then one waitall of all of them; 3 steps.
+class Irregular final : public TraceSource {
+public:
+  Irregular(int nw, int np) : nw_(nw), np_(np) {}
+  int rank_count() const override { return np_; }
+  CallStreamPtr open(int rank) const override
+  {
+    auto s = std::make_unique<MemoryStream>("irregular");
+    s->add(Op::Init, "MPI_Init");
+    std::int64_t req = 0;
+    const int deg    = 1 + rank % 3;
+    for (int step = 0; step < 3; ++step) {
+      std::vector<std::int64_t> mine;
+      for (int k = 1; k <= deg; ++k) {
+        CallRecord& c = s->add(Op::Irecv, "MPI_Irecv");
+        c.peer        = (rank + k) % np_;
+        c.bytes       = static_cast<std::uint64_t>(8 * nw_);
+        c.request     = req;
+        mine.push_back(req++);
+      }
+      for (int k = 1; k <= deg; ++k) {
+        CallRecord& c = s->add(Op::Isend, "MPI_Isend");
+        c.peer        = (rank - k + np_) % np_;
+        c.bytes       = static_cast<std::uint64_t>(8 * nw_);
+        c.request     = req;
+        mine.push_back(req++);
+      }
+      s->add(Op::Waitall, "MPI_Waitall").requests = mine;
+      s->add(Op::Allreduce, "MPI_Allreduce").bytes = 8;
+    }
+    s->add(Op::Finalize, "MPI_Finalize");
+    return s;
+  }
+
+private:
+  int nw_, np_;
+};
+
+/// A 3-D halo exchange: an irecv from each face neighbour (axis 0 lower, upper, axis 1..., each with
+/// its own tag), the same isends, a waitall. Trained at np 8, 16, 32 (2x2x2, 4x2x2, 4x4x2), the last
+/// axis always has extent 2, where the lower neighbour is also the upper one and r xor 1.
+class Faces final : public TraceSource {
+public:
+  Faces(int nw, int np) : nw_(nw), np_(np) {}
+  int rank_count() const override { return np_; }
+  CallStreamPtr open(int rank) const override
+  {
+    auto s = std::make_unique<MemoryStream>("faces");
+    s->add(Op::Init, "MPI_Init");
+    std::int64_t req = 0;
+    for (int step = 0; step < 2; ++step) {
+      std::vector<std::int64_t> mine;
+      for (Op op : {Op::Irecv, Op::Isend})
+        for (int dir = 0; dir < 6; ++dir) {
+          CallRecord& c = s->add(op, op == Op::Irecv ? "MPI_Irecv" : "MPI_Isend");
+          c.peer        = grid3_neighbour(rank, np_, dir / 2, dir % 2 == 0 ? -1 : 1);
+          c.tag         = dir;
+          c.bytes       = static_cast<std::uint64_t>(8 * nw_);
+          c.request     = req;
+          mine.push_back(req++);
+        }
+      s->add(Op::Waitall, "MPI_Waitall").requests = mine;
+    }
+    s->add(Op::Finalize, "MPI_Finalize");
+    return s;
+  }
+
+private:
+  int nw_, np_;
+};
+
+/// A code path taken only from some size on: at Nw >= 3 every step has an extra reduction (a coarser
+/// multigrid level), so the profiles at Nw 2 put every rank in another group than those at Nw 3 and 4.
+class SizeBranch final : public TraceSource {
+public:
+  SizeBranch(int nw, int np) : nw_(nw), np_(np) {}
+  int rank_count() const override { return np_; }
+  CallStreamPtr open(int rank) const override
+  {
+    auto s = std::make_unique<MemoryStream>("branch");
+    s->add(Op::Init, "MPI_Init");
+    s->add(Op::Reduce, "MPI_Reduce").bytes = 16;  // every size: the profiles share their function table
+    for (int step = 0; step < 3; ++step) {
+      CallRecord& c = s->add(Op::Sendrecv, "MPI_Sendrecv");
+      c.peer        = (rank + 1) % np_;
+      c.src         = (rank - 1 + np_) % np_;
+      c.bytes = c.recv_bytes = static_cast<std::uint64_t>(8 * nw_);
+      if (nw_ >= 3)
+        s->add(Op::Reduce, "MPI_Reduce").bytes = 16;
+      s->add(Op::Allreduce, "MPI_Allreduce").bytes = 8;
+    }
+    s->add(Op::Finalize, "MPI_Finalize");
+    return s;
+  }
+
+private:
+  int nw_, np_;
+};
+
+}  // namespace
+
+TEST_CASE("unseen structure: a ring's right-then-left sendrecv is a walk over the 1-D grid", "[trace_model]")
+{
+  TempDir dir;
+  const auto profiles = write_profile_grid(dir.path(), "ring", {4, 6, 8}, {2, 3}, TraceEncoding::JsonLines,
+                                           [](int nw, int np) { return Line(nw, np, true); });
+  auto model = std::make_shared<const TraceModel>(fit_trace_model(profiles));
+  const std::string json = model_to_json(*model).dump(2);
+  CHECK_THAT(json, Catch::Contains("grid1p(r, axis i0 div 2"));
+  CHECK_THAT(json, not Catch::Contains("approximated"));
+  // Reads back to itself (model.json accepts a grid_loop of one dimension).
+  CHECK(model_to_json(model_from_json(nlohmann::json::parse(json), "model.json")).dump(2) == json);
+  SynthSource synth(model, {3, 16});
+  for (int r : {0, 7, 15}) {
+    auto calls = p2p_calls(synth, r);
+    REQUIRE(calls.size() == 8);
+    CHECK(calls[0].peer == (r + 1) % 16);
+    CHECK(calls[0].src == (r + 15) % 16);
+    CHECK(calls[1].peer == (r + 15) % 16);
+    CHECK(calls[1].src == (r + 1) % 16);
+  }
+}
+
+TEST_CASE("unseen structure: a line's ends exchange with MPI_PROC_NULL, as MPI runs it", "[trace_model]")
+{
+  TempDir dir;
+  const auto profiles = write_profile_grid(dir.path(), "line", {4, 6, 8}, {2, 3}, TraceEncoding::JsonLines,
+                                           [](int nw, int np) { return Line(nw, np, false); });
+  auto model = std::make_shared<const TraceModel>(fit_trace_model(profiles));
+  const std::string json = model_to_json(*model).dump(2);
+  // No observation crossed the ends: the open line, not the ring.
+  CHECK_THAT(json, Catch::Contains("grid1(r, axis i0 div 2"));
+  SynthSource synth(model, {3, 16});
+  // Interior ranks: both sendrecvs, as recorded.
+  auto mid = p2p_calls(synth, 7);
+  REQUIRE(mid.size() == 8);
+  CHECK((mid[0].op == Op::Sendrecv && mid[0].peer == 8 && mid[0].src == 6));
+  CHECK((mid[1].op == Op::Sendrecv && mid[1].peer == 6 && mid[1].src == 8));
+  // Rank 0 has no left neighbour: its first sendrecv is its send to the right, the second its receive
+  // from the right (the count the fit rounds gives every rank both).
+  auto first = p2p_calls(synth, 0);
+  REQUIRE(first.size() == 8);
+  CHECK((first[0].op == Op::Send && first[0].peer == 1 && first[0].bytes == 24));
+  CHECK((first[1].op == Op::Recv && first[1].peer == 1 && first[1].bytes == 24));
+  auto last = p2p_calls(synth, 15);
+  REQUIRE(last.size() == 8);
+  CHECK((last[0].op == Op::Recv && last[0].peer == 14));
+  CHECK((last[1].op == Op::Send && last[1].peer == 14));
+}
+
+TEST_CASE("unseen structure: a waitall of as many requests as the rank has neighbours completes every pending one",
+          "[trace_model]")
+{
+  TempDir dir;
+  const auto profiles = write_profile_grid(dir.path(), "irregular", {4, 6, 8}, {2, 3}, TraceEncoding::JsonLines,
+                                           [](int nw, int np) { return Irregular(nw, np); });
+  auto model = std::make_shared<const TraceModel>(fit_trace_model(profiles));
+  const std::string json = model_to_json(*model).dump(2);
+  CHECK_THAT(json, Catch::Contains("\"all_pending\": true"));
+  CHECK(model_to_json(model_from_json(nlohmann::json::parse(json), "model.json")).dump(2) == json);
+  SynthSource synth(model, {3, 16});
+  for (int r : {0, 5}) {
+    std::vector<std::int64_t> created;
+    int waitalls = 0;
+    for (const CallRecord& c : read_all(*synth.open(r))) {
+      if (c.op == Op::Irecv || c.op == Op::Isend)
+        created.push_back(c.request);
+      if (c.op == Op::Waitall) {
+        ++waitalls;
+        CHECK(c.requests == created);  // every request created since the last waitall, none twice
+        created.clear();
+      }
+    }
+    CHECK(waitalls == 3);
+    CHECK(created.empty());
+  }
+}
+
+TEST_CASE("unseen structure: a grid neighbour on an axis of extent 2 in every training grid stays a grid neighbour",
+          "[trace_model]")
+{
+  TempDir dir;
+  const auto profiles = write_profile_grid(dir.path(), "faces", {8, 16, 32}, {2, 3}, TraceEncoding::JsonLines,
+                                           [](int nw, int np) { return Faces(nw, np); });
+  auto model = std::make_shared<const TraceModel>(fit_trace_model(profiles));
+  CHECK_THAT(model_to_json(*model).dump(2), not Catch::Contains("r xor 1"));
+  // At 128 ranks (8x4x4) the last axis has two neighbours: the lower and the upper one, in that order.
+  SynthSource synth(model, {3, 128});
+  for (int r : {0, 37, 127}) {
+    std::vector<int> peers;
+    for (const CallRecord& c : read_all(*synth.open(r)))
+      if (c.op == Op::Irecv && peers.size() < 6)
+        peers.push_back(c.peer);
+    REQUIRE(peers.size() == 6);
+    for (int dir = 0; dir < 6; ++dir)
+      CHECK(peers[static_cast<std::size_t>(dir)] == grid3_neighbour(r, 128, dir / 2, dir % 2 == 0 ? -1 : 1));
+  }
+}
+
+TEST_CASE("unseen structure: sizes that take other code paths leave the model of the largest sizes, saying so",
+          "[trace_model][model_quality]")
+{
+  TempDir dir;
+  const auto profiles = write_profile_grid(dir.path(), "branch", {4, 8}, {2, 3, 4}, TraceEncoding::JsonLines,
+                                           [](int nw, int np) { return SizeBranch(nw, np); });
+  auto model = std::make_shared<const TraceModel>(fit_trace_model(profiles));
+  CHECK(model->training.size() == 4);  // Nw 3 and 4 at np 4 and 8
+  CHECK_THAT(model->size_class, Catch::Contains("at Nw 3, 4 only") && Catch::Contains("those at Nw 2 take others"));
+  const std::string json = model_to_json(*model).dump(2);
+  CHECK(model_to_json(model_from_json(nlohmann::json::parse(json), "model.json")).dump(2) == json);
+  SynthSource synth(model, {8, 16});
+  const ModelQuality& q = synth.quality();
+  REQUIRE(q.approximated.size() == 1);
+  CHECK(q.approximated[0].field == "size class");
+  int reduces = 0;
+  for (const CallRecord& c : read_all(*synth.open(3)))
+    reduces += c.op == Op::Reduce ? 1 : 0;
+  CHECK(reduces == 4);
+  // Where the branch is not one of sizes, the error stands: one Nw cannot be split.
+  const auto one_size = write_profile_grid(dir.path() / "one", "branch", {4, 8}, {2}, TraceEncoding::JsonLines,
+                                           [](int nw, int np) { return SizeBranch(nw, np); });
+  CHECK(fit_trace_model(one_size).size_class.empty());
+}
+
+namespace {
+
+/// A ring of blocking calls: every step sends to the right neighbour, then receives from the left one.
+class SendRing final : public TraceSource {
+public:
+  SendRing(int nw, int np) : nw_(nw), np_(np) {}
+  int rank_count() const override { return np_; }
+  CallStreamPtr open(int rank) const override
+  {
+    auto s = std::make_unique<MemoryStream>("ring");
+    s->add(Op::Init, "MPI_Init");
+    for (int step = 0; step < 3; ++step) {
+      CallRecord& a = s->add(Op::Send, "MPI_Send");
+      a.peer        = (rank + 1) % np_;
+      a.bytes       = static_cast<std::uint64_t>(8 * nw_);
+      CallRecord& b = s->add(Op::Recv, "MPI_Recv");
+      b.peer        = (rank - 1 + np_) % np_;
+      b.bytes       = static_cast<std::uint64_t>(8 * nw_);
+    }
+    s->add(Op::Finalize, "MPI_Finalize");
+    return s;
+  }
+
+private:
+  int nw_, np_;
+};
+
+/// The template position of the first call of `op` under `body`, depth first.
+TemplateNode* find_call(std::vector<TemplateNode>& body, const TraceModel& m, Op op)
+{
+  for (TemplateNode& n : body) {
+    if (n.kind == RolledNode::Kind::Call && m.tokens[n.token].op == op)
+      return &n;
+    if (TemplateNode* inner = find_call(n.body, m, op))
+      return inner;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("unseen structure: receives that approximated peers leave without a send are dropped, and counted",
+          "[trace_model][model_quality]")
+{
+  TempDir dir;
+  const auto profiles = write_profile_grid(dir.path(), "ring", {4, 8}, {2, 3}, TraceEncoding::JsonLines,
+                                           [](int nw, int np) { return SendRing(nw, np); });
+  TraceModel fitted = fit_trace_model(profiles);
+  {
+    // Exact: nothing is checked or changed.
+    SynthSource exact(std::make_shared<const TraceModel>(fitted), {3, 8});
+    CHECK(exact.quality().approximated.empty());
+    int recvs = 0;
+    for (const CallRecord& c : read_all(*exact.open(2)))
+      recvs += c.op == Op::Recv ? 1 : 0;
+    CHECK(recvs == 3);
+  }
+  // An approximated receive peer that no rank sends to: two ranks to the left instead of one.
+  TemplateNode* recv = find_call(fitted.groups[0].body, fitted, Op::Recv);
+  REQUIRE(recv != nullptr);
+  recv->peer = RankExpr{RankExpr::Kind::Offset, -2};
+  recv->approximated.push_back({"peer", "a stand-in for the test", 0.5});
+  SynthSource synth(std::make_shared<const TraceModel>(fitted), {3, 8});
+  const ModelQuality& q = synth.quality();
+  REQUIRE(q.approximated.size() == 2);
+  CHECK(q.approximated[1].where == "point-to-point");
+  CHECK_THAT(q.approximated[1].method, Catch::StartsWith("24 of 24 receives have no matching send") &&
+                                           Catch::Contains("24 sends have no matching receive"));
+  for (int r : {0, 5}) {
+    auto calls = read_all(*synth.open(r));
+    CHECK(std::count_if(calls.begin(), calls.end(), [](const CallRecord& c) { return c.op == Op::Recv; }) == 0);
+    CHECK(std::count_if(calls.begin(), calls.end(), [](const CallRecord& c) { return c.op == Op::Send; }) == 3);
+    for (std::size_t i = 0; i < calls.size(); ++i)
+      CHECK(calls[i].line == i + 1);  // numbered as emitted
+  }
+}
