@@ -337,9 +337,16 @@ void TemplateFitter::fit_amounts(SlotObs& s, TemplateNode& t)
   // Compute: the site's mean work at each training point, regressed on (Nw, Np) (the first step of the
   // latency model; the ratio is fitted per function once every group is done). Reduction flops alike.
   if (s.any_flops) {
-    // Measured work is noisy (fit_measured); declared flops are exact anyway.
+    // Measured work is noisy (fit_measured). Declared flops (smpi_execute_flops, a TIT trace's compute
+    // lines) are exact: the best plausible formula, over the grid-extent features too, as sizes are (the
+    // work of a block of an MPI_Dims_create grid is a product of its per-axis extents).
     const bool compute = tokens_[s.token].op == Op::Compute;
-    t.flops            = compute ? fit_measured(s.compute_flops.points()) : fit_formula(s.flops.points(), false, 3, Parsimony{});
+    if (compute && s.measured_work)
+      t.flops = fit_measured(s.compute_flops.points());
+    else if (compute)
+      t.flops = fit_quantity(s.compute_flops.points(), false, s, "flops", t);
+    else
+      t.flops = fit_formula(s.flops.points(), false, 3, Parsimony{});
     s.fitted_flops     = t.flops;
   }
   if (tokens_[s.token].op == Op::Compute)
@@ -382,7 +389,10 @@ void TemplateFitter::fit_library(const SlotObs& s, TemplateNode& t)
     work.push_back({point.first, point.second, p.work / calls});
     bytes.push_back({point.first, point.second, p.work > 0 ? p.work_x_bytes / p.work : 0.0});
   }
-  LibraryPricing pricing{lib.kernel, fit_formula(work, false), fit_formula(bytes, false), 1.0};
+  // Chosen as sizes are: a formula that goes negative or turns against every training series before
+  // the target loses to the next plausible one (a negative working set has no price).
+  LibraryPricing pricing{lib.kernel, fit_plausible_formula(work, false, plausible_).formula,
+                         fit_plausible_formula(bytes, false, plausible_).formula, 1.0};
   // The scale: measured over priced work, summed over the training points (each point's calls priced
   // as synthesis will price them, at the fitted mean work and working set).
   double observed = 0, priced = 0;
@@ -403,6 +413,12 @@ void TemplateFitter::fit_library(const SlotObs& s, TemplateNode& t)
 /// training series are); where the best is not, the position records what lost and what stands in.
 Formula TemplateFitter::fit_quantity(const Series& series, bool integer, SlotObs& s, const char* field, TemplateNode& t)
 {
+  return fit_quantity(series.points(), integer, s, field, t);
+}
+
+Formula TemplateFitter::fit_quantity(const std::vector<FitPoint>& points, bool integer, SlotObs& s, const char* field,
+                                     TemplateNode& t)
+{
   for (const auto& [key, range] : s.spread)
     if (key.first == field && range.first != range.second) {
       std::ostringstream o;
@@ -414,7 +430,7 @@ Formula TemplateFitter::fit_quantity(const Series& series, bool integer, SlotObs
     }
   PlausibleRange range = plausible_;
   range.whole          = std::string_view(field) == "count";
-  PlausibleFit fit     = fit_plausible_formula(series.points(), integer, range);
+  PlausibleFit fit     = fit_plausible_formula(points, integer, range);
   if (not fit.best)
     t.approximated.push_back(
         {field,
