@@ -337,16 +337,8 @@ void TemplateFitter::fit_amounts(SlotObs& s, TemplateNode& t)
   // Compute: the site's mean work at each training point, regressed on (Nw, Np) (the first step of the
   // latency model; the ratio is fitted per function once every group is done). Reduction flops alike.
   if (s.any_flops) {
-    // Measured work is noisy (fit_measured). Declared flops (smpi_execute_flops, a TIT trace's compute
-    // lines) are exact: the best plausible formula, over the grid-extent features too, as sizes are (the
-    // work of a block of an MPI_Dims_create grid is a product of its per-axis extents).
     const bool compute = tokens_[s.token].op == Op::Compute;
-    if (compute && s.measured_work)
-      t.flops = fit_measured(s.compute_flops.points());
-    else if (compute)
-      t.flops = fit_quantity(s.compute_flops.points(), false, s, "flops", t);
-    else
-      t.flops = fit_formula(s.flops.points(), false, 3, Parsimony{});
+    t.flops            = compute ? fit_compute(s) : fit_formula(s.flops.points(), false, 3, Parsimony{});
     s.fitted_flops     = t.flops;
   }
   if (tokens_[s.token].op == Op::Compute)
@@ -369,6 +361,23 @@ void TemplateFitter::fit_amounts(SlotObs& s, TemplateNode& t)
                               s.recv_counts_uneven});
   if (s.recv_counts_self_differs)
     t.recv_counts_self = fit_formula(s.recv_counts_self.points(), true);
+}
+
+/// The work of a compute site. Measured work is noisy: fit_measured. Work given in flops may be declared
+/// (smpi_execute_flops) and then exact, or benchmarked by SMPI and written as flops (noisy): where the
+/// best plausible formula over the plain and grid-extent features reproduces the training points to
+/// SMPI's 6 significant digits (leave-one-out), it is the work (a block of an MPI_Dims_create grid works
+/// in proportion to a product of its per-axis extents); otherwise fit_measured, as measured work.
+Formula TemplateFitter::fit_compute(const SlotObs& s) const
+{
+  constexpr double kDeclaredError = 1e-5;  // SMPI's TIT traces write flops with 6 significant digits
+  const std::vector<FitPoint> pts = s.compute_flops.points();
+  if (not s.measured_work) {
+    PlausibleFit exact = fit_plausible_formula(pts, false, plausible_);
+    if (exact.best && exact.formula.cv_error && *exact.formula.cv_error <= kDeclaredError)
+      return exact.formula;
+  }
+  return fit_measured(pts);
 }
 
 /// A library site whose every call carried its arguments: its mean work per call and its work-weighted
@@ -413,12 +422,6 @@ void TemplateFitter::fit_library(const SlotObs& s, TemplateNode& t)
 /// training series are); where the best is not, the position records what lost and what stands in.
 Formula TemplateFitter::fit_quantity(const Series& series, bool integer, SlotObs& s, const char* field, TemplateNode& t)
 {
-  return fit_quantity(series.points(), integer, s, field, t);
-}
-
-Formula TemplateFitter::fit_quantity(const std::vector<FitPoint>& points, bool integer, SlotObs& s, const char* field,
-                                     TemplateNode& t)
-{
   for (const auto& [key, range] : s.spread)
     if (key.first == field && range.first != range.second) {
       std::ostringstream o;
@@ -430,7 +433,7 @@ Formula TemplateFitter::fit_quantity(const std::vector<FitPoint>& points, bool i
     }
   PlausibleRange range = plausible_;
   range.whole          = std::string_view(field) == "count";
-  PlausibleFit fit     = fit_plausible_formula(points, integer, range);
+  PlausibleFit fit     = fit_plausible_formula(series.points(), integer, range);
   if (not fit.best)
     t.approximated.push_back(
         {field,
