@@ -362,9 +362,8 @@ void TemplateFitter::fit_amounts(SlotObs& s, TemplateNode& t)
   // Compute: the site's mean work at each training point, regressed on (Nw, Np) (the first step of the
   // latency model; the ratio is fitted per function once every group is done). Reduction flops alike.
   if (s.any_flops) {
-    // Measured work is noisy (fit_measured); declared flops are exact anyway.
     const bool compute = tokens_[s.token].op == Op::Compute;
-    t.flops            = compute ? fit_measured(s.compute_flops.points()) : fit_formula(s.flops.points(), false, 3, Parsimony{});
+    t.flops            = compute ? fit_compute(s) : fit_formula(s.flops.points(), false, 3, Parsimony{});
     s.fitted_flops     = t.flops;
   }
   if (tokens_[s.token].op == Op::Compute)
@@ -389,6 +388,23 @@ void TemplateFitter::fit_amounts(SlotObs& s, TemplateNode& t)
     t.recv_counts_self = fit_formula(s.recv_counts_self.points(), true);
 }
 
+/// The work of a compute site. Measured work is noisy: fit_measured. Work given in flops may be declared
+/// (smpi_execute_flops) and then exact, or benchmarked by SMPI and written as flops (noisy): where the
+/// best plausible formula over the plain and grid-extent features reproduces the training points to
+/// SMPI's 6 significant digits (leave-one-out), it is the work (a block of an MPI_Dims_create grid works
+/// in proportion to a product of its per-axis extents); otherwise fit_measured, as measured work.
+Formula TemplateFitter::fit_compute(const SlotObs& s) const
+{
+  constexpr double kDeclaredError = 1e-5;  // SMPI's TIT traces write flops with 6 significant digits
+  const std::vector<FitPoint> pts = s.compute_flops.points();
+  if (not s.measured_work) {
+    PlausibleFit exact = fit_plausible_formula(pts, false, plausible_);
+    if (exact.best && exact.formula.cv_error && *exact.formula.cv_error <= kDeclaredError)
+      return exact.formula;
+  }
+  return fit_measured(pts);
+}
+
 /// A library site whose every call carried its arguments: its mean work per call and its work-weighted
 /// mean working set as formulas of (Nw, Np) (exact quantities: the best leave-one-out subset), and the
 /// scale that makes the curve's price of the training calls their measured work.
@@ -407,7 +423,10 @@ void TemplateFitter::fit_library(const SlotObs& s, TemplateNode& t)
     work.push_back({point.first, point.second, p.work / calls});
     bytes.push_back({point.first, point.second, p.work > 0 ? p.work_x_bytes / p.work : 0.0});
   }
-  LibraryPricing pricing{lib.kernel, fit_formula(work, false), fit_formula(bytes, false), 1.0};
+  // Chosen as sizes are: a formula that goes negative or turns against every training series before
+  // the target loses to the next plausible one (a negative working set has no price).
+  LibraryPricing pricing{lib.kernel, fit_plausible_formula(work, false, plausible_).formula,
+                         fit_plausible_formula(bytes, false, plausible_).formula, 1.0};
   // The scale: measured over priced work, summed over the training points (each point's calls priced
   // as synthesis will price them, at the fitted mean work and working set).
   double observed = 0, priced = 0;

@@ -306,6 +306,7 @@ void GroupCollector::observe_compute(SlotObs& s, WalkState& w, const CallParams&
   const double work = c.work(w.speed_flops);
   s.compute_flops.add(w.nw, static_cast<double>(w.np), w.profile, w.rank, reader_.repeated(w.profile), work);
   s.any_flops = s.any_flops || work != 0;
+  s.measured_work = s.measured_work || (c.flops <= 0 && c.seconds > 0);
   s.compute.context.group      = static_cast<int>(w.group);
   s.compute.context.inter_loop = w.loops.empty() ? 0 : w.loops.back().first + 1;
   s.compute.context.intra_loop = static_cast<int>(position);

@@ -43,6 +43,8 @@ struct SlotObs {
   /// Compute sites: their measured work per profile (the median of the runs at a point, as `absorbed`;
   /// `flops` holds the declared work of reductions).
   ProfileSeries compute_flops;
+  /// Compute sites: some call's work was measured (seconds), not declared (flops): noisy, fitted so.
+  bool measured_work = false;
   Series counts_self, recv_counts_self;  ///< v-collectives: the entry of the rank itself
   bool any_bytes = false, any_recv_bytes = false, any_flops = false, any_seconds = false, any_counts = false,
        any_recv_counts = false, counts_self_differs = false, recv_counts_self_differs = false;

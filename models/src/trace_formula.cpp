@@ -102,6 +102,20 @@ const std::vector<FeatureDef>& features()
       {"dims3[0](Np)", [](double, double np) { return grid_extent(np, 3, 0); }},
       {"dims3[1](Np)", [](double, double np) { return grid_extent(np, 3, 1); }},
       {"dims3[2](Np)", [](double, double np) { return grid_extent(np, 3, 2); }},
+      // Products over the axes of a 2-D grid's block (b0 = Nw/dims2[0], b1 = Nw/dims2[1]) that Nw^2/Np
+      // = b0*b1 does not cover: a panel one block wide along the longer axis (b0^2: SUMMA's broadcast
+      // panels, max(P, Q) steps wide), and the work of a block times such a width (b0^2*b1).
+      {"Nw^2/dims2[0]^2(Np)", [](double nw, double np) { return nw * nw / std::pow(grid_extent(np, 2, 0), 2); }},
+      {"Nw^2/dims2[1]^2(Np)", [](double nw, double np) { return nw * nw / std::pow(grid_extent(np, 2, 1), 2); }},
+      {"Nw^3/(dims2[0]^2*dims2[1])(Np)",
+       [](double nw, double np) { return nw * nw * nw / (std::pow(grid_extent(np, 2, 0), 2) * grid_extent(np, 2, 1)); }},
+      {"Nw^3/(dims2[0]*dims2[1]^2)(Np)",
+       [](double nw, double np) { return nw * nw * nw / (grid_extent(np, 2, 0) * std::pow(grid_extent(np, 2, 1), 2)); }},
+      // Transform work on a block of a 1-D, 2-D or 3-D grid of side Nw split over Np ranks: the points
+      // times log2 of a transform's length (an FFT of length Nw or Nw^2 costs 5 n log2 n flop).
+      {"Nw/Np*log2(Nw)", [](double nw, double np) { return nw > 1 ? nw / np * std::log2(nw) : 0.0; }},
+      {"Nw^2/Np*log2(Nw)", [](double nw, double np) { return nw > 1 ? nw * nw / np * std::log2(nw) : 0.0; }},
+      {"Nw^3/Np*log2(Nw)", [](double nw, double np) { return nw > 1 ? nw * nw * nw / np * std::log2(nw) : 0.0; }},
   };
   return defs;
 }
@@ -562,7 +576,7 @@ std::string implausibility(const Formula& f, const std::vector<FitPoint>& raw, P
   // The extents of the MPI_Dims_create grid do not follow Np monotonically (12 ranks are 4x3, 13 are
   // 13x1): a formula of them follows the grid, not a trend in Np.
   const bool follows_grid = std::any_of(f.terms.begin(), f.terms.end(), [](const Term& t) {
-    return t.feature >= first_grid_feature();
+    return t.feature >= first_grid_feature() && feature_name(t.feature).find("dims") != std::string::npos;
   });
   if (dir_np != 0 && not follows_grid)
     for (double nw : nws)
