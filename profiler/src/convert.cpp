@@ -12,6 +12,7 @@
 #include <charconv>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <queue>
 #include <sstream>
@@ -110,6 +111,13 @@ public:
         names_[e.rec.fn] = std::move(name);
         continue;
       }
+      // A record's span is a time of the run: its start and end are clock readings (positive, and the end
+      // within range). Anything else is a damaged file, whose times would overflow every sum below.
+      if (e.rec.start_ticks < 0 ||
+          std::max<std::int64_t>(0, e.rec.duration_ticks) > std::numeric_limits<std::int64_t>::max() - e.rec.start_ticks)
+        throw InputError({path_.string(), count_, {}, rank_},
+                         "a record starts at clock tick " + std::to_string(e.rec.start_ticks) + " and lasts " +
+                             std::to_string(e.rec.duration_ticks) + " ticks: no clock reads that, a damaged raw file");
       if (e.rec.kind == Kind::Enter || e.rec.kind == Kind::Exit) {
         auto it = names_.find(e.rec.fn);
         if (it == names_.end())

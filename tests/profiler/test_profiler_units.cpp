@@ -361,6 +361,16 @@ TEST_CASE("profiler: a raw call record whose continuation count is damaged costs
   fs::remove_all(dir);
 }
 
+TEST_CASE("profiler: a record whose clock ticks overflow is a damaged file", "[profiler]")
+{
+  // The fuzzer's reproducer (fuzz/regressions/raw_hook/): a record whose start and duration were damaged
+  // into ~7e18 ticks each, whose end overflowed a 64-bit integer (UBSan: signed overflow).
+  const fs::path dir = write_raw_parts("clock-overflow.bin");
+  const std::string error = error_of([&] { (void)profiler::convert_raw(dir, models::RunInfo{}, {}); });
+  CHECK_THAT(error, Catch::Contains(".gcraw") && Catch::Contains("no clock reads that, a damaged raw file"));
+  fs::remove_all(dir);
+}
+
 TEST_CASE("profiler: a folded poll record claiming more calls than its clock ticks is a damaged file", "[profiler]")
 {
   // The fuzzer's reproducer (fuzz/regressions/raw_hook/): a folded-poll record whose count was damaged into
