@@ -136,9 +136,11 @@ def rank_bytes(records: list[dict]) -> int:
 
 
 def error_line(text: str) -> str:
-    """The error of a failed step: its first line that says error (warnings come before it), else its last."""
+    """The error of a failed step: its `gridcast: error:` line (warnings and notes of approximations, which
+    may mention a training error, come before it), else its first line that says error, else its last."""
     lines = [line for line in text.strip().splitlines() if line.strip()]
-    return next((line for line in lines if "error" in line), lines[-1] if lines else "(no message)")
+    return next((line for line in lines if line.startswith(("gridcast: error:", "gridcast: internal error:"))),
+                next((line for line in lines if "error:" in line), lines[-1] if lines else "(no message)"))
 
 
 def evaluate(steps: Steps, name: str, work: Path) -> dict:

@@ -650,7 +650,11 @@ void on_init(int world_rank, int world_size, std::int64_t init_start_ticks, cons
   g_recording.store(true);
 }
 
-void on_finalize(std::int64_t end_ticks)
+namespace {
+
+/// The end of the recording, once (finalize or abort, whichever comes first): every buffer written, and
+/// the meta file saying how the run ended.
+void end_recording(const char* status, std::int64_t end_ticks, int code)
 {
   if (not g_config.enabled || not g_initialized.load())
     return;
@@ -658,19 +662,14 @@ void on_finalize(std::int64_t end_ticks)
   if (g_ended.exchange(true))
     return;
   flush_all();
-  write_meta("finalized", end_ticks, 0);
+  write_meta(status, end_ticks, code);
 }
 
-void on_abort(int code)
-{
-  if (not g_config.enabled || not g_initialized.load())
-    return;
-  g_recording.store(false);
-  if (g_ended.exchange(true))
-    return;
-  flush_all();
-  write_meta("abort", now_ticks(), code);
-}
+}  // namespace
+
+void on_finalize(std::int64_t end_ticks) { end_recording("finalized", end_ticks, 0); }
+
+void on_abort(int code) { end_recording("abort", now_ticks(), code); }
 
 void* next_symbol(const char* name)
 {

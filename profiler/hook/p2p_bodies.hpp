@@ -459,6 +459,20 @@ inline void finish_some(Call& c, const RequestIds& ids, int outcount, const int*
     c.finish(ExtraKind::Requests, ids.ids, ids.count, done.data(), done.size());
 }
 
+/// After MPI_Waitsome or MPI_Testsome completed `*outcount` requests: their ids resolved and forgotten, and
+/// the record finished (`poll`: a testsome).
+inline void settle_some(Call& c, RequestIds& ids, MPI_Request requests[], int outcount, const int* indices, bool poll)
+{
+  if (c)
+    ids.resolve();
+  ids.forget_completed(requests);
+  if (outcount != MPI_UNDEFINED)
+    for (int i = 0; i < outcount; ++i)
+      ids.completed(requests, static_cast<std::size_t>(indices[i]));
+  if (c)
+    finish_some(c, ids, outcount, indices, poll);
+}
+
 template <typename Pmpi>
 int waitsome_body(Pmpi pmpi, int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[],
     Where where = nullptr, std::size_t stride = sizeof(MPI_Request))
@@ -466,14 +480,7 @@ int waitsome_body(Pmpi pmpi, int incount, MPI_Request requests[], int* outcount,
   Call c(Fn::MPI_Waitsome);
   RequestIds ids(incount, requests, where, stride);
   int rc = pmpi(incount, requests, outcount, indices, statuses);
-  if (c)
-    ids.resolve();
-  ids.forget_completed(requests);
-  if (*outcount != MPI_UNDEFINED)
-    for (int i = 0; i < *outcount; ++i)
-      ids.completed(requests, static_cast<std::size_t>(indices[i]));
-  if (c)
-    finish_some(c, ids, *outcount, indices, false);
+  settle_some(c, ids, requests, *outcount, indices, false);
   return rc;
 }
 
@@ -487,14 +494,7 @@ int testsome_body(Pmpi pmpi, int incount, MPI_Request requests[], int* outcount,
   bool none = *outcount == MPI_UNDEFINED || *outcount == 0;
   if (c && c.fold_if_repeated(none))
     return rc;  // nothing completed: nothing to forget
-  if (c)
-    ids.resolve();
-  ids.forget_completed(requests);
-  if (*outcount != MPI_UNDEFINED)
-    for (int i = 0; i < *outcount; ++i)
-      ids.completed(requests, static_cast<std::size_t>(indices[i]));
-  if (c)
-    finish_some(c, ids, *outcount, indices, true);
+  settle_some(c, ids, requests, *outcount, indices, true);
   return rc;
 }
 
