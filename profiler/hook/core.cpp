@@ -18,6 +18,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <pthread.h>
 #include <unistd.h>
 #include <unordered_map>
 #include <unordered_set>
@@ -316,6 +317,15 @@ void install_signal_handlers()
   sigaction(SIGINT, &sa, &g_old_int);
 }
 
+/// A child of fork() (a helper the application starts) copies the rank's buffers and state, not its rank:
+/// it must neither record nor, at its exit or on a signal, write the parent's records or meta file again
+/// (the copies would be appended to the rank's raw file a second time).
+void in_forked_child()
+{
+  g_recording.store(false);
+  g_ended.store(true);
+}
+
 void at_exit()
 {
   // Only a process that initialised MPI owns its rank's files: a child the application started
@@ -394,6 +404,7 @@ __attribute__((constructor)) void hook_load()
       break;
     }
   std::atexit(at_exit);
+  pthread_atfork(nullptr, nullptr, in_forked_child);
 }
 
 // ------------------------------------------------------------------ application function names

@@ -3,15 +3,33 @@
 // the profile records the spawn, and replay and fit must refuse it, since the spawned process is not in
 // the profile. With `connect`: 2 ranks, rank 0 accepts on a port that rank 1 connects to (both on
 // MPI_COMM_SELF), then one message across: an inter-communicator between ranks of the world, which the
-// profile writes as a creation among its members and the replay reproduces.
+// profile writes as a creation among its members and the replay reproduces. With `fork`: each rank forks a
+// helper that exits at once with code 3 (its exit runs the hook's exit handler), waits for it, and goes on;
+// the rank exits 0 only when the helper's exit code came back unchanged.
 #include <mpi.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 int main(int argc, char** argv)
 {
   MPI_Init(&argc, &argv);
+  if (argc > 1 && std::strcmp(argv[1], "fork") == 0) {
+    int v = 1, sum = 0;
+    MPI_Allreduce(&v, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    const pid_t child = fork();
+    if (child == 0)
+      std::exit(3);  // exit(), not _exit(): the hook's atexit handler runs in the child
+    int status = 0;
+    waitpid(child, &status, 0);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Finalize();
+    return WIFEXITED(status) && WEXITSTATUS(status) == 3 ? 0 : 1;
+  }
   if (argc > 1 && std::strcmp(argv[1], "connect") == 0) {
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
