@@ -4,12 +4,14 @@
 // warp instructions by warp_group.hpp, a CTA's warps interleaved one instruction each in turn (warps of
 // a CTA run side by side), CTAs in linear order.
 //
-//   gen_traces --out DIR [--size ci|device] [--bases FILE] [--kernel CASE]... [--count-only]
+//   gen_traces --out DIR [--size ci|device] [--bases FILE] [--kernel CASE]... [--count-only] [--verify]
 //     --size ci      small sizes: the whole suite a few MB of traces (CI runs the model on them)
 //     --size device  the sizes suite.cu runs on the GPU
 //     --bases FILE   the buffer bases (and registers) the device printed (suite --bases-out); default
 //                    2 MiB-aligned bases from 0x7f0000000000, as cudaMalloc gives
 //     --count-only   print the counts, write no trace
+//     --verify       read each trace back (gridcast::gpu_cache::open_trace) and compare it with what was
+//                    written: launches, accesses and a hash of every field (exit 2 when they differ)
 // Prints one line per launch: case, kernel, CTAs, warp accesses, footprint. Exit 1 on bad input
 // (an unreadable or mismatching bases file), 2 on an internal error (an access outside every buffer).
 #include "suite.hpp"
@@ -39,6 +41,27 @@ struct Options {
   std::string bases, out;
   std::vector<std::string> kernels;
   bool count_only = false;
+  bool verify = false;
+};
+
+/// A hash of a trace's launches and accesses, the same whether taken while writing or reading back.
+struct TraceDigest {
+  std::uint64_t launches = 0, accesses = 0, hash = kHashSeed;
+  void add(const gc::KernelLaunch& k) {
+    ++launches;
+    for (char ch : k.name) hash = mix64(hash ^ std::uint8_t(ch));
+    for (std::uint64_t v : {k.launch_id, k.grid.count(), k.block.count(), std::uint64_t(k.shared_bytes_per_cta),
+                            std::uint64_t(k.registers_per_thread), std::uint64_t(k.flops)})
+      hash = mix64(hash ^ v);
+  }
+  void add(const gc::WarpAccess& a) {
+    ++accesses;
+    hash = mix64(hash ^ a.cta ^ (std::uint64_t(a.warp) << 40) ^ (std::uint64_t(a.kind) << 56));
+    hash = mix64(hash ^ a.bytes_per_lane ^ (std::uint64_t(a.active_mask) << 8));
+    for (unsigned lane = 0; lane < 32; ++lane)
+      if ((a.active_mask >> lane) & 1) hash = mix64(hash ^ a.address[lane]);
+  }
+  bool operator==(const TraceDigest& o) const { return launches == o.launches && accesses == o.accesses && hash == o.hash; }
 };
 
 struct InternalError : std::runtime_error {
@@ -58,8 +81,10 @@ std::uint64_t generate(const Options& opt, const std::optional<DeviceLayout>& la
     memory.regions.push_back({bases[i], c.buffers[i].bytes, contents[i].empty() ? nullptr : contents[i].data()});
     footprint += c.buffers[i].bytes;
   }
+  const std::filesystem::path path = std::filesystem::path(opt.out) / (c.name + ".trace");
   std::unique_ptr<gc::TraceWriter> writer;
-  if (!opt.count_only) writer = std::make_unique<gc::TraceWriter>(std::filesystem::path(opt.out) / (c.name + ".trace"));
+  if (!opt.count_only) writer = std::make_unique<gc::TraceWriter>(path);
+  TraceDigest written;
   std::uint64_t total = 0;
   for (std::size_t li = 0; li < c.launches.size(); ++li) {
     const LaunchSpec& l = c.launches[li];
@@ -76,6 +101,7 @@ std::uint64_t generate(const Options& opt, const std::optional<DeviceLayout>& la
     }
     k.flops = l.flops;
     if (writer) writer->begin_kernel(k);
+    written.add(k);
     const unsigned threads = unsigned(l.block.count());
     const unsigned warps = (threads + 31) / 32;
     std::vector<RecordSink> sinks(std::size_t(warps) * 32);
@@ -110,6 +136,7 @@ std::uint64_t generate(const Options& opt, const std::optional<DeviceLayout>& la
           access.active_mask = in.active_mask;
           access.address = in.address;
           writer->write(access);
+          written.add(access);
         }
       }
     }
@@ -119,13 +146,30 @@ std::uint64_t generate(const Options& opt, const std::optional<DeviceLayout>& la
     total += launch_accesses;
   }
   if (writer) writer->close();
+  if (writer && opt.verify) {
+    TraceDigest read;
+    auto reader = gc::open_trace(path);
+    gc::KernelLaunch k;
+    gc::WarpAccess a;
+    while (reader->next_kernel(k)) {
+      read.add(k);
+      while (reader->next_access(a)) read.add(a);
+    }
+    if (!(read == written))
+      throw InternalError(path.string() + " reads back as " + std::to_string(read.launches) + " launches, " +
+                          std::to_string(read.accesses) + " accesses, not as written (" +
+                          std::to_string(written.launches) + ", " + std::to_string(written.accesses) + ")" +
+                          (read.accesses == written.accesses ? " or with other contents" : ""));
+    std::printf("%-10s verified: %s reads back as written (%llu bytes)\n", c.name.c_str(), path.string().c_str(),
+                (unsigned long long)std::filesystem::file_size(path));
+  }
   return total;
 }
 
 int usage(const char* why) {
   std::fprintf(stderr,
                "gen_traces: %s\nusage: gen_traces --out DIR [--size ci|device] [--bases FILE] [--kernel CASE]... "
-               "[--count-only]\ncases:",
+               "[--count-only] [--verify]\ncases:",
                why);
   for (const std::string& n : case_names()) std::fprintf(stderr, " %s", n.c_str());
   std::fprintf(stderr, "\n");
@@ -151,6 +195,8 @@ int main(int argc, char** argv) {
       opt.kernels.push_back(argv[++i]);
     } else if (arg == "--count-only") {
       opt.count_only = true;
+    } else if (arg == "--verify") {
+      opt.verify = true;
     } else {
       return usage(("unknown or incomplete option '" + arg + "'").c_str());
     }
