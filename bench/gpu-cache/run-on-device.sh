@@ -42,18 +42,19 @@ metrics=(l1tex__t_sector_hit_rate.pct l1tex__t_sector_pipe_lsu_mem_global_op_ld_
   sm__cycles_elapsed.avg.per_second l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum
   l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum lts__t_sectors_op_atom.sum lts__t_sectors_op_red.sum)
 
-# Keeps the metrics this ncu knows on this GPU (one unknown name would make ncu profile nothing).
+# Keeps the metrics this ncu knows on this GPU (one unknown name would make ncu profile nothing). When
+# the list is not understood (fewer than half of ours found in it), all are kept.
 filter_metrics() {
-  local known
+  local known kept=() dropped=() m
   known=$(timeout 60 "$NCU" --query-metrics 2>/dev/null || true)
-  if [ "$(printf '%s\n' "$known" | wc -l)" -lt 50 ]; then
-    note "ncu --query-metrics gave no list: keeping all ${#metrics[@]} metrics"
-    return
-  fi
-  local kept=() m
   for m in "${metrics[@]}"; do
-    if printf '%s\n' "$known" | grep -q "^${m%%.*}[[:space:]]"; then kept+=("$m"); else note "metric not on this GPU, dropped: $m"; fi
+    if printf '%s\n' "$known" | grep -q "^${m%%.*}[[:space:]]"; then kept+=("$m"); else dropped+=("$m"); fi
   done
+  if [ "${#kept[@]}" -lt $(( ${#metrics[@]} / 2 )) ]; then
+    note "ncu --query-metrics: list not understood ($(printf '%s\n' "$known" | wc -l) lines): keeping all ${#metrics[@]} metrics"
+    return 0
+  fi
+  [ "${#dropped[@]}" = 0 ] || note "metrics not on this GPU, dropped: ${dropped[*]}"
   metrics=("${kept[@]}")
 }
 
@@ -76,7 +77,7 @@ build_log="$OUT/build.log"
 if ! command -v nvcc > /dev/null 2>&1; then
   note "nvcc not found"; status=1
 elif timeout 240 nvcc -O3 -arch=sm_90 -std=c++17 -Xptxas -v -o "$work/suite" "$here/suite.cu" > "$build_log" 2>&1; then
-  note "suite.cu built: $(grep -c 'Used [0-9]* registers' "$build_log") kernels"
+  note "suite.cu built: $(grep -c 'Used [0-9]* registers' "$build_log" || true) kernels"
 else
   note "suite.cu failed to build (see build.log):"; tail -n 20 "$build_log"; status=1
 fi
