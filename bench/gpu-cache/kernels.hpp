@@ -114,89 +114,76 @@ GCB_HD void gemm_body(const LaunchArgs& a, const ThreadIdx& t, A& acc, float* sh
   acc.store(3, &Cm[row * n + col], a.alpha * sum + a.beta * c);
 }
 
-/// 2mm, first product: tmp = alpha*A*B (A ni x nk, B nk x nj); thread (j = x, i = y).
+/// The thread's global x and y (the column and the row of 2D kernels).
+GCB_HD inline std::int64_t global_x(const ThreadIdx& t) { return std::int64_t(t.bx) * t.bdx + t.tx; }
+GCB_HD inline std::int64_t global_y(const ThreadIdx& t) { return std::int64_t(t.by) * t.bdy + t.ty; }
+
+/// out = alpha * X*Y (+ beta*out when Accumulate), PolyBench's untiled product: thread (column j = x,
+/// row i = y); X is rows x inner, Y inner x cols. A warp reads one X element (broadcast) and a row of Y.
+GCB_EXEC_CHECK_DISABLE
+template <bool Accumulate, class A>
+GCB_HD void matmul(const ThreadIdx& t, A& acc, const float* X, const float* Y, float* out, std::int64_t rows,
+                   std::int64_t cols, std::int64_t inner, float alpha, float beta) {
+  const std::int64_t j = global_x(t), i = global_y(t);
+  if (i >= rows || j >= cols) return;
+  const float old = Accumulate ? acc.load(0, &out[i * cols + j]) : 0.0f;
+  float sum = 0;
+  for (std::int64_t k = 0; k < inner; ++k) sum += acc.load(1, &X[i * inner + k]) * acc.load(2, &Y[k * cols + j]);
+  acc.store(3, &out[i * cols + j], alpha * sum + beta * old);
+}
+
+/// y[o] = M v (+ y[o] when Accumulate), one thread per output o; M is rows x cols. ByRows: o is a row
+/// of M, each lane walks its own row (uncoalesced, the PolyBench row kernels); else o is a column and
+/// the lanes of a warp read side by side (coalesced).
+GCB_EXEC_CHECK_DISABLE
+template <bool ByRows, bool Accumulate, class A>
+GCB_HD void matvec(const ThreadIdx& t, A& acc, const float* M, std::int64_t rows, std::int64_t cols, const float* v,
+                   float* y) {
+  const std::int64_t o = global_x(t);
+  if (o >= (ByRows ? rows : cols)) return;
+  float sum = Accumulate ? acc.load(0, &y[o]) : 0.0f;
+  for (std::int64_t k = 0; k < (ByRows ? cols : rows); ++k)
+    sum += acc.load(1, &M[ByRows ? o * cols + k : k * cols + o]) * acc.load(2, &v[k]);
+  acc.store(3, &y[o], sum);
+}
+
+/// 2mm (buffers A ni x nk, B nk x nj, C nj x nl, D ni x nl, tmp ni x nj): tmp = alpha*A*B, then
+/// D = tmp*C + beta*D.
 GCB_EXEC_CHECK_DISABLE
 template <class A>
 GCB_HD void mm2_first_body(const LaunchArgs& a, const ThreadIdx& t, A& acc) {
-  const float* Am = ptr<const float>(a.base[0]);
-  const float* Bm = ptr<const float>(a.base[1]);
-  float* tmp = ptr<float>(a.base[4]);
-  const std::int64_t j = std::int64_t(t.bx) * t.bdx + t.tx, i = std::int64_t(t.by) * t.bdy + t.ty;
-  if (i >= a.ni || j >= a.nj) return;
-  float sum = 0;
-  for (std::int64_t k = 0; k < a.nk; ++k) sum += acc.load(0, &Am[i * a.nk + k]) * acc.load(1, &Bm[k * a.nj + j]);
-  acc.store(2, &tmp[i * a.nj + j], a.alpha * sum);
+  matmul<false>(t, acc, ptr<const float>(a.base[0]), ptr<const float>(a.base[1]), ptr<float>(a.base[4]), a.ni, a.nj,
+                a.nk, a.alpha, 0.0f);
 }
-
-/// 2mm, second product: D = tmp*C + beta*D (tmp ni x nj, C nj x nl).
 GCB_EXEC_CHECK_DISABLE
 template <class A>
 GCB_HD void mm2_second_body(const LaunchArgs& a, const ThreadIdx& t, A& acc) {
-  const float* Cm = ptr<const float>(a.base[2]);
-  float* Dm = ptr<float>(a.base[3]);
-  const float* tmp = ptr<const float>(a.base[4]);
-  const std::int64_t j = std::int64_t(t.bx) * t.bdx + t.tx, i = std::int64_t(t.by) * t.bdy + t.ty;
-  if (i >= a.ni || j >= a.nl) return;
-  const float d = acc.load(0, &Dm[i * a.nl + j]);
-  float sum = 0;
-  for (std::int64_t k = 0; k < a.nj; ++k) sum += acc.load(1, &tmp[i * a.nj + k]) * acc.load(2, &Cm[k * a.nl + j]);
-  acc.store(3, &Dm[i * a.nl + j], a.beta * d + sum);
+  matmul<true>(t, acc, ptr<const float>(a.base[4]), ptr<const float>(a.base[2]), ptr<float>(a.base[3]), a.ni, a.nl,
+               a.nj, 1.0f, a.beta);
 }
 
-/// atax, first: tmp = A*x, one thread per row (A ni x nj; buffers A, x, y, tmp).
+/// atax (buffers A ni x nj, x, y, tmp): tmp = A*x by rows, then y = A^T*tmp by columns.
 GCB_EXEC_CHECK_DISABLE
 template <class A>
 GCB_HD void atax_first_body(const LaunchArgs& a, const ThreadIdx& t, A& acc) {
-  const float* Am = ptr<const float>(a.base[0]);
-  const float* x = ptr<const float>(a.base[1]);
-  float* tmp = ptr<float>(a.base[3]);
-  const std::int64_t i = std::int64_t(t.bx) * t.bdx + t.tx;
-  if (i >= a.ni) return;
-  float sum = 0;
-  for (std::int64_t j = 0; j < a.nj; ++j) sum += acc.load(0, &Am[i * a.nj + j]) * acc.load(1, &x[j]);
-  acc.store(2, &tmp[i], sum);
+  matvec<true, false>(t, acc, ptr<const float>(a.base[0]), a.ni, a.nj, ptr<const float>(a.base[1]), ptr<float>(a.base[3]));
 }
-
-/// atax, second: y = A^T*tmp, one thread per column.
 GCB_EXEC_CHECK_DISABLE
 template <class A>
 GCB_HD void atax_second_body(const LaunchArgs& a, const ThreadIdx& t, A& acc) {
-  const float* Am = ptr<const float>(a.base[0]);
-  float* y = ptr<float>(a.base[2]);
-  const float* tmp = ptr<const float>(a.base[3]);
-  const std::int64_t j = std::int64_t(t.bx) * t.bdx + t.tx;
-  if (j >= a.nj) return;
-  float sum = 0;
-  for (std::int64_t i = 0; i < a.ni; ++i) sum += acc.load(0, &Am[i * a.nj + j]) * acc.load(1, &tmp[i]);
-  acc.store(2, &y[j], sum);
+  matvec<false, false>(t, acc, ptr<const float>(a.base[0]), a.ni, a.nj, ptr<const float>(a.base[3]), ptr<float>(a.base[2]));
 }
 
-/// bicg, first: s = A^T*r, one thread per column (A ni x nj; buffers A, r, s, p, q).
+/// bicg (buffers A ni x nj, r, s, p, q): s = A^T*r by columns, then q = A*p by rows.
 GCB_EXEC_CHECK_DISABLE
 template <class A>
 GCB_HD void bicg_first_body(const LaunchArgs& a, const ThreadIdx& t, A& acc) {
-  const float* Am = ptr<const float>(a.base[0]);
-  const float* r = ptr<const float>(a.base[1]);
-  float* s = ptr<float>(a.base[2]);
-  const std::int64_t j = std::int64_t(t.bx) * t.bdx + t.tx;
-  if (j >= a.nj) return;
-  float sum = 0;
-  for (std::int64_t i = 0; i < a.ni; ++i) sum += acc.load(0, &r[i]) * acc.load(1, &Am[i * a.nj + j]);
-  acc.store(2, &s[j], sum);
+  matvec<false, false>(t, acc, ptr<const float>(a.base[0]), a.ni, a.nj, ptr<const float>(a.base[1]), ptr<float>(a.base[2]));
 }
-
-/// bicg, second: q = A*p, one thread per row.
 GCB_EXEC_CHECK_DISABLE
 template <class A>
 GCB_HD void bicg_second_body(const LaunchArgs& a, const ThreadIdx& t, A& acc) {
-  const float* Am = ptr<const float>(a.base[0]);
-  const float* p = ptr<const float>(a.base[3]);
-  float* q = ptr<float>(a.base[4]);
-  const std::int64_t i = std::int64_t(t.bx) * t.bdx + t.tx;
-  if (i >= a.ni) return;
-  float sum = 0;
-  for (std::int64_t j = 0; j < a.nj; ++j) sum += acc.load(0, &Am[i * a.nj + j]) * acc.load(1, &p[j]);
-  acc.store(2, &q[i], sum);
+  matvec<true, false>(t, acc, ptr<const float>(a.base[0]), a.ni, a.nj, ptr<const float>(a.base[3]), ptr<float>(a.base[4]));
 }
 
 /// gesummv: tmp = A*x, y = alpha*A*x + beta*B*x, one thread per row (A, B n x n; buffers A, B, x, y, tmp).
@@ -208,7 +195,7 @@ GCB_HD void gesummv_body(const LaunchArgs& a, const ThreadIdx& t, A& acc) {
   const float* x = ptr<const float>(a.base[2]);
   float* y = ptr<float>(a.base[3]);
   float* tmp = ptr<float>(a.base[4]);
-  const std::int64_t i = std::int64_t(t.bx) * t.bdx + t.tx;
+  const std::int64_t i = global_x(t);
   if (i >= a.ni) return;
   float sa = 0, sb = 0;
   for (std::int64_t j = 0; j < a.ni; ++j) {
@@ -220,32 +207,16 @@ GCB_HD void gesummv_body(const LaunchArgs& a, const ThreadIdx& t, A& acc) {
   acc.store(4, &y[i], a.alpha * sa + a.beta * sb);
 }
 
-/// mvt, first: x1 += A*y1, one thread per row (A n x n; buffers A, x1, x2, y1, y2).
+/// mvt (buffers A n x n, x1, x2, y1, y2): x1 += A*y1 by rows, then x2 += A^T*y2 by columns.
 GCB_EXEC_CHECK_DISABLE
 template <class A>
 GCB_HD void mvt_first_body(const LaunchArgs& a, const ThreadIdx& t, A& acc) {
-  const float* Am = ptr<const float>(a.base[0]);
-  float* x1 = ptr<float>(a.base[1]);
-  const float* y1 = ptr<const float>(a.base[3]);
-  const std::int64_t i = std::int64_t(t.bx) * t.bdx + t.tx;
-  if (i >= a.ni) return;
-  float sum = acc.load(0, &x1[i]);
-  for (std::int64_t j = 0; j < a.ni; ++j) sum += acc.load(1, &Am[i * a.ni + j]) * acc.load(2, &y1[j]);
-  acc.store(3, &x1[i], sum);
+  matvec<true, true>(t, acc, ptr<const float>(a.base[0]), a.ni, a.ni, ptr<const float>(a.base[3]), ptr<float>(a.base[1]));
 }
-
-/// mvt, second: x2 += A^T*y2, one thread per column.
 GCB_EXEC_CHECK_DISABLE
 template <class A>
 GCB_HD void mvt_second_body(const LaunchArgs& a, const ThreadIdx& t, A& acc) {
-  const float* Am = ptr<const float>(a.base[0]);
-  float* x2 = ptr<float>(a.base[2]);
-  const float* y2 = ptr<const float>(a.base[4]);
-  const std::int64_t i = std::int64_t(t.bx) * t.bdx + t.tx;
-  if (i >= a.ni) return;
-  float sum = acc.load(0, &x2[i]);
-  for (std::int64_t j = 0; j < a.ni; ++j) sum += acc.load(1, &Am[j * a.ni + i]) * acc.load(2, &y2[j]);
-  acc.store(3, &x2[i], sum);
+  matvec<false, true>(t, acc, ptr<const float>(a.base[0]), a.ni, a.ni, ptr<const float>(a.base[4]), ptr<float>(a.base[2]));
 }
 
 /// syrk: C = alpha*A*A^T + beta*C (A ni x nk, C ni x ni; buffers A, C); thread (j = x, i = y).
@@ -254,7 +225,7 @@ template <class A>
 GCB_HD void syrk_body(const LaunchArgs& a, const ThreadIdx& t, A& acc) {
   const float* Am = ptr<const float>(a.base[0]);
   float* Cm = ptr<float>(a.base[1]);
-  const std::int64_t j = std::int64_t(t.bx) * t.bdx + t.tx, i = std::int64_t(t.by) * t.bdy + t.ty;
+  const std::int64_t j = global_x(t), i = global_y(t);
   if (i >= a.ni || j >= a.ni) return;
   const float c = acc.load(0, &Cm[i * a.ni + j]);
   float sum = 0;
@@ -268,7 +239,7 @@ template <class A>
 GCB_HD void conv2d_body(const LaunchArgs& a, const ThreadIdx& t, A& acc) {
   const float* Am = ptr<const float>(a.base[0]);
   float* Bm = ptr<float>(a.base[1]);
-  const std::int64_t j = std::int64_t(t.bx) * t.bdx + t.tx, i = std::int64_t(t.by) * t.bdy + t.ty;
+  const std::int64_t j = global_x(t), i = global_y(t);
   if (i < 1 || i >= a.ni - 1 || j < 1 || j >= a.nj - 1) return;
   const std::int64_t n = a.nj;
   const float v = 0.2f * acc.load(0, &Am[(i - 1) * n + (j - 1)]) + 0.5f * acc.load(1, &Am[(i - 1) * n + j]) +
@@ -285,7 +256,7 @@ template <class A>
 GCB_HD void jacobi2d_body(const LaunchArgs& a, const ThreadIdx& t, A& acc) {
   const float* Am = ptr<const float>(a.base[0]);
   float* Bm = ptr<float>(a.base[1]);
-  const std::int64_t j = std::int64_t(t.bx) * t.bdx + t.tx, i = std::int64_t(t.by) * t.bdy + t.ty;
+  const std::int64_t j = global_x(t), i = global_y(t);
   const std::int64_t n = a.ni;
   if (i < 1 || i >= n - 1 || j < 1 || j >= n - 1) return;
   const float v = acc.load(0, &Am[i * n + j]) + acc.load(1, &Am[i * n + j - 1]) + acc.load(2, &Am[i * n + j + 1]) +
@@ -321,7 +292,7 @@ template <class A>
 GCB_HD void transpose_body(const LaunchArgs& a, const ThreadIdx& t, A& acc) {
   const float* in = ptr<const float>(a.base[0]);
   float* out = ptr<float>(a.base[1]);
-  const std::int64_t j = std::int64_t(t.bx) * t.bdx + t.tx, i = std::int64_t(t.by) * t.bdy + t.ty;
+  const std::int64_t j = global_x(t), i = global_y(t);
   if (i >= a.ni || j >= a.ni) return;
   acc.store(1, &out[j * a.ni + i], acc.load(0, &in[i * a.ni + j]));
 }
@@ -336,7 +307,7 @@ GCB_HD void bfs_body(const LaunchArgs& a, const ThreadIdx& t, A& acc) {
   const std::int32_t* cols = ptr<const std::int32_t>(a.base[1]);
   const std::int32_t* levels = ptr<const std::int32_t>(a.base[2]);
   std::int32_t* next = ptr<std::int32_t>(a.base[3]);
-  const std::int64_t v = std::int64_t(t.bx) * t.bdx + t.tx;
+  const std::int64_t v = global_x(t);
   if (v >= a.ni) return;
   if (acc.load(0, &levels[v]) != a.level) return;
   const std::int32_t begin = acc.load(1, &rows[v]);
