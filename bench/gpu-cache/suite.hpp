@@ -131,36 +131,36 @@ inline Case make_case(const std::string& name, SizeClass size) {
   auto floats = [](std::int64_t n) { return std::uint64_t(n) * 4; };
   const Dim b2{32, 8}, b1{256, 1};
   if (name == "gemm") {
-    const std::int64_t n = dev ? 1024 : 64;  // 12 MB
+    const std::int64_t n = dev ? 1024 : 128;  // 12 MB
     c.args.ni = n;
     c.buffers = {{"A", floats(n * n)}, {"B", floats(n * n)}, {"C", floats(n * n)}};
     c.launches = {{OpGemm, {unsigned(n / kGemmTile), unsigned(n / kGemmTile)}, {kGemmTile, kGemmTile},
                    2.0 * n * n * n + 3.0 * n * n}};
   } else if (name == "2mm") {
-    const std::int64_t n = dev ? 512 : 32;  // 5 MB
+    const std::int64_t n = dev ? 512 : 64;  // 5 MB
     c.args.ni = c.args.nj = c.args.nk = c.args.nl = n;
     c.buffers = {{"A", floats(n * n)}, {"B", floats(n * n)}, {"C", floats(n * n)}, {"D", floats(n * n)}, {"tmp", floats(n * n)}};
     const Dim grid{ceil_div(n, b2.x), ceil_div(n, b2.y)};
     c.launches = {{Op2mm1, grid, b2, 2.0 * n * n * n + 1.0 * n * n}, {Op2mm2, grid, b2, 2.0 * n * n * n + 2.0 * n * n}};
   } else if (name == "atax") {
-    const std::int64_t n = dev ? 6144 : 128;  // 151 MB
+    const std::int64_t n = dev ? 6144 : 256;  // 151 MB
     c.args.ni = c.args.nj = n;
     c.buffers = {{"A", floats(n * n)}, {"x", floats(n)}, {"y", floats(n)}, {"tmp", floats(n)}};
     const Dim grid{ceil_div(n, b1.x), 1};
     c.launches = {{OpAtax1, grid, b1, 2.0 * n * n}, {OpAtax2, grid, b1, 2.0 * n * n}};
   } else if (name == "bicg") {
-    const std::int64_t n = dev ? 3072 : 128;  // 38 MB
+    const std::int64_t n = dev ? 3072 : 256;  // 38 MB
     c.args.ni = c.args.nj = n;
     c.buffers = {{"A", floats(n * n)}, {"r", floats(n)}, {"s", floats(n)}, {"p", floats(n)}, {"q", floats(n)}};
     const Dim grid{ceil_div(n, b1.x), 1};
     c.launches = {{OpBicg1, grid, b1, 2.0 * n * n}, {OpBicg2, grid, b1, 2.0 * n * n}};
   } else if (name == "gesummv") {
-    const std::int64_t n = dev ? 4096 : 128;  // 134 MB
+    const std::int64_t n = dev ? 4096 : 256;  // 134 MB
     c.args.ni = n;
     c.buffers = {{"A", floats(n * n)}, {"B", floats(n * n)}, {"x", floats(n)}, {"y", floats(n)}, {"tmp", floats(n)}};
     c.launches = {{OpGesummv, {ceil_div(n, b1.x), 1}, b1, 4.0 * n * n + 3.0 * n}};
   } else if (name == "mvt") {
-    const std::int64_t n = dev ? 6144 : 128;  // 151 MB
+    const std::int64_t n = dev ? 6144 : 256;  // 151 MB
     c.args.ni = n;
     c.buffers = {{"A", floats(n * n)}, {"x1", floats(n)}, {"x2", floats(n)}, {"y1", floats(n)}, {"y2", floats(n)}};
     const Dim grid{ceil_div(n, b1.x), 1};
@@ -172,27 +172,27 @@ inline Case make_case(const std::string& name, SizeClass size) {
     c.buffers = {{"A", floats(n * m)}, {"C", floats(n * n)}};
     c.launches = {{OpSyrk, {ceil_div(n, b2.x), ceil_div(n, b2.y)}, b2, 2.0 * n * n * m + 3.0 * n * n}};
   } else if (name == "conv2d") {
-    const std::int64_t n = dev ? 4096 : 128;  // 134 MB
+    const std::int64_t n = dev ? 4096 : 256;  // 134 MB
     c.args.ni = c.args.nj = n;
     c.buffers = {{"A", floats(n * n)}, {"B", floats(n * n)}};
     c.launches = {{OpConv2d, {ceil_div(n, b2.x), ceil_div(n, b2.y)}, b2, 17.0 * (n - 2) * (n - 2)}};
   } else if (name == "jacobi2d") {
-    const std::int64_t n = dev ? 2048 : 128;  // 34 MB
+    const std::int64_t n = dev ? 2048 : 256;  // 34 MB
     c.args.ni = n;
     c.buffers = {{"A", floats(n * n)}, {"B", floats(n * n)}};
     c.launches = {{OpJacobi2d, {ceil_div(n, b2.x), ceil_div(n, b2.y)}, b2, 5.0 * (n - 2) * (n - 2)}};
   } else if (name == "reduction") {
-    const std::int64_t n = dev ? (std::int64_t(1) << 25) : (std::int64_t(1) << 16);  // 134 MB
+    const std::int64_t n = dev ? (std::int64_t(1) << 25) : (std::int64_t(1) << 18);  // 134 MB
     c.args.ni = n;
     c.buffers = {{"x", floats(n)}, {"sum", floats(1)}};
     c.launches = {{OpReduce, {ceil_div(n, kReduceBlock * kReducePerThread), 1}, {kReduceBlock, 1}, double(n)}};
   } else if (name == "transpose") {
-    const std::int64_t n = dev ? 4096 : 128;  // 134 MB
+    const std::int64_t n = dev ? 4096 : 256;  // 134 MB
     c.args.ni = n;
     c.buffers = {{"in", floats(n * n)}, {"out", floats(n * n)}};
     c.launches = {{OpTranspose, {ceil_div(n, b2.x), ceil_div(n, b2.y)}, b2, 0.0}};
   } else if (name == "bfs") {
-    const std::int64_t v = dev ? (std::int64_t(1) << 22) : 4096;  // ~185 MB
+    const std::int64_t v = dev ? (std::int64_t(1) << 22) : 16384;  // ~185 MB
     c.graph = make_graph(v);
     c.args.ni = v;
     c.args.level = c.graph->level;

@@ -5,6 +5,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+#include <fstream>
+
 using namespace gcbench;
 
 namespace {
@@ -107,21 +110,22 @@ TEST_CASE("suite warp grouping: one site with two kinds is a body bug")
 TEST_CASE("suite host generator: gemm's first thread reads a row of A and a column of B, tile by tile")
 {
   const Case c = make_case("gemm", SizeClass::Ci);
-  const std::int64_t n = c.args.ni;  // 64: four 16-wide tiles
+  const std::int64_t n = c.args.ni;
+  const int tiles = int(n / kGemmTile);
   std::uint64_t oob = 1;
   const auto threads = run_cta(c, 0, 1, oob);  // CTA 1: bx = 1, by = 0
   CHECK(oob == 0);
   const auto bases = default_bases(c);
   // thread 17: tx = 1, ty = 1 -> row 1, column 16 + 1
   const auto& a = threads[17].accesses;
-  REQUIRE(a.size() == 2 * 4 + 2);
-  for (int tile = 0; tile < 4; ++tile) {
+  REQUIRE(a.size() == 2 * std::size_t(tiles) + 2);
+  for (int tile = 0; tile < tiles; ++tile) {
     CHECK(a[2 * tile].address == bases[0] + 4 * (1 * n + tile * 16 + 1));
     CHECK(a[2 * tile + 1].address == bases[1] + 4 * ((tile * 16 + 1) * n + 17));
   }
-  CHECK(a[8].address == bases[2] + 4 * (1 * n + 17));
-  CHECK(a[9].kind == kKindStore);
-  CHECK(a[9].address == a[8].address);
+  CHECK(a[2 * tiles].address == bases[2] + 4 * (1 * n + 17));
+  CHECK(a[2 * tiles + 1].kind == kKindStore);
+  CHECK(a[2 * tiles + 1].address == a[2 * tiles].address);
 }
 
 TEST_CASE("suite host generator: the naive transpose stores a column, the reduction adds once per CTA")
@@ -161,7 +165,7 @@ TEST_CASE("suite host generator: bfs expands exactly the frontier's edges, from 
         marked += g.levels[g.cols[e]] < 0;
       }
     }
-  REQUIRE(frontier > 100);  // the largest frontier of a 4096-vertex random graph of degree 8
+  REQUIRE(frontier > 1000);  // the largest frontier of a 16384-vertex random graph of degree 8
   std::uint64_t loads = 0, stores = 0, oob = 0;
   for (std::uint64_t cta = 0; cta < c.launches[0].grid.count(); ++cta) {
     std::uint64_t o = 0;
@@ -190,4 +194,30 @@ TEST_CASE("suite host generator: no kernel leaves its buffers (CI sizes)")
       CHECK(total == 0);
     }
   }
+}
+
+TEST_CASE("suite bases file: a bad line or a buffer of another size names the file and line")
+{
+  const auto dir = std::filesystem::temp_directory_path() / "gridcast-suite-bases-test";
+  std::filesystem::create_directories(dir);
+  const auto path = (dir / "bases.txt").string();
+  auto message = [&](const std::string& text) -> std::string {
+    std::ofstream(path) << text;
+    try {
+      const DeviceLayout layout = read_layout(path);
+      bases_from_layout(layout, make_case("jacobi2d", SizeClass::Ci));
+    } catch (const std::runtime_error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  const std::uint64_t bytes = make_case("jacobi2d", SizeClass::Ci).buffers[0].bytes;
+  const std::string good_b = "buffer B 0x7f0000400000 " + std::to_string(bytes) + "\n";
+  CHECK(message("gpu X\ncase jacobi2d\nbuffer A 0x7f0000200000 " + std::to_string(bytes) + "\n" + good_b).empty());
+  CHECK(message("case jacobi2d\nbuffer A 7f0000200000 " + std::to_string(bytes) + "\n") == path + ":2: expected 'buffer NAME 0xBASE BYTES'");
+  CHECK(message("case jacobi2d\nbuffer A 0x7fz 4\n") == path + ":2: bad base address '0x7fz'");
+  CHECK(message("case jacobi2d\nbuffer A 0x7f0000200000 4\n" + good_b).rfind(path + ":2: buffer A of 4 bytes", 0) == 0);
+  CHECK(message("case gemm\n") == path + ": no 'case jacobi2d'");
+  CHECK(message("bogus 1\n") == path + ":1: unknown key 'bogus'");
+  std::filesystem::remove_all(dir);
 }
