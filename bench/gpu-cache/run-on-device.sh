@@ -66,6 +66,9 @@ filter_metrics() {
   echo "== nvcc"; nvcc --version 2>&1 || true
   echo "== ncu ($NCU)"; [ -n "$NCU" ] && "$NCU" --version 2>&1 || true
 } > "$( [ "$dry" = 1 ] && echo "$work" || echo "$OUT")/versions.txt"
+note "gpu: $(nvidia-smi --query-gpu=name,driver_version,memory.total,mig.mode.current --format=csv,noheader 2>&1 | head -n 1 || true)"
+note "nvcc: $(nvcc --version 2>&1 | grep -i release | head -n 1 || true)"
+note "ncu: ${NCU:-none} $([ -n "$NCU" ] && "$NCU" --version 2>&1 | tail -n 1 || true)"
 
 # Host code alone (what gen_traces shares with suite.cu): g++ must take it without CUDA.
 printf '#include "suite.hpp"\n#include "warp_group.hpp"\nint main() { return gcbench::make_case("gemm", gcbench::SizeClass::Ci).launches.size() == 1 ? 0 : 1; }\n' > "$work/host.cpp"
