@@ -12,8 +12,6 @@ namespace gridcast::gpu_cache::detail {
 
 namespace {
 
-bool starts_with(std::string_view text, std::string_view prefix) { return text.substr(0, prefix.size()) == prefix; }
-
 /// Accel-Sim's three ways to write a warp's addresses (its tracer's address_format).
 enum class AccelSimAddresses { ListAll = 0, BaseStride = 1, BaseDelta = 2 };
 

@@ -13,8 +13,6 @@ namespace gridcast::gpu_cache::detail {
 
 namespace {
 
-bool starts_with(std::string_view text, std::string_view prefix) { return text.substr(0, prefix.size()) == prefix; }
-
 /// Splits "a - b - c" on " - " (kernel names hold no " - ": a C++ signature has none).
 void split_fields(std::string_view text, std::vector<std::string_view>& fields)
 {
@@ -131,7 +129,7 @@ private:
         k.name   = f.substr(12);
         has_name = true;
       } else if (first == 0 && i == 0) {
-        k.name   = f.substr(7);  // "Kernel NAME"
+        k.name   = f.substr(std::min<std::size_t>(7, f.size()));  // "Kernel NAME"
         has_name = true;
       } else if (starts_with(f, "grid launch id ")) {
         auto id = parse_unsigned(f.substr(15));

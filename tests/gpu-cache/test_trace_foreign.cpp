@@ -332,3 +332,14 @@ TEST_CASE("gpu-cache SASS opcodes: kinds, sizes and the instructions the model d
     CHECK(accesses[i].bytes_per_lane == sizes[i].second);
   }
 }
+
+TEST_CASE("gpu-cache fuzz findings: each reproducer is an input error")
+{
+  // fuzz/regressions/gpu_trace/: a 1.4-style launch line "Kernel - grid size ..." (no name before the
+  // first " - ") was cut past its end: an out_of_range exception, exit 2.
+  const std::filesystem::path dir = std::filesystem::path(GRIDCAST_SOURCE_DIR) / "fuzz" / "regressions" / "gpu_trace";
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    INFO(entry.path());
+    CHECK_THROWS_AS(drain(*open_trace(entry.path())), InputError);
+  }
+}
