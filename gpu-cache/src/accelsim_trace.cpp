@@ -130,19 +130,11 @@ private:
 
   Dim3 header_dim3(std::string_view value, const char* key)
   {
-    // "(x,y,z)"
-    if (value.size() < 7 || value.front() != '(' || value.back() != ')')
+    Dim3 d;
+    if (value.size() < 2 || value.front() != '(' || value.back() != ')' ||
+        not parse_dim3(value.substr(1, value.size() - 2), d))
       kernel_->fail(std::string("bad -") + key + " '" + std::string(value) + "' (expected (x,y,z))");
-    value = value.substr(1, value.size() - 2);
-    std::uint32_t v[3];
-    for (int i = 0; i < 3; ++i) {
-      const std::size_t comma = value.find(',');
-      if ((i < 2) == (comma == std::string_view::npos))
-        kernel_->fail(std::string("bad -") + key + " (expected (x,y,z))");
-      v[i] = header_u32(value.substr(0, comma), key);
-      value.remove_prefix(comma == std::string_view::npos ? value.size() : comma + 1);
-    }
-    return {v[0], v[1], v[2]};
+    return d;
   }
 
   /// "-kernel name = ...", "-grid dim = (x,y,z)", "-block dim = (x,y,z)", "-shmem = N", "-nregs = N",
@@ -217,23 +209,14 @@ private:
 
   void thread_block(std::string_view value)
   {
-    std::uint32_t v[3];
-    for (int i = 0; i < 3; ++i) {
-      const std::size_t comma = value.find(',');
-      if ((i < 2) == (comma == std::string_view::npos))
-        kernel_->fail("bad 'thread block = x,y,z'");
-      auto n = parse_unsigned(value.substr(0, comma));
-      if (not n || *n > 0xffffffffu)
-        kernel_->fail("bad 'thread block = x,y,z'");
-      v[i] = static_cast<std::uint32_t>(*n);
-      value.remove_prefix(comma == std::string_view::npos ? value.size() : comma + 1);
-    }
+    Dim3 v;
+    if (not parse_dim3(value, v))
+      kernel_->fail("bad 'thread block = x,y,z'");
     const Dim3& g = launch_.grid;
-    if (v[0] >= g.x || v[1] >= g.y || v[2] >= g.z)
-      kernel_->fail("kernel '" + launch_.name + "': thread block " + std::to_string(v[0]) + "," +
-                    std::to_string(v[1]) + "," + std::to_string(v[2]) + " is outside the grid " +
+    if (v.x >= g.x || v.y >= g.y || v.z >= g.z)
+      kernel_->fail("kernel '" + launch_.name + "': thread block " + std::string(value) + " is outside the grid " +
                     std::to_string(g.x) + "," + std::to_string(g.y) + "," + std::to_string(g.z));
-    cta_     = v[0] + std::uint64_t(g.x) * (v[1] + std::uint64_t(g.y) * v[2]);
+    cta_     = v.x + std::uint64_t(g.x) * (v.y + std::uint64_t(g.y) * v.z);
     has_cta_ = true;
   }
 

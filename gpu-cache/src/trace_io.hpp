@@ -97,6 +97,9 @@ inline bool starts_with(std::string_view text, std::string_view prefix)
   return text.substr(0, prefix.size()) == prefix;
 }
 
+/// Parses "x,y,z" (32-bit counts) that fills `text`.
+bool parse_dim3(std::string_view text, Dim3& d);
+
 /// Splits on runs of spaces and tabs.
 void split_words(std::string_view text, std::vector<std::string_view>& words);
 
