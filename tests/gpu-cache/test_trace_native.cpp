@@ -2,8 +2,11 @@
 // encoding), streaming across kernels, and every error the readers report.
 #include "gpu_cache_support.hpp"
 
+#include "gridcast/foundation/rng.hpp"
+
 #include <bit>
 #include <cstring>
+#include <limits>
 
 using namespace gridcast;
 using namespace gridcast::gpu_cache;
@@ -129,6 +132,62 @@ TEST_CASE("gpu-cache native: binary round trip through all three address modes")
   TempDir dir;
   check_round_trip(dir / "t.gcmt");
   CHECK(open_trace(dir / "t.gcmt", TraceFormat::NativeBinary) != nullptr);
+}
+
+TEST_CASE("gpu-cache native: 20,000 random accesses read back exactly in both encodings")
+{
+  // Random masks, and addresses built to sit on each side of every mode's limits: constant strides of
+  // any sign and size (wrapping around 2^64), steps of exactly INT32_MIN/INT32_MAX and one past them.
+  TempDir dir;
+  KernelLaunch k;
+  k.name  = "random";
+  k.grid  = {7, 5, 3};
+  k.block = {33, 3, 2};  // 198 threads: 7 warps, the last partial
+  SplitMix64 rng(20);
+  std::vector<WarpAccess> accesses(20000);
+  constexpr std::int64_t kEdges[] = {std::numeric_limits<std::int32_t>::min(),
+                                     std::int64_t(std::numeric_limits<std::int32_t>::min()) - 1,
+                                     std::numeric_limits<std::int32_t>::max(),
+                                     std::int64_t(std::numeric_limits<std::int32_t>::max()) + 1, 0, 1, -1};
+  for (auto& a : accesses) {
+    a.cta            = rng.next() % k.grid.count();
+    a.warp           = static_cast<std::uint32_t>(rng.next() % 7);
+    a.sm             = rng.next() % 3 == 0 ? static_cast<std::int32_t>(rng.next() % 200) : -1;
+    a.kind           = static_cast<AccessKind>(rng.next() % 5);
+    a.bytes_per_lane = static_cast<std::uint8_t>(1u << (rng.next() % 5));
+    const unsigned shape = rng.next() % 4;
+    a.active_mask = shape == 0 ? 0xffffffffu : static_cast<std::uint32_t>(rng.next() | 1u << (rng.next() % 32));
+    std::uint64_t address = rng.next();
+    const std::uint64_t stride = rng.next() >> (rng.next() % 64);
+    for (unsigned lane = 0; lane < 32; ++lane) {
+      a.address[lane] = address;
+      switch (shape) {
+        case 0: case 1: address += stride; break;                                         // base + stride
+        case 2: address += static_cast<std::uint64_t>(kEdges[rng.next() % 7]); break;     // deltas near 32 bits
+        default: address = rng.next(); break;                                             // anything
+      }
+    }
+  }
+  for (const char* name : {"r.jsonl", "r.bin"}) {
+    INFO(name);
+    {
+      TraceWriter w(dir / name);
+      w.begin_kernel(k);
+      for (const auto& a : accesses)
+        w.write(a);
+    }
+    auto reader = open_trace(dir / name);
+    KernelLaunch got;
+    REQUIRE(reader->next_kernel(got));
+    WarpAccess a;
+    for (std::size_t i = 0; i < accesses.size(); ++i) {
+      REQUIRE(reader->next_access(a));
+      INFO("access " << i);
+      REQUIRE(same_access(a, accesses[i]));
+    }
+    CHECK_FALSE(reader->next_access(a));
+    CHECK_FALSE(reader->next_kernel(got));
+  }
 }
 
 TEST_CASE("gpu-cache native: binary strided warps cost a few bytes, scattered ones more")
