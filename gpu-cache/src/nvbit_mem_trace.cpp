@@ -163,7 +163,9 @@ private:
         lines_.fail("bad grid_launch_id '" + std::string(fields_[1].substr(15)) + "'");
       if (has_grid_launch_id_ && *id != grid_launch_id_)
         lines_.fail("an access of grid launch " + std::to_string(*id) + " within launch " +
-                    std::to_string(grid_launch_id_) + " ('" + launch_.name + "')");
+                    std::to_string(grid_launch_id_) + " ('" + launch_.name +
+                    "'): the output interleaves launches; split it into one file a launch first "
+                    "(docs/reference/gpu-memory-traces.md)");
     }
     if (fields_.size() < i + 4)
       lines_.fail("truncated: expected CTA x,y,z - warp W - OPCODE - 32 addresses");
