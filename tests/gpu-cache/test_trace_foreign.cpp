@@ -52,11 +52,6 @@ std::vector<WarpAccess> read_all(TraceReader& reader, std::vector<KernelLaunch>&
   return out;
 }
 
-std::string error_of(const std::filesystem::path& file, TraceFormat format)
-{
-  return expect_input_error([&] { drain(*open_trace(file, format)); }).what();
-}
-
 }  // namespace
 
 TEST_CASE("gpu-cache NVBit: mem_trace output with its banner, the application's lines and two launches")
@@ -145,7 +140,7 @@ TEST_CASE("gpu-cache NVBit: errors name the file and the line")
   const std::string head = launch_line(0, "2,1,1", "32,1,1");
   auto check = [&](const std::string& text, const std::string& where, const std::string& reason) {
     write_file(dir / "bad.txt", text);
-    const std::string message = error_of(dir / "bad.txt", TraceFormat::NvbitMemTrace);
+    const std::string message = trace_error(dir / "bad.txt", TraceFormat::NvbitMemTrace);
     INFO(message);
     CHECK(message.find(where) != std::string::npos);
     CHECK(message.find(reason) != std::string::npos);
@@ -270,7 +265,7 @@ TEST_CASE("gpu-cache Accel-Sim: errors name the file and the line")
   const auto file = dir / "kernel-1.traceg";
   auto check = [&](const std::string& text, const std::string& where, const std::string& reason) {
     write_file(file, text);
-    const std::string message = error_of(file, TraceFormat::AccelSim);
+    const std::string message = trace_error(file, TraceFormat::AccelSim);
     INFO(message);
     CHECK(message.find(where) != std::string::npos);
     CHECK(message.find(reason) != std::string::npos);
@@ -299,13 +294,13 @@ TEST_CASE("gpu-cache Accel-Sim: errors name the file and the line")
   check("-kernel name = k\n", "kernel-1.traceg", "truncated: the file ends in its header");
   write_file(dir / "kernelslist.g", "kernel-1.traceg\nMemcpyDtoH,0x0,4\n");
   write_file(file, traceg("k", ""));
-  const std::string list_error = error_of(dir.path(), TraceFormat::AccelSim);
+  const std::string list_error = trace_error(dir.path(), TraceFormat::AccelSim);
   CHECK(list_error.find("kernelslist.g:2: ") != std::string::npos);
   CHECK(list_error.find("expected a kernel-N.traceg file name") != std::string::npos);
   write_file(dir / "kernelslist.g", "kernel-9.traceg\n");
-  CHECK(error_of(dir.path(), TraceFormat::AccelSim).find("kernel-9.traceg: cannot open") != std::string::npos);
+  CHECK(trace_error(dir.path(), TraceFormat::AccelSim).find("kernel-9.traceg: cannot open") != std::string::npos);
   TempDir empty;
-  CHECK(error_of(empty.path(), TraceFormat::AccelSim).find("without kernelslist.g") != std::string::npos);
+  CHECK(trace_error(empty.path(), TraceFormat::AccelSim).find("without kernelslist.g") != std::string::npos);
 }
 
 TEST_CASE("gpu-cache SASS opcodes: kinds, sizes and the instructions the model does not follow")

@@ -293,14 +293,6 @@ std::string access_line(const std::string& fields)
 
 const std::string kGood = "\"cta\":1,\"warp\":1,\"op\":\"ld.global\",\"size\":4,\"mask\":\"0x3\",\"addrs\":[64,68]";
 
-/// Reads the whole trace and returns the error's message.
-std::string jsonl_error(const TempDir& dir, const std::string& text)
-{
-  const auto file = dir / "bad.jsonl";
-  write_file(file, text);
-  return expect_input_error([&] { drain(*open_trace(file, TraceFormat::NativeJsonl)); }).what();
-}
-
 }  // namespace
 
 TEST_CASE("gpu-cache native: a good JSON-lines trace written by hand reads")
@@ -335,7 +327,8 @@ TEST_CASE("gpu-cache native: JSON-lines errors name the file, the line and what 
   TempDir dir;
   const std::string at3 = "bad.jsonl:3: ";
   auto check = [&](const std::string& text, const std::string& where, const std::string& reason) {
-    const std::string message = jsonl_error(dir, text);
+    write_file(dir / "bad.jsonl", text);
+    const std::string message = trace_error(dir / "bad.jsonl", TraceFormat::NativeJsonl);
     INFO(message);
     CHECK(message.find(where) != std::string::npos);
     CHECK(message.find(reason) != std::string::npos);
@@ -440,13 +433,6 @@ struct Bytes {
   Bytes& end(std::uint64_t n) { return u8('E').varint(n); }
 };
 
-std::string binary_error(const TempDir& dir, const std::string& bytes)
-{
-  const auto file = dir / "bad.gcmt";
-  write_file(file, bytes);
-  return expect_input_error([&] { drain(*open_trace(file, TraceFormat::NativeBinary)); }).what();
-}
-
 }  // namespace
 
 TEST_CASE("gpu-cache native: a binary trace written byte by byte reads")
@@ -487,7 +473,8 @@ TEST_CASE("gpu-cache native: binary errors name the file and the byte offset")
 {
   TempDir dir;
   auto check = [&](const std::string& bytes, const std::string& reason, const std::string& where = "") {
-    const std::string message = binary_error(dir, bytes);
+    write_file(dir / "bad.gcmt", bytes);
+    const std::string message = trace_error(dir / "bad.gcmt", TraceFormat::NativeBinary);
     INFO(message);
     CHECK(message.find("bad.gcmt: ") != std::string::npos);
     CHECK(message.find(where) != std::string::npos);
