@@ -313,6 +313,8 @@ void Model::run_grouped(const Occupancy& occ, TraceReader& reader, std::uint64_t
       for (;;) {
         const Buffered& r = items[pos++];
         memory_.access_line(sm, r.kind, r.line, r.sectors);
+        if (observer_)
+          observer_(sm, r.kind, r.line, r.sectors);
         if (r.last)
           break;
       }
@@ -378,6 +380,9 @@ void Model::run_in_order(const Occupancy& occ, TraceReader& reader, std::uint64_
     }
     const unsigned n = coalesce(a, shape_, lines);
     memory_.access(sm, a.kind, lines.data(), n);
+    if (observer_)
+      for (unsigned i = 0; i < n; ++i)
+        observer_(sm, a.kind, lines[i].line, lines[i].sectors);
   }
 }
 

@@ -12,6 +12,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -128,7 +129,10 @@ public:
   /// The current kernel of `reader` (after its next_kernel() gave `launch`): all of its accesses.
   KernelMetrics simulate_kernel(const KernelLaunch& launch, TraceReader& reader);
   std::vector<KernelMetrics> simulate(TraceReader& reader);
-  /// Peak number of accesses buffered for resident CTAs so far (traces grouped by CTA).
+  /// Called with every line request in the order the model issues them (the scheduler's tests).
+  using Observer = std::function<void(std::uint32_t sm, AccessKind kind, std::uint64_t line, std::uint8_t sectors)>;
+  void set_observer(Observer observer) { observer_ = std::move(observer); }
+  /// Peak number of line requests buffered for resident CTAs so far (traces grouped by CTA).
   std::uint64_t peak_buffered_accesses() const { return peak_buffered_; }
 
 private:
@@ -140,6 +144,7 @@ private:
   LineShape shape_;
   MemorySystem memory_;
   std::uint64_t peak_buffered_ = 0;
+  Observer observer_;
 };
 
 /// Hit rate of a count: hits / accesses, or < 0 when there was no access ("null" in the metrics).
