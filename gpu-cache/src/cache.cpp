@@ -73,6 +73,7 @@ SetIndexer::SetIndexer(SetIndex kind, std::uint64_t sets) : kind_(kind), sets_(s
   if ((kind == SetIndex::Ipoly || kind == SetIndex::Xor) && not std::has_single_bit(sets))
     throw InternalError("ipoly and xor set indexes need a power-of-two number of sets");
   bits_ = unsigned(std::countr_zero(sets));
+  mask_ = std::has_single_bit(sets) ? sets - 1 : 0;
   if (kind != SetIndex::Ipoly)
     return;
   // x^i mod P for every bit i of a 64-bit line number, then the residue of each byte value at each of
@@ -103,21 +104,23 @@ SetIndexer::SetIndexer(SetIndex kind, std::uint64_t sets) : kind_(kind), sets_(s
 
 SectorCache::SectorCache(const CacheGeometry& g) : g_(g)
 {
-  if (g.ways == 0 || g.ways > 255 || g.slices == 0 || g.sets_per_slice() == 0 ||
+  if (g.ways == 0 || g.ways > 127 || g.slices == 0 || g.sets_per_slice() == 0 ||
       g.sets_per_slice() * g.ways * g.slices * g.line_bytes != g.bytes)
     throw InternalError("cache geometry not checked: " + std::to_string(g.bytes) + " bytes, " +
                         std::to_string(g.ways) + " ways");
-  sets_  = g.sets_per_slice();
-  ways_  = g.ways;
-  index_ = SetIndexer(g.set_index, sets_);
-  const std::uint64_t all_sets = sets_ * g.slices;
-  slots_.resize(all_sets * ways_);
-  heads_.resize(all_sets);
-  std::size_t size = 16;
-  while (size < 2 * slots_.size())
-    size *= 2;
-  table_.resize(size);
-  table_shift_ = 64u - unsigned(std::countr_zero(size));
+  sets_       = g.sets_per_slice();
+  sets_total_ = sets_ * g.slices;
+  ways_       = g.ways;
+  index_      = SetIndexer(g.set_index, sets_);
+  table_size_  = std::bit_ceil(ways_ + ways_ / 2);  // at most 2/3 full
+  table_shift_ = 64u - unsigned(std::countr_zero(table_size_));
+  valid_       = 2 + table_size_;
+  dirty_       = valid_ + ways_;
+  prev_        = dirty_ + ways_;
+  next_        = prev_ + ways_;
+  tags_        = (next_ + ways_ + 7) / 8 * 8;
+  stride_      = (tags_ + 8 * ways_ + 63) / 64 * 64;
+  storage_.resize(sets_total_ * stride_ / 64);
   clear();
 }
 
@@ -125,154 +128,156 @@ void SectorCache::clear()
 {
   // Each set's list runs way 0 (MRU) .. way W-1 (LRU), all empty: a fill takes the LRU way, so empty
   // ways are used before any line is evicted.
-  for (std::uint64_t set = 0; set < heads_.size(); ++set) {
-    Slot* s = &slots_[set * ways_];
+  for (std::uint64_t set = 0; set < sets_total_; ++set) {
+    std::uint8_t* b = block(set);
+    std::fill(b, b + stride_, std::uint8_t(0));
+    b[0] = 0;
+    b[1] = std::uint8_t(ways_ - 1);
     for (std::uint32_t w = 0; w < ways_; ++w) {
-      s[w] = Slot{};
-      s[w].prev = std::uint8_t(w == 0 ? 0 : w - 1);
-      s[w].next = std::uint8_t(w + 1 == ways_ ? w : w + 1);
+      tags(b)[w]     = kEmpty;
+      b[prev_ + w]   = std::uint8_t(w == 0 ? 0 : w - 1);
+      b[next_ + w]   = std::uint8_t(w + 1 == ways_ ? w : w + 1);
     }
-    heads_[set] = {0, std::uint8_t(ways_ - 1)};
   }
-  for (Entry& e : table_)
-    e = {kEmpty, 0};
 }
 
 std::uint64_t SectorCache::dirty_sectors() const
 {
   std::uint64_t n = 0;
-  for (const Slot& s : slots_)
-    if (s.line != kEmpty)
-      n += unsigned(std::popcount(unsigned(s.dirty)));
+  for_each_dirty([&](std::uint64_t, std::uint8_t d) { n += unsigned(std::popcount(unsigned(d))); });
   return n;
 }
 
 std::vector<std::uint64_t> SectorCache::lru_order(std::uint64_t set) const
 {
   std::vector<std::uint64_t> lines;
-  std::uint8_t w = heads_[set].mru;
+  const std::uint8_t* b = block(set);
+  std::uint8_t w        = b[0];
   for (std::uint32_t i = 0; i < ways_; ++i) {
-    const Slot& s = slots_[set * ways_ + w];
-    if (s.line != kEmpty)
-      lines.push_back(s.line);
-    w = s.next;
+    if (tags(b)[w] != kEmpty)
+      lines.push_back(tags(b)[w]);
+    w = b[next_ + w];
   }
   return lines;
 }
 
-std::uint32_t SectorCache::find(std::uint64_t line) const
+int SectorCache::find(const std::uint8_t* b, std::uint64_t line) const
 {
-  const std::size_t mask = table_.size() - 1;
-  for (std::size_t i = home(line);; i = (i + 1) & mask) {
-    if (table_[i].line == line)
-      return table_[i].slot;
-    if (table_[i].line == kEmpty)
-      return ~std::uint32_t(0);
+  const std::uint8_t* table = b + 2;
+  const std::uint32_t mask  = table_size_ - 1;
+  for (std::uint32_t i = home(line);; i = (i + 1) & mask) {
+    const std::uint8_t e = table[i];
+    if (e == 0)
+      return kNone;
+    if (tags(b)[e - 1] == line)
+      return e - 1;
   }
 }
 
-void SectorCache::table_insert(std::uint64_t line, std::uint32_t slot)
+void SectorCache::table_insert(std::uint8_t* b, std::uint64_t line, std::uint8_t way)
 {
-  const std::size_t mask = table_.size() - 1;
-  std::size_t i          = home(line);
-  while (table_[i].line != kEmpty)
+  std::uint8_t* table      = b + 2;
+  const std::uint32_t mask = table_size_ - 1;
+  std::uint32_t i          = home(line);
+  while (table[i] != 0)
     i = (i + 1) & mask;
-  table_[i] = {line, slot};
+  table[i] = std::uint8_t(way + 1);
 }
 
-void SectorCache::table_erase(std::uint64_t line)
+void SectorCache::table_erase(std::uint8_t* b, std::uint64_t line)
 {
   // Linear probing with backward-shift deletion: no tombstones, so probe lengths stay short forever.
-  const std::size_t mask = table_.size() - 1;
-  std::size_t i          = home(line);
-  while (table_[i].line != line)
+  std::uint8_t* table      = b + 2;
+  const std::uint32_t mask = table_size_ - 1;
+  std::uint32_t i          = home(line);
+  while (tags(b)[table[i] - 1] != line)
     i = (i + 1) & mask;
-  for (std::size_t j = (i + 1) & mask; table_[j].line != kEmpty; j = (j + 1) & mask) {
-    const std::size_t k = home(table_[j].line);
+  for (std::uint32_t j = (i + 1) & mask; table[j] != 0; j = (j + 1) & mask) {
+    const std::uint32_t k = home(tags(b)[table[j] - 1]);
     // Entry j may fill the hole at i unless its home lies cyclically in (i, j].
     const bool stays = i <= j ? (i < k && k <= j) : (i < k || k <= j);
     if (not stays) {
-      table_[i] = table_[j];
-      i         = j;
+      table[i] = table[j];
+      i        = j;
     }
   }
-  table_[i].line = kEmpty;
+  table[i] = 0;
 }
 
-void SectorCache::touch(std::uint64_t set, std::uint32_t slot)
+void SectorCache::touch(std::uint8_t* b, std::uint8_t w)
 {
-  SetHead& h       = heads_[set];
-  Slot* base       = &slots_[set * ways_];
-  const auto w     = std::uint8_t(slot - set * ways_);
-  if (h.mru == w)
+  if (b[0] == w)
     return;
-  Slot& s = base[w];
+  std::uint8_t* prev = b + prev_;
+  std::uint8_t* next = b + next_;
   // Unlink (w is not the MRU, so it has a predecessor), then put in front.
-  base[s.prev].next = s.next;
-  if (h.lru == w)
-    h.lru = s.prev;
+  next[prev[w]] = next[w];
+  if (b[1] == w)
+    b[1] = prev[w];
   else
-    base[s.next].prev = s.prev;
-  s.next           = h.mru;
-  s.prev           = w;
-  base[h.mru].prev = w;
-  h.mru            = w;
+    prev[next[w]] = prev[w];
+  next[w]    = b[0];
+  prev[w]    = w;
+  prev[b[0]] = w;
+  b[0]       = w;
 }
 
-std::uint32_t SectorCache::allocate(std::uint64_t line, Outcome& o)
+std::uint8_t SectorCache::allocate(std::uint8_t* b, std::uint64_t line, Outcome& o)
 {
-  const std::uint64_t set = set_of(line);
-  const std::uint32_t slot = std::uint32_t(set * ways_ + heads_[set].lru);
-  Slot& s                  = slots_[slot];
-  if (s.line != kEmpty) {
-    o.victim_line  = s.line;
-    o.victim_dirty = s.dirty;
-    table_erase(s.line);
+  const std::uint8_t w = b[1];
+  std::uint64_t& tag   = tags(b)[w];
+  if (tag != kEmpty) {
+    o.victim_line  = tag;
+    o.victim_dirty = b[dirty_ + w];
+    table_erase(b, tag);
   }
-  s.line  = line;
-  s.valid = 0;
-  s.dirty = 0;
-  table_insert(line, slot);
-  touch(set, slot);
-  return slot;
+  tag            = line;
+  b[valid_ + w]  = 0;
+  b[dirty_ + w]  = 0;
+  table_insert(b, line, w);
+  touch(b, w);
+  return w;
 }
 
-Outcome SectorCache::read(std::uint64_t line, std::uint8_t sectors)
+Outcome SectorCache::read(std::uint64_t line, std::uint8_t sectors, std::uint64_t set)
 {
   Outcome o;
-  std::uint32_t slot = find(line);
-  if (slot == ~std::uint32_t(0)) {
-    slot = allocate(line, o);
+  std::uint8_t* b = block(set);
+  int w           = find(b, line);
+  if (w == kNone) {
+    w = allocate(b, line, o);
   } else {
-    o.hit = slots_[slot].valid & sectors;
-    touch(slot / ways_, slot);
+    o.hit = b[valid_ + w] & sectors;
+    touch(b, std::uint8_t(w));
   }
   o.fetch = sectors & ~o.hit;
-  slots_[slot].valid |= sectors;
+  b[valid_ + w] |= sectors;
   return o;
 }
 
-Outcome SectorCache::write(std::uint64_t line, std::uint8_t sectors)
+Outcome SectorCache::write(std::uint64_t line, std::uint8_t sectors, std::uint64_t set)
 {
   Outcome o;
-  const bool back    = g_.write == WritePolicy::WriteBack;
-  std::uint32_t slot = find(line);
-  if (slot == ~std::uint32_t(0)) {
+  const bool back = g_.write == WritePolicy::WriteBack;
+  std::uint8_t* b = block(set);
+  int w           = find(b, line);
+  if (w == kNone) {
     if (g_.allocate == WriteAllocate::None) {
       o.forward = sectors;  // around the cache, whatever the write policy
       return o;
     }
-    slot = allocate(line, o);
+    w = allocate(b, line, o);
   } else {
-    o.hit = slots_[slot].valid & sectors;
-    touch(slot / ways_, slot);
+    o.hit = b[valid_ + w] & sectors;
+    touch(b, std::uint8_t(w));
   }
-  Slot& s              = slots_[slot];
-  const auto missing   = std::uint8_t(sectors & ~s.valid);
+  std::uint8_t& valid = b[valid_ + w];
+  std::uint8_t& dirty = b[dirty_ + w];
+  const auto missing  = std::uint8_t(sectors & ~valid);
   switch (g_.allocate) {
     case WriteAllocate::None:  // a present line: hit sectors are written, missing ones go below
       if (back) {
-        s.dirty |= o.hit;
+        dirty |= o.hit;
         o.forward = missing;
       } else {
         o.forward = sectors;
@@ -281,29 +286,30 @@ Outcome SectorCache::write(std::uint64_t line, std::uint8_t sectors)
     case WriteAllocate::Fetch: o.fetch = missing; break;
     case WriteAllocate::Validate: break;
   }
-  s.valid |= sectors;
+  valid |= sectors;
   if (back)
-    s.dirty |= sectors;
+    dirty |= sectors;
   else
     o.forward = sectors;
   return o;
 }
 
-Outcome SectorCache::atomic(std::uint64_t line, std::uint8_t sectors)
+Outcome SectorCache::atomic(std::uint64_t line, std::uint8_t sectors, std::uint64_t set)
 {
   Outcome o;
-  std::uint32_t slot = find(line);
-  if (slot == ~std::uint32_t(0)) {
-    slot = allocate(line, o);
+  std::uint8_t* b = block(set);
+  int w           = find(b, line);
+  if (w == kNone) {
+    w = allocate(b, line, o);
   } else {
-    o.hit = slots_[slot].valid & sectors;
-    touch(slot / ways_, slot);
+    o.hit = b[valid_ + w] & sectors;
+    touch(b, std::uint8_t(w));
   }
-  Slot& s = slots_[slot];
-  o.fetch = sectors & ~s.valid;
-  s.valid |= sectors;
+  std::uint8_t& valid = b[valid_ + w];
+  o.fetch             = sectors & ~valid;
+  valid |= sectors;
   if (g_.write == WritePolicy::WriteBack)
-    s.dirty |= sectors;
+    b[dirty_ + w] |= sectors;
   else
     o.forward = sectors;
   return o;

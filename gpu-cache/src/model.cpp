@@ -14,7 +14,14 @@ namespace {
 
 constexpr std::uint32_t kNoLimit = std::numeric_limits<std::uint32_t>::max();
 
-unsigned pop(std::uint8_t sectors) { return unsigned(std::popcount(unsigned(sectors))); }
+/// Sectors in a mask (at most 8 a line): a table, since without -mpopcnt std::popcount is a library call.
+constexpr auto kPopcount = [] {
+  std::array<std::uint8_t, 256> t{};
+  for (unsigned v = 0; v < 256; ++v)
+    t[v] = std::uint8_t(std::popcount(v));
+  return t;
+}();
+unsigned pop(std::uint8_t sectors) { return kPopcount[sectors]; }
 
 std::string kernel_label(const KernelLaunch& launch)
 {
@@ -89,33 +96,33 @@ void MemorySystem::reset(std::uint64_t l1_bytes)
   dram = {};
 }
 
-void MemorySystem::access_line(std::uint32_t sm, AccessKind kind, std::uint64_t line, std::uint8_t sectors)
+void MemorySystem::access(const Request& r)
 {
-  SectorCount& count = l1[std::size_t(kind)];
-  count.accesses += pop(sectors);
-  switch (kind) {
+  SectorCount& count = l1[std::size_t(r.kind)];
+  count.accesses += pop(r.sectors);
+  switch (r.kind) {
     case AccessKind::GlobalLoad:
     case AccessKind::LocalLoad: {
-      const Outcome o = l1s_[sm].read(line, sectors);
+      const Outcome o = l1s_[r.sm].read(r.line, r.sectors, r.l1_set);
       count.hits += pop(o.hit);
       l2_victim(o);
       if (o.fetch != 0)
-        l2_read(line, o.fetch);
+        l2_read(r.line, o.fetch, r.l2_set);
       return;
     }
     case AccessKind::GlobalStore:
     case AccessKind::LocalStore: {
-      const Outcome o = l1s_[sm].write(line, sectors);
+      const Outcome o = l1s_[r.sm].write(r.line, r.sectors, r.l1_set);
       count.hits += pop(o.hit);
       l2_victim(o);
       if (o.fetch != 0)
-        l2_read(line, o.fetch);
+        l2_read(r.line, o.fetch, r.l2_set);
       if (o.forward != 0)
-        l2_write(line, o.forward);
+        l2_write(r.line, o.forward, r.l2_set);
       return;
     }
     case AccessKind::GlobalAtomic:  // performed at L2: L1 neither hits nor keeps the line
-      l2_atomic(line, sectors);
+      l2_atomic(r.line, r.sectors, r.l2_set);
       return;
   }
 }
@@ -123,31 +130,31 @@ void MemorySystem::access_line(std::uint32_t sm, AccessKind kind, std::uint64_t 
 void MemorySystem::l2_victim(const Outcome& o)
 {
   if (o.victim_dirty != 0)
-    l2_write(o.victim_line, o.victim_dirty);
+    l2_write(o.victim_line, o.victim_dirty, l2c_.set_of(o.victim_line));
 }
 
-void MemorySystem::l2_read(std::uint64_t line, std::uint8_t sectors)
+void MemorySystem::l2_read(std::uint64_t line, std::uint8_t sectors, std::uint64_t set)
 {
   l2.read_sectors += pop(sectors);
-  const Outcome o = l2c_.read(line, sectors);
+  const Outcome o = l2c_.read(line, sectors, set);
   l2.read_hits += pop(o.hit);
   dram.write_sectors += pop(o.victim_dirty);
   dram.read_sectors += pop(o.fetch);
 }
 
-void MemorySystem::l2_write(std::uint64_t line, std::uint8_t sectors)
+void MemorySystem::l2_write(std::uint64_t line, std::uint8_t sectors, std::uint64_t set)
 {
   l2.write_sectors += pop(sectors);
-  const Outcome o = l2c_.write(line, sectors);
+  const Outcome o = l2c_.write(line, sectors, set);
   l2.write_hits += pop(o.hit);
   dram.write_sectors += pop(o.victim_dirty) + pop(o.forward);
   dram.read_sectors += pop(o.fetch);
 }
 
-void MemorySystem::l2_atomic(std::uint64_t line, std::uint8_t sectors)
+void MemorySystem::l2_atomic(std::uint64_t line, std::uint8_t sectors, std::uint64_t set)
 {
   l2.atomic_sectors += pop(sectors);
-  const Outcome o = l2c_.atomic(line, sectors);
+  const Outcome o = l2c_.atomic(line, sectors, set);
   l2.atomic_hits += pop(o.hit);
   dram.write_sectors += pop(o.victim_dirty) + pop(o.forward);
   dram.read_sectors += pop(o.fetch);
@@ -161,7 +168,7 @@ void MemorySystem::finish()
     c.for_each_dirty([&](std::uint64_t line, std::uint8_t sectors) { dirty.push_back({line, sectors}); });
     std::sort(dirty.begin(), dirty.end(), [](const LineRequest& a, const LineRequest& b) { return a.line < b.line; });
     for (const LineRequest& r : dirty)
-      l2_write(r.line, r.sectors);
+      l2_write(r.line, r.sectors, l2c_.set_of(r.line));
   }
   dram.dirty_sectors_at_end = l2c_.dirty_sectors();
 }
@@ -194,12 +201,41 @@ KernelMetrics Model::simulate_kernel(const KernelLaunch& launch, TraceReader& re
     run_grouped(m.occupancy, reader, m.warp_accesses);
   else
     run_in_order(m.occupancy, reader, m.warp_accesses);
+  drain();
   memory_.finish();
   m.l1   = memory_.l1;
   m.l2   = memory_.l2;
   m.dram = memory_.dram;
   m.time = kernel_time(sheet_, m, options_.precision);
   return m;
+}
+
+void Model::issue(std::uint32_t sm, AccessKind kind, std::uint64_t line, std::uint8_t sectors)
+{
+  // The requests' order is the scheduler's alone (never the caches' state), so the sets of the next
+  // kPipeline requests can be fetched into the host's cache while the current one runs.
+  if (pipeline_size_ == kPipeline) {
+    const MemorySystem::Request& r = pipeline_[pipeline_head_];
+    memory_.access(r);
+    if (observer_)
+      observer_(r.sm, r.kind, r.line, r.sectors);
+    --pipeline_size_;
+    pipeline_head_ = (pipeline_head_ + 1) % kPipeline;
+  }
+  MemorySystem::Request& r = pipeline_[(pipeline_head_ + pipeline_size_) % kPipeline];
+  r                        = {sm, kind, sectors, line};
+  memory_.locate(r);
+  ++pipeline_size_;
+}
+
+void Model::drain()
+{
+  for (; pipeline_size_ > 0; --pipeline_size_, pipeline_head_ = (pipeline_head_ + 1) % kPipeline) {
+    const MemorySystem::Request& r = pipeline_[pipeline_head_];
+    memory_.access(r);
+    if (observer_)
+      observer_(r.sm, r.kind, r.line, r.sectors);
+  }
 }
 
 namespace {
@@ -312,9 +348,7 @@ void Model::run_grouped(const Occupancy& occ, TraceReader& reader, std::uint64_t
       std::size_t& pos    = aw.cta->position[aw.warp];
       for (;;) {
         const Buffered& r = items[pos++];
-        memory_.access_line(sm, r.kind, r.line, r.sectors);
-        if (observer_)
-          observer_(sm, r.kind, r.line, r.sectors);
+        issue(sm, r.kind, r.line, r.sectors);
         if (r.last)
           break;
       }
@@ -334,6 +368,10 @@ void Model::run_grouped(const Occupancy& occ, TraceReader& reader, std::uint64_t
       }
       if (q.next >= q.warps.size())
         q.next = 0;
+      if (not q.warps.empty()) {  // this SM's next warp runs a round later: fetch its requests now
+        const ActiveWarp& n = q.warps[q.next];
+        __builtin_prefetch(n.cta->warps[n.warp].data() + n.cta->position[n.warp]);
+      }
       if (not q.warps.empty())
         active[kept++] = sm;
     }
@@ -379,10 +417,8 @@ void Model::run_in_order(const Occupancy& occ, TraceReader& reader, std::uint64_
       resident.emplace(a.cta, Resident{sm, t});
     }
     const unsigned n = coalesce(a, shape_, lines);
-    memory_.access(sm, a.kind, lines.data(), n);
-    if (observer_)
-      for (unsigned i = 0; i < n; ++i)
-        observer_(sm, a.kind, lines[i].line, lines[i].sectors);
+    for (unsigned i = 0; i < n; ++i)
+      issue(sm, a.kind, lines[i].line, lines[i].sectors);
   }
 }
 

@@ -143,7 +143,7 @@ GpuSheet read_gpu_sheet(const std::filesystem::path& file)
 
   const JsonObject l1 = root.child("l1");
   l1.only({"ways", "set_index", "write_policy", "write_allocate"});
-  s.l1.ways      = std::uint32_t(l1.integer("ways", 1, 255));
+  s.l1.ways      = std::uint32_t(l1.integer("ways", 1, 127));
   s.l1.set_index = set_index_of(l1, "set_index");
   s.l1.write     = write_policy_of(l1, "write_policy");
   s.l1.allocate  = write_allocate_of(l1, "write_allocate");
@@ -155,7 +155,7 @@ GpuSheet read_gpu_sheet(const std::filesystem::path& file)
   s.l2.bytes        = std::uint64_t(l2.integer("bytes", 1));
   s.l2.line_bytes   = s.line_bytes;
   s.l2.sector_bytes = s.sector_bytes;
-  s.l2.ways         = std::uint32_t(l2.integer("ways", 1, 255));
+  s.l2.ways         = std::uint32_t(l2.integer("ways", 1, 127));
   s.l2.slices       = u32(l2, "slices");
   s.l2.set_index    = set_index_of(l2, "set_index");
   s.l2.write        = write_policy_of(l2, "write_policy");

@@ -25,7 +25,7 @@ std::uint64_t naive_set_index(SetIndex kind, std::uint64_t line, std::uint64_t s
   switch (kind) {
     case SetIndex::Linear: return line % sets;
     case SetIndex::Xor: return (line ^ (line >> bits)) % sets;
-    case SetIndex::Hash: return ((line * 0x9E3779B97F4A7C15ull) >> 20) % sets;
+    case SetIndex::Hash: return (((line * 0x9E3779B97F4A7C15ull) >> 32) * sets) >> 32;
     case SetIndex::Ipoly: {
       if (bits == 0)
         return 0;

@@ -101,7 +101,32 @@ public:
     for (unsigned i = 0; i < count; ++i)
       access_line(sm, kind, lines[i].line, lines[i].sectors);
   }
-  void access_line(std::uint32_t sm, AccessKind kind, std::uint64_t line, std::uint8_t sectors);
+  void access_line(std::uint32_t sm, AccessKind kind, std::uint64_t line, std::uint8_t sectors)
+  {
+    Request r{sm, kind, sectors, line};
+    locate(r);
+    access(r);
+  }
+
+  /// One line request with its L1 and L2 sets: locate() computes them and prefetches the sets' blocks,
+  /// access() runs it some requests later (Model's pipeline), when the blocks are in the host's cache.
+  struct Request {
+    std::uint32_t sm;
+    AccessKind kind;
+    std::uint8_t sectors;
+    std::uint64_t line;
+    std::uint64_t l1_set = 0, l2_set = 0;
+  };
+  void locate(Request& r) const
+  {
+    if (r.kind != AccessKind::GlobalAtomic) {
+      r.l1_set = l1s_[r.sm].set_of(r.line);
+      l1s_[r.sm].prefetch(r.l1_set);
+    }
+    r.l2_set = l2c_.set_of(r.line);
+    l2c_.prefetch(r.l2_set);
+  }
+  void access(const Request& r);
   /// Kernel end: dirty L1 lines written to L2 (write-back L1s; SM by SM, each SM's lines in ascending
   /// order), L2's dirty sectors counted.
   void finish();
@@ -111,9 +136,9 @@ public:
   DramCount dram;
 
 private:
-  void l2_read(std::uint64_t line, std::uint8_t sectors);
-  void l2_write(std::uint64_t line, std::uint8_t sectors);
-  void l2_atomic(std::uint64_t line, std::uint8_t sectors);
+  void l2_read(std::uint64_t line, std::uint8_t sectors, std::uint64_t set);
+  void l2_write(std::uint64_t line, std::uint8_t sectors, std::uint64_t set);
+  void l2_atomic(std::uint64_t line, std::uint8_t sectors, std::uint64_t set);
   void l2_victim(const Outcome& o);
 
   const GpuSheet& sheet_;
@@ -138,6 +163,12 @@ public:
 private:
   void run_grouped(const Occupancy& occ, TraceReader& reader, std::uint64_t& warp_accesses);
   void run_in_order(const Occupancy& occ, TraceReader& reader, std::uint64_t& warp_accesses);
+  /// The pipeline: a request is located (its sets prefetched) on issue and run kPipeline issues later.
+  void issue(std::uint32_t sm, AccessKind kind, std::uint64_t line, std::uint8_t sectors);
+  void drain();
+  static constexpr std::size_t kPipeline = 32;
+  std::array<MemorySystem::Request, kPipeline> pipeline_{};
+  std::size_t pipeline_head_ = 0, pipeline_size_ = 0;
 
   const GpuSheet& sheet_;
   ModelOptions options_;
