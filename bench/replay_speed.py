@@ -16,7 +16,10 @@ order rotates every repetition); the table shows medians of
             lines of the per-rank files (init and finalize included), the same count for all tools
 
 and the ratios gridcast/smpirun and gridcast/s4u measured in this run, next to the targets:
-events/s >= 2x smpirun's, >= 0.8x the bare S4U program's, RSS <= smpirun's.
+events/s >= 2x smpirun's, >= 0.8x the bare S4U program's, RSS <= smpirun's. With --baseline GRIDCAST
+(an earlier commit's binary), that binary replays each case too, interleaved with the others, and the
+ratio gridcast/baseline says whether the replay got slower (target: events/s >= 0.95x, RSS <= 1.05x:
+the noise of medians on a shared machine).
 
 All tools simulate the same model: smpirun's own --cfg network/model:SMPI and surf/precision:1e-9
 are given to gridcast and to the S4U program too. smpirun runs with -no-privatize (its fast mode:
@@ -42,6 +45,7 @@ from pathlib import Path
 import replay_tools as rt
 
 TOOLS = ("gridcast", "smpirun", "s4u")
+BASELINE = "baseline"  # --baseline: another gridcast binary (an earlier commit's), run the same way
 TARGET_VS_SMPI = 2.0
 TARGET_VS_S4U = 0.8
 
@@ -129,6 +133,15 @@ def print_case(case_name: str, sc: rt.Scenario, summary: dict[str, dict], tools:
               f"{s['events_per_s_wall'] / 1e3:11.1f} {s['events_per_s_cpu'] / 1e3:10.1f} "
               f"{fmt(s['makespan_s'], '12.6g')}")
     g = summary.get("gridcast", {"ok": False})
+    bl = summary.get(BASELINE)
+    if bl is not None and g["ok"] and bl["ok"]:
+        wall = g["events_per_s_wall"] / bl["events_per_s_wall"]
+        cpu = g["events_per_s_cpu"] / bl["events_per_s_cpu"]
+        rss = g["rss_mib"] / bl["rss_mib"]
+        print(f"  gridcast/baseline events/s wall x{wall:.2f}, cpu x{cpu:.2f} (target >= 0.95: "
+              f"{verdict(min(wall, cpu), 0.95)}); RSS x{rss:.2f} (target <= 1.05: "
+              f"{verdict(rss, 1.05, higher_is_better=False)}); makespan "
+              f"{'equal' if g['makespan_s'] == bl['makespan_s'] else 'DIFFERS'}")
     for ref, target in (("smpirun", TARGET_VS_SMPI), ("s4u", TARGET_VS_S4U)):
         r = summary.get(ref, {"ok": False})
         if not g["ok"] or not r["ok"]:
@@ -150,6 +163,8 @@ def main(argv: list[str] | None = None) -> int:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--gridcast", type=Path, default=rt.DEFAULT_GRIDCAST, help="gridcast binary")
     p.add_argument("--s4u", type=Path, default=rt.DEFAULT_S4U, help="gridcast_bench_s4u_ring binary")
+    p.add_argument("--baseline", type=Path, default=None,
+                   help="another gridcast binary (an earlier commit's) to replay every case too, for gridcast/baseline")
     p.add_argument("--reps", type=int, default=None, help="repetitions per tool and case (default 3, --quick 1)")
     p.add_argument("--quick", action="store_true", help="1 rep, iterations / 5, no 4096-rank case")
     p.add_argument("--scale", type=float, default=None, help="multiply every case's iterations (default 1)")
@@ -170,6 +185,10 @@ def main(argv: list[str] | None = None) -> int:
     tools = tuple(t for t in a.tools.split(",") if t)
     if not set(tools) <= set(TOOLS):
         p.error(f"--tools: choose among {', '.join(TOOLS)}")
+    if a.baseline is not None:
+        if not rt.is_executable(a.baseline):
+            p.error(f"--baseline: not an executable: {a.baseline}")
+        tools += (BASELINE,)
     wanted = set(a.cases.split(",")) if a.cases else None
     cases = [c for c in CASES if (wanted is None or c.name in wanted) and not (a.quick and c.large and wanted is None)]
     if wanted and wanted - {c.name for c in CASES}:
@@ -184,7 +203,8 @@ def main(argv: list[str] | None = None) -> int:
     if "s4u" in tools and not rt.is_executable(a.s4u):
         print(f"s4u: not built ({a.s4u}); build target gridcast_bench_s4u_ring")
 
-    results = {"reps": reps, "scale": scale, "host": host_description(), "cases": {}}
+    results = {"reps": reps, "scale": scale, "host": host_description(), "cases": {},
+               "baseline": str(a.baseline) if a.baseline else None}
     missed = False
     for case in cases:
         iters = max(1, round(case.iters * scale))
@@ -193,10 +213,11 @@ def main(argv: list[str] | None = None) -> int:
         for rep in range(reps):
             order = tools[rep % len(tools):] + tools[:rep % len(tools)]
             for tool in order:
-                if tool == "gridcast":
+                if tool in ("gridcast", BASELINE):
                     # MPICH's selector: the S4U program sends recursive doubling's messages (see above); the
                     # default (auto) would take SMPI's selection on these SMPI traces.
-                    o = rt.run_gridcast(a.gridcast, sc, a.work / "out" / case.name,
+                    binary = a.gridcast if tool == "gridcast" else a.baseline
+                    o = rt.run_gridcast(binary, sc, a.work / "out" / (case.name + ("" if tool == "gridcast" else "-baseline")),
                                         cfg=rt.SMPIRUN_IMPLICIT_CFG + ("gridcast/coll-selector:mpich",),
                                         extra_args=tuple(a.gridcast_arg), timeout=a.timeout)
                 elif tool == "smpirun":

@@ -357,30 +357,23 @@ def main() -> int:
             g = get(app, n, a.rpn[0], base(a.rpn[0]), "gpudirect", "comm_s")
             cells.append(f"{100 * (1 - g / h):.1f}% ({h * 1e3:.2f} -> {g * 1e3:.2f} ms)")
         print(f"| {app} | " + " | ".join(cells) + " |")
-    print("\n## Observation 4: communication time (ms, GPUDirect) by ranks (GPUs) per node, and its ratio to 1/node\n")
-    for app in a.apps:
-        print(f"\n{app}:\n")
-        print("| np | " + " | ".join(f"{k}/node" for k in a.rpn) + " |")
-        print("|---|" + "---|" * len(a.rpn))
-        for n in a.np:
-            one = get(app, n, a.rpn[0], base(a.rpn[0]), "gpudirect", "comm_s")
-            cells = [f"{get(app, n, k, base(k), 'gpudirect', 'comm_s') * 1e3:.2f} (x{get(app, n, k, base(k), 'gpudirect', 'comm_s') / one:.2f})"
-                     for k in a.rpn]
-            print(f"| {n} | " + " | ".join(cells) + " |")
-    if not a.no_bw:
-        print("\n## Observation 5: network bandwidth scaled with GPUs per node (GPUDirect comm ms, x vs 1/node)\n")
+    def per_node_tables(title, platform_of):
+        """GPUDirect communication time by ranks (GPUs) per node, each with its ratio to the first."""
+        print(title)
         for app in a.apps:
             print(f"\n{app}:\n")
             print("| np | " + " | ".join(f"{k}/node" for k in a.rpn) + " |")
             print("|---|" + "---|" * len(a.rpn))
             for n in a.np:
                 one = get(app, n, a.rpn[0], base(a.rpn[0]), "gpudirect", "comm_s")
-                cells = []
-                for k in a.rpn:
-                    plat = base(k) if k == 1 else f"lassen6-bw{k}"
-                    v = get(app, n, k, plat, "gpudirect", "comm_s")
-                    cells.append(f"{v * 1e3:.2f} (x{v / one:.2f})")
-                print(f"| {n} | " + " | ".join(cells) + " |")
+                values = [get(app, n, k, platform_of(k), "gpudirect", "comm_s") for k in a.rpn]
+                print(f"| {n} | " + " | ".join(f"{v * 1e3:.2f} (x{v / one:.2f})" for v in values) + " |")
+
+    per_node_tables("\n## Observation 4: communication time (ms, GPUDirect) by ranks (GPUs) per node, and its ratio "
+                    "to 1/node\n", base)
+    if not a.no_bw:
+        per_node_tables("\n## Observation 5: network bandwidth scaled with GPUs per node (GPUDirect comm ms, x vs "
+                        "1/node)\n", lambda k: base(k) if k == 1 else f"lassen6-bw{k}")
     walls = sorted(r["wall_s"] for r in results)
     print(f"\n{len(results)} replays, wall time per replay: median {walls[len(walls) // 2]:.2f} s, max {walls[-1]:.2f} s")
     return 0

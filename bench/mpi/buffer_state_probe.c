@@ -13,18 +13,14 @@
  *   mpicc -O2 bench/mpi/buffer_state_probe.c -o /tmp/buffer_state_probe
  *   mpirun --oversubscribe --bind-to none -np 2 /tmp/buffer_state_probe   (add --allow-run-as-root as root)
  */
+#include "probe.h"
+
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 enum { kCalls = 400, kMaxBytes = 1 << 20 };
-
-static int by_value(const void* a, const void* b)
-{
-  double x = *(const double*)a, y = *(const double*)b;
-  return x < y ? -1 : x > y;
-}
 
 /* median of this rank's calls, the larger of the two ranks' (on rank 0) */
 static double slowest_median(double* t, int n)
@@ -37,16 +33,7 @@ static double slowest_median(double* t, int n)
 
 int main(int argc, char** argv)
 {
-  MPI_Init(&argc, &argv);
-  int rank = 0, np = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &np);
-  if (np != 2) {
-    if (rank == 0)
-      fprintf(stderr, "buffer_state_probe: run it with 2 ranks\n");
-    MPI_Finalize();
-    return 1;
-  }
+  const int rank = start_two_ranks(&argc, &argv, "buffer_state_probe");
   const int peer = 1 - rank;
   static double t[kCalls];
   char* a = malloc(kMaxBytes);

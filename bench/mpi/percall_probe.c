@@ -15,30 +15,17 @@
  *   mpicc -O2 bench/mpi/percall_probe.c -o /tmp/percall_probe
  *   mpirun --oversubscribe --bind-to none -np 2 /tmp/percall_probe   (add --allow-run-as-root as root)
  */
+#include "probe.h"
+
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 enum { kCalls = 4000 };
 
-static int by_value(const void* a, const void* b)
-{
-  double x = *(const double*)a, y = *(const double*)b;
-  return x < y ? -1 : x > y;
-}
-
 int main(int argc, char** argv)
 {
-  MPI_Init(&argc, &argv);
-  int rank = 0, np = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &np);
-  if (np != 2) {
-    if (rank == 0)
-      fprintf(stderr, "percall_probe: run it with 2 ranks\n");
-    MPI_Finalize();
-    return 1;
-  }
+  const int rank = start_two_ranks(&argc, &argv, "percall_probe");
   static double t[kCalls];
   double x[1] = {0}, y[1] = {0};
   for (int i = 0; i < 100; ++i) /* warm-up */

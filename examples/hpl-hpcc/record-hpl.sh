@@ -8,16 +8,9 @@
 # (default: build/bin of this checkout); SIZES the orders.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
-gridcast=${GRIDCAST:-$root/build/bin/gridcast}
+. "$here/../record-real.sh"
 tail_tool=${TOOLS:-$root/build/bin}/gridcast_bench_profile_tail
-calibration=${CALIBRATION:-$root/platforms/this-machine/calibration.json}
 sizes=${SIZES:-"128 192 256 320"}
-as_root=""
-[ "$(id -u)" = 0 ] && as_root="--allow-run-as-root"
-
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/hpl-np2"
 for n in $sizes; do
   run="$work/run-n$n"

@@ -5,19 +5,9 @@
 # profiles, binary encoding) and summary.txt (the driver's coverage tables).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
-gridcast=${GRIDCAST:-$root/build/bin/gridcast}
-# The host speed written to run.json (that turns measured seconds into flops) is this machine's
-# calibrated dgemm rate, the one platforms/this-machine gives its host back: a replay or a prediction on
-# that platform then takes the recorded time. CALIBRATION names another calibration file.
-calibration=${CALIBRATION:-$root/platforms/this-machine/calibration.json}
+. "$here/../record-real.sh"
 sizes=${SIZES:-"32 48 64 80"}
-as_root=""
-[ "$(id -u)" = 0 ] && as_root="--allow-run-as-root"
 
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/profiles"
 : > "$here/summary.txt"
 for np in 1 2; do
   for n in $sizes; do

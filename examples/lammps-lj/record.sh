@@ -5,18 +5,8 @@
 # build/bin/gridcast of this checkout). Writes profiles.tar.xz and summary.txt.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
-gridcast=${GRIDCAST:-$root/build/bin/gridcast}
-# The host speed written to run.json (that turns measured seconds into flops) is this machine's
-# calibrated dgemm rate, the one platforms/this-machine gives its host back: a replay or a prediction on
-# that platform then takes the recorded time. CALIBRATION names another calibration file.
-calibration=${CALIBRATION:-$root/platforms/this-machine/calibration.json}
-as_root=""
-[ "$(id -u)" = 0 ] && as_root="--allow-run-as-root"
+. "$here/../record-real.sh"
 
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/profiles"
 : > "$here/summary.txt"
 # x y z, and the atoms they give: 4 atoms per fcc cell, (20x)(20y)(20z) cells
 for np in 1 2; do

@@ -725,6 +725,80 @@ std::uint16_t app_function_id(void* address)
   return id;
 }
 
+namespace {
+
+/// Writes the Def record of dynamic function `id` (its name) into this thread's file, once per thread.
+void define_in_thread(ThreadBuf* b, std::uint16_t id)
+{
+  std::size_t index = id - kFirstDynamicFn;
+  if (index < b->defined.size() && b->defined[index])
+    return;
+  std::string name;
+  {
+    std::lock_guard<std::mutex> lock(g_names_mutex);
+    name = (*g_app_names)[index];
+  }
+  if (index >= b->defined.size())
+    b->defined.resize(index + 1, false);
+  b->defined[index] = true;
+  RawRecord def;
+  def.kind = Kind::Def;
+  def.fn = id;
+  def.bytes = name.size();
+  std::vector<std::int64_t> packed((name.size() + 7) / 8, 0);
+  std::memcpy(packed.data(), name.data(), name.size());
+  append_with_values(def, ExtraKind::None, packed.data(), packed.size());
+}
+
+std::unordered_map<std::uintptr_t, std::uint16_t>* g_kernel_ids = nullptr;  // kernel handle -> id (0 = no name)
+
+/// A kernel's name: what the CUDA runtime says (cudaFuncGetName, CUDA 12.3 and later, looked up at run
+/// time), else the symbol of its host stub in the ELF symbol tables (the handle is the stub's address).
+std::string kernel_name(const void* handle)
+{
+  using FuncGetName = int (*)(const char**, const void*);
+  static const auto get_name = reinterpret_cast<FuncGetName>(dlsym(RTLD_DEFAULT, "cudaFuncGetName"));
+  const char* name = nullptr;
+  if (get_name != nullptr && get_name(&name, handle) == 0 && name != nullptr && name[0] != '\0')
+    return name;
+  return function_name(const_cast<void*>(handle));
+}
+
+}  // namespace
+
+std::uint16_t kernel_function_id(const void* handle)
+{
+  if (not recording() || not g_config.enabled)
+    return 0;
+  ThreadBuf* b = this_thread_buf();
+  if (b == nullptr)
+    return 0;
+  std::uint16_t id = 0;
+  {
+    std::lock_guard<std::mutex> lock(g_names_mutex);
+    if (g_app_names == nullptr) {
+      g_app_ids = new std::unordered_map<std::uintptr_t, std::uint16_t>;
+      g_app_names = new std::vector<std::string>;
+    }
+    if (g_kernel_ids == nullptr)
+      g_kernel_ids = new std::unordered_map<std::uintptr_t, std::uint16_t>;
+    auto key = reinterpret_cast<std::uintptr_t>(handle);
+    if (auto it = g_kernel_ids->find(key); it != g_kernel_ids->end()) {
+      id = it->second;
+    } else {
+      std::string name = kernel_name(handle);
+      if (not name.empty() && g_app_names->size() < 65535u - kFirstDynamicFn) {
+        id = static_cast<std::uint16_t>(kFirstDynamicFn + g_app_names->size());
+        g_app_names->push_back(name);
+      }
+      g_kernel_ids->emplace(key, id);
+    }
+  }
+  if (id != 0)
+    define_in_thread(b, id);
+  return id;
+}
+
 /// Records an application function's entry or exit; defines its name in this thread's file first.
 void app_event(void* address, Kind kind)
 {
@@ -736,24 +810,7 @@ void app_event(void* address, Kind kind)
   ThreadBuf* b = this_thread_buf();
   if (b == nullptr)
     return;
-  std::size_t index = id - kFirstDynamicFn;
-  if (index >= b->defined.size() || not b->defined[index]) {
-    std::string name;
-    {
-      std::lock_guard<std::mutex> lock(g_names_mutex);
-      name = (*g_app_names)[index];
-    }
-    if (index >= b->defined.size())
-      b->defined.resize(index + 1, false);
-    b->defined[index] = true;
-    RawRecord def;
-    def.kind = Kind::Def;
-    def.fn = id;
-    def.bytes = name.size();
-    std::vector<std::int64_t> packed((name.size() + 7) / 8, 0);
-    std::memcpy(packed.data(), name.data(), name.size());
-    append_with_values(def, ExtraKind::None, packed.data(), packed.size());
-  }
+  define_in_thread(b, id);
   RawRecord r;
   r.kind = kind;
   r.fn = id;

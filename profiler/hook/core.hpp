@@ -176,6 +176,10 @@ void on_abort(int code);
 /// the function is not selected.
 std::uint16_t app_function_id(void* address);
 
+/// A launched kernel (cudaLaunchKernel's handle): the id of its name, defined in this thread's file
+/// (a Def record) before the launch is recorded; 0 when no name is known or nothing is recorded.
+std::uint16_t kernel_function_id(const void* handle);
+
 /// Poll calls name their argument identity (see fold_poll) when they are constructed.
 struct PollKey {
   std::uint64_t key;

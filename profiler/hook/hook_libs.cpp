@@ -368,6 +368,7 @@ cudaError_t record_launch(LaunchFn real, const void* kernel, dim3 grid, dim3 blo
   if (c) {
     c.r.bytes = std::uint64_t{grid.x} * grid.y * grid.z * block.x * block.y * block.z;
     c.r.recv_bytes = shared_bytes;
+    c.r.tag = kernel_function_id(kernel);  // the kernel's name: the profile's function of this launch
     gpu_fields(c.r, stream);
     c.finish();
   }

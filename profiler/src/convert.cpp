@@ -95,6 +95,12 @@ public:
   int thread() const { return thread_; }
   const fs::path& path() const { return path_; }
   std::uint64_t records_read() const { return count_; }
+  /// The name a Def record of this file gave dynamic function `id`; nullptr when none did.
+  const std::string* defined_name(std::uint16_t id) const
+  {
+    auto it = names_.find(id);
+    return it == names_.end() ? nullptr : &it->second;
+  }
 
   /// Next Call/Enter/Exit; definitions are absorbed. A record cut by the end of the run ends the file.
   bool next(Event& e)
@@ -610,6 +616,14 @@ private:
     }
     record_.clear();
     to_call_record(e, ticks_per_s_, record_);
+    // A kernel launch is named after its kernel when the hook knew the name (a Def of this file).
+    if (record_.op == Op::GpuKernel && e.rec.tag >= static_cast<std::int32_t>(hook::kFirstDynamicFn)) {
+      const std::string* kernel = files_[file]->defined_name(static_cast<std::uint16_t>(e.rec.tag));
+      if (kernel == nullptr)
+        throw InputError({files_[file]->path().string(), files_[file]->records_read(), {}, rank_},
+                         "a kernel launch names kernel id " + std::to_string(e.rec.tag) + ", which the file never defined");
+      name = *kernel;
+    }
     record_.function = functions_.intern(name);
     if (not neighbor_requests_.empty())
       expand_neighbor_requests(record_);

@@ -53,6 +53,17 @@ int cudaMemcpyAsync(void* dst, const void* src, std::size_t n, int, void*)
   return 0;
 }
 int cudaLaunchKernel(const void*, dim3, dim3, void**, std::size_t, void*) { return 0; }
+/// CUDA 12.3+: the kernel's name from its handle. The double knows a name only when the test gives one
+/// (GRIDCAST_FAKE_KERNEL_NAME); otherwise it fails as the runtime does for a handle it does not know
+/// (cudaErrorInvalidDeviceFunction), and the hook falls back to the host stub's symbol.
+int cudaFuncGetName(const char** name, const void*)
+{
+  const char* given = std::getenv("GRIDCAST_FAKE_KERNEL_NAME");
+  if (given == nullptr)
+    return 98;
+  *name = given;
+  return 0;
+}
 /// What nvcc 12.8+/13 host stubs call for `kernel<<<...>>>` (through an inline __cudaLaunchKernel_helper):
 /// the kernel handle from __cudaGetKernel, then the same arguments; the real runtime forwards it to
 /// cudaLaunchKernel inside the library.
