@@ -26,7 +26,8 @@ unsigned coalesce(const WarpAccess& access, LineShape shape, std::array<LineRequ
   for (std::uint32_t mask = access.active_mask; mask != 0; mask &= mask - 1) {
     const std::uint64_t a  = access.address[unsigned(std::countr_zero(mask))];
     const std::uint64_t s0 = a >> shape.sector_shift;
-    const std::uint64_t s1 = (a + last_byte) >> shape.sector_shift;  // a lane spans at most 2 sectors (16 <= 32 bytes)
+    const std::uint64_t end = a > ~std::uint64_t(0) - last_byte ? ~std::uint64_t(0) : a + last_byte;  // no wrap
+    const std::uint64_t s1  = end >> shape.sector_shift;  // a lane spans at most 2 sectors (16 <= 32 bytes)
     for (std::uint64_t s = s0;; s = s1) {
       if (n == 0 || sectors[n - 1] != s) {
         sorted = sorted && (n == 0 || sectors[n - 1] < s);
