@@ -38,7 +38,8 @@ int run_gpu_cache(const std::vector<std::string>& args)
   std::string trace, sheet_file, out, format = "auto", precision = "fp32";
   po::options_description options("gpu-cache options");
   options.add_options()
-    ("trace", po::value(&trace)->required(), "kernel memory trace (docs/reference/gpu-memory-traces.md)")
+    ("trace", po::value(&trace)->required(),
+     "kernel memory trace: gridcast's JSON lines or binary encoding, NVBit mem_trace text, Accel-Sim .traceg")
     ("gpu", po::value(&sheet_file)->required(), "GPU data sheet (platforms/gpus/*.json)")
     ("out,o", po::value(&out), "metrics file to write (JSON, one object per kernel launch)")
     ("format", po::value(&format)->default_value("auto"),
