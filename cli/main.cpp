@@ -27,6 +27,7 @@ constexpr Command kCommands[] = {
     {"platform", "generate a SimGrid platform from a JSON spec (+ calibration): docs/guides/platforms.md", run_platform},
     {"calibrate", "measure this machine (compute, MPI, GPU) into calibration.json", run_calibrate},
     {"profile", "run an MPI application with the profiling hook and write its profile directory", run_profile},
+    {"gpu-cache", "run a kernel memory trace through a GPU's caches: hit rates, DRAM traffic, kernel time", run_gpu_cache},
     {"version", "print the gridcast and SimGrid versions", run_version, "--version", true},
 };
 

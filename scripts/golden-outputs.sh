@@ -72,6 +72,7 @@ run "convert hpl np1-n32 jsonl" convert "$work/tar/profiles/np1-n32" --to jsonl 
 
 for p in platforms/*/; do
   p="${p%/}"
+  [ -f "$p/spec.json" ] || continue  # platforms/gpus/ holds GPU data sheets, not a platform
   calib=()
   [ -f "$p/calibration.json" ] && calib=(--calibration "$p/calibration.json")
   run "platform ${p#platforms/}" platform "$p/spec.json" "${calib[@]}" -o OUT

@@ -144,9 +144,19 @@ def gpu_cache_h100(d: dict) -> str:
             f"{val(s['time_mae_pct'], '%')} on the kernel time ({origin(d, 'bench/gpu-cache/compare.py')}).")
 
 
+def gpu_cache_speed(d: dict) -> str:
+    s = d["summary"]
+    return (f"- GPU memory model speed (`gridcast gpu-cache`, the {s['sheet']} sheet, generated warp accesses grouped "
+            f"by CTA): {s['accesses_per_s_median'] / 1e6:.2f} M warp accesses per CPU second on one core (target "
+            f">= {s['target_accesses_per_s'] / 1e6:.0f} M: {'met' if s['rate_target_met'] else 'not met'}); peak "
+            f"resident set {s['peak_rss_mib']:.0f} MiB, {100 * s['rss_growth_4x']:+.1f} % for 4x the accesses "
+            f"({origin(d, 'bench/gpu-cache/speed.py')}).")
+
+
 RENDER = {"corpus_validation": corpus_validation, "smpi_agreement": smpi_agreement, "smpi_extrapolation": smpi_extrapolation,
           "trace_model_validation": trace_model_validation, "real_size": real_size, "speed": speed,
-          "calibration_validation": calibration_validation, "gpu_cache_h100": gpu_cache_h100}
+          "calibration_validation": calibration_validation, "gpu_cache_h100": gpu_cache_h100,
+          "gpu_cache_speed": gpu_cache_speed}
 
 
 def render(results: Path) -> str:
