@@ -2,6 +2,7 @@
 // streaming pass: every rank's calls are synthesized one at a time straight into the emulator, never
 // written to files. See docs/reference/latency-model.md.
 #include "commands.hpp"
+#include "gpu_model.hpp"
 #include "options.hpp"
 
 #include "gridcast/emulator/config.hpp"
@@ -228,6 +229,7 @@ int run_predict(const std::vector<std::string>& args)
   int ranks_per_host = 0;
   std::uint64_t seed = 0;
   std::vector<std::string> cfg;
+  GpuModelArgs gpu_model;
   po::options_description options("predict options");
   options.add_options()
     ("model", po::value(&model_file)->required(), "model.json written by `gridcast fit` (trace and latency model)")
@@ -272,6 +274,7 @@ int run_predict(const std::vector<std::string>& args)
      "to SimGrid");
   po::positional_options_description positional;
   positional.add("model", 1);
+  add_gpu_model_options(options, gpu_model);
   po::variables_map vm;
   if (not parse("predict",
                 "predict model.json --nw X --np Y --platform P.xml [--hostfile F | --ranks-per-host K]\n"
@@ -317,6 +320,7 @@ int run_predict(const std::vector<std::string>& args)
   for (const std::string& c : cfg)
     emulator::apply_cfg(opts, c);
   emulator::check_cfg_for_input(opts, false);
+  apply_gpu_model(gpu_model, opts, "predict");
   emulator::resolve_coll_selector(opts, selector_evidence(*model));
   opts.recorded_host_speed_flops = 0;  // synthesized compute is in flops: the host's speed converts it
   opts.fast_forward              = ff;
@@ -338,6 +342,7 @@ int run_predict(const std::vector<std::string>& args)
             << (synth_options.variability ? " (variability on, seed " + std::to_string(seed) + ")" : "") << '\n';
   emulator::print_summary(std::cout, result);
   print_coll_selector(std::cout, opts, result);
+  print_gpu_model(std::cout, opts, result);
   print_run_warnings(std::cerr, "predict", result);
   print_fast_forward(result);
 

@@ -1,5 +1,6 @@
 // `gridcast replay`: emulate a recorded trace (a profile directory or an SMPI TIT trace) on a platform.
 #include "commands.hpp"
+#include "gpu_model.hpp"
 #include "options.hpp"
 
 #include "gridcast/emulator/config.hpp"
@@ -68,6 +69,7 @@ int run_replay(const std::vector<std::string>& args)
   std::string gpu_mpi = "hostcopy";
   std::uint64_t seed = 0;
   std::vector<std::string> cfg;
+  GpuModelArgs gpu_model;
   po::options_description options("replay options");
   options.add_options()
     ("trace", po::value(&trace)->required(), "profile directory, or SMPI time-independent trace (index file or single file)")
@@ -91,6 +93,7 @@ int run_replay(const std::vector<std::string>& args)
      "refused, never ignored (docs/reference/cfg.md); any other name goes to SimGrid (e.g. network/model:SMPI, "
      "tracing:yes). Collectives: the default selector (auto) takes the recorded run's: SMPI's for an SMPI "
      "trace (as smpirun -replay), Open MPI 4.1's for a profile recorded with Open MPI, MPICH's otherwise");
+  add_gpu_model_options(options, gpu_model);
   po::positional_options_description positional;
   positional.add("trace", 1);
   po::variables_map vm;
@@ -110,6 +113,7 @@ int run_replay(const std::vector<std::string>& args)
   opts.gpu.mpi = emulator::parse_gpu_mpi_mode(gpu_mpi, "--gpu-mpi");
   for (const std::string& c : cfg)
     emulator::apply_cfg(opts, c);
+  apply_gpu_model(gpu_model, opts, "replay");
 
   OpenedTrace t = open_trace(trace, opts.smpi.tit_read);
   emulator::check_cfg_for_input(opts, t.tit);
@@ -125,6 +129,7 @@ int run_replay(const std::vector<std::string>& args)
   emulator::ReplayResult result = emulator::replay(*t.source, opts, timeline_path);
   emulator::print_summary(std::cout, result);
   print_coll_selector(std::cout, opts, result);
+  print_gpu_model(std::cout, opts, result);
   print_run_warnings(std::cerr, "replay", result);
 
   if (not out.empty()) {

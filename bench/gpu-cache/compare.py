@@ -128,12 +128,15 @@ def run(cmd: list[str], what: str) -> None:
         raise SystemExit(2)
 
 
-def model_case(case: str, a, work: Path) -> list[dict]:
+def model_case(case: str, a, work: Path, measured: Path | None = None, gpu: Path | None = None) -> list[dict]:
+    """The model's metrics of a case's launches on `gpu`, from its trace with the buffer bases of the run
+    in `measured` (default: --measured and --gpu)."""
+    measured, gpu = measured or a.measured, gpu or a.gpu
     trace = work / f"{case}.trace"
     metrics = work / f"{case}.json"
-    run([str(a.gen_traces), "--size", "device", "--bases", str(a.measured / "bases.txt"), "--out", str(work),
+    run([str(a.gen_traces), "--size", "device", "--bases", str(measured / "bases.txt"), "--out", str(work),
          "--kernel", case], f"gen_traces {case}")
-    run([str(a.gridcast), "gpu-cache", str(trace), "--gpu", str(a.gpu), "-o", str(metrics)], f"gridcast gpu-cache {case}")
+    run([str(a.gridcast), "gpu-cache", str(trace), "--gpu", str(gpu), "-o", str(metrics)], f"gridcast gpu-cache {case}")
     if not a.keep_traces:
         trace.unlink(missing_ok=True)
     return json.loads(metrics.read_text())["kernels"]
@@ -176,8 +179,25 @@ def build_row(case: str, k: dict, m: dict | None) -> dict:
     return row
 
 
+def calibrated_time(row: dict, source: dict, source_time_s: float | None, source_sheet: dict, target_sheet: dict) -> None:
+    """The kernel's time on the target GPU from its duration measured on the source GPU, as `gridcast
+    replay --gpu-model cache --gpu-source-sheet` prices it (gpu-cache's calibrate()): the target's
+    roofline plus the source's time that its roofline does not explain, in SM cycles of the whole GPU,
+    spread over the target's SMs at its clock."""
+    if source_time_s is None or source.get("time", {}).get("predicted_s") is None:
+        return
+    exposed_sm_cycles = max(0.0, source_time_s - source["time"]["predicted_s"]) * source_sheet["sm_clock_hz"] * \
+        source_sheet["sm_count"]
+    t = row["model"]["time_s"] + exposed_sm_cycles / (target_sheet["sm_clock_hz"] * target_sheet["sm_count"])
+    row["model"]["time_calibrated_s"] = t
+    row["measured_source_time_s"] = source_time_s
+    me = row.get("measured")
+    if me and me.get("time_s"):
+        row["error"]["time_calibrated_pct"] = 100.0 * (t / me["time_s"] - 1)
+
+
 def mean_abs(rows: list[dict], key: str) -> float | None:
-    v = [abs(r["error"][key]) for r in rows if r.get("error") and r["error"][key] is not None]
+    v = [abs(r["error"][key]) for r in rows if r.get("error") and r["error"].get(key) is not None]
     return sum(v) / len(v) if v else None
 
 
@@ -186,9 +206,10 @@ def fmt(x, spec: str) -> str:
 
 
 def table(rows: list[dict], summary: dict, gpu_name: str) -> str:
+    calibrated = summary.get("time_calibrated_mae_pct") is not None
     out = [f"GPU memory-system model vs Nsight Compute ({gpu_name}): measured / model",
            f"{'kernel':<12} {'L1 hit %':>13} {'L2 hit %':>13} {'DRAM rd sectors':>23} {'DRAM wr sectors':>23} "
-           f"{'time us':>17} {'bound':>7}"]
+           f"{'time us':>17} {'bound':>7}" + (f" {'calibrated on ' + summary['source_gpu'] + ', us':>34}" if calibrated else "")]
     for r in rows:
         me, mo = r["measured"] or {}, r["model"]
 
@@ -198,9 +219,12 @@ def table(rows: list[dict], summary: dict, gpu_name: str) -> str:
 
         out.append(f"{r['kernel']:<12} {pair('l1_hit_pct', '5.1f'):>13} {pair('l2_hit_pct', '5.1f'):>13} "
                    f"{pair('dram_read_sectors', '.0f'):>23} {pair('dram_write_sectors', '.0f'):>23} "
-                   f"{pair('time_s', '7.1f', 1e6):>17} {mo.get('bound') or '-':>7}")
+                   f"{pair('time_s', '7.1f', 1e6):>17} {mo.get('bound') or '-':>7}"
+                   + (f" {pair('time_s', '7.1f', 1e6).split(' / ')[0] + ' / ' + fmt(None if mo.get('time_calibrated_s') is None else mo['time_calibrated_s'] * 1e6, '7.1f'):>34}" if calibrated else ""))
     out.append(f"mean absolute error over {summary['kernels_compared']} kernels: L1 hit {fmt(summary['l1_hit_mae_pp'], '.2f')} pp, "
-               f"L2 hit {fmt(summary['l2_hit_mae_pp'], '.2f')} pp, time {fmt(summary['time_mae_pct'], '.2f')} %")
+               f"L2 hit {fmt(summary['l2_hit_mae_pp'], '.2f')} pp, time {fmt(summary['time_mae_pct'], '.2f')} % (roofline alone)"
+               + (f", time calibrated on the {summary['source_gpu']} {fmt(summary['time_calibrated_mae_pct'], '.2f')} %"
+                  if calibrated else ""))
     return "\n".join(out) + "\n"
 
 
@@ -215,12 +239,21 @@ def main() -> int:
     ap.add_argument("--work", type=Path, help="where traces and metrics go (default: a temporary folder)")
     ap.add_argument("--keep-traces", action="store_true")
     ap.add_argument("--kernel", action="append", choices=CASES, help="only these cases (repeatable)")
+    ap.add_argument("--source-measured", type=Path,
+                    help="run-on-device.sh's OUT folder of another GPU (the source): each kernel's time there calibrates "
+                         "the model, which then predicts the time on --measured's GPU")
+    ap.add_argument("--source-gpu", type=Path, help="the source GPU's data sheet (with --source-measured)")
     a = ap.parse_args()
+    if (a.source_measured is None) != (a.source_gpu is None):
+        ap.error("--source-measured and --source-gpu go together")
     for f in (a.measured / "ncu.csv", a.measured / "bases.txt", a.gridcast, a.gen_traces, a.gpu):
         if not f.exists():
             print(f"compare: {f}: not found", file=sys.stderr)
             return 1
     measured = read_ncu(a.measured / "ncu.csv")
+    source_measured = read_ncu(a.source_measured / "ncu.csv") if a.source_measured else None
+    target_sheet = json.loads(a.gpu.read_text())
+    source_sheet = json.loads(a.source_gpu.read_text()) if a.source_gpu else None
     gpu_name = "?"
     for ln in (a.measured / "bases.txt").read_text().splitlines():
         if ln.startswith("gpu "):
@@ -230,8 +263,12 @@ def main() -> int:
         work = a.work or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
         for case in a.kernel or CASES:
-            for k in model_case(case, a, work):
+            on_source = model_case(case, a, work, a.source_measured, a.source_gpu) if source_sheet else []
+            for i, k in enumerate(model_case(case, a, work)):
                 rows.append(build_row(case, k, measured.get(kernel_key(k["name"]))))
+                if source_sheet:
+                    m = source_measured.get(kernel_key(k["name"]))
+                    calibrated_time(rows[-1], on_source[i], m.get("time_s") if m else None, source_sheet, target_sheet)
                 print(f"compare: {case} {k['name']}: {'profiled' if rows[-1]['profiled'] else 'NOT in ncu.csv'}", file=sys.stderr)
     compared = [r for r in rows if r.get("error")]
     summary = {
@@ -240,10 +277,18 @@ def main() -> int:
         "l1_hit_mae_pp": mean_abs(rows, "l1_hit_pp"), "l2_hit_mae_pp": mean_abs(rows, "l2_hit_pp"),
         "time_mae_pct": mean_abs(rows, "time_pct"),
     }
+    if source_sheet:
+        source_name = "?"
+        for ln in (a.source_measured / "bases.txt").read_text().splitlines():
+            if ln.startswith("gpu "):
+                source_name = ln[4:].split(" sms ")[0]
+        summary["source_gpu"] = source_name
+        summary["source_sheet"] = str(a.source_gpu)
+        summary["time_calibrated_mae_pct"] = mean_abs(rows, "time_calibrated_pct")
     text = table(rows, summary, gpu_name)
     print(text, end="")
     a.json.parent.mkdir(parents=True, exist_ok=True)
-    results_json.write(a.json, "gpu_cache_h100", rows, summary)
+    results_json.write(a.json, a.json.stem, rows, summary)
     a.txt.write_text(text)
     return 0
 

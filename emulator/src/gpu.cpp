@@ -341,6 +341,14 @@ void RankGpu::perform(const CallRecord& c, const std::string& function, const Gp
       double flops = c.flops;
       if (flops <= 0 && c.device_seconds > 0)
         flops = c.device_seconds * device(fail).host->get_speed();
+      // --gpu-model cache: the memory-system model's time on this platform's GPU. A duration measured on
+      // the recorded GPU first calibrates the model there (the efficiency of its bounding term); without
+      // one, the model's time on this GPU stands.
+      if (std::optional<KernelPrice> price = system_.kernel_price(function)) {
+        const double seconds = c.device_seconds > 0 && price->from_measured ? price->from_measured(c.device_seconds)
+                                                                             : price->target_s;
+        flops = seconds * device(fail).host->get_speed();
+      }
       // The host pays the launch as measured (the profiler's `seconds` of cudaLaunchKernel), then goes on.
       sleep(c.seconds);
       Stream& s = stream(c.stream, fail);
@@ -366,6 +374,20 @@ void RankGpu::perform(const CallRecord& c, const std::string& function, const Gp
   if (c.op != Op::GpuKernel && c.seconds > 0)
     recorded_s_ += c.seconds;
   gpu_s_ += sg4::Engine::get_clock() - begin;
+}
+
+std::optional<KernelPrice> GpuSystem::kernel_price(const std::string& function)
+{
+  if (not options_.kernel_price)
+    return std::nullopt;
+  auto it = prices_.find(function);
+  if (it == prices_.end())
+    it = prices_.emplace(function, options_.kernel_price(function)).first;
+  if (it->second)
+    ++priced_launches_;
+  else
+    ++unpriced_[function];
+  return it->second;
 }
 
 void RankGpu::enqueue(int stream_id, std::function<void()> task, const GpuFail& fail)

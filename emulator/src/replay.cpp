@@ -207,6 +207,8 @@ ReplayResult replay(const models::TraceSource& trace, const ReplayOptions& optio
   result.copy_overhead          = platform::format_overhead_points(calibration.copy_overhead);
   result.local_copy_time        = platform::format_overhead_points(effective.local_copy_time);
   result.gpu_costs              = world.gpus->cost_report();
+  result.gpu_priced_launches    = world.gpus->priced_launches();
+  result.gpu_unpriced_kernels   = world.gpus->unpriced_kernels();
   if (ff_report && world.steady)
     complete_fast_forward_report(*ff_report, *world.steady, np, not result.blocked.empty());
   result.fast_forward = std::move(ff_report);

@@ -223,6 +223,15 @@ void write_prediction(const std::filesystem::path& file, const ReplayResult& res
     for (const auto& [key, value] : result.gpu_costs)
       costs[key] = {{"seconds", value.first}, {"from", value.second}};
     config["gpu_costs"] = std::move(costs);
+    if (run.options->gpu.kernel_model != "recorded") {  // only when set: outputs of other runs unchanged
+      ordered unpriced = ordered::object();
+      for (const auto& [name, launches] : result.gpu_unpriced_kernels)
+        unpriced[name] = launches;
+      config["gpu_model"] = {{"model", run.options->gpu.kernel_model},
+                             {"gpu", run.options->gpu.kernel_model_gpu},
+                             {"priced_launches", result.gpu_priced_launches},
+                             {"unpriced_kernels", std::move(unpriced)}};
+    }
   }
   j["config"] = std::move(config);
   // Whether the platform's calibration reached the network model (docs/reference/calibration-json.md).

@@ -7,6 +7,16 @@
 
 namespace gridcast::gpu_cache {
 
+std::uint8_t widen(std::uint8_t sectors, std::uint32_t group)
+{
+  std::uint8_t out = 0;
+  const auto whole = std::uint8_t((1u << group) - 1);
+  for (std::uint32_t first = 0; first < 8; first += group)
+    if ((sectors >> first) & whole)
+      out |= std::uint8_t(whole << first);
+  return out;
+}
+
 LineShape LineShape::of(std::uint32_t line_bytes, std::uint32_t sector_bytes)
 {
   if (not std::has_single_bit(line_bytes) || not std::has_single_bit(sector_bytes) || sector_bytes > line_bytes ||
@@ -252,7 +262,9 @@ Outcome SectorCache::read(std::uint64_t line, std::uint8_t sectors, std::uint64_
     touch(b, std::uint8_t(w));
   }
   o.fetch = sectors & ~o.hit;
-  b[valid_ + w] |= sectors;
+  if (o.fetch != 0 && g_.fetch_sectors > 1)
+    o.fetch = std::uint8_t(widen(o.fetch, g_.fetch_sectors) & ~b[valid_ + w]);  // the groups' missing sectors
+  b[valid_ + w] |= sectors | o.fetch;
   return o;
 }
 

@@ -146,7 +146,10 @@ void MemorySystem::l2_write(std::uint64_t line, std::uint8_t sectors, std::uint6
 {
   l2.write_sectors += pop(sectors);
   const Outcome o = l2c_.write(line, sectors, set);
-  l2.write_hits += pop(o.hit);
+  // A write the L2 takes without reading anything from DRAM is a hit, as Nsight Compute counts it: under
+  // write-validate every written sector (the line is allocated and the sectors made valid), otherwise the
+  // sectors that were present.
+  l2.write_hits += pop(l2c_.geometry().allocate == WriteAllocate::Validate ? sectors : o.hit);
   dram.write_sectors += pop(o.victim_dirty) + pop(o.forward);
   dram.read_sectors += pop(o.fetch);
 }
@@ -425,7 +428,7 @@ void Model::run_in_order(const Occupancy& occ, TraceReader& reader, std::uint64_
 // ---------------------------------------------------------------------------------------------------
 // Kernel time.
 
-KernelTime kernel_time(const GpuSheet& sheet, const KernelMetrics& m, Precision precision, const Efficiency& e)
+KernelTime kernel_time(const GpuSheet& sheet, const KernelMetrics& m, Precision precision, const Calibration& c)
 {
   KernelTime t;
   const double sector = sheet.sector_bytes;
@@ -433,14 +436,17 @@ KernelTime kernel_time(const GpuSheet& sheet, const KernelMetrics& m, Precision 
   const double dram_bytes = double(m.dram.read_sectors + m.dram.write_sectors) * sector;
   const double peak = precision == Precision::Fp64 ? sheet.fp64_flops_per_s : sheet.fp32_flops_per_s;
   t.flops     = m.launch.flops;
-  t.compute_s = t.flops >= 0 ? t.flops / (peak * e.compute) : 0;
-  t.l2_s      = l2_bytes / (sheet.l2_bandwidth_bytes_per_s * e.l2);
-  t.dram_s    = dram_bytes / (sheet.dram_bandwidth_bytes_per_s * e.dram);
+  t.compute_s = t.flops >= 0 ? t.flops / peak : 0;
+  t.l2_s      = l2_bytes / sheet.l2_bandwidth_bytes_per_s;
+  t.dram_s    = dram_bytes / sheet.dram_bandwidth_bytes_per_s;
   t.launch_s  = sheet.kernel_launch_s;
+  t.latency_s = c.exposed_sm_cycles / (sheet.sm_clock_hz * double(sheet.sm_count));
   const double work = std::max({t.compute_s, t.l2_s, t.dram_s});
-  t.predicted_s     = work + t.launch_s;
-  if (work <= 0 || t.launch_s >= work)
+  t.predicted_s     = work + t.launch_s + t.latency_s;
+  if (std::max(work, t.latency_s) <= 0 || t.launch_s >= std::max(work, t.latency_s))
     t.bound = "launch";
+  else if (t.latency_s > work)
+    t.bound = "latency";
   else if (work == t.dram_s)
     t.bound = "dram";
   else if (work == t.l2_s)
@@ -450,20 +456,13 @@ KernelTime kernel_time(const GpuSheet& sheet, const KernelMetrics& m, Precision 
   return t;
 }
 
-Efficiency calibrate(const KernelTime& source, double measured_s)
+Calibration calibrate(const GpuSheet& source_sheet, const KernelTime& source, double measured_s)
 {
-  Efficiency e;
-  const double work = measured_s - source.launch_s;
-  if (work <= 0)
-    return e;
-  const std::string bound = source.bound;
-  if (bound == "dram")
-    e.dram = std::min(1.0, source.dram_s / work);
-  else if (bound == "l2")
-    e.l2 = std::min(1.0, source.l2_s / work);
-  else if (bound == "compute")
-    e.compute = std::min(1.0, source.compute_s / work);
-  return e;
+  Calibration c;
+  const double roofline_s = source.predicted_s - source.latency_s;
+  if (measured_s > roofline_s)
+    c.exposed_sm_cycles = (measured_s - roofline_s) * source_sheet.sm_clock_hz * double(source_sheet.sm_count);
+  return c;
 }
 
 double rate(std::uint64_t hits, std::uint64_t accesses)

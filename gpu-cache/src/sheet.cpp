@@ -151,7 +151,7 @@ GpuSheet read_gpu_sheet(const std::filesystem::path& file)
     check_geometry(s.l1_geometry(s.unified_l1_shared_bytes_per_sm - c), s.file, "l1 (with a carve-out of " + std::to_string(c) + " bytes)");
 
   const JsonObject l2 = root.child("l2");
-  l2.only({"bytes", "ways", "slices", "set_index", "write_policy", "write_allocate"});
+  l2.only({"bytes", "ways", "slices", "set_index", "write_policy", "write_allocate", "fetch_bytes"});
   s.l2.bytes        = std::uint64_t(l2.integer("bytes", 1));
   s.l2.line_bytes   = s.line_bytes;
   s.l2.sector_bytes = s.sector_bytes;
@@ -160,6 +160,14 @@ GpuSheet read_gpu_sheet(const std::filesystem::path& file)
   s.l2.set_index    = set_index_of(l2, "set_index");
   s.l2.write        = write_policy_of(l2, "write_policy");
   s.l2.allocate     = write_allocate_of(l2, "write_allocate");
+  if (l2.has("fetch_bytes")) {
+    const auto fetch = std::uint64_t(l2.integer("fetch_bytes", 1));
+    if (fetch % s.sector_bytes != 0 || fetch > s.line_bytes || ((fetch / s.sector_bytes) & (fetch / s.sector_bytes - 1)) != 0)
+      throw InputError({s.file, 0, "l2.fetch_bytes", -1},
+                       "expected a power-of-two number of " + std::to_string(s.sector_bytes) + "-byte sectors, at most a " +
+                           std::to_string(s.line_bytes) + "-byte line; got " + std::to_string(fetch));
+    s.l2.fetch_sectors = std::uint32_t(fetch / s.sector_bytes);
+  }
   check_geometry(s.l2, s.file, "l2");
 
   using B = JsonObject::Bound;

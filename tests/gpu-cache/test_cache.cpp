@@ -150,6 +150,27 @@ TEST_CASE("gpu-cache read: sectors of a present line miss until fetched")
   CHECK(c.read(0, 0b0001).hit == 0);
 }
 
+TEST_CASE("gpu-cache read: a 64-byte fetch brings the other sector of the pair, which a later read hits")
+{
+  CHECK(widen(0b0001, 2) == 0b0011);
+  CHECK(widen(0b0100, 2) == 0b1100);
+  CHECK(widen(0b0110, 2) == 0b1111);
+  CHECK(widen(0b0010, 4) == 0b1111);
+  CHECK(widen(0b1000, 1) == 0b1000);
+  CacheGeometry g{256, 128, 32, 2, 1, SetIndex::Linear, WritePolicy::WriteBack, WriteAllocate::Validate};
+  g.fetch_sectors = 2;
+  SectorCache c(g);
+  Outcome o = c.read(0, 0b0001);  // sector 0 misses: sectors 0 and 1 come from below
+  CHECK((o.hit == 0 && o.fetch == 0b0011));
+  o = c.read(0, 0b0010);  // the fill: a hit, nothing fetched
+  CHECK((o.hit == 0b0010 && o.fetch == 0));
+  o = c.read(0, 0b1100);  // both of the other pair requested: fetched once each
+  CHECK((o.hit == 0 && o.fetch == 0b1100));
+  CHECK(c.write(1, 0b0001).fetch == 0);  // writes validate their sectors: no fill
+  o = c.read(1, 0b0011);  // sector 0 written (a hit), sector 1 missing: only it is fetched
+  CHECK((o.hit == 0b0001 && o.fetch == 0b0010));
+}
+
 namespace {
 
 enum class Op { Read, Write, Atomic };

@@ -202,6 +202,25 @@ TEST_CASE("gpu-cache hierarchy: atomics bypass L1 and are performed at L2")
   CHECK(m.dram.dirty_sectors_at_end == 1);
 }
 
+TEST_CASE("gpu-cache hierarchy: a write-validate L2 takes stores as hits, with no DRAM read")
+{
+  GpuSheet sheet = tiny_sheet(1);
+  sheet.l1       = {2, SetIndex::Linear, WritePolicy::WriteThrough, WriteAllocate::None};
+  sheet.l2.allocate = WriteAllocate::Validate;
+  // A store of 32 lanes x 4 bytes (one line, 4 sectors), then a load of the same line.
+  std::vector<WarpAccess> v = {warp_access(0, 0, AccessKind::GlobalStore, 0),
+                               warp_access(0, 0, AccessKind::GlobalLoad, 0)};
+  Model model(sheet);
+  VectorTrace trace({{launch_of(1, 64), v}}, true);
+  const KernelMetrics m = model.simulate(trace).at(0);
+  CHECK(m.l2.write_sectors == 4);
+  CHECK(m.l2.write_hits == 4);      // allocated and made valid without a read: hits
+  CHECK(m.l2.read_sectors == 4);    // the L1 allocates nothing on a store: the load goes to L2
+  CHECK(m.l2.read_hits == 4);       // and finds the written sectors
+  CHECK(m.dram.read_sectors == 0);
+  CHECK(m.dram.dirty_sectors_at_end == 4);
+}
+
 TEST_CASE("gpu-cache hierarchy: stores through a write-through L1 - write-back L1s flushed at the kernel's end")
 {
   GpuSheet sheet = tiny_sheet(1);
@@ -262,19 +281,33 @@ TEST_CASE("gpu-cache kernel time: the largest of compute - L2 and DRAM - plus th
   CHECK(kernel_time(sheet, m, Precision::Fp64).compute_s == Approx(2e-3));
 }
 
-TEST_CASE("gpu-cache calibration: the bounding term's efficiency from a measured duration")
+TEST_CASE("gpu-cache calibration: the exposed latency of a measured duration, spread over the target's SMs")
 {
-  const GpuSheet sheet = tiny_sheet(1);
+  const GpuSheet source = tiny_sheet(1);  // 1 SM at 1 GHz, DRAM 1e11 B/s, launch 1 us
   KernelMetrics m;
   m.dram.read_sectors = 1000000;  // 3.2e-4 s at the peak
-  const KernelTime source = kernel_time(sheet, m);
-  Efficiency e = calibrate(source, 2 * 3.2e-4 + 1e-6);
-  CHECK(e.dram == Approx(0.5));
-  CHECK(e.l2 == 1);
-  CHECK(e.compute == 1);
-  CHECK(kernel_time(sheet, m, Precision::Fp32, e).predicted_s == Approx(2 * 3.2e-4 + 1e-6));
-  CHECK(calibrate(source, 1e-4).dram == 1);  // faster than the peak: never above 1
-  CHECK(calibrate(source, 1e-7).dram == 1);  // shorter than the launch: nothing to learn
+  const KernelTime on_source = kernel_time(source, m);
+  CHECK(on_source.predicted_s == Approx(3.2e-4 + 1e-6));
+  // Measured 2 x the DRAM time + launch: 3.2e-4 s that no term explains = 3.2e5 SM cycles.
+  const Calibration c = calibrate(source, on_source, 2 * 3.2e-4 + 1e-6);
+  CHECK(c.exposed_sm_cycles == Approx(3.2e5));
+  const KernelTime again = kernel_time(source, m, Precision::Fp32, c);
+  CHECK(again.predicted_s == Approx(2 * 3.2e-4 + 1e-6));  // the source's own measurement back
+  CHECK(again.latency_s == Approx(3.2e-4));
+  // A target with 4 SMs at 2 GHz and twice the bandwidth: the roofline halves, the latency is 8 x shorter.
+  GpuSheet target = tiny_sheet(4);
+  target.sm_clock_hz = 2e9;
+  target.dram_bandwidth_bytes_per_s = 2e11;
+  const KernelTime on_target = kernel_time(target, m, Precision::Fp32, c);
+  CHECK(on_target.dram_s == Approx(1.6e-4));
+  CHECK(on_target.latency_s == Approx(4e-5));
+  CHECK(on_target.predicted_s == Approx(1.6e-4 + 4e-5 + 1e-6));
+  // Faster than the roofline, or shorter than the launch: nothing to add.
+  CHECK(calibrate(source, on_source, 1e-4).exposed_sm_cycles == 0);
+  CHECK(calibrate(source, on_source, 1e-7).exposed_sm_cycles == 0);
+  // A kernel whose latency dominates says so.
+  const KernelTime slow = kernel_time(source, m, Precision::Fp32, calibrate(source, on_source, 1e-2));
+  CHECK(std::string(slow.bound) == "latency");
 }
 
 TEST_CASE("gpu-cache metrics file: the keys of the contract - null rates where nothing was accessed")
@@ -325,6 +358,11 @@ TEST_CASE("gpu-cache data sheets: the committed ones load with the published fig
   CHECK(h100.l2.bytes == 50ull * 1024 * 1024);
   CHECK(h100.l2.sets_per_slice() == 256);
   CHECK(h100.dram_bandwidth_bytes_per_s == 3.35e12);
+  CHECK(h100.l2.allocate == WriteAllocate::Validate);
+  CHECK(h100.l2.fetch_sectors == 2);  // 64-byte DRAM fetches
+  const GpuSheet h200 = read_gpu_sheet(kGpus + "h200.json");
+  CHECK(h200.l2.bytes == 60ull * 1024 * 1024);
+  CHECK(h200.dram_bandwidth_bytes_per_s == 4.8e12);
   const GpuSheet titan = read_gpu_sheet(kGpus + "titan-v.json");  // the seed's Table 3
   CHECK(titan.sm_count == 80);
   CHECK(titan.l1.ways == 4);
@@ -369,4 +407,6 @@ TEST_CASE("gpu-cache data sheets: errors name the file and the key")
              Catch::Contains("dram_bandwidth_bytes_per_s") && Catch::Contains("> 0"));
   CHECK_THAT(sheet_error("\"kernel_launch_s\": 2.0e-6", "\"x\": 1"), Catch::Contains("key 'x'"));
   CHECK_THAT(sheet_error("\"sm_count\": 132,", ""), Catch::Contains("key 'sm_count'") && Catch::Contains("missing required key"));
+  CHECK_THAT(sheet_error("\"fetch_bytes\": 64", "\"fetch_bytes\": 96"),
+             Catch::Contains("l2.fetch_bytes") && Catch::Contains("power-of-two number of 32-byte sectors"));
 }

@@ -63,13 +63,20 @@ public:
   {
     NaiveResult r;
     NaiveLine& l = find_or_allocate(line, r);
+    std::set<unsigned> groups;  // a miss fetches every missing sector of its aligned group (fetch_sectors)
     for (unsigned s : sectors) {
       if (l.valid[s])
         r.hit.push_back(s);
       else
-        r.fetch.push_back(s);
-      l.valid[s] = true;
+        groups.insert(s / g_.fetch_sectors);
     }
+    for (unsigned s = 0; s < g_.line_bytes / g_.sector_bytes; ++s)
+      if (groups.count(s / g_.fetch_sectors) > 0 && not l.valid[s])
+        r.fetch.push_back(s);
+    for (unsigned s : sectors)
+      l.valid[s] = true;
+    for (unsigned s : r.fetch)
+      l.valid[s] = true;
     return r;
   }
 
@@ -170,7 +177,7 @@ private:
 /// The hierarchy, spelled out: L1 per SM, atomics at L2, L2 misses and dirty evictions to DRAM.
 class NaiveGpu {
 public:
-  explicit NaiveGpu(const GpuSheet& sheet) : l2c_(sheet.l2)
+  explicit NaiveGpu(const GpuSheet& sheet) : l2_allocate_(sheet.l2.allocate), l2c_(sheet.l2)
   {
     for (std::uint32_t i = 0; i < sheet.sm_count; ++i)
       l1s_.emplace_back(sheet.l1_geometry(sheet.unified_l1_shared_bytes_per_sm));
@@ -232,7 +239,8 @@ private:
   {
     l2.write_sectors += s.size();
     const NaiveResult r = l2c_.write(line, s);
-    l2.write_hits += r.hit.size();
+    // a write-validate L2 takes every written sector without a DRAM read: all hits
+    l2.write_hits += l2_allocate_ == WriteAllocate::Validate ? s.size() : r.hit.size();
     dram.read_sectors += r.fetch.size();
     dram.write_sectors += r.victim_dirty.size() + r.forward.size();
   }
@@ -246,6 +254,7 @@ private:
   }
 
   std::vector<NaiveCache> l1s_;
+  WriteAllocate l2_allocate_;
   NaiveCache l2c_;
 };
 
@@ -316,7 +325,8 @@ private:
   bool started_ = false;
 };
 
-void agree(L1Policy l1, SetIndex l2_index, WritePolicy l2_write, WriteAllocate l2_allocate, std::uint64_t seed)
+void agree(L1Policy l1, SetIndex l2_index, WritePolicy l2_write, WriteAllocate l2_allocate, std::uint64_t seed,
+           std::uint32_t l2_fetch_sectors = 1)
 {
   GpuSheet sheet                       = test::tiny_sheet(4);
   sheet.unified_l1_shared_bytes_per_sm = 4096;  // L1s of 4 KiB: 8 sets of 4 ways
@@ -324,6 +334,7 @@ void agree(L1Policy l1, SetIndex l2_index, WritePolicy l2_write, WriteAllocate l
   sheet.max_shared_bytes_per_sm        = 2048;
   sheet.l1                             = l1;
   sheet.l2 = {32768, 128, 32, 4, 2, l2_index, l2_write, l2_allocate};  // 2 slices of 32 sets of 4 ways
+  sheet.l2.fetch_sectors = l2_fetch_sectors;
   constexpr std::uint64_t kAccesses = 1'000'000;
 
   Model model(sheet);
@@ -375,6 +386,18 @@ TEST_CASE("gpu-cache reference: L1 write-through/fetch - L2 write-back/validate 
 {
   agree({4, SetIndex::Hash, WritePolicy::WriteThrough, WriteAllocate::Fetch}, SetIndex::Xor, WritePolicy::WriteBack,
         WriteAllocate::Validate, 2);
+}
+
+TEST_CASE("gpu-cache reference: L1 write-through/validate - L2 write-back/validate fetching 64 bytes - ipoly L2")
+{
+  agree({4, SetIndex::Hash, WritePolicy::WriteThrough, WriteAllocate::Validate}, SetIndex::Ipoly, WritePolicy::WriteBack,
+        WriteAllocate::Validate, 7, 2);
+}
+
+TEST_CASE("gpu-cache reference: L1 write-back/fetch - L2 write-back/fetch fetching whole lines - linear L2")
+{
+  agree({4, SetIndex::Linear, WritePolicy::WriteBack, WriteAllocate::Fetch}, SetIndex::Linear, WritePolicy::WriteBack,
+        WriteAllocate::Fetch, 8, 4);
 }
 
 TEST_CASE("gpu-cache reference: L1 write-through/validate - L2 write-back/no-allocate - hashed L2")

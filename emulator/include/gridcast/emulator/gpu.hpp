@@ -29,6 +29,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -84,8 +85,22 @@ struct GpuCostSources {
   std::map<std::string, std::string> source;
 };
 
+/// A kernel's device time from the GPU memory-system model (--gpu-model cache, docs/guides/gpu.md).
+struct KernelPrice {
+  double target_s = 0;  ///< the model's time of one launch on the platform's GPU (seconds)
+  /// A launch measured on the recorded GPU (its device_seconds): the model calibrated on that duration,
+  /// then its time on the platform's GPU. Empty: the recorded GPU is not described, target_s stands.
+  std::function<double(double measured_s)> from_measured;
+};
+/// Looks a launch's function (its kernel's name) up; nullopt: no price, the recorded time stands.
+using KernelPricer = std::function<std::optional<KernelPrice>(const std::string& function)>;
+
 struct GpuOptions {
   GpuMpiMode mpi = GpuMpiMode::HostCopy;
+  /// "recorded" (kernel times as the trace gives them) or "cache" (priced by `kernel_price`).
+  std::string kernel_model = "recorded";
+  std::string kernel_model_gpu;  ///< cache: the platform GPU's data sheet name, for reports
+  KernelPricer kernel_price;
   GpuCosts costs;
   std::map<std::string, bool> set_by_cfg;  ///< cost keys given with --cfg (they win over the platform)
   std::string nccl_algorithm = "ring";     ///< "ring" or "tree"
@@ -134,6 +149,12 @@ public:
   std::map<std::string, std::pair<double, std::string>> cost_report() const;
   GpuMpiMode mpi_mode() const { return options_.mpi; }
   const std::string& nccl_algorithm() const { return options_.nccl_algorithm; }
+  /// --gpu-model cache: the price of a launch of `function`, looked up once per name; counts the launch
+  /// as priced or not.
+  std::optional<KernelPrice> kernel_price(const std::string& function);
+  /// Launches priced by the memory-system model, and the launches of each kernel that had no price.
+  std::uint64_t priced_launches() const { return priced_launches_; }
+  const std::map<std::string, std::uint64_t>& unpriced_kernels() const { return unpriced_; }
   PinPolicy pin_policy() const { return options_.pin_policy; }
 
 private:
@@ -144,6 +165,9 @@ private:
   GpuOptions options_;
   GpuCosts costs_;
   std::map<std::string, std::string> cost_sources_;
+  std::map<std::string, std::optional<KernelPrice>> prices_;  ///< by function name, looked up once
+  std::uint64_t priced_launches_ = 0;
+  std::map<std::string, std::uint64_t> unpriced_;
 };
 
 /// The GPU side of one rank: its streams, events and allocations.

@@ -95,6 +95,10 @@ struct ReplayResult {
   std::string local_copy_time;
   /// GPU runtime costs used: gridcast/gpu/... key -> (seconds, "default" | "platform" | "cfg").
   std::map<std::string, std::pair<double, std::string>> gpu_costs;
+  /// --gpu-model cache: launches priced by the memory-system model, and the launches of each kernel that
+  /// had no memory trace (they kept their recorded time).
+  std::uint64_t gpu_priced_launches = 0;
+  std::map<std::string, std::uint64_t> gpu_unpriced_kernels;
   /// Set when the run could fast-forward (predict), applied or not.
   std::optional<FastForwardReport> fast_forward;
 };

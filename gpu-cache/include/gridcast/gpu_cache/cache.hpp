@@ -74,6 +74,9 @@ inline std::uint32_t slice_of(std::uint64_t line, std::uint32_t slices)
   return std::uint32_t((((line * 0xD6E8FEB86659FD93ull) >> 32) * slices) >> 32);
 }
 
+/// `sectors` widened to the whole aligned groups of `group` sectors (a power of two) they fall in.
+std::uint8_t widen(std::uint8_t sectors, std::uint32_t group);
+
 /// What one line access did: the sectors that hit, those to read from the next level, those to write to
 /// it, and the evicted line's dirty sectors (a write-back to the next level).
 struct Outcome {

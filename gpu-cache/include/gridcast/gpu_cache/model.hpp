@@ -52,18 +52,22 @@ struct DramCount {
 
 enum class Precision { Fp32, Fp64 };
 
-/// The bounded roofline: max(compute, L2 bytes / L2 bandwidth, DRAM bytes / DRAM bandwidth) + launch.
+/// The bounded roofline: max(compute, L2 bytes / L2 bandwidth, DRAM bytes / DRAM bandwidth) + launch, plus
+/// the exposed latency a calibration measured (Calibration).
 struct KernelTime {
   double flops = -1;  ///< < 0: unknown (compute_s is then 0)
-  double compute_s = 0, l2_s = 0, dram_s = 0, launch_s = 0, predicted_s = 0;
-  const char* bound = "launch";  ///< dram, l2, compute or launch (the largest term; launch when it dominates all)
+  double compute_s = 0, l2_s = 0, dram_s = 0, launch_s = 0, latency_s = 0, predicted_s = 0;
+  /// dram, l2, compute, latency or launch: the largest term (launch when it is at least all the others)
+  const char* bound = "launch";
 };
 
-/// Fractions of each peak a kernel reaches (1 = the data sheet's peak).
-struct Efficiency {
-  double compute = 1, l2 = 1, dram = 1;
+/// What a duration measured on the source GPU adds to the roofline: the time no term at its peak
+/// explains. A kernel slower than its roofline waits on memory latency that too few warps hide (a row
+/// walk of 6 144 threads on 132 SMs); that time does not shrink with more bandwidth but with more SMs
+/// and a faster clock, so it is kept as SM cycles of the whole GPU (seconds x clock x SMs).
+struct Calibration {
+  double exposed_sm_cycles = 0;
 };
-
 struct KernelMetrics {
   KernelLaunch launch;
   std::uint64_t warp_accesses = 0;
@@ -74,15 +78,15 @@ struct KernelMetrics {
   KernelTime time;
 };
 
-/// Time of a kernel on `sheet`'s GPU from its traffic and flops.
+/// Time of a kernel on `sheet`'s GPU from its traffic and flops, plus the calibrated exposed latency
+/// spread over this GPU's SMs at its clock.
 KernelTime kernel_time(const GpuSheet& sheet, const KernelMetrics& m, Precision precision = Precision::Fp32,
-                       const Efficiency& efficiency = {});
+                       const Calibration& calibration = {});
 
-/// Calibration on the source GPU: given the model's time of a kernel there and its measured duration,
-/// the efficiency of the bounding term that explains the measurement (work = measured - launch; the
-/// term's efficiency = its peak-rate time / work, at most 1). One measurement identifies one term: the
-/// others stay at 1. Apply the result to kernel_time of the same kernel on the target.
-Efficiency calibrate(const KernelTime& source, double measured_s);
+/// Calibration on the source GPU (`source_sheet`, where the kernel's model time is `source`) from the
+/// kernel's measured duration there: the part of it the roofline does not explain (0 when the kernel ran
+/// at least as fast as the roofline says). Apply it to kernel_time of the same kernel on the target.
+Calibration calibrate(const GpuSheet& source_sheet, const KernelTime& source, double measured_s);
 
 struct ModelOptions {
   Precision precision = Precision::Fp32;

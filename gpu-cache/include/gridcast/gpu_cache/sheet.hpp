@@ -38,6 +38,10 @@ struct CacheGeometry {
   SetIndex set_index         = SetIndex::Linear;
   WritePolicy write          = WritePolicy::WriteBack;
   WriteAllocate allocate     = WriteAllocate::Fetch;
+  /// Sectors a read miss brings from below together: the missing sectors of the aligned groups of this
+  /// many sectors that hold the requested ones (1: the sector alone; 2: 64 bytes, as Ampere's and
+  /// Hopper's L2 fetch from DRAM). The extra sectors are fills, not accesses: a later request hits them.
+  std::uint32_t fetch_sectors = 1;
 
   std::uint64_t lines() const { return bytes / line_bytes; }
   std::uint64_t sets_per_slice() const { return lines() / (std::uint64_t(ways) * slices); }
