@@ -138,8 +138,7 @@ void MemorySystem::l2_read(std::uint64_t line, std::uint8_t sectors, std::uint64
   l2.read_sectors += pop(sectors);
   const Outcome o = l2c_.read(line, sectors, set);
   l2.read_hits += pop(o.hit);
-  dram.write_sectors += pop(o.victim_dirty);
-  dram.read_sectors += pop(o.fetch);
+  dram_traffic(o);
 }
 
 void MemorySystem::l2_write(std::uint64_t line, std::uint8_t sectors, std::uint64_t set)
@@ -147,8 +146,7 @@ void MemorySystem::l2_write(std::uint64_t line, std::uint8_t sectors, std::uint6
   l2.write_sectors += pop(sectors);
   const Outcome o = l2c_.write(line, sectors, set);
   l2.write_hits += pop(o.hit);
-  dram.write_sectors += pop(o.victim_dirty) + pop(o.forward);
-  dram.read_sectors += pop(o.fetch);
+  dram_traffic(o);
 }
 
 void MemorySystem::l2_atomic(std::uint64_t line, std::uint8_t sectors, std::uint64_t set)
@@ -156,8 +154,14 @@ void MemorySystem::l2_atomic(std::uint64_t line, std::uint8_t sectors, std::uint
   l2.atomic_sectors += pop(sectors);
   const Outcome o = l2c_.atomic(line, sectors, set);
   l2.atomic_hits += pop(o.hit);
-  dram.write_sectors += pop(o.victim_dirty) + pop(o.forward);
+  dram_traffic(o);
+}
+
+void MemorySystem::dram_traffic(const Outcome& o)
+{
+  // What L2 sends below: fetches are reads; dirty victims and write-through stores are writes.
   dram.read_sectors += pop(o.fetch);
+  dram.write_sectors += pop(o.victim_dirty) + pop(o.forward);
 }
 
 void MemorySystem::finish()

@@ -140,6 +140,7 @@ private:
   void l2_write(std::uint64_t line, std::uint8_t sectors, std::uint64_t set);
   void l2_atomic(std::uint64_t line, std::uint8_t sectors, std::uint64_t set);
   void l2_victim(const Outcome& o);
+  void dram_traffic(const Outcome& o);
 
   const GpuSheet& sheet_;
   std::uint64_t l1_bytes_ = 0;
