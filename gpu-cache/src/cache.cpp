@@ -15,8 +15,39 @@ LineShape LineShape::of(std::uint32_t line_bytes, std::uint32_t sector_bytes)
   return {unsigned(std::countr_zero(line_bytes)), unsigned(std::countr_zero(sector_bytes))};
 }
 
+namespace {
+
+/// The lines and sectors of the bytes [first, last], in ascending order.
+unsigned span_lines(std::uint64_t first, std::uint64_t last, LineShape shape,
+                    std::array<LineRequest, kMaxLinesPerAccess>& out)
+{
+  const unsigned per_line            = shape.line_shift - shape.sector_shift;
+  const std::uint64_t sector_in_line = (std::uint64_t(1) << per_line) - 1;
+  unsigned lines                     = 0;
+  for (std::uint64_t s = first >> shape.sector_shift, end = last >> shape.sector_shift; s <= end; ++s) {
+    const std::uint64_t line = s >> per_line;
+    const auto bit           = std::uint8_t(1u << (s & sector_in_line));
+    if (lines > 0 && out[lines - 1].line == line)
+      out[lines - 1].sectors |= bit;
+    else
+      out[lines++] = {line, bit};
+  }
+  return lines;
+}
+
+}  // namespace
+
 unsigned coalesce(const WarpAccess& access, LineShape shape, std::array<LineRequest, kMaxLinesPerAccess>& out)
 {
+  // The common case first: all lanes on, each right after the one before (a fully coalesced access).
+  if (access.active_mask == 0xffffffffu && access.bytes_per_lane > 0) {
+    bool contiguous = true;
+    for (unsigned l = 1; l < kWarpLanes; ++l)
+      contiguous &= access.address[l] == access.address[l - 1] + access.bytes_per_lane;
+    const std::uint64_t first = access.address[0], last = access.address[kWarpLanes - 1] + access.bytes_per_lane - 1;
+    if (contiguous && last > first)
+      return span_lines(first, last, shape, out);
+  }
   // Sector numbers of every lane's first and last byte, duplicates next to each other dropped: lanes of
   // a coalesced access come in address order, so the list is usually sorted already and short.
   std::array<std::uint64_t, 2 * kWarpLanes> sectors;
