@@ -15,8 +15,6 @@ namespace {
 /// application's own output before the first launch.
 constexpr std::size_t kSniffBytes = std::size_t{1} << 16;
 
-bool starts_with(std::string_view text, std::string_view prefix) { return text.substr(0, prefix.size()) == prefix; }
-
 TraceFormat detect(const fs::path& path)
 {
   std::error_code ec;

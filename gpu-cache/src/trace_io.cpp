@@ -232,6 +232,19 @@ std::optional<std::int64_t> parse_signed(std::string_view text)
   return value;
 }
 
+bool parse_dim3(std::string_view text, Dim3& d)
+{
+  const std::size_t a = text.find(','), b = a == std::string_view::npos ? a : text.find(',', a + 1);
+  if (b == std::string_view::npos)
+    return false;
+  auto x = parse_unsigned(text.substr(0, a)), y = parse_unsigned(text.substr(a + 1, b - a - 1)),
+       z = parse_unsigned(text.substr(b + 1));
+  if (not x || not y || not z || *x > 0xffffffffu || *y > 0xffffffffu || *z > 0xffffffffu)
+    return false;
+  d = {static_cast<std::uint32_t>(*x), static_cast<std::uint32_t>(*y), static_cast<std::uint32_t>(*z)};
+  return true;
+}
+
 void split_words(std::string_view text, std::vector<std::string_view>& words)
 {
   words.clear();

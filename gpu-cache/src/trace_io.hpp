@@ -92,6 +92,14 @@ std::optional<std::uint64_t> parse_hex_prefixed(std::string_view text);
 /// Parses a signed decimal that fills `text`.
 std::optional<std::int64_t> parse_signed(std::string_view text);
 
+inline bool starts_with(std::string_view text, std::string_view prefix)
+{
+  return text.substr(0, prefix.size()) == prefix;
+}
+
+/// Parses "x,y,z" (32-bit counts) that fills `text`.
+bool parse_dim3(std::string_view text, Dim3& d);
+
 /// Splits on runs of spaces and tabs.
 void split_words(std::string_view text, std::vector<std::string_view>& words);
 

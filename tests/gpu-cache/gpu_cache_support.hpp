@@ -36,4 +36,10 @@ inline std::uint64_t drain(gpu_cache::TraceReader& reader)
   return n;
 }
 
+/// Reads the whole trace, which must fail, and returns the error's message.
+inline std::string trace_error(const std::filesystem::path& path, gpu_cache::TraceFormat format)
+{
+  return expect_input_error([&] { drain(*gpu_cache::open_trace(path, format)); }).what();
+}
+
 }  // namespace gridcast::test
