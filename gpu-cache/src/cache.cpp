@@ -25,8 +25,39 @@ LineShape LineShape::of(std::uint32_t line_bytes, std::uint32_t sector_bytes)
   return {unsigned(std::countr_zero(line_bytes)), unsigned(std::countr_zero(sector_bytes))};
 }
 
+namespace {
+
+/// The lines and sectors of the bytes [first, last], in ascending order.
+unsigned span_lines(std::uint64_t first, std::uint64_t last, LineShape shape,
+                    std::array<LineRequest, kMaxLinesPerAccess>& out)
+{
+  const unsigned per_line            = shape.line_shift - shape.sector_shift;
+  const std::uint64_t sector_in_line = (std::uint64_t(1) << per_line) - 1;
+  unsigned lines                     = 0;
+  for (std::uint64_t s = first >> shape.sector_shift, end = last >> shape.sector_shift; s <= end; ++s) {
+    const std::uint64_t line = s >> per_line;
+    const auto bit           = std::uint8_t(1u << (s & sector_in_line));
+    if (lines > 0 && out[lines - 1].line == line)
+      out[lines - 1].sectors |= bit;
+    else
+      out[lines++] = {line, bit};
+  }
+  return lines;
+}
+
+}  // namespace
+
 unsigned coalesce(const WarpAccess& access, LineShape shape, std::array<LineRequest, kMaxLinesPerAccess>& out)
 {
+  // The common case first: all lanes on, each right after the one before (a fully coalesced access).
+  if (access.active_mask == 0xffffffffu && access.bytes_per_lane > 0) {
+    bool contiguous = true;
+    for (unsigned l = 1; l < kWarpLanes; ++l)
+      contiguous &= access.address[l] == access.address[l - 1] + access.bytes_per_lane;
+    const std::uint64_t first = access.address[0], last = access.address[kWarpLanes - 1] + access.bytes_per_lane - 1;
+    if (contiguous && last > first)
+      return span_lines(first, last, shape, out);
+  }
   // Sector numbers of every lane's first and last byte, duplicates next to each other dropped: lanes of
   // a coalesced access come in address order, so the list is usually sorted already and short.
   std::array<std::uint64_t, 2 * kWarpLanes> sectors;
@@ -129,7 +160,8 @@ SectorCache::SectorCache(const CacheGeometry& g) : g_(g)
   dirty_       = valid_ + ways_;
   prev_        = dirty_ + ways_;
   next_        = prev_ + ways_;
-  tags_        = (next_ + ways_ + 7) / 8 * 8;
+  home_        = next_ + ways_;
+  tags_        = (home_ + ways_ + 7) / 8 * 8;
   stride_      = (tags_ + 8 * ways_ + 63) / 64 * 64;
   storage_.resize(sets_total_ * stride_ / 64);
   clear();
@@ -165,7 +197,7 @@ std::vector<std::uint64_t> SectorCache::lru_order(std::uint64_t set) const
   const std::uint8_t* b = block(set);
   std::uint8_t w        = b[0];
   for (std::uint32_t i = 0; i < ways_; ++i) {
-    if (tags(b)[w] != kEmpty)
+    if (b[valid_ + w] != 0)
       lines.push_back(tags(b)[w]);
     w = b[next_ + w];
   }
@@ -189,22 +221,24 @@ void SectorCache::table_insert(std::uint8_t* b, std::uint64_t line, std::uint8_t
 {
   std::uint8_t* table      = b + 2;
   const std::uint32_t mask = table_size_ - 1;
-  std::uint32_t i          = home(line);
+  const std::uint32_t h    = home(line);
+  std::uint32_t i          = h;
   while (table[i] != 0)
     i = (i + 1) & mask;
-  table[i] = std::uint8_t(way + 1);
+  table[i]          = std::uint8_t(way + 1);
+  b[home_ + way]    = std::uint8_t(h);
 }
 
-void SectorCache::table_erase(std::uint8_t* b, std::uint64_t line)
+void SectorCache::table_erase(std::uint8_t* b, std::uint8_t way)
 {
   // Linear probing with backward-shift deletion: no tombstones, so probe lengths stay short forever.
   std::uint8_t* table      = b + 2;
   const std::uint32_t mask = table_size_ - 1;
-  std::uint32_t i          = home(line);
-  while (tags(b)[table[i] - 1] != line)
+  std::uint32_t i          = b[home_ + way];
+  while (table[i] != way + 1)
     i = (i + 1) & mask;
   for (std::uint32_t j = (i + 1) & mask; table[j] != 0; j = (j + 1) & mask) {
-    const std::uint32_t k = home(tags(b)[table[j] - 1]);
+    const std::uint32_t k = b[home_ + table[j] - 1];
     // Entry j may fill the hole at i unless its home lies cyclically in (i, j].
     const bool stays = i <= j ? (i < k && k <= j) : (i < k || k <= j);
     if (not stays) {
@@ -236,13 +270,13 @@ void SectorCache::touch(std::uint8_t* b, std::uint8_t w)
 std::uint8_t SectorCache::allocate(std::uint8_t* b, std::uint64_t line, Outcome& o)
 {
   const std::uint8_t w = b[1];
-  std::uint64_t& tag   = tags(b)[w];
-  if (tag != kEmpty) {
-    o.victim_line  = tag;
+  if (b[valid_ + w] != 0) {
     o.victim_dirty = b[dirty_ + w];
-    table_erase(b, tag);
+    if (o.victim_dirty != 0)
+      o.victim_line = tags(b)[w];
+    table_erase(b, w);
   }
-  tag            = line;
+  tags(b)[w]     = line;
   b[valid_ + w]  = 0;
   b[dirty_ + w]  = 0;
   table_insert(b, line, w);
@@ -250,18 +284,22 @@ std::uint8_t SectorCache::allocate(std::uint8_t* b, std::uint64_t line, Outcome&
   return w;
 }
 
+std::uint8_t SectorCache::way_of(std::uint8_t* b, std::uint64_t line, std::uint8_t sectors, Outcome& o)
+{
+  const int w = find(b, line);
+  if (w == kNone)
+    return allocate(b, line, o);
+  o.hit = b[valid_ + w] & sectors;
+  touch(b, std::uint8_t(w));
+  return std::uint8_t(w);
+}
+
 Outcome SectorCache::read(std::uint64_t line, std::uint8_t sectors, std::uint64_t set)
 {
   Outcome o;
-  std::uint8_t* b = block(set);
-  int w           = find(b, line);
-  if (w == kNone) {
-    w = allocate(b, line, o);
-  } else {
-    o.hit = b[valid_ + w] & sectors;
-    touch(b, std::uint8_t(w));
-  }
-  o.fetch = sectors & ~o.hit;
+  std::uint8_t* b      = block(set);
+  const std::uint8_t w = way_of(b, line, sectors, o);
+  o.fetch              = sectors & ~o.hit;
   if (o.fetch != 0 && g_.fetch_sectors > 1)
     o.fetch = std::uint8_t(widen(o.fetch, g_.fetch_sectors) & ~b[valid_ + w]);  // the groups' missing sectors
   b[valid_ + w] |= sectors | o.fetch;
@@ -273,20 +311,14 @@ Outcome SectorCache::write(std::uint64_t line, std::uint8_t sectors, std::uint64
   Outcome o;
   const bool back = g_.write == WritePolicy::WriteBack;
   std::uint8_t* b = block(set);
-  int w           = find(b, line);
-  if (w == kNone) {
-    if (g_.allocate == WriteAllocate::None) {
-      o.forward = sectors;  // around the cache, whatever the write policy
-      return o;
-    }
-    w = allocate(b, line, o);
-  } else {
-    o.hit = b[valid_ + w] & sectors;
-    touch(b, std::uint8_t(w));
+  if (g_.allocate == WriteAllocate::None && find(b, line) == kNone) {
+    o.forward = sectors;  // around the cache, whatever the write policy
+    return o;
   }
-  std::uint8_t& valid = b[valid_ + w];
-  std::uint8_t& dirty = b[dirty_ + w];
-  const auto missing  = std::uint8_t(sectors & ~valid);
+  const std::uint8_t w = way_of(b, line, sectors, o);
+  std::uint8_t& valid  = b[valid_ + w];
+  std::uint8_t& dirty  = b[dirty_ + w];
+  const auto missing   = std::uint8_t(sectors & ~valid);
   switch (g_.allocate) {
     case WriteAllocate::None:  // a present line: hit sectors are written, missing ones go below
       if (back) {
@@ -310,17 +342,10 @@ Outcome SectorCache::write(std::uint64_t line, std::uint8_t sectors, std::uint64
 Outcome SectorCache::atomic(std::uint64_t line, std::uint8_t sectors, std::uint64_t set)
 {
   Outcome o;
-  std::uint8_t* b = block(set);
-  int w           = find(b, line);
-  if (w == kNone) {
-    w = allocate(b, line, o);
-  } else {
-    o.hit = b[valid_ + w] & sectors;
-    touch(b, std::uint8_t(w));
-  }
-  std::uint8_t& valid = b[valid_ + w];
-  o.fetch             = sectors & ~valid;
-  valid |= sectors;
+  std::uint8_t* b      = block(set);
+  const std::uint8_t w = way_of(b, line, sectors, o);
+  o.fetch              = sectors & ~o.hit;
+  b[valid_ + w] |= sectors;
   if (g_.write == WritePolicy::WriteBack)
     b[dirty_ + w] |= sectors;
   else

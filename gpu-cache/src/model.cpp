@@ -91,6 +91,7 @@ void MemorySystem::reset(std::uint64_t l1_bytes)
       c.clear();
   }
   l2c_.clear();
+  l2_head_ = l2_size_ = 0;
   l1   = {};
   l2   = {};
   dram = {};
@@ -107,7 +108,7 @@ void MemorySystem::access(const Request& r)
       count.hits += pop(o.hit);
       l2_victim(o);
       if (o.fetch != 0)
-        l2_read(r.line, o.fetch, r.l2_set);
+        queue_l2(L2Kind::Read, r.line, o.fetch);
       return;
     }
     case AccessKind::GlobalStore:
@@ -116,13 +117,13 @@ void MemorySystem::access(const Request& r)
       count.hits += pop(o.hit);
       l2_victim(o);
       if (o.fetch != 0)
-        l2_read(r.line, o.fetch, r.l2_set);
+        queue_l2(L2Kind::Read, r.line, o.fetch);
       if (o.forward != 0)
-        l2_write(r.line, o.forward, r.l2_set);
+        queue_l2(L2Kind::Write, r.line, o.forward);
       return;
     }
     case AccessKind::GlobalAtomic:  // performed at L2: L1 neither hits nor keeps the line
-      l2_atomic(r.line, r.sectors, r.l2_set);
+      queue_l2(L2Kind::Atomic, r.line, r.sectors);
       return;
   }
 }
@@ -130,7 +131,35 @@ void MemorySystem::access(const Request& r)
 void MemorySystem::l2_victim(const Outcome& o)
 {
   if (o.victim_dirty != 0)
-    l2_write(o.victim_line, o.victim_dirty, l2c_.set_of(o.victim_line));
+    queue_l2(L2Kind::Write, o.victim_line, o.victim_dirty);
+}
+
+void MemorySystem::queue_l2(L2Kind kind, std::uint64_t line, std::uint8_t sectors)
+{
+  if (l2_size_ == kL2Queue) {
+    run_l2(l2_queue_[l2_head_]);
+    l2_head_ = (l2_head_ + 1) % kL2Queue;
+    --l2_size_;
+  }
+  L2Request& r = l2_queue_[(l2_head_ + l2_size_) % kL2Queue];
+  r            = {line, l2c_.set_of(line), sectors, kind};
+  l2c_.prefetch(r.set);
+  ++l2_size_;
+}
+
+void MemorySystem::run_l2(const L2Request& r)
+{
+  switch (r.kind) {
+    case L2Kind::Read: l2_read(r.line, r.sectors, r.set); return;
+    case L2Kind::Write: l2_write(r.line, r.sectors, r.set); return;
+    case L2Kind::Atomic: l2_atomic(r.line, r.sectors, r.set); return;
+  }
+}
+
+void MemorySystem::drain_l2()
+{
+  for (; l2_size_ > 0; --l2_size_, l2_head_ = (l2_head_ + 1) % kL2Queue)
+    run_l2(l2_queue_[l2_head_]);
 }
 
 void MemorySystem::l2_read(std::uint64_t line, std::uint8_t sectors, std::uint64_t set)
@@ -138,8 +167,7 @@ void MemorySystem::l2_read(std::uint64_t line, std::uint8_t sectors, std::uint64
   l2.read_sectors += pop(sectors);
   const Outcome o = l2c_.read(line, sectors, set);
   l2.read_hits += pop(o.hit);
-  dram.write_sectors += pop(o.victim_dirty);
-  dram.read_sectors += pop(o.fetch);
+  dram_traffic(o);
 }
 
 void MemorySystem::l2_write(std::uint64_t line, std::uint8_t sectors, std::uint64_t set)
@@ -150,8 +178,7 @@ void MemorySystem::l2_write(std::uint64_t line, std::uint8_t sectors, std::uint6
   // write-validate every written sector (the line is allocated and the sectors made valid), otherwise the
   // sectors that were present.
   l2.write_hits += pop(l2c_.geometry().allocate == WriteAllocate::Validate ? sectors : o.hit);
-  dram.write_sectors += pop(o.victim_dirty) + pop(o.forward);
-  dram.read_sectors += pop(o.fetch);
+  dram_traffic(o);
 }
 
 void MemorySystem::l2_atomic(std::uint64_t line, std::uint8_t sectors, std::uint64_t set)
@@ -159,12 +186,19 @@ void MemorySystem::l2_atomic(std::uint64_t line, std::uint8_t sectors, std::uint
   l2.atomic_sectors += pop(sectors);
   const Outcome o = l2c_.atomic(line, sectors, set);
   l2.atomic_hits += pop(o.hit);
-  dram.write_sectors += pop(o.victim_dirty) + pop(o.forward);
+  dram_traffic(o);
+}
+
+void MemorySystem::dram_traffic(const Outcome& o)
+{
+  // What L2 sends below: fetches are reads; dirty victims and write-through stores are writes.
   dram.read_sectors += pop(o.fetch);
+  dram.write_sectors += pop(o.victim_dirty) + pop(o.forward);
 }
 
 void MemorySystem::finish()
 {
+  drain_l2();
   std::vector<LineRequest> dirty;
   for (const SectorCache& c : l1s_) {
     dirty.clear();

@@ -144,7 +144,7 @@ TEST_CASE("gpu-cache scheduler: buffered accesses stay bounded by residency - wh
   CHECK(model.peak_buffered_accesses() <= 5 * 4);
 }
 
-TEST_CASE("gpu-cache scheduler: time-ordered traces keep their order; a new CTA takes the SM of the longest idle one")
+TEST_CASE("gpu-cache scheduler: time-ordered traces keep their order and a new CTA takes the SM of the longest idle one")
 {
   const GpuSheet sheet = tiny_sheet(2);  // 2 CTAs of 2 warps per SM: 4 resident
   std::vector<WarpAccess> v;

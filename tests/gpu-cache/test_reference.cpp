@@ -376,50 +376,34 @@ void agree(L1Policy l1, SetIndex l2_index, WritePolicy l2_write, WriteAllocate l
 
 }  // namespace
 
-TEST_CASE("gpu-cache reference: L1 write-through/no-allocate - L2 write-back/fetch - ipoly L2")
+TEST_CASE("gpu-cache reference: the naive simulator agrees exactly on 10^6 random accesses per configuration")
 {
-  agree({4, SetIndex::Linear, WritePolicy::WriteThrough, WriteAllocate::None}, SetIndex::Ipoly, WritePolicy::WriteBack,
-        WriteAllocate::Fetch, 1);
-}
-
-TEST_CASE("gpu-cache reference: L1 write-through/fetch - L2 write-back/validate - xor L2")
-{
-  agree({4, SetIndex::Hash, WritePolicy::WriteThrough, WriteAllocate::Fetch}, SetIndex::Xor, WritePolicy::WriteBack,
-        WriteAllocate::Validate, 2);
-}
-
-TEST_CASE("gpu-cache reference: L1 write-through/validate - L2 write-back/validate fetching 64 bytes - ipoly L2")
-{
-  agree({4, SetIndex::Hash, WritePolicy::WriteThrough, WriteAllocate::Validate}, SetIndex::Ipoly, WritePolicy::WriteBack,
-        WriteAllocate::Validate, 7, 2);
-}
-
-TEST_CASE("gpu-cache reference: L1 write-back/fetch - L2 write-back/fetch fetching whole lines - linear L2")
-{
-  agree({4, SetIndex::Linear, WritePolicy::WriteBack, WriteAllocate::Fetch}, SetIndex::Linear, WritePolicy::WriteBack,
-        WriteAllocate::Fetch, 8, 4);
-}
-
-TEST_CASE("gpu-cache reference: L1 write-through/validate - L2 write-back/no-allocate - hashed L2")
-{
-  agree({4, SetIndex::Xor, WritePolicy::WriteThrough, WriteAllocate::Validate}, SetIndex::Hash, WritePolicy::WriteBack,
-        WriteAllocate::None, 3);
-}
-
-TEST_CASE("gpu-cache reference: L1 write-back/no-allocate - L2 write-through/no-allocate - linear L2")
-{
-  agree({4, SetIndex::Ipoly, WritePolicy::WriteBack, WriteAllocate::None}, SetIndex::Linear, WritePolicy::WriteThrough,
-        WriteAllocate::None, 4);
-}
-
-TEST_CASE("gpu-cache reference: L1 write-back/fetch - L2 write-through/fetch")
-{
-  agree({4, SetIndex::Hash, WritePolicy::WriteBack, WriteAllocate::Fetch}, SetIndex::Ipoly, WritePolicy::WriteThrough,
-        WriteAllocate::Fetch, 5);
-}
-
-TEST_CASE("gpu-cache reference: L1 write-back/validate - L2 write-through/validate")
-{
-  agree({4, SetIndex::Linear, WritePolicy::WriteBack, WriteAllocate::Validate}, SetIndex::Hash, WritePolicy::WriteThrough,
-        WriteAllocate::Validate, 6);
+  // Eight configurations: every L1 write policy x allocate option, every L2 one, every set index on each,
+  // and L2 read misses that fetch 64 bytes or whole lines.
+  struct Config {
+    L1Policy l1;
+    SetIndex l2_index;
+    WritePolicy l2_write;
+    WriteAllocate l2_allocate;
+    std::uint32_t l2_fetch_sectors = 1;
+  };
+  using enum SetIndex;
+  using enum WritePolicy;
+  using enum WriteAllocate;
+  const Config configs[] = {
+      {{4, Linear, WriteThrough, None}, Ipoly, WriteBack, Fetch},
+      {{4, Hash, WriteThrough, Fetch}, Xor, WriteBack, Validate},
+      {{4, Xor, WriteThrough, Validate}, Hash, WriteBack, None},
+      {{4, Ipoly, WriteBack, None}, Linear, WriteThrough, None},
+      {{4, Hash, WriteBack, Fetch}, Ipoly, WriteThrough, Fetch},
+      {{4, Linear, WriteBack, Validate}, Hash, WriteThrough, Validate},
+      {{4, Hash, WriteThrough, Validate}, Ipoly, WriteBack, Validate, 2},
+      {{4, Linear, WriteBack, Fetch}, Linear, WriteBack, Fetch, 4},
+  };
+  const int i = GENERATE(range(0, 8));
+  const Config& c = configs[i];
+  INFO("L1 " << to_string(c.l1.write) << "/" << to_string(c.l1.allocate) << "/" << to_string(c.l1.set_index) << ", L2 "
+             << to_string(c.l2_write) << "/" << to_string(c.l2_allocate) << "/" << to_string(c.l2_index) << ", L2 fetches "
+             << c.l2_fetch_sectors << " sectors");
+  agree(c.l1, c.l2_index, c.l2_write, c.l2_allocate, std::uint64_t(i + 1), c.l2_fetch_sectors);
 }

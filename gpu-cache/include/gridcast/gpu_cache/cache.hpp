@@ -84,7 +84,7 @@ struct Outcome {
   std::uint8_t fetch = 0;
   std::uint8_t forward = 0;
   std::uint8_t victim_dirty = 0;
-  std::uint64_t victim_line = 0;
+  std::uint64_t victim_line = 0;  ///< set when victim_dirty is not 0
 };
 
 /// A sectored set-associative cache with LRU replacement. Lookup is O(1): each set has a small
@@ -123,7 +123,7 @@ public:
     for (std::uint64_t set = 0; set < sets_total_; ++set) {
       const std::uint8_t* b = block(set);
       for (std::uint32_t w = 0; w < ways_; ++w)
-        if (tags(b)[w] != kEmpty && b[dirty_ + w] != 0)
+        if (b[valid_ + w] != 0 && b[dirty_ + w] != 0)
           f(tags(b)[w], b[dirty_ + w]);
     }
   }
@@ -145,7 +145,10 @@ private:
   };
 
   // A set's block: [0] MRU way, [1] LRU way, [2, 2 + table) the hash table (way + 1, 0 = empty), the
-  // valid, dirty, prev (toward MRU) and next (toward LRU) bytes of each way, then the tags (8-aligned).
+  // valid, dirty, prev (toward MRU), next (toward LRU) and home (its line's table slot) bytes of each
+  // way, then the tags (8-aligned). A way is empty when no sector is valid (every fill validates one).
+  // Evictions and the table's shifts read the home bytes, never the tags: only a hit's compare and a
+  // dirty victim's write-back touch the tags' lines.
   std::uint8_t* block(std::uint64_t set) { return reinterpret_cast<std::uint8_t*>(storage_.data()) + set * stride_; }
   const std::uint8_t* block(std::uint64_t set) const
   {
@@ -157,8 +160,10 @@ private:
 
   int find(const std::uint8_t* b, std::uint64_t line) const;
   void table_insert(std::uint8_t* b, std::uint64_t line, std::uint8_t way);
-  void table_erase(std::uint8_t* b, std::uint64_t line);
+  void table_erase(std::uint8_t* b, std::uint8_t way);
   void touch(std::uint8_t* b, std::uint8_t way);
+  /// The way holding `line`, made MRU (o.hit: the valid ones of `sectors`), or allocated when absent.
+  std::uint8_t way_of(std::uint8_t* b, std::uint64_t line, std::uint8_t sectors, Outcome& o);
   /// Takes the set's LRU way for `line` (the victim's dirty sectors into `o`) and makes it MRU.
   std::uint8_t allocate(std::uint8_t* b, std::uint64_t line, Outcome& o);
 
@@ -169,7 +174,7 @@ private:
   std::uint32_t ways_ = 1;
   std::uint32_t table_size_ = 0;  ///< per set, a power of two >= 2 ways
   unsigned table_shift_ = 64;
-  std::size_t tags_ = 0, valid_ = 0, dirty_ = 0, prev_ = 0, next_ = 0, stride_ = 0;
+  std::size_t tags_ = 0, valid_ = 0, dirty_ = 0, prev_ = 0, next_ = 0, home_ = 0, stride_ = 0;
   std::vector<CacheLine> storage_;
 };
 

@@ -112,14 +112,17 @@ public:
     access(r);
   }
 
-  /// One line request with its L1 and L2 sets: locate() computes them and prefetches the sets' blocks,
-  /// access() runs it some requests later (Model's pipeline), when the blocks are in the host's cache.
+  /// One line request with its L1 set: locate() computes it and prefetches the set's block, access()
+  /// runs it some requests later (Model's pipeline), when the block is in the host's cache. What L1
+  /// sends to L2 waits likewise in a queue of its own (its set prefetched when queued), so L2 blocks are
+  /// fetched only for L1's misses; L2 sees its requests in the same order. The counters are complete
+  /// after finish().
   struct Request {
     std::uint32_t sm;
     AccessKind kind;
     std::uint8_t sectors;
     std::uint64_t line;
-    std::uint64_t l1_set = 0, l2_set = 0;
+    std::uint64_t l1_set = 0;
   };
   void locate(Request& r) const
   {
@@ -127,8 +130,6 @@ public:
       r.l1_set = l1s_[r.sm].set_of(r.line);
       l1s_[r.sm].prefetch(r.l1_set);
     }
-    r.l2_set = l2c_.set_of(r.line);
-    l2c_.prefetch(r.l2_set);
   }
   void access(const Request& r);
   /// Kernel end: dirty L1 lines written to L2 (write-back L1s; SM by SM, each SM's lines in ascending
@@ -140,10 +141,24 @@ public:
   DramCount dram;
 
 private:
+  enum class L2Kind : std::uint8_t { Read, Write, Atomic };
+  struct L2Request {
+    std::uint64_t line, set;
+    std::uint8_t sectors;
+    L2Kind kind;
+  };
+  void queue_l2(L2Kind kind, std::uint64_t line, std::uint8_t sectors);
+  void run_l2(const L2Request& r);
+  void drain_l2();
+  static constexpr std::size_t kL2Queue = 16;
+  std::array<L2Request, kL2Queue> l2_queue_{};
+  std::size_t l2_head_ = 0, l2_size_ = 0;
+
   void l2_read(std::uint64_t line, std::uint8_t sectors, std::uint64_t set);
   void l2_write(std::uint64_t line, std::uint8_t sectors, std::uint64_t set);
   void l2_atomic(std::uint64_t line, std::uint8_t sectors, std::uint64_t set);
   void l2_victim(const Outcome& o);
+  void dram_traffic(const Outcome& o);
 
   const GpuSheet& sheet_;
   std::uint64_t l1_bytes_ = 0;
