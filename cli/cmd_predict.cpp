@@ -353,6 +353,7 @@ int run_predict(const std::vector<std::string>& args)
     run.model_quality = &synth.quality();
     run.inputs.push_back({"model", model_file, emulator::digest_file(model_file)});
     add_target_inputs(run, target);
+    add_gpu_model_inputs(run, gpu_model);
     const std::filesystem::path dir(out);
     emulator::write_prediction(dir / "prediction.json", result, run);
 

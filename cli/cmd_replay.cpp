@@ -141,6 +141,7 @@ int run_replay(const std::vector<std::string>& args)
     if (t.path_base == models::tit_path_base_name(models::TitPathBase::WorkingDirectory))
       run.inputs.back().paths_relative_to = t.path_base;
     add_target_inputs(run, target);
+    add_gpu_model_inputs(run, gpu_model);
     emulator::write_prediction(std::filesystem::path(out) / "prediction.json", result, run);
     std::cout << "wrote " << (std::filesystem::path(out) / "prediction.json").string();
     if (not timeline_path.empty())

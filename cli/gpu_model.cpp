@@ -166,6 +166,17 @@ void apply_gpu_model(const GpuModelArgs& args, emulator::ReplayOptions& options,
   };
 }
 
+void add_gpu_model_inputs(emulator::RunDescription& run, const GpuModelArgs& args)
+{
+  if (args.model != "cache")
+    return;
+  run.inputs.push_back({"gpu_sheet", args.sheet, emulator::digest_file(args.sheet)});
+  if (not args.source_sheet.empty())
+    run.inputs.push_back({"gpu_source_sheet", args.source_sheet, emulator::digest_file(args.source_sheet)});
+  for (const fs::path& file : trace_files(args.traces))
+    run.inputs.push_back({"gpu_memory_trace", file.string(), emulator::digest_file(file)});
+}
+
 void print_gpu_model(std::ostream& out, const emulator::ReplayOptions& options, const emulator::ReplayResult& result)
 {
   if (options.gpu.kernel_model != "cache")

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "gridcast/emulator/replay.hpp"
+#include "gridcast/emulator/report.hpp"
 
 #include <boost/program_options.hpp>
 
@@ -26,6 +27,10 @@ void add_gpu_model_options(boost::program_options::options_description& options,
 /// ignored), then runs the memory-system model over every kernel of every trace and installs the prices
 /// in `options.gpu`. Bad traces and sheets are InputErrors naming the file and line or key.
 void apply_gpu_model(const GpuModelArgs& args, emulator::ReplayOptions& options, const std::string& command);
+
+/// Adds the data sheets and every memory trace of --gpu-model cache, with their digests, to the inputs of
+/// prediction.json (nothing under --gpu-model recorded).
+void add_gpu_model_inputs(emulator::RunDescription& run, const GpuModelArgs& args);
 
 /// One console line after the summary: how many launches the model priced, and the kernels it could not.
 void print_gpu_model(std::ostream& out, const emulator::ReplayOptions& options, const emulator::ReplayResult& result);

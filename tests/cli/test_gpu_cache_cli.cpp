@@ -99,3 +99,43 @@ TEST_CASE("gpu-cache cli: usage errors")
   CHECK(r.exit_code == 1);
   CHECK_THAT(r.output, Catch::Contains("--precision must be"));
 }
+
+TEST_CASE("gpu-cache cli: replay --gpu-model cache prices the launches of a traced kernel on the sheet's GPU")
+{
+  TempDir dir;
+  // The memory trace names the kernel demangled with its parameters; the profile has it mangled.
+  std::string t = trace(",\"flops\":1000");
+  t.replace(t.find("\"copy\""), 6, "\"copy(float const*)\"");
+  write_file(dir / "traces" / "copy.jsonl", t);
+  const std::string launch = "{\"op\":\"gpu_kernel\",\"fn\":\"_Z4copyPKf\",\"stream\":1}\n";
+  const std::string other  = "{\"op\":\"gpu_kernel\",\"fn\":\"_Z5otherv\",\"stream\":1,\"device_seconds\":0.001}\n";
+  const std::string sync   = "{\"op\":\"gpu_sync\",\"fn\":\"cudaDeviceSynchronize\"}\n";
+  gridcast::test::write_jsonl_profile(dir / "prof", {"{\"op\":\"init\",\"fn\":\"MPI_Init\"}\n" + launch + launch + other +
+                                                     sync + "{\"op\":\"finalize\",\"fn\":\"MPI_Finalize\"}\n"});
+  const std::string platform = std::string(GRIDCAST_SOURCE_DIR) + "/platforms/dgx-h100/platform.xml";
+  const std::string base     = "replay " + (dir / "prof").string() + " --platform " + platform;
+  auto r = run_gridcast(base + " --gpu-model cache --gpu-traces " + (dir / "traces").string() + " --gpu-sheet " + kH100 +
+                        " -o " + (dir / "out").string());
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.output, Catch::Contains("GPU kernels: 2 launches priced by the memory-system model on H100 SXM5 80GB") &&
+                           Catch::Contains("without a memory trace (recorded times kept): _Z5otherv x1"));
+  const std::string prediction = read_file(dir / "out" / "prediction.json");
+  CHECK_THAT(prediction, Catch::Contains("\"gpu_model\"") && Catch::Contains("\"priced_launches\": 2") &&
+                             Catch::Contains("\"_Z5otherv\": 1"));
+  CHECK_THAT(prediction, Catch::Contains("\"gpu_sheet\"") && Catch::Contains("\"gpu_memory_trace\""));
+  // Deterministic, and a setting of the cache model without it is refused, never ignored.
+  auto again = run_gridcast(base + " --gpu-model cache --gpu-traces " + (dir / "traces").string() + " --gpu-sheet " +
+                            kH100 + " -o " + (dir / "out2").string());
+  REQUIRE(again.exit_code == 0);
+  CHECK(read_file(dir / "out2" / "prediction.json") == prediction);
+  auto refused = run_gridcast(base + " --gpu-sheet " + kH100);
+  CHECK(refused.exit_code == 1);
+  CHECK_THAT(refused.output, Catch::Contains("apply to --gpu-model cache only"));
+  auto missing = run_gridcast(base + " --gpu-model cache --gpu-sheet " + kH100);
+  CHECK(missing.exit_code == 1);
+  CHECK_THAT(missing.output, Catch::Contains("needs --gpu-traces"));
+  auto no_folder = run_gridcast(base + " --gpu-model cache --gpu-traces " + (dir / "nothing").string() + " --gpu-sheet " + kH100);
+  CHECK(no_folder.exit_code == 1);
+  CHECK_THAT(no_folder.output, Catch::Contains("nothing") && Catch::Contains("no such file or folder"));
+}

@@ -107,6 +107,7 @@ struct Setup {
   std::string root_props;
   std::vector<std::string> cfg;
   GpuMpiMode mode = GpuMpiMode::HostCopy;
+  KernelPricer kernel_price;  ///< --gpu-model cache: kernel times from the memory-system model
 };
 
 /// `nodes` nodes with `ranks_per_node` ranks each, other settings at their defaults.
@@ -126,6 +127,10 @@ ReplayResult run(const TempDir& dir, const std::vector<std::string>& ranks, cons
   opts.platform = dir / "platform.xml";
   opts.placement.ranks_per_host = s.ranks_per_node;
   opts.gpu.mpi = s.mode;
+  if (s.kernel_price) {
+    opts.gpu.kernel_model = "cache";
+    opts.gpu.kernel_price = s.kernel_price;
+  }
   apply_cfg(opts, "network/model:CM02");
   apply_cfg(opts, "network/crosstraffic:0");
   for (const auto& c : s.cfg)
@@ -184,6 +189,30 @@ TEST_CASE("gpu: a copy overlapping a longer kernel adds nothing", "[gpu]")
   // Kernel of 50 ms on stream 1, async copy of 10 ms on stream 2: the copy hides under the kernel.
   auto overlap = run(dir, {kernel(0.05, 1) + h2d(100000000, "cudaMemcpyAsync", 2) + kDeviceSync});
   REQUIRE(overlap.makespan_s == Approx(0.05).epsilon(1e-9));
+}
+
+TEST_CASE("gpu: --gpu-model cache prices a kernel by its name - others keep their recorded time", "[gpu]")
+{
+  TempDir dir;
+  Setup s;
+  s.kernel_price = [](const std::string& function) -> std::optional<KernelPrice> {
+    if (function != "_Z11gemm_kernelPf")
+      return std::nullopt;
+    KernelPrice p;
+    p.target_s      = 0.02;                                             // the model's time on this GPU
+    p.from_measured = [](double measured_s) { return 3 * measured_s; };  // a calibration that triples
+    return p;
+  };
+  auto named = [](const std::string& fn, const std::string& more) {
+    return "{\"op\":\"gpu_kernel\",\"fn\":\"" + fn + "\",\"stream\":1" + more + "}\n";
+  };
+  // 50 ms recorded, priced at 20 ms; a measured 10 ms calibrated to 30 ms; an unpriced 5 ms kernel stays.
+  auto r = run(dir, {named("_Z11gemm_kernelPf", ",\"flops\":" + std::to_string(0.05 * kGpuSpeed)) +
+                     named("_Z11gemm_kernelPf", ",\"device_seconds\":0.01") + kernel(0.005, 1) + kDeviceSync},
+               s);
+  REQUIRE(r.makespan_s == Approx(0.02 + 0.03 + 0.005).epsilon(1e-9));
+  CHECK(r.gpu_priced_launches == 2);
+  CHECK(r.gpu_unpriced_kernels == std::map<std::string, std::uint64_t>{{"cudaLaunchKernel", 1}});
 }
 
 TEST_CASE("gpu: a copy on the kernel's stream waits for the kernel", "[gpu]")

@@ -1,5 +1,5 @@
 // GPU memory traces: what one kernel launch's warps read and wrote, as the memory-system model
-// (cache_model.hpp) consumes it. No SimGrid here: the component is a library of its own so that the
+// (model.hpp) consumes it. No SimGrid here: the component is a library of its own so that the
 // standalone address generators of bench/gpu-cache and the fuzz harnesses carry it.
 //
 // Traces reach gigabytes, so every reader streams: one kernel header, then that kernel's warp-level
