@@ -25,22 +25,14 @@
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
-#ifdef SMPI_H  /* defined by SMPI's mpi.h */
-#define DECLARE_FLOPS(f) smpi_execute_flops(f)
-#else
-#define DECLARE_FLOPS(f) ((void)(f))
-#endif
+#include "../common/example.h"
 
 int main(int argc, char** argv)
 {
   MPI_Init(&argc, &argv);
   int np, rank;
   MPI_Comm_size(MPI_COMM_WORLD, &np);
-  int nw = argc > 1 ? atoi(argv[1]) : 8;
-  if (nw < 4 || nw % 4 != 0) {
-    fprintf(stderr, "overlap_solver: NW must be a positive multiple of 4\n");
-    MPI_Abort(MPI_COMM_WORLD, 1);
-  }
+  int nw = example_nw(argc, argv, 8, 4, "overlap_solver");
   int dims[2] = {0, 0}, periods[2] = {1, 1};
   MPI_Dims_create(np, 2, dims);
   MPI_Comm cart;

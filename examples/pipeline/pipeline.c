@@ -10,11 +10,7 @@
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
-#ifdef SMPI_H  /* defined by SMPI's mpi.h */
-#define DECLARE_FLOPS(f) smpi_execute_flops(f)
-#else
-#define DECLARE_FLOPS(f) ((void)(f))
-#endif
+#include "../common/example.h"
 
 int main(int argc, char** argv)
 {

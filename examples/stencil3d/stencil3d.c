@@ -13,22 +13,14 @@
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
-#ifdef SMPI_H  /* defined by SMPI's mpi.h */
-#define DECLARE_FLOPS(f) smpi_execute_flops(f)
-#else
-#define DECLARE_FLOPS(f) ((void)(f))
-#endif
+#include "../common/example.h"
 
 int main(int argc, char** argv)
 {
   MPI_Init(&argc, &argv);
   int np, rank;
   MPI_Comm_size(MPI_COMM_WORLD, &np);
-  int nw = argc > 1 ? atoi(argv[1]) : 8;
-  if (nw < 4 || nw % 4 != 0) {
-    fprintf(stderr, "stencil3d: NW must be a positive multiple of 4\n");
-    MPI_Abort(MPI_COMM_WORLD, 1);
-  }
+  int nw = example_nw(argc, argv, 8, 4, "stencil3d");
   int ndims = argc > 2 ? atoi(argv[2]) : 3;
   int periodic = argc > 3 ? atoi(argv[3]) : 1;
   if (ndims != 2 && ndims != 3) {
