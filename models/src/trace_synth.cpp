@@ -24,12 +24,61 @@ using namespace synth;
 
 namespace {
 
+/// Whether the fit approximated the rank field `what` ("peer", "src", "root", "split key") of `node`.
+bool approximated(const TemplateNode& node, std::string_view what)
+{
+  const std::string_view field = what == "src" ? std::string_view("source") : what;
+  return std::any_of(node.approximated.begin(), node.approximated.end(),
+                     [&](const Approximation& a) { return a.field == field; });
+}
+
+/// A blocking call with an MPI_PROC_NULL peer (kNoRank) as MPI runs it: a sendrecv without its
+/// destination is its receive, without its source its send; false when nothing is left.
+bool to_proc_null(CallRecord& c)
+{
+  if (c.op != Op::Sendrecv)
+    return c.peer != kNoRank;
+  if (c.peer == kNoRank && c.src == kNoRank)
+    return false;
+  if (c.src == kNoRank) {
+    c.op = Op::Send;
+  } else if (c.peer == kNoRank) {
+    c.op       = Op::Recv;
+    c.peer     = c.src;
+    c.bytes    = c.recv_bytes;
+    c.tag      = c.recv_tag;
+    c.src      = kNoRank;
+    c.recv_bytes = 0;
+  }
+  return true;
+}
+
+/// The variability of compute work (--variability on): a factor drawn from a call site's fitted
+/// distribution, from the stream's own generator (seeded by the seed and the rank).
+class WorkScatter {
+public:
+  WorkScatter(bool on, std::uint64_t seed) : on_(on), rng_(seed) {}
+  double factor(const FunctionLatency& f)
+  {
+    if (not on_ || f.variability.empty())
+      return 1.0;
+    double a = uniform();
+    double b = uniform();
+    return f.variability.sample(a, b);
+  }
+
+private:
+  double uniform() { return static_cast<double>((rng_ = splitmix64(rng_)) >> 11) * 0x1.0p-53; }
+  bool on_;
+  std::uint64_t rng_;
+};
+
 class SynthStream final : public CallStream {
 public:
   SynthStream(std::shared_ptr<const SynthSource::Program> prog, int rank, int np, std::string source,
               const SynthOptions& options, const std::vector<SynthSource::P2pDrop>* drops = nullptr)
       : prog_(std::move(prog)), rank_(rank), np_(np), source_(std::move(source)), functions_(prog_->functions),
-        variability_(options.variability), rng_(splitmix64(options.seed ^ splitmix64(static_cast<std::uint64_t>(rank) + 1)))
+        scatter_(options.variability, splitmix64(options.seed ^ splitmix64(static_cast<std::uint64_t>(rank) + 1)))
   {
     drops_ = drops;
     loop_index_.reserve(static_cast<std::size_t>(prog_->max_depth));
@@ -143,14 +192,6 @@ private:
     }
   }
 
-  /// Whether the fit approximated the rank field `what` ("peer", "src", "root", "split key") of `node`.
-  static bool approximated(const TemplateNode& node, std::string_view what)
-  {
-    const std::string_view field = what == "src" ? std::string_view("source") : what;
-    return std::any_of(node.approximated.begin(), node.approximated.end(),
-                       [&](const Approximation& a) { return a.field == field; });
-  }
-
   /// True when `e` is a neighbour in a non-periodic grid that this rank does not have (it is at the
   /// edge of that axis): MPI_Cart_shift gives MPI_PROC_NULL there.
   bool off_the_edge(const RankExpr& e) const
@@ -219,7 +260,7 @@ private:
     if (leaf.recv_counts_self && not out.recv_counts.empty())
       out.recv_counts[static_cast<std::size_t>(rank_)] = *leaf.recv_counts_self;
     if (leaf.latency != nullptr)
-      out.flops = leaf.proto.flops * ratio(leaf) * (variability_ ? scatter(*leaf.latency) : 1.0);
+      out.flops = leaf.proto.flops * ratio(leaf) * scatter_.factor(*leaf.latency);
     if (leaf.creates)
       out.request = created_++;
     else if (leaf.request_back != 0)
@@ -267,27 +308,6 @@ private:
     } else if (out.op == Op::Waitall) {
       std::erase_if(pending_, [&](std::int64_t q) { return std::find(out.requests.begin(), out.requests.end(), q) != out.requests.end(); });
     }
-  }
-
-  /// A blocking call with an MPI_PROC_NULL peer (kNoRank) as MPI runs it: a sendrecv without its
-  /// destination is its receive, without its source its send; false when nothing is left.
-  static bool to_proc_null(CallRecord& c)
-  {
-    if (c.op != Op::Sendrecv)
-      return c.peer != kNoRank;
-    if (c.peer == kNoRank && c.src == kNoRank)
-      return false;
-    if (c.src == kNoRank) {
-      c.op = Op::Send;
-    } else if (c.peer == kNoRank) {
-      c.op       = Op::Recv;
-      c.peer     = c.src;
-      c.bytes    = c.recv_bytes;
-      c.tag      = c.recv_tag;
-      c.src      = kNoRank;
-      c.recv_bytes = 0;
-    }
-    return true;
   }
 
   /// The next call of the numbered loop `nl` (iteration num_k_, call num_q_ of its variant); false, with
@@ -405,16 +425,6 @@ private:
     return leaf.ratio_table[slot];  // every bucket a call can fall in was tabulated at compile time
   }
 
-  double uniform() { return static_cast<double>((rng_ = splitmix64(rng_)) >> 11) * 0x1.0p-53; }
-  double scatter(const FunctionLatency& f)
-  {
-    if (f.variability.empty())
-      return 1.0;
-    double a = uniform();
-    double b = uniform();
-    return f.variability.sample(a, b);
-  }
-
   std::shared_ptr<const SynthSource::Program> prog_;
   int rank_;
   int np_;
@@ -439,8 +449,7 @@ private:
   std::size_t next_drop_ = 0;    ///< into drops_
   std::vector<std::int64_t> pending_;  ///< with Program::tracks_pending: requests not yet completed
   std::uint64_t emitted_ = 0;
-  bool variability_ = false;
-  std::uint64_t rng_ = 0;
+  WorkScatter scatter_;
 };
 
 }  // namespace
