@@ -142,10 +142,15 @@ def gpu_cache_measured(d: dict) -> str:
     if s.get("time_calibrated_mae_pct") is not None:
         calibrated = (f"; the kernel time predicted from its measurement on the {s['source_gpu']}: "
                       f"{val(s['time_calibrated_mae_pct'], '%')} (target 15%)")
+    sizes = ("the CI sizes (working sets of 80 KB to about 1 MB)" if s.get("size") == "ci"
+             else "the device sizes (working sets of 5-185 MB)")
+    tex = ""
+    if s.get("l2_tex_hit_mae_pp") is not None:
+        tex = f" ({val(s['l2_tex_hit_mae_pp'], ' pp')} on the L2 sectors that come from the SMs' loads and stores)"
     return (f"- GPU memory-system model against Nsight Compute on the {s['gpu']}, {s['kernels_compared']} kernel launches "
-            f"of bench/gpu-cache: mean absolute error {val(s['l1_hit_mae_pp'], ' pp')} on the L1 sector hit rate, "
-            f"{val(s['l2_hit_mae_pp'], ' pp')} on the L2 (targets 10 and 12; the seed on TITAN V: 11.1 and 15.9); the "
-            f"roofline alone is {val(s['time_mae_pct'], '%')} off the kernel time{calibrated} "
+            f"of bench/gpu-cache at {sizes}: mean absolute error {val(s['l1_hit_mae_pp'], ' pp')} on the L1 sector "
+            f"hit rate, {val(s['l2_hit_mae_pp'], ' pp')} on the L2{tex} (targets 10 and 12; the seed on TITAN V: "
+            f"11.1 and 15.9); the roofline alone is {val(s['time_mae_pct'], '%')} off the kernel time{calibrated} "
             f"({origin(d, 'bench/gpu-cache/compare.py')}).")
 
 
@@ -161,7 +166,8 @@ def gpu_cache_speed(d: dict) -> str:
 RENDER = {"corpus_validation": corpus_validation, "smpi_agreement": smpi_agreement, "smpi_extrapolation": smpi_extrapolation,
           "trace_model_validation": trace_model_validation, "real_size": real_size, "speed": speed,
           "calibration_validation": calibration_validation, "gpu_cache_h100": gpu_cache_measured,
-          "gpu_cache_h200": gpu_cache_measured,
+          "gpu_cache_h200": gpu_cache_measured, "gpu_cache_h100_ci": gpu_cache_measured,
+          "gpu_cache_h200_ci": gpu_cache_measured,
           "gpu_cache_speed": gpu_cache_speed}
 
 

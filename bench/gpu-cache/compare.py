@@ -40,6 +40,8 @@ METRICS = {
     "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum": "l1_store_sectors",
     "lts__t_sectors_op_atom.sum": "l2_atom_sectors",
     "lts__t_sectors_op_red.sum": "l2_red_sectors",
+    "lts__t_sectors_srcunit_tex.sum": "l2_tex_sectors",
+    "lts__t_sectors_srcunit_tex_lookup_hit.sum": "l2_tex_hits",
 }
 
 SCALE = {  # unit -> factor to the base unit (seconds, hertz, plain counts, percent)
@@ -134,7 +136,7 @@ def model_case(case: str, a, work: Path, measured: Path | None = None, gpu: Path
     measured, gpu = measured or a.measured, gpu or a.gpu
     trace = work / f"{case}.trace"
     metrics = work / f"{case}.json"
-    run([str(a.gen_traces), "--size", "device", "--bases", str(measured / "bases.txt"), "--out", str(work),
+    run([str(a.gen_traces), "--size", a.size, "--bases", str(measured / "bases.txt"), "--out", str(work),
          "--kernel", case], f"gen_traces {case}")
     run([str(a.gridcast), "gpu-cache", str(trace), "--gpu", str(gpu), "-o", str(metrics)], f"gridcast gpu-cache {case}")
     if not a.keep_traces:
@@ -167,6 +169,8 @@ def build_row(case: str, k: dict, m: dict | None) -> dict:
             "l2_hit_pct": m.get("l2_hit"), "l2_read_hit_pct": m.get("l2_read_hit"),
             "l2_read_sectors": m.get("l2_read_sectors"), "l2_write_sectors": m.get("l2_write_sectors"),
             "dram_read_sectors": m.get("dram_read_sectors"), "dram_write_sectors": m.get("dram_write_sectors"),
+            "l2_tex_hit_pct": (100.0 * m["l2_tex_hits"] / m["l2_tex_sectors"]
+                               if m.get("l2_tex_sectors") and m.get("l2_tex_hits") is not None else None),
             "time_s": m.get("time_s"), "sm_clock_hz": m.get("sm_clock_hz"),
             "l1_load_sectors": m.get("l1_load_sectors"), "l1_store_sectors": m.get("l1_store_sectors"),
         }
@@ -174,6 +178,8 @@ def build_row(case: str, k: dict, m: dict | None) -> dict:
         row["error"] = {
             "l1_hit_pp": None if None in (mo["l1_hit_pct"], me["l1_hit_pct"]) else mo["l1_hit_pct"] - me["l1_hit_pct"],
             "l2_hit_pp": None if None in (mo["l2_hit_pct"], me["l2_hit_pct"]) else mo["l2_hit_pct"] - me["l2_hit_pct"],
+            "l2_tex_hit_pp": (None if None in (mo["l2_hit_pct"], me["l2_tex_hit_pct"])
+                              else mo["l2_hit_pct"] - me["l2_tex_hit_pct"]),
             "time_pct": None if not me["time_s"] or mo["time_s"] is None else 100.0 * (mo["time_s"] / me["time_s"] - 1),
         }
     return row
@@ -222,7 +228,10 @@ def table(rows: list[dict], summary: dict, gpu_name: str) -> str:
                    f"{pair('time_s', '7.1f', 1e6):>17} {mo.get('bound') or '-':>7}"
                    + (f" {pair('time_s', '7.1f', 1e6).split(' / ')[0] + ' / ' + fmt(None if mo.get('time_calibrated_s') is None else mo['time_calibrated_s'] * 1e6, '7.1f'):>34}" if calibrated else ""))
     out.append(f"mean absolute error over {summary['kernels_compared']} kernels: L1 hit {fmt(summary['l1_hit_mae_pp'], '.2f')} pp, "
-               f"L2 hit {fmt(summary['l2_hit_mae_pp'], '.2f')} pp, time {fmt(summary['time_mae_pct'], '.2f')} % (roofline alone)"
+               f"L2 hit {fmt(summary['l2_hit_mae_pp'], '.2f')} pp"
+               + (f" (of the sectors from L1TEX: {fmt(summary['l2_tex_hit_mae_pp'], '.2f')} pp)"
+                  if summary.get('l2_tex_hit_mae_pp') is not None else "")
+               + f", time {fmt(summary['time_mae_pct'], '.2f')} % (roofline alone)"
                + (f", time calibrated on the {summary['source_gpu']} {fmt(summary['time_calibrated_mae_pct'], '.2f')} %"
                   if calibrated else ""))
     return "\n".join(out) + "\n"
@@ -239,6 +248,8 @@ def main() -> int:
     ap.add_argument("--work", type=Path, help="where traces and metrics go (default: a temporary folder)")
     ap.add_argument("--keep-traces", action="store_true")
     ap.add_argument("--kernel", action="append", choices=CASES, help="only these cases (repeatable)")
+    ap.add_argument("--size", choices=("device", "ci"), default="device",
+                    help="the suite's sizes the device ran (run-on-device.sh's SIZE)")
     ap.add_argument("--source-measured", type=Path,
                     help="run-on-device.sh's OUT folder of another GPU (the source): each kernel's time there calibrates "
                          "the model, which then predicts the time on --measured's GPU")
@@ -273,8 +284,9 @@ def main() -> int:
     compared = [r for r in rows if r.get("error")]
     summary = {
         "gpu": gpu_name, "sheet": str(a.gpu.relative_to(ROOT)) if a.gpu.is_relative_to(ROOT) else str(a.gpu),
-        "kernels": len(rows), "kernels_compared": len(compared),
+        "kernels": len(rows), "kernels_compared": len(compared), "size": a.size,
         "l1_hit_mae_pp": mean_abs(rows, "l1_hit_pp"), "l2_hit_mae_pp": mean_abs(rows, "l2_hit_pp"),
+        "l2_tex_hit_mae_pp": mean_abs(rows, "l2_tex_hit_pp"),
         "time_mae_pct": mean_abs(rows, "time_pct"),
     }
     if source_sheet:

@@ -15,11 +15,14 @@
 # A failing step is noted and the next one still runs; whatever was measured stays in $OUT. Exit status
 # 0 when every step succeeded, 1 otherwise. bench/gpu-cache/compare.py turns $OUT into the table.
 #   --dry-run   checks what it can without a GPU (the sources compile, the tools, the metric names).
+# SIZE=ci runs the suite at its CI sizes (working sets of a few hundred KB, all in L2) instead of the
+# device sizes (5 to 185 MB): a second regime to check the model on.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 dry=0
 if [ "${1:-}" = "--dry-run" ]; then dry=1; fi
 OUT=${OUT:-$PWD/gpu-cache-out}
+size=${SIZE:-device}
 mkdir -p "$OUT"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -37,13 +40,16 @@ if [ -z "$NCU" ]; then
   NCU=$(ls -d /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu /usr/local/cuda*/nsight-compute*/ncu 2>/dev/null | tail -n 1 || true)
 fi
 
-# The counters the comparison reads (GPUCACHE.md), the kernel time and clock, and the sector counts
-# behind the hit rates (to tell a coalescing difference from a cache difference).
+# The counters the comparison reads (GPUCACHE.md), the kernel time and clock, the sector counts behind
+# the hit rates (to tell a coalescing difference from a cache difference), and the L2 sectors that come
+# from the SMs' L1TEX units (loads, stores, atomics: what a memory trace holds, without the instruction
+# and constant fetches that also go through L2 and dominate a kernel of a few microseconds).
 metrics=(l1tex__t_sector_hit_rate.pct l1tex__t_sector_pipe_lsu_mem_global_op_ld_hit_rate.pct
   lts__t_sector_hit_rate.pct lts__t_sector_op_read_hit_rate.pct lts__t_sectors_op_read.sum
   lts__t_sectors_op_write.sum dram__sectors_read.sum dram__sectors_write.sum gpu__time_duration.sum
   sm__cycles_elapsed.avg.per_second l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum
-  l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum lts__t_sectors_op_atom.sum lts__t_sectors_op_red.sum)
+  l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum lts__t_sectors_op_atom.sum lts__t_sectors_op_red.sum
+  lts__t_sectors_srcunit_tex.sum lts__t_sectors_srcunit_tex_lookup_hit.sum)
 
 # Keeps the metrics this ncu knows on this GPU (one unknown name would make ncu profile nothing). When
 # the list is not understood (fewer than half of ours found in it), all are kept.
@@ -94,7 +100,7 @@ else
   filter_metrics
 fi
 metric_list=$(IFS=,; echo "${metrics[*]}")
-ncu_cmd=("$NCU" --clock-control none --csv --page raw --metrics "$metric_list" "$work/suite" --plain all --bases-out "$OUT/bases.txt")
+ncu_cmd=("$NCU" --clock-control none --csv --page raw --metrics "$metric_list" "$work/suite" --plain all --size "$size" --bases-out "$OUT/bases.txt")
 
 if [ "$dry" = 1 ]; then
   note "dry run: would run $work/suite --check all > $OUT/address_check.txt"
@@ -105,7 +111,7 @@ fi
 
 if [ -x "$work/suite" ]; then
   rc=0
-  timeout 100 "$work/suite" --check all > "$OUT/address_check.txt" 2>&1 || rc=$?
+  timeout 100 "$work/suite" --check all --size "$size" > "$OUT/address_check.txt" 2>&1 || rc=$?
   note "address check (exit $rc): $(grep -c '^MATCH' "$OUT/address_check.txt" || true) MATCH, $(grep -c '^MISMATCH' "$OUT/address_check.txt" || true) MISMATCH, $(grep -c '^ERROR' "$OUT/address_check.txt" || true) ERROR"
   grep -E '^(MISMATCH|ERROR|  first)' "$OUT/address_check.txt" | tee -a "$summary" || true
   [ "$rc" = 0 ] || status=1
@@ -120,7 +126,7 @@ if [ -x "$work/suite" ]; then
       grep -i 'metric' "$OUT/ncu.csv" "$OUT/ncu-stderr.txt" | head -n 5 | tee -a "$summary" || true
       ncu_cmd=("$NCU" --clock-control none --csv --page raw --metrics
         l1tex__t_sector_hit_rate.pct,lts__t_sector_hit_rate.pct,dram__sectors_read.sum,dram__sectors_write.sum,gpu__time_duration.sum
-        "$work/suite" --plain all --bases-out "$OUT/bases.txt")
+        "$work/suite" --plain all --size "$size" --bases-out "$OUT/bases.txt")
       note "no kernel profiled: once more with the essential metrics: ${ncu_cmd[*]}"
       rc=0
       timeout 150 "${ncu_cmd[@]}" > "$OUT/ncu.csv" 2> "$OUT/ncu-stderr.txt" || rc=$?
