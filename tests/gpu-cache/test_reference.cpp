@@ -376,17 +376,21 @@ void agree(L1Policy l1, SetIndex l2_index, WritePolicy l2_write, WriteAllocate l
 
 }  // namespace
 
-TEST_CASE("gpu-cache reference: the naive simulator agrees exactly on 10^6 random accesses per configuration")
+namespace {
+
+// Eight configurations: every L1 write policy x allocate option, every L2 one, every set index on each,
+// and L2 read misses that fetch 64 bytes or whole lines. Each is a test case of its own (a process of
+// its own under ctest), so that the slow naive simulator runs in parallel and under each test's limit.
+struct Config {
+  L1Policy l1;
+  SetIndex l2_index;
+  WritePolicy l2_write;
+  WriteAllocate l2_allocate;
+  std::uint32_t l2_fetch_sectors = 1;
+};
+
+void agree_on(int i)
 {
-  // Eight configurations: every L1 write policy x allocate option, every L2 one, every set index on each,
-  // and L2 read misses that fetch 64 bytes or whole lines.
-  struct Config {
-    L1Policy l1;
-    SetIndex l2_index;
-    WritePolicy l2_write;
-    WriteAllocate l2_allocate;
-    std::uint32_t l2_fetch_sectors = 1;
-  };
   using enum SetIndex;
   using enum WritePolicy;
   using enum WriteAllocate;
@@ -400,10 +404,51 @@ TEST_CASE("gpu-cache reference: the naive simulator agrees exactly on 10^6 rando
       {{4, Hash, WriteThrough, Validate}, Ipoly, WriteBack, Validate, 2},
       {{4, Linear, WriteBack, Fetch}, Linear, WriteBack, Fetch, 4},
   };
-  const int i = GENERATE(range(0, 8));
   const Config& c = configs[i];
   INFO("L1 " << to_string(c.l1.write) << "/" << to_string(c.l1.allocate) << "/" << to_string(c.l1.set_index) << ", L2 "
              << to_string(c.l2_write) << "/" << to_string(c.l2_allocate) << "/" << to_string(c.l2_index) << ", L2 fetches "
              << c.l2_fetch_sectors << " sectors");
   agree(c.l1, c.l2_index, c.l2_write, c.l2_allocate, std::uint64_t(i + 1), c.l2_fetch_sectors);
+}
+
+}  // namespace
+
+TEST_CASE("gpu-cache reference: 10^6 random accesses - L1 write-through/no-allocate, L2 write-back/fetch, ipoly")
+{
+  agree_on(0);
+}
+
+TEST_CASE("gpu-cache reference: 10^6 random accesses - L1 write-through/fetch, L2 write-back/validate, xor")
+{
+  agree_on(1);
+}
+
+TEST_CASE("gpu-cache reference: 10^6 random accesses - L1 write-through/validate, L2 write-back/no-allocate, hash")
+{
+  agree_on(2);
+}
+
+TEST_CASE("gpu-cache reference: 10^6 random accesses - L1 write-back/no-allocate, L2 write-through/no-allocate, linear")
+{
+  agree_on(3);
+}
+
+TEST_CASE("gpu-cache reference: 10^6 random accesses - L1 write-back/fetch, L2 write-through/fetch, ipoly")
+{
+  agree_on(4);
+}
+
+TEST_CASE("gpu-cache reference: 10^6 random accesses - L1 write-back/validate, L2 write-through/validate, hash")
+{
+  agree_on(5);
+}
+
+TEST_CASE("gpu-cache reference: 10^6 random accesses - L2 write-back/validate fetching 64 bytes, ipoly")
+{
+  agree_on(6);
+}
+
+TEST_CASE("gpu-cache reference: 10^6 random accesses - L2 write-back/fetch fetching whole lines, linear")
+{
+  agree_on(7);
 }
