@@ -103,17 +103,12 @@ void MemorySystem::access(const Request& r)
   count.accesses += pop(r.sectors);
   switch (r.kind) {
     case AccessKind::GlobalLoad:
-    case AccessKind::LocalLoad: {
-      const Outcome o = l1s_[r.sm].read(r.line, r.sectors, r.l1_set);
-      count.hits += pop(o.hit);
-      l2_victim(o);
-      if (o.fetch != 0)
-        queue_l2(L2Kind::Read, r.line, o.fetch);
-      return;
-    }
+    case AccessKind::LocalLoad:
     case AccessKind::GlobalStore:
     case AccessKind::LocalStore: {
-      const Outcome o = l1s_[r.sm].write(r.line, r.sectors, r.l1_set);
+      // A load never forwards anything below; a store may fetch (write-allocate) and forward.
+      const bool load = r.kind == AccessKind::GlobalLoad || r.kind == AccessKind::LocalLoad;
+      const Outcome o = load ? l1s_[r.sm].read(r.line, r.sectors, r.l1_set) : l1s_[r.sm].write(r.line, r.sectors, r.l1_set);
       count.hits += pop(o.hit);
       l2_victim(o);
       if (o.fetch != 0)
