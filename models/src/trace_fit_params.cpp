@@ -352,13 +352,29 @@ void TemplateFitter::fit_call_ranks(SlotObs& s, TemplateNode& t, UsedExprs& used
   }
 }
 
+namespace {
+
+/// The size of a message to a grid neighbour: the block's face normal to the neighbour's axis where that
+/// reproduces the training points (fit_face_formula), else `fitted`. Where both reproduce them, training
+/// grids whose axis kept one extent could not tell them apart, and only the face follows the code.
+Formula face_or(Formula fitted, const Series& series, const std::optional<RankExpr>& partner)
+{
+  if (not partner || partner->kind != RankExpr::Kind::Grid)
+    return fitted;
+  if (auto face = fit_face_formula(series.points(), partner->dims, partner->dim))
+    return *face;
+  return fitted;
+}
+
+}  // namespace
+
 /// Sizes, counts, flops and seconds: formulas of (Nw, Np).
 void TemplateFitter::fit_amounts(SlotObs& s, TemplateNode& t)
 {
   if (s.any_bytes)
-    t.bytes = fit_quantity(s.bytes, true, s, "bytes", t);
+    t.bytes = face_or(fit_quantity(s.bytes, true, s, "bytes", t), s.bytes, t.peer);
   if (s.any_recv_bytes)
-    t.recv_bytes = fit_quantity(s.recv_bytes, true, s, "recv_bytes", t);
+    t.recv_bytes = face_or(fit_quantity(s.recv_bytes, true, s, "recv_bytes", t), s.recv_bytes, t.src);
   // Compute: the site's mean work at each training point, regressed on (Nw, Np) (the first step of the
   // latency model; the ratio is fitted per function once every group is done). Reduction flops alike.
   if (s.any_flops) {

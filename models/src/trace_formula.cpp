@@ -637,30 +637,22 @@ PlausibleFit fit_plausible_formula(const std::vector<FitPoint>& raw, bool intege
   return out;
 }
 
-std::optional<Formula> fit_grid_formula(const std::vector<FitPoint>& raw)
+namespace {
+
+/// The first of `subsets` (sets of feature indexes, simplest first) whose least-squares formula reproduces
+/// every point exactly, with more distinct feature rows than coefficients (a line through the points, not
+/// an interpolation), and every point the others determine predicted exactly without it. A shape seen at
+/// one Np only (an axis of extent > 2 at np 16 of 4, 8, 16) cannot be left out: the others do not determine
+/// its coefficient, and leave-one-out would refuse every formula that reads it. Integer values only.
+std::optional<Formula> first_exact_formula(const std::vector<FitPoint>& raw,
+                                           const std::vector<std::vector<std::size_t>>& subsets)
 {
   std::vector<FitPoint> pts = average_repeats(raw);
   if (pts.size() < 2)
     return std::nullopt;
-  // Integer values only: a count of calls per axis class, not a measured quantity.
   for (const FitPoint& p : pts)
     if (p.value != std::round(p.value))
       return std::nullopt;
-  const std::size_t g0 = first_grid_feature();
-  // The grid-shape features only (the extent features after them are fit_plausible_formula's).
-  std::size_t g1 = g0;
-  while (g1 < feature_count() && feature_name(g1).rfind("axes", 0) == 0)
-    ++g1;
-  // Candidate subsets, simplest first: one shape feature, then a constant plus one, then two of them.
-  std::vector<std::vector<std::size_t>> subsets;
-  for (std::size_t f = g0; f < g1; ++f)
-    subsets.push_back({f});
-  for (std::size_t f = g0; f < g1; ++f)
-    subsets.push_back({0, f});
-  for (std::size_t f = g0; f < g1; ++f)
-    for (std::size_t h = f + 1; h < g1; ++h)
-      if (feature_name(f).substr(0, 5) == feature_name(h).substr(0, 5))  // one grid's two features
-        subsets.push_back({f, h});
   const auto n = static_cast<Eigen::Index>(pts.size());
   for (const std::vector<std::size_t>& set : subsets) {
     const auto k = static_cast<Eigen::Index>(set.size());
@@ -683,10 +675,6 @@ std::optional<Formula> fit_grid_formula(const std::vector<FitPoint>& raw)
     }
     if (f.terms.size() != set.size())
       continue;  // a term the data does not need: a smaller subset says the same
-    // Exact at every point, with more distinct grid shapes than coefficients (a line through the points,
-    // not an interpolation), and every point the others determine predicted exactly without it. A shape
-    // seen at one Np only (an axis of extent > 2 at np 16 of 4, 8, 16) cannot be left out: the others
-    // do not determine its coefficient, and leave-one-out would refuse every formula that reads it.
     bool exact = std::all_of(pts.begin(), pts.end(),
                              [&](const FitPoint& p) { return std::abs(f.eval(p.nw, p.np) - p.value) < 1e-9; });
     std::set<std::vector<double>> rows;
@@ -707,6 +695,54 @@ std::optional<Formula> fit_grid_formula(const std::vector<FitPoint>& raw)
     return f;
   }
   return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<Formula> fit_grid_formula(const std::vector<FitPoint>& raw)
+{
+  const std::size_t g0 = first_grid_feature();
+  // The grid-shape features only (the extent features after them are fit_plausible_formula's).
+  std::size_t g1 = g0;
+  while (g1 < feature_count() && feature_name(g1).rfind("axes", 0) == 0)
+    ++g1;
+  // Candidate subsets, simplest first: one shape feature, then a constant plus one, then two of them.
+  std::vector<std::vector<std::size_t>> subsets;
+  for (std::size_t f = g0; f < g1; ++f)
+    subsets.push_back({f});
+  for (std::size_t f = g0; f < g1; ++f)
+    subsets.push_back({0, f});
+  for (std::size_t f = g0; f < g1; ++f)
+    for (std::size_t h = f + 1; h < g1; ++h)
+      if (feature_name(f).substr(0, 5) == feature_name(h).substr(0, 5))  // one grid's two features
+        subsets.push_back({f, h});
+  return first_exact_formula(raw, subsets);
+}
+
+std::optional<Formula> fit_face_formula(const std::vector<FitPoint>& points, int dims, int axis)
+{
+  static const char* const kFaces2[] = {"Nw/dims2[1](Np)", "Nw/dims2[0](Np)"};
+  static const char* const kFaces3[] = {"Nw^2/(dims3[1]*dims3[2])(Np)", "Nw^2/(dims3[0]*dims3[2])(Np)",
+                                        "Nw^2/(dims3[0]*dims3[1])(Np)"};
+  if (axis < 0 || axis >= dims || (dims != 2 && dims != 3))
+    return std::nullopt;
+  const auto face = feature_from_name(dims == 2 ? kFaces2[axis] : kFaces3[axis]);
+  if (not face)
+    throw InternalError(std::string("trace model: no feature for the face normal to axis ") + std::to_string(axis));
+  // Only training grids whose other axes change say anything about the face: at one grid (a rank class
+  // seen at one Np) c*Nw/d is c'*Nw, and the simpler formula stays.
+  std::set<int> divisors;
+  for (const FitPoint& p : points) {
+    const std::vector<int> d = dims_create(static_cast<int>(std::lround(p.np)), dims);
+    int other = 1;
+    for (int k = 0; k < dims; ++k)
+      if (k != axis)
+        other *= d[static_cast<std::size_t>(k)];
+    divisors.insert(other);
+  }
+  if (divisors.size() < 2)
+    return std::nullopt;
+  return first_exact_formula(points, {{*face}, {0, *face}});
 }
 
 std::vector<std::optional<double>> loo_predictions(const Formula& f, const std::vector<FitPoint>& raw)

@@ -103,6 +103,16 @@ std::size_t first_grid_feature();
 /// coefficients. nullopt where none does, or for fewer than 2 points.
 std::optional<Formula> fit_grid_formula(const std::vector<FitPoint>& points);
 
+/// A message to a neighbour along `axis` of the MPI_Dims_create(Np, `dims`) grid (dims 2 or 3) in a
+/// block decomposition carries the block's face normal to that axis: `c*f` or `a + c*f`, f the product of
+/// the block's extents along the other axes (Nw/dims2[1-axis], Nw^2/(dims3[i]*dims3[j])). The formula
+/// when it reproduces every point as fit_grid_formula requires; nullopt otherwise. Training grids whose
+/// axis always has the same extent cannot tell this face from Nw^2/Np times a constant (a 2x2x2, 4x2x2,
+/// 4x4x2 series has dims3[2] = 2 throughout); only the face follows the code to a 8x4x4 grid. Also
+/// nullopt where the other axes' extents are the same at every point (then the face is a constant times
+/// a power of Nw, and the simpler formula says the same).
+std::optional<Formula> fit_face_formula(const std::vector<FitPoint>& points, int dims, int axis);
+
 /// Each point predicted by `f`'s features refitted on the other points (leave-one-out), unrounded; nullopt
 /// where the other points cannot determine them. Points at one (Nw, Np) are averaged first, as in
 /// fit_formula; the result follows `points` one to one.
