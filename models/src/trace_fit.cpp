@@ -60,7 +60,7 @@ public:
       model.training.push_back({p.label, p.info.nw, p.info.np, recorded_mpi_library(p.info)});
       points.emplace_back(p.info.nw, static_cast<double>(p.info.np));
     }
-    const std::vector<detail::RankRef> reps = detail::assign_groups(reader_, opt_.group_threshold);
+    const std::vector<detail::RankRef> reps = detail::assign_groups(reader_, opt_.group_threshold, opt_.fold.by_coverage);
     reader_.fit_cut_outs(model);
     model.rule = detail::infer_rule(reader_.profiles(), reader_.axis().kinds.size());
 
@@ -212,6 +212,21 @@ TraceModel fit_trace_model(const std::vector<std::filesystem::path>& profiles, c
   try {
     return fit_one_size_class(profiles, options);
   } catch (const detail::NwBranchError& e) {
+    // The sizes may run the same code and only fold differently: folded shortest period first, a loop
+    // whose iteration ends as the next one begins (`c (L c)x2` after `... c`) folds across the boundary,
+    // and each size cuts the cycle elsewhere. Folded by coverage (FoldOptions::by_coverage) the sizes can
+    // agree; only then, so that every model the plain fit expresses stays byte for byte the same.
+    if (not options.fold.by_coverage) {
+      FitOptions again = options;
+      again.fold.by_coverage = true;
+      try {
+        TraceModel m = fit_one_size_class(profiles, again);
+        m.warnings.push_back("the training sizes fold into different templates shortest period first; folded by "
+                             "coverage (the repeat that covers the most calls first), they agree");
+        return m;
+      } catch (const detail::NwBranchError&) {
+      }
+    }
     return fit_largest_size_class(profiles, options, e);
   }
 }

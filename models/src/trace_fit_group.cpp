@@ -50,6 +50,83 @@ bool match_template(const std::vector<RolledNode>& nodes, const std::vector<std:
   return true;
 }
 
+/// match_template without its greedy shortcut: the template as a regular expression matched against all of
+/// `t` with backtracking, each loop taking as many iterations as lets the rest match (the most first, as
+/// the greedy reading does). Greedy matching fails where a loop body can match with an inner loop at no
+/// iteration: a V-cycle's smoothing `(L4 c)x2 c` read at a size with one level takes a third "iteration"
+/// of `(L4 c)` that is only the `c` after it. Gives up (false) after a budget of steps proportional to `t`.
+bool match_template_backtracking(const std::vector<RolledNode>& root, const std::vector<std::uint32_t>& t,
+                                 std::vector<std::uint64_t>& decisions)
+{
+  struct Frame {
+    const std::vector<RolledNode>* nodes;
+    std::size_t idx;
+    std::size_t slot;   // the loop's entry in `decisions`
+    std::uint64_t k;    // iterations done
+    std::size_t start;  // where the current iteration began in `t`
+  };
+  struct Choice {
+    std::vector<Frame> frames;
+    std::size_t pos;
+    std::size_t decisions_size;
+    bool exit;  // true: leave the loop on top after its k iterations; false: skip the loop at top's idx
+  };
+  std::vector<Frame> frames{{&root, 0, 0, 0, 0}};
+  std::vector<Choice> choices;
+  std::size_t pos = 0;
+  decisions.clear();
+  auto backtrack = [&]() {
+    if (choices.empty())
+      return false;
+    Choice c = std::move(choices.back());
+    choices.pop_back();
+    frames = std::move(c.frames);
+    pos    = c.pos;
+    decisions.resize(c.decisions_size);
+    if (c.exit) {
+      decisions[frames.back().slot] = frames.back().k;
+      frames.pop_back();
+    } else {
+      decisions.push_back(0);
+    }
+    ++frames.back().idx;
+    return true;
+  };
+  for (std::uint64_t budget = 16 * static_cast<std::uint64_t>(t.size()) + 100000; budget > 0; --budget) {
+    Frame& f = frames.back();
+    if (f.idx == f.nodes->size()) {
+      if (frames.size() == 1) {
+        if (pos == t.size())
+          return true;
+      } else if (pos > f.start) {  // an iteration that matched calls: another one, else leave the loop
+        ++f.k;
+        choices.push_back({frames, pos, decisions.size(), true});
+        frames.back().idx   = 0;
+        frames.back().start = pos;
+        continue;
+      }
+      if (not backtrack())
+        return false;
+      continue;
+    }
+    const RolledNode& n = (*f.nodes)[f.idx];
+    if (n.kind != RolledNode::Kind::Loop) {
+      if (pos < t.size() && t[pos] == n.token) {
+        ++pos;
+        ++f.idx;
+      } else if (not backtrack()) {
+        return false;
+      }
+      continue;
+    }
+    choices.push_back({frames, pos, decisions.size(), false});
+    const std::size_t slot = decisions.size();
+    decisions.push_back(0);
+    frames.push_back({&n.body, 0, slot, 0, pos});
+  }
+  return false;
+}
+
 /// The iteration count of every loop instance of a rolled trace, in the order match_template writes them.
 void fold_decisions(const std::vector<RolledNode>& nodes, std::vector<std::uint64_t>& decisions)
 {
@@ -156,7 +233,7 @@ std::string grid_shape_note(const std::vector<GroupAssignment>& assignments, std
 
 }  // namespace
 
-std::vector<RankRef> assign_groups(ProfileReader& reader, double threshold)
+std::vector<RankRef> assign_groups(ProfileReader& reader, double threshold, bool backtracking)
 {
   const std::vector<std::vector<std::int64_t>> shapes = number_shapes(reader);
   // Templates come from the most common shapes and the largest runs first: their loops surely ran often
@@ -181,7 +258,8 @@ std::vector<RankRef> assign_groups(ProfileReader& reader, double threshold)
         rt.exact = true;
         break;
       }
-      if (match_template(reader.rank_trace(reps[g]).rolled, tokens, pos, rt.decisions) && pos == tokens.size()) {
+      if ((match_template(reader.rank_trace(reps[g]).rolled, tokens, pos, rt.decisions) && pos == tokens.size()) ||
+          (backtracking && match_template_backtracking(reader.rank_trace(reps[g]).rolled, tokens, rt.decisions))) {
         rt.group = static_cast<int>(g);
         rt.exact = true;
       }

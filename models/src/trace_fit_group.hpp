@@ -15,7 +15,9 @@ namespace gridcast::models::trace::detail {
 /// Renumbers every rank's rolled trace into model ids (ProfileReader::assign_model_ids first), then puts
 /// every rank into a group: RankTrace::group, exact and decisions are set. Returns each group's founder,
 /// whose rolled trace is the group's template.
-std::vector<RankRef> assign_groups(ProfileReader& reader, double threshold);
+/// `backtracking`: a rank whose calls the greedy reading of a template does not match is matched again
+/// with backtracking (match_template_backtracking); the fit's retry with folding by coverage uses it.
+std::vector<RankRef> assign_groups(ProfileReader& reader, double threshold, bool backtracking = false);
 
 /// The rule that gives each rank its group at any (Nw, Np), inferred from the groups of the training
 /// ranks. An InputError says which branch of the code cannot be expressed; `sweeps_found` is the number

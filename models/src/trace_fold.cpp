@@ -302,6 +302,65 @@ leftover_bases(const std::map<PollFollower, std::uint64_t>& followers,
   return out;
 }
 
+namespace {
+
+/// One step of folding by coverage: finds the run of 2 repeats or more of a block of at most `max_period`
+/// symbols that covers the most symbols (ties: the shorter block, then the leftmost), and folds every
+/// run of that block with as many repeats, left to right, into a loop symbol (other runs of the block wait
+/// for a later step: a run of 2 that straddles two iterations of a longer loop, a V-cycle's smoothing
+/// blocks read across its way up, must not be folded before that loop). Returns false when no block
+/// repeats. O(n x max_period): for each period p, same[i] counts the positions from i on where the
+/// sequence equals itself p further, so a run of k blocks starts at i where same[i] >= (k - 1) p.
+bool fold_best_coverage(std::vector<std::uint32_t>& seq, std::size_t max_period, SymbolTable& table)
+{
+  const std::size_t n = seq.size();
+  std::size_t best_cover = 0, best_p = 0, best_i = 0;
+  std::vector<std::size_t> same(n + 1, 0);
+  for (std::size_t p = 1; p <= max_period && 2 * p <= n; ++p) {
+    same[n - p] = 0;
+    for (std::size_t i = n - p; i-- > 0;)
+      same[i] = seq[i] == seq[i + p] ? same[i + 1] + 1 : 0;
+    for (std::size_t i = 0; i + 2 * p <= n; ++i) {
+      const std::size_t reps  = 1 + same[i] / p;
+      const std::size_t cover = reps * p;
+      if (reps >= 2 && cover > best_cover) {
+        best_cover = cover;
+        best_p     = p;
+        best_i     = i;
+      }
+    }
+  }
+  if (best_cover == 0)
+    return false;
+  const std::vector<std::uint32_t> body(seq.begin() + static_cast<std::ptrdiff_t>(best_i),
+                                        seq.begin() + static_cast<std::ptrdiff_t>(best_i + best_p));
+  // The body's own repeats (the smoothing sweeps inside a level) fold the same way, inside the loop.
+  std::vector<std::uint32_t> folded_body = body;
+  while (fold_best_coverage(folded_body, max_period, table)) {
+  }
+  auto block_at = [&](std::size_t i) {
+    return i + best_p <= n && std::equal(body.begin(), body.end(), seq.begin() + static_cast<std::ptrdiff_t>(i));
+  };
+  std::vector<std::uint32_t> out;
+  out.reserve(n);
+  std::size_t i = 0;
+  while (i < n) {
+    std::size_t reps = 0;
+    while (block_at(i + reps * best_p))
+      ++reps;
+    if (reps == best_cover / best_p) {
+      out.push_back(table.loop(folded_body, reps));
+      i += reps * best_p;
+    } else {
+      out.push_back(seq[i++]);
+    }
+  }
+  seq = std::move(out);
+  return true;
+}
+
+}  // namespace
+
 namespace detail {
 
 std::vector<RolledNode> fold_impl(const std::vector<std::uint32_t>& tokens, const std::vector<bool>& poll_mask,
@@ -319,14 +378,19 @@ std::vector<RolledNode> fold_impl(const std::vector<std::uint32_t>& tokens, cons
     else
       seq.push_back(table.leaf(RolledNode::Kind::Call, tokens[i]));
   }
-  // Shortest period first; after any fold start again from period 1, since folding can create new
-  // short repeats (an outer loop whose iterations now read as one symbol each).
-  std::size_t p = 1;
-  while (p <= opt.max_period && 2 * p <= seq.size()) {
-    if (fold_period(seq, p, table))
-      p = 1;
-    else
-      ++p;
+  if (opt.by_coverage && seq.size() <= FoldOptions::kCoverageMaxElements) {
+    while (fold_best_coverage(seq, opt.max_period, table)) {
+    }
+  } else {
+    // Shortest period first; after any fold start again from period 1, since folding can create new
+    // short repeats (an outer loop whose iterations now read as one symbol each).
+    std::size_t p = 1;
+    while (p <= opt.max_period && 2 * p <= seq.size()) {
+      if (fold_period(seq, p, table))
+        p = 1;
+      else
+        ++p;
+    }
   }
   std::vector<RolledNode> out;
   out.reserve(seq.size());

@@ -116,6 +116,10 @@ const std::vector<FeatureDef>& features()
       {"Nw/Np*log2(Nw)", [](double nw, double np) { return nw > 1 ? nw / np * std::log2(nw) : 0.0; }},
       {"Nw^2/Np*log2(Nw)", [](double nw, double np) { return nw > 1 ? nw * nw / np * std::log2(nw) : 0.0; }},
       {"Nw^3/Np*log2(Nw)", [](double nw, double np) { return nw > 1 ? nw * nw * nw / np * std::log2(nw) : 0.0; }},
+      // The depth of a hierarchy over the size (appended; searched for loop counts only, by
+      // fit_plausible_formula, not for sizes or work): the levels of a multigrid V-cycle that
+      // halves its grid down to a fixed coarsest size, the stages of a radix-2 transform or tree of length Nw.
+      {"log2(Nw)", [](double nw, double) { return nw > 0 ? std::log2(nw) : 0.0; }},
   };
   return defs;
 }
@@ -124,19 +128,23 @@ const std::vector<FeatureDef>& features()
 
 namespace {
 
-/// The features fit_plausible_formula searches: fit_formula's, then the grid-extent ones.
-const std::vector<std::size_t>& size_features()
+/// The features fit_plausible_formula searches: fit_formula's, then the grid-extent ones; for a count of
+/// iterations also log2(Nw) (the levels of a hierarchy over the size). Sizes and work do not get it: with
+/// three terms on noisy means (LAMMPS' atom-dependent messages) it fits noise as well as anything.
+const std::vector<std::size_t>& size_features(bool count)
 {
-  static const std::vector<std::size_t> ids = [] {
+  auto make = [](bool with_depth) {
     std::vector<std::size_t> v;
     for (std::size_t f = 0; f < features().size(); ++f) {
       const std::string& name = features()[f].name;
-      if (name.rfind("axes", 0) != 0)
+      if (name.rfind("axes", 0) != 0 && (with_depth || name != "log2(Nw)"))
         v.push_back(f);
     }
     return v;
-  }();
-  return ids;
+  };
+  static const std::vector<std::size_t> counts = make(true);
+  static const std::vector<std::size_t> sizes  = make(false);
+  return count ? counts : sizes;
 }
 
 }  // namespace
@@ -591,7 +599,7 @@ std::string implausibility(const Formula& f, const std::vector<FitPoint>& raw, P
 PlausibleFit fit_plausible_formula(const std::vector<FitPoint>& raw, bool integer, PlausibleRange range, int max_terms)
 {
   PlausibleFit out;
-  const std::vector<std::size_t>& ids = size_features();
+  const std::vector<std::size_t>& ids = size_features(range.whole);
   out.formula = select_formula(raw, integer, max_terms, Parsimony{}, ids);
   std::string why = implausibility(out.formula, raw, range);
   if (why.empty())

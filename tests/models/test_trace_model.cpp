@@ -194,6 +194,27 @@ TEST_CASE("trace model: folding finds nested loops", "[trace_model]")
   CHECK(fold("ABCD") == "A B C D");
 }
 
+TEST_CASE("trace model: folding by coverage takes the repeat that covers the most calls first", "[trace_model]")
+{
+  std::vector<bool> none(26);
+  FoldOptions coverage;
+  coverage.by_coverage = true;
+  auto by_coverage = [&](const std::string& s) { return render(fold_sequence(tokens_of(s), none, coverage)); };
+  // A V-cycle's way up: prolong (C), then smooth (S S S S C, twice), three levels, then a reduction (A).
+  // Shortest period first folds the C C where one level ends and the next begins; by coverage the levels
+  // are the loop, and each level reads as the same iteration.
+  const std::string up = "CSSSSCSSSSC CSSSSCSSSSC CSSSSCSSSSC A";
+  CHECK(by_coverage(up) == "((C (S)x4)x2 C)x3 A");
+  CHECK(fold(up) != "((C (S)x4)x2 C)x3 A");
+  // A run of 2 of a block that straddles two iterations of the longer loop waits for it.
+  CHECK(by_coverage("SSSSCSSSSCC SSSSCSSSSCC SSSSCSSSSCC A CSSSSCSSSSC CSSSSCSSSSC CSSSSCSSSSC A") ==
+        "(((S)x4 C)x2 C)x3 A ((C (S)x4)x2 C)x3 A");
+  // What shortest-first folds the same way stays the same.
+  CHECK(by_coverage("I ABBBABBBABBB F") == "I (A (B)x3)x3 F");
+  CHECK(by_coverage("I XYXYXYXYC XYXYXYXYC F") == "I ((X Y)x4 C)x2 F");
+  CHECK(by_coverage("ABCD") == "A B C D");
+}
+
 TEST_CASE("trace model: a first or last iteration that differs is peeled", "[trace_model]")
 {
   // First iteration has an extra call (Z); the loop is the remaining iterations.

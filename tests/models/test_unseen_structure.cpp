@@ -176,7 +176,82 @@ private:
   int nw_, np_;
 };
 
+/// A multigrid V-cycle (the corpus' multigrid-vcycle): levels from Nw down to 4 points, so log2(Nw) - 1 of
+/// them; on each level on the way down two smoothing half-sweeps (a sendrecv each way with both ring
+/// neighbours, then 3 n^2 flop, n = Nw >> level) and a restriction (4 n^2 flop); the coarsest level solved
+/// with an allreduce; on the way up a prolongation then the smoothing; 2 cycles, each ending with an
+/// allreduce. Shortest-period-first folding reads each size's cycle differently (the way up's `c c`), and
+/// at Nw 8 (one level) greedy template matching takes a third smoothing sweep that is only a compute.
+class VCycle final : public TraceSource {
+public:
+  VCycle(int nw, int np) : nw_(nw), np_(np) {}
+  int rank_count() const override { return np_; }
+  CallStreamPtr open(int rank) const override
+  {
+    auto s = std::make_unique<MemoryStream>("vcycle");
+    s->add(Op::Init, "MPI_Init");
+    int levels = 0;
+    while ((nw_ >> levels) >= 4)
+      ++levels;
+    auto smooth = [&](int n) {
+      for (int colour = 0; colour < 2; ++colour) {
+        for (int dir : {1, -1, 1, -1}) {
+          CallRecord& c = s->add(Op::Sendrecv, "MPI_Sendrecv");
+          c.peer        = (rank + dir + np_) % np_;
+          c.src         = (rank - dir + np_) % np_;
+          c.bytes = c.recv_bytes = static_cast<std::uint64_t>(8 * n);
+        }
+        s->add(Op::Compute, "compute").flops = 3.0 * n * n;
+      }
+    };
+    for (int cycle = 0; cycle < 2; ++cycle) {
+      for (int l = 0; l < levels - 1; ++l) {
+        smooth(nw_ >> l);
+        s->add(Op::Compute, "compute").flops = 4.0 * (nw_ >> l) * (nw_ >> l);
+      }
+      s->add(Op::Allreduce, "MPI_Allreduce").bytes = 128;
+      for (int l = levels - 2; l >= 0; --l) {
+        s->add(Op::Compute, "compute").flops = 4.0 * (nw_ >> l) * (nw_ >> l);
+        smooth(nw_ >> l);
+      }
+      s->add(Op::Allreduce, "MPI_Allreduce").bytes = 8;
+    }
+    s->add(Op::Finalize, "MPI_Finalize");
+    return s;
+  }
+
+private:
+  int nw_, np_;
+};
+
 }  // namespace
+
+TEST_CASE("unseen structure: a V-cycle's levels are one loop at every size, log2(Nw) - 2 iterations", "[trace_model]")
+{
+  TempDir dir;
+  const auto profiles = write_profile_grid(dir.path(), "vcycle", {4, 8, 16}, {8, 16, 32}, TraceEncoding::JsonLines,
+                                           [](int nw, int np) { return VCycle(nw, np); });
+  auto model = std::make_shared<const TraceModel>(fit_trace_model(profiles));
+  CHECK(model->size_class.empty());  // every size fitted, not only the largest
+  CHECK(model->groups.size() == 1);
+  const std::string json = model_to_json(*model).dump(2);
+  CHECK_THAT(json, Catch::Contains("\"text\": \"-2 + log2(Nw)\"") && Catch::Contains("folded by coverage"));
+  // At Nw 64 (5 levels, one more than training saw) and 128 ranks: the calls of the real code, function
+  // by function, and their peers; the sizes, which change from level to level, are approximated.
+  SynthSource synth(model, {64, 128});
+  VCycle truth(64, 128);
+  for (int r : {0, 77, 127}) {
+    auto a = gridcast::test::read_all(*synth.open(r));
+    auto b = gridcast::test::read_all(*truth.open(r));
+    REQUIRE(a.size() == b.size());
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      INFO("rank " << r << " call " << i);
+      CHECK(a[i].op == b[i].op);
+      CHECK(a[i].peer == b[i].peer);
+      CHECK(a[i].src == b[i].src);
+    }
+  }
+}
 
 TEST_CASE("unseen structure: a ring's right-then-left sendrecv is a walk over the 1-D grid", "[trace_model]")
 {

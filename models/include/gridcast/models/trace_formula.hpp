@@ -68,7 +68,8 @@ struct PlausibleRange {
   double nw_hi = 0;
   double np_hi = 0;
   /// A count of iterations: a formula of Np alone must also give whole numbers (within 1e-6) at 2x, 4x...
-  /// the smallest training Np past the largest, where every training value was whole.
+  /// the smallest training Np past the largest, where every training value was whole. Counts are also
+  /// the only quantities fitted with the feature log2(Nw) (a multigrid's levels).
   bool whole = false;
 };
 

@@ -39,6 +39,13 @@ struct RolledNode {
 
 struct FoldOptions {
   std::size_t max_period = 256;  ///< longest loop body looked for, in (already folded) elements
+  /// Fold the repeat that covers the most elements first (then every other run of the same body), instead
+  /// of the shortest period first. Shortest-first folds `c c` across the boundary of two iterations of
+  /// `c (L c)x2`, a multigrid V-cycle's way up (prolong, then smooth), so that each training size folds
+  /// the cycle differently; the fit retries with this where the training sizes disagree
+  /// (fit_trace_model). Sequences longer than kCoverageMaxElements fold shortest-first anyway.
+  bool by_coverage = false;
+  static constexpr std::size_t kCoverageMaxElements = 200000;
   /// Tokens that a polling construct absorbs between two of its polls: the compute bursts a profiler
   /// records between the calls of a polling loop (P burst P burst P is one construct, as P P P is).
   /// Indexed by token; empty: none.
