@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
 from pathlib import Path
 
@@ -126,11 +127,17 @@ def corpus_validation(d: dict) -> str:
     rows = d["rows"]
     errs = [abs(r["makespan_error_pct"]) for r in rows if "makespan_error_pct" in r]
     err = f"; makespan error of those {pct(sum(errs) / len(errs))} mean, {pct(max(errs))} max" if errs else ""
+    model = [abs(r["model_error_pct"]) for r in rows if "model_error_pct" in r]
+    floor = [abs(r["replay_error_pct"]) for r in rows if "replay_error_pct" in r]
+    split = (f" (against the recorded target trace replayed, the model's own error: {pct(statistics.mean(model))} "
+             f"mean, {pct(statistics.median(model))} median, {pct(max(model))} max over {len(model)} programs; that "
+             f"replay itself is {pct(statistics.mean(floor))} mean, {pct(max(floor))} max from `smpirun`, which "
+             f"spends time SMPI's time-independent traces do not record)") if model and floor else ""
     return (f"- Generalization, on {s['programs']} mini-apps the model was not built around (examples/corpus, "
             f"trained at 3 process counts x 3 sizes, predicted at {s['target_factor']}x the count and 2x the size "
             f"against `smpirun`): {s['predicted']} of {s['programs']} get a prediction, {s['test_predicted']} of "
-            f"the {s['test_programs']} held-out test programs{err}; the others stop at fit or predict with the "
-            f"reason the model cannot express ({origin(d, 'bench/corpus_validation.py')}).")
+            f"the {s['test_programs']} held-out test programs{err}{split}; the others stop at fit or predict with "
+            f"the reason the model cannot express ({origin(d, 'bench/corpus_validation.py')}).")
 
 
 def gpu_cache_measured(d: dict) -> str:
