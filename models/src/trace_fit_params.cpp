@@ -366,15 +366,76 @@ Formula face_or(Formula fitted, const Series& series, const std::optional<RankEx
   return fitted;
 }
 
+/// A size that several values in one profile, each the value at iteration 0 of one enclosing loop times
+/// ratio^k (k that loop's index, the other loops' indices changing nothing): that loop and ratio, and the
+/// formula of the value at k = 0, where one loop and one ratio among 1/2, 2, 1/4, 4 reproduce every
+/// sample (rounded) and a plausible formula reproduces the values at k = 0 exactly. nullopt otherwise
+/// (the mean per position stands in, as before): sizes that differ between ranks, or change otherwise.
+std::optional<std::pair<Formula, IterationScale>> fit_geometric(const SlotObs& s,
+                                                                const std::vector<SlotObs::IterSample>& samples,
+                                                                std::string_view field, PlausibleRange range)
+{
+  const bool spread = std::any_of(s.spread.begin(), s.spread.end(), [&](const auto& e) {
+    return e.first.first == field && e.second.first != e.second.second;
+  });
+  if (not spread || samples.empty())
+    return std::nullopt;
+  const std::size_t depth = samples.front().loop.size();
+  if (std::any_of(samples.begin(), samples.end(), [&](const auto& x) { return x.loop.size() != depth; }))
+    return std::nullopt;
+  for (std::size_t level = 0; level < depth; ++level) {
+    const std::size_t at = depth - 1 - level;  // in IterSample::loop, outermost first
+    for (double ratio : {0.5, 2.0, 0.25, 4.0}) {
+      // The value at k = 0 of each profile, from its first sample; every other sample must follow.
+      std::map<std::size_t, double> base;
+      bool ok = true, moved = false;
+      for (const auto& x : samples) {
+        const double scale = std::pow(ratio, static_cast<double>(x.loop[at]));
+        auto [it, first] = base.try_emplace(x.profile, x.value / scale);
+        ok = ok && std::abs(std::round(it->second * scale) - x.value) < 0.5 && it->second >= 1;
+        moved = moved || x.loop[at] > 0;
+        if (not ok)
+          break;
+      }
+      if (not ok || not moved)
+        continue;
+      std::vector<FitPoint> points;
+      for (const auto& [profile, b] : base) {
+        const auto& x = *std::find_if(samples.begin(), samples.end(), [&](const auto& y) { return y.profile == profile; });
+        points.push_back({x.nw, x.np, std::round(b)});
+      }
+      PlausibleFit fit = fit_plausible_formula(points, true, range);
+      const bool exact = std::all_of(points.begin(), points.end(), [&](const FitPoint& p) {
+        return std::abs(fit.formula.eval(p.nw, p.np) - p.value) < 0.5;
+      });
+      if (fit.best && exact)
+        return std::make_pair(fit.formula, IterationScale{static_cast<int>(level), ratio});
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 /// Sizes, counts, flops and seconds: formulas of (Nw, Np).
 void TemplateFitter::fit_amounts(SlotObs& s, TemplateNode& t)
 {
-  if (s.any_bytes)
-    t.bytes = face_or(fit_quantity(s.bytes, true, s, "bytes", t), s.bytes, t.peer);
-  if (s.any_recv_bytes)
-    t.recv_bytes = face_or(fit_quantity(s.recv_bytes, true, s, "recv_bytes", t), s.recv_bytes, t.src);
+  if (s.any_bytes) {
+    if (auto g = fit_geometric(s, s.bytes_iter, "bytes", plausible_)) {
+      t.bytes       = g->first;
+      t.bytes_scale = g->second;
+    } else {
+      t.bytes = face_or(fit_quantity(s.bytes, true, s, "bytes", t), s.bytes, t.peer);
+    }
+  }
+  if (s.any_recv_bytes) {
+    if (auto g = fit_geometric(s, s.recv_bytes_iter, "recv_bytes", plausible_)) {
+      t.recv_bytes       = g->first;
+      t.recv_bytes_scale = g->second;
+    } else {
+      t.recv_bytes = face_or(fit_quantity(s.recv_bytes, true, s, "recv_bytes", t), s.recv_bytes, t.src);
+    }
+  }
   // Compute: the site's mean work at each training point, regressed on (Nw, Np) (the first step of the
   // latency model; the ratio is fitted per function once every group is done). Reduction flops alike.
   if (s.any_flops) {

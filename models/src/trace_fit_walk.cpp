@@ -133,6 +133,20 @@ private:
   std::int64_t created_ = 0;
 };
 
+/// Keeps the first SlotObs::kIterSamples sizes of each profile observed inside loops, with their loop indices.
+template <class WalkStateT>
+void sample_iteration(std::vector<SlotObs::IterSample>& samples, const WalkStateT& w, double v)
+{
+  if (w.loop.empty())
+    return;
+  std::size_t in_profile = 0;
+  for (auto it = samples.rbegin(); it != samples.rend() && it->profile == w.profile; ++it)
+    ++in_profile;
+  if (in_profile >= SlotObs::kIterSamples)
+    return;
+  samples.push_back({w.profile, w.nw, static_cast<double>(w.np), w.loop, v});
+}
+
 void note_spread(SlotObs& s, const char* field, std::size_t profile, double v)
 {
   auto [it, inserted] = s.spread.try_emplace({field, profile}, v, v);
@@ -369,6 +383,7 @@ void GroupCollector::observe_call(SlotObs& s, WalkState& w, const CallParams& c,
   s.bytes.add(w.nw, np, static_cast<double>(c.bytes));
   s.any_bytes = s.any_bytes || c.bytes != 0;
   note_spread(s, "bytes", w.profile, static_cast<double>(c.bytes));
+  sample_iteration(s.bytes_iter, w, static_cast<double>(c.bytes));
   // A polling construct's probes found nothing (0) until the last found the message: the mean over its
   // polls depends on how many rounds the timing gave it, and a regression of that mean ran away outside
   // the training range (HPL at 2x: a negative size). The size found is what the probes say.
@@ -376,6 +391,7 @@ void GroupCollector::observe_call(SlotObs& s, WalkState& w, const CallParams& c,
     s.recv_bytes.add(w.nw, np, static_cast<double>(c.recv_bytes));
     s.any_recv_bytes = s.any_recv_bytes || c.recv_bytes != 0;
     note_spread(s, "recv_bytes", w.profile, static_cast<double>(c.recv_bytes));
+    sample_iteration(s.recv_bytes_iter, w, static_cast<double>(c.recv_bytes));
   }
   s.flops.add(w.nw, np, c.flops);
   s.any_flops = s.any_flops || c.flops != 0;

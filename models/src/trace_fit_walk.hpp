@@ -59,6 +59,18 @@ struct SlotObs {
   /// (field, profile) -> value range. Fields are string literals: a view orders like the string, no copy.
   std::map<std::pair<std::string_view, std::size_t>, std::pair<double, double>> spread;
   std::string where;  ///< first member's profile and rank, for messages
+  /// Sizes inside loops, a few per profile (kIterSamples) with the indices of every enclosing loop: what
+  /// tells a size that changes geometrically with one loop's index (a V-cycle's messages, halved per
+  /// level) from one that differs between ranks. Only the first kIterSamples of each profile are kept:
+  /// memory does not grow with the calls.
+  struct IterSample {
+    std::size_t profile = 0;
+    double nw = 0, np = 0;
+    std::vector<std::uint64_t> loop;  ///< outermost first, as WalkState::loop
+    double value = 0;
+  };
+  static constexpr std::size_t kIterSamples = 64;
+  std::vector<IterSample> bytes_iter, recv_bytes_iter;
 
   /// Compute sites of a library function: what its calls' recorded arguments say, per training point.
   struct LibraryObs {

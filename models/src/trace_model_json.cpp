@@ -173,6 +173,10 @@ ojson nodes_json(const std::vector<TemplateNode>& nodes, const TraceModel& m)
       o["bytes"] = formula_json(*n.bytes);
     if (n.recv_bytes)
       o["recv_bytes"] = formula_json(*n.recv_bytes);
+    if (n.bytes_scale)
+      o["bytes_scale"] = ojson{{"level", n.bytes_scale->level}, {"ratio", n.bytes_scale->ratio}};
+    if (n.recv_bytes_scale)
+      o["recv_bytes_scale"] = ojson{{"level", n.recv_bytes_scale->level}, {"ratio", n.recv_bytes_scale->ratio}};
     if (n.flops)
       o["flops"] = formula_json(*n.flops);
     if (n.library)
@@ -469,7 +473,7 @@ std::vector<TemplateNode> read_nodes(const JsonObject& parent, std::string_view 
       out.push_back(std::move(n));
       continue;
     }
-    r.only({"call", "poll", "fn", "count", "absorbed_flops", "peer", "src", "root", "key", "tag", "tag_formula", "bytes", "recv_bytes", "flops", "library", "seconds", "counts",
+    r.only({"call", "poll", "fn", "count", "absorbed_flops", "peer", "src", "root", "key", "tag", "tag_formula", "bytes", "recv_bytes", "bytes_scale", "recv_bytes_scale", "flops", "library", "seconds", "counts",
             "recv_counts", "counts_self", "recv_counts_self", "request_back", "requests_back", "all_pending",
             "approximated"});
     const char* tkey = r.has("poll") ? "poll" : "call";
@@ -521,6 +525,14 @@ std::vector<TemplateNode> read_nodes(const JsonObject& parent, std::string_view 
       n.bytes = read_formula(r.child("bytes"));
     if (r.has("recv_bytes"))
       n.recv_bytes = read_formula(r.child("recv_bytes"));
+    auto read_scale = [](JsonObject j) {
+      j.only({"level", "ratio"});
+      return IterationScale{j.int32("level", 0, 64), j.number("ratio", JsonObject::Bound::Positive)};
+    };
+    if (r.has("bytes_scale"))
+      n.bytes_scale = read_scale(r.child("bytes_scale"));
+    if (r.has("recv_bytes_scale"))
+      n.recv_bytes_scale = read_scale(r.child("recv_bytes_scale"));
     if (r.has("flops"))
       n.flops = read_formula(r.child("flops"));
     if (r.has("library")) {

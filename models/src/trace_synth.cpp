@@ -229,6 +229,24 @@ private:
     return *v;
   }
 
+  /// A size at iteration k of the loop `scale` names: its value at k = 0 times ratio^k, rounded.
+  std::uint64_t scaled(std::uint64_t base, const IterationScale& scale, const char* key, std::uint32_t id) const
+  {
+    const auto depth = static_cast<int>(loop_index_.size());
+    if (scale.level >= depth)
+      throw InputError({source_, 0, key, rank_}, std::string(key) + " of " +
+                                                     prog_->functions.name(prog_->leaves[id].proto.function) +
+                                                     " names loop level " + std::to_string(scale.level) +
+                                                     " but the call is inside " + std::to_string(depth) + " loop(s)");
+    const double k = static_cast<double>(loop_index_[static_cast<std::size_t>(depth - 1 - scale.level)]);
+    const double v = std::round(static_cast<double>(base) * std::pow(scale.ratio, k));
+    if (not(v >= 0 && v <= 1e18))
+      throw InputError({source_, 0, key, rank_}, std::string(key) + " gives " + std::to_string(v) +
+                                                     " bytes in iteration " + std::to_string(k) +
+                                                     ": the target is outside what the model can express");
+    return static_cast<std::uint64_t>(v);
+  }
+
   /// Sets `out` to the call of leaf `id`; false where the call does nothing (a blocking send, receive or
   /// sendrecv whose every peer is MPI_PROC_NULL: the stream skips it).
   bool emit(std::uint32_t id, CallRecord& out)
@@ -255,6 +273,10 @@ private:
         throw InputError({source_, 0, "tag", rank_}, "tag " + node.tag->text() + " has no valid value here");
       out.tag = *t;
     }
+    if (node.bytes_scale)
+      out.bytes = scaled(out.bytes, *node.bytes_scale, "bytes_scale", id);
+    if (node.recv_bytes_scale)
+      out.recv_bytes = scaled(out.recv_bytes, *node.recv_bytes_scale, "recv_bytes_scale", id);
     if (leaf.counts_self && not out.counts.empty())
       out.counts[static_cast<std::size_t>(rank_)] = *leaf.counts_self;
     if (leaf.recv_counts_self && not out.recv_counts.empty())

@@ -236,8 +236,21 @@ TEST_CASE("unseen structure: a V-cycle's levels are one loop at every size, log2
   CHECK(model->groups.size() == 1);
   const std::string json = model_to_json(*model).dump(2);
   CHECK_THAT(json, Catch::Contains("\"text\": \"-2 + log2(Nw)\"") && Catch::Contains("folded by coverage"));
+  // The messages halve per level on the way down (8*Nw at the first) and double on the way up (64 at the first).
+  CHECK_THAT(json, Catch::Contains("\"ratio\": 0.5") && Catch::Contains("\"ratio\": 2.0") &&
+                       not Catch::Contains("approximated"));
+  CHECK(model_to_json(model_from_json(nlohmann::json::parse(json), "model.json")).dump(2) == json);
+  // A scale that is not a positive ratio is refused, naming the key.
+  std::string broken = json;
+  broken.replace(broken.find("\"ratio\": 0.5"), 14, "\"ratio\": -0.5");
+  try {
+    model_from_json(nlohmann::json::parse(broken), "model.json");
+    FAIL("a negative ratio was accepted");
+  } catch (const gridcast::InputError& e) {
+    CHECK_THAT(e.what(), Catch::Contains("ratio") && Catch::Contains("model.json"));
+  }
   // At Nw 64 (5 levels, one more than training saw) and 128 ranks: the calls of the real code, function
-  // by function, and their peers; the sizes, which change from level to level, are approximated.
+  // by function, their peers and their sizes (the work, measured per call site, is not compared).
   SynthSource synth(model, {64, 128});
   VCycle truth(64, 128);
   for (int r : {0, 77, 127}) {
@@ -249,6 +262,8 @@ TEST_CASE("unseen structure: a V-cycle's levels are one loop at every size, log2
       CHECK(a[i].op == b[i].op);
       CHECK(a[i].peer == b[i].peer);
       CHECK(a[i].src == b[i].src);
+      CHECK(a[i].bytes == b[i].bytes);
+      CHECK(a[i].recv_bytes == b[i].recv_bytes);
     }
   }
 }

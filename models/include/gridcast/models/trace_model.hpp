@@ -170,6 +170,15 @@ struct Approximation {
   bool operator==(const Approximation&) const = default;
 };
 
+/// A size that changes geometrically with the index k of one enclosing loop: the position's formula gives
+/// its value at k = 0, and iteration k sends that times ratio^k, rounded (a multigrid V-cycle's halo
+/// messages, halved per level on the way down, doubled on the way up).
+struct IterationScale {
+  int level = 0;     ///< the loop: 0 the innermost enclosing one (the rank expressions' i0), 1 the next...
+  double ratio = 1;  ///< 1/2, 2, 1/4 or 4
+  bool operator==(const IterationScale&) const = default;
+};
+
 struct TemplateNode {
   RolledNode::Kind kind = RolledNode::Kind::Call;
   std::uint32_t token = 0;  ///< Call, Poll: index into TraceModel::tokens
@@ -186,6 +195,8 @@ struct TemplateNode {
   std::optional<Formula> tag_formula;
   std::optional<RankExpr> key;  ///< only for functions whose token has kVaryingKey
   std::optional<Formula> bytes, recv_bytes;
+  /// Where present, `bytes` (`recv_bytes`) is the size at iteration 0 of the loop the scale names.
+  std::optional<IterationScale> bytes_scale, recv_bytes_scale;
   /// Compute calls: the site's mean work in flops (the first step of the latency model; recorded seconds
   /// converted through the recording host's speed). Reduce-like collectives: their reduction flops.
   std::optional<Formula> flops;
