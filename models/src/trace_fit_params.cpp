@@ -420,22 +420,22 @@ std::optional<std::pair<Formula, IterationScale>> fit_geometric(const SlotObs& s
 /// Sizes, counts, flops and seconds: formulas of (Nw, Np).
 void TemplateFitter::fit_amounts(SlotObs& s, TemplateNode& t)
 {
-  if (s.any_bytes) {
-    if (auto g = fit_geometric(s, s.bytes_iter, "bytes", plausible_)) {
-      t.bytes       = g->first;
-      t.bytes_scale = g->second;
+  // A message size: geometric in a loop index, else the face normal to the partner's grid axis, else the
+  // plausible formula of (Nw, Np).
+  auto size = [&](const Series& series, const std::vector<SlotObs::IterSample>& samples, const char* field,
+                  const std::optional<RankExpr>& partner, std::optional<Formula>& out,
+                  std::optional<IterationScale>& scale) {
+    if (auto g = fit_geometric(s, samples, field, plausible_)) {
+      out   = g->first;
+      scale = g->second;
     } else {
-      t.bytes = face_or(fit_quantity(s.bytes, true, s, "bytes", t), s.bytes, t.peer);
+      out = face_or(fit_quantity(series, true, s, field, t), series, partner);
     }
-  }
-  if (s.any_recv_bytes) {
-    if (auto g = fit_geometric(s, s.recv_bytes_iter, "recv_bytes", plausible_)) {
-      t.recv_bytes       = g->first;
-      t.recv_bytes_scale = g->second;
-    } else {
-      t.recv_bytes = face_or(fit_quantity(s.recv_bytes, true, s, "recv_bytes", t), s.recv_bytes, t.src);
-    }
-  }
+  };
+  if (s.any_bytes)
+    size(s.bytes, s.bytes_iter, "bytes", t.peer, t.bytes, t.bytes_scale);
+  if (s.any_recv_bytes)
+    size(s.recv_bytes, s.recv_bytes_iter, "recv_bytes", t.src, t.recv_bytes, t.recv_bytes_scale);
   // Compute: the site's mean work at each training point, regressed on (Nw, Np) (the first step of the
   // latency model; the ratio is fitted per function once every group is done). Reduction flops alike.
   if (s.any_flops) {
