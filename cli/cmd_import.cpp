@@ -4,6 +4,7 @@
 
 #include "gridcast/models/native.hpp"
 #include "gridcast/models/profile.hpp"
+#include "gridcast/models/p2p_pairing.hpp"
 #include "gridcast/models/tit.hpp"
 
 #include <boost/program_options.hpp>
@@ -53,6 +54,18 @@ int run_import(const std::vector<std::string>& args)
   info.origin = "tit-import";
   models::write_profile(tit, info, out, encoding);
   std::cout << "imported " << info.np << " rank(s) from " << input << " into " << out << '\n';
+  // A recorded MPI run pairs every receive with a send. SMPI's tracer writes no line for an MPI_Sendrecv
+  // one of whose sides is MPI_PROC_NULL (the ends of a non-periodic halo exchange), not even the half that
+  // happens: its partners' lines then wait forever in any replay, smpirun -replay's included. Said here,
+  // where the trace comes in, rather than as a deadlock at replay.
+  const models::PairingReport pairing = models::check_pairing(tit);
+  if (not pairing.paired())
+    std::cerr << "gridcast import: warning: " << pairing.receives_without_send << " receive(s) without a send and "
+              << pairing.sends_without_receive << " send(s) without a receive in " << input
+              << (pairing.first_receive.empty() ? std::string() : " (first: " + pairing.first_receive + ")")
+              << ": a replay of this trace cannot reach its end. SMPI's tracer writes no line for an MPI_Sendrecv "
+                 "whose source or destination is MPI_PROC_NULL (a non-periodic halo exchange), so its partners' "
+                 "lines have no counterpart (smpirun -replay stops on such a trace too)\n";
   return 0;
 }
 

@@ -3,6 +3,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <array>
+
 #include <cstdlib>
 
 using gridcast::test::read_file;
@@ -154,6 +156,36 @@ TEST_CASE("cli: import, convert and replay agree on the makespan", "[cli]")
   auto makespan = [](const std::string& out) { return out.substr(0, out.find('\n')); };
   REQUIRE(makespan(tit.output) == makespan(bin.output));
   REQUIRE(makespan(tit.output) == makespan(json.output));
+}
+
+TEST_CASE("cli: import warns about a trace whose receives have no sends, as SMPI writes MPI_PROC_NULL sendrecvs",
+          "[cli]")
+{
+  // A non-periodic line of 3 ranks, as smpirun -trace-ti writes it: the middle rank's two sendrecvs, and no
+  // line at all for the ends' sendrecvs with MPI_PROC_NULL on one side.
+  TempDir dir;
+  auto write = [&](const std::string& index, const std::array<std::string, 3>& middle_and_ends) {
+    std::string list;
+    for (int r = 0; r < 3; ++r) {
+      const std::string name = index + "_files/rank-" + std::to_string(r) + ".txt";
+      list += name + "\n";
+      write_file(dir / name, std::to_string(r) + " init\n" + middle_and_ends[static_cast<std::size_t>(r)] +
+                                 std::to_string(r) + " finalize\n");
+    }
+    write_file(dir / (index + ".txt"), list);
+  };
+  write("line", {"", "1 sendRecv 16 2 16 0 0 0\n1 sendRecv 16 0 16 2 0 0\n", ""});
+  auto lossy = run_gridcast("import tit '" + (dir / "line.txt").string() + "' --nw 1 --out '" + (dir / "a").string() + "'");
+  CHECK(lossy.exit_code == 0);
+  CHECK_THAT(lossy.output, Catch::Contains("warning: 2 receive(s) without a send and 2 send(s) without a receive") &&
+                               Catch::Contains("first: rank 1 receives from rank 0, tag 0") &&
+                               Catch::Contains("rank-1.txt, line 2") && Catch::Contains("MPI_PROC_NULL"));
+  // With the ends' halves written (as gridcast's own profiler records them), nothing to say.
+  write("whole", {"0 send 1 0 16 0\n0 recv 1 0 16 0\n", "1 sendRecv 16 2 16 0 0 0\n1 sendRecv 16 0 16 2 0 0\n",
+                  "2 recv 1 0 16 0\n2 send 1 0 16 0\n"});
+  auto whole = run_gridcast("import tit '" + (dir / "whole.txt").string() + "' --nw 1 --out '" + (dir / "b").string() + "'");
+  CHECK(whole.exit_code == 0);
+  CHECK_THAT(whole.output, not Catch::Contains("warning"));
 }
 
 TEST_CASE("cli: bad input is exit code 1 with the file, line and rank", "[cli]")
