@@ -181,12 +181,15 @@ TraceModel fit_largest_size_class(const std::vector<std::filesystem::path>& prof
     nws.push_back(ProfileDir(p).info().nw);
   std::sort(nws.begin(), nws.end(), std::greater<>());
   nws.erase(std::unique(nws.begin(), nws.end()), nws.end());
-  // The k largest sizes, the most first; all of them is what failed.
+  // The k largest sizes, the most first; all of them is what failed. A subset of one profile has nothing
+  // to fit: the reason the sizes disagree is then the error to report, not that one profile is too few.
   for (std::size_t k = nws.size() - 1; k >= 1; --k) {
     std::vector<std::filesystem::path> subset;
     for (const auto& p : profiles)
       if (ProfileDir(p).info().nw >= nws[k - 1])
         subset.push_back(p);
+    if (subset.size() < 2)
+      break;
     try {
       TraceModel m = fit_one_size_class(subset, options);
       std::vector<double> kept(nws.begin(), nws.begin() + static_cast<std::ptrdiff_t>(k));
@@ -198,8 +201,6 @@ TraceModel fit_largest_size_class(const std::vector<std::filesystem::path>& prof
                      "): sizes far below Nw " + nw_list({kept.front()}) + " may take other paths again";
       return m;
     } catch (const detail::NwBranchError&) {
-      if (k == 1)
-        throw why;
     }
   }
   throw why;

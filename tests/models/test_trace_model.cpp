@@ -424,6 +424,37 @@ TEST_CASE("trace model: a group conflict on Np is an error, one on Nw keeps the 
                                Catch::Contains("no rank-to-group rule fits"));
 }
 
+TEST_CASE("trace model: every training size on its own path: the error says so", "[trace_model]")
+{
+  // Rank 0 runs its three collectives in another order at each size, so no two sizes agree and the
+  // largest size alone is one profile: the error is the disagreement, not "a single profile".
+  struct Rotate final : TraceSource {
+    Rotate(int np_, int shift_) : np(np_), shift(shift_) {}
+    int np;
+    int shift;
+    int rank_count() const override { return np; }
+    CallStreamPtr open(int rank) const override
+    {
+      auto s = std::make_unique<MemoryStream>("rotate");
+      s->add(Op::Init, "MPI_Init");
+      for (int i = 0; i < 3; ++i) {
+        const int which = (i + (rank == 0 ? shift : 0)) % 3;
+        if (which == 0)
+          s->add(Op::Barrier, "MPI_Barrier");
+        else
+          s->add(which == 1 ? Op::Allreduce : Op::Bcast, which == 1 ? "MPI_Allreduce" : "MPI_Bcast").bytes = 8;
+      }
+      s->add(Op::Finalize, "MPI_Finalize");
+      return s;
+    }
+  };
+  TempDir dir;
+  const auto profiles = write_profile_grid(dir.path(), "rot", {4}, {2, 3, 4}, TraceEncoding::Binary,
+                                           [](int nw, int np) { return Rotate(np, nw); });
+  auto err = gridcast::test::expect_input_error([&] { fit_trace_model(profiles); });
+  CHECK_THAT(err.reason(), Catch::Contains("no rank-to-group rule fits") && !Catch::Contains("a single profile"));
+}
+
 // ---- end to end ----------------------------------------------------------------------------------------------
 
 TEST_CASE("trace model: fitted model reproduces a training point and predicts an unseen one", "[trace_model]")
