@@ -65,6 +65,13 @@ RawMeta read_raw_meta(const fs::path& file)
   }
   if (m.rank < 0 || m.size <= 0 || m.rank >= m.size)
     throw InputError({file.string(), 0, {}, m.rank}, "meta file without a valid rank and size");
+  // A profiled run is a small one (a laptop, a node, a few nodes); a larger world size is a damaged file,
+  // and every rank of it would get a summary (and, without its meta file, an empty trace).
+  constexpr int kMaxProfiledRanks = 1 << 20;
+  if (m.size > kMaxProfiledRanks)
+    throw InputError({file.string(), 0, "size", m.rank},
+                     "world size " + std::to_string(m.size) + ": gridcast profile converts runs of at most " +
+                         std::to_string(kMaxProfiledRanks) + " ranks");
   if (m.ticks_per_s <= 0)
     throw InputError({file.string(), 0, "ticks_per_s", m.rank}, "meta file without a clock rate");
   return m;

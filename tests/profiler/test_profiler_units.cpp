@@ -381,3 +381,14 @@ TEST_CASE("profiler: a folded poll record claiming more calls than its clock tic
                         Catch::Contains("a damaged raw file"));
   fs::remove_all(dir);
 }
+
+TEST_CASE("profiler: a meta file's damaged world size is refused before a summary per rank", "[profiler]")
+{
+  // The fuzzer's reproducer (fuzz/regressions/raw_hook/): rank 0's meta file says the world has 239,482,053
+  // ranks; the conversion allocated a summary for each of them (gigabytes) before finding all but one missing.
+  const fs::path dir = write_raw_parts("world-size-oom.bin");
+  const std::string error = error_of([&] { (void)profiler::convert_raw(dir, models::RunInfo{}, {}); });
+  CHECK_THAT(error, Catch::Contains("rank-0.meta") && Catch::Contains("world size 239482053") &&
+                        Catch::Contains("at most 1048576 ranks"));
+  fs::remove_all(dir);
+}
