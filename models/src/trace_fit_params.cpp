@@ -4,7 +4,9 @@
 #include "gridcast/foundation/errors.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string_view>
@@ -443,8 +445,11 @@ void TemplateFitter::fit_amounts(SlotObs& s, TemplateNode& t)
     t.flops            = compute ? fit_compute(s) : fit_formula(s.flops.points(), false, 3, Parsimony{});
     s.fitted_flops     = t.flops;
   }
-  if (tokens_[s.token].op == Op::Compute)
+  if (tokens_[s.token].op == Op::Compute) {
     fit_library(s, t);
+    if (s.any_flops)
+      t.role_scale = fit_role_scale(s);
+  }
   if (s.any_seconds)
     t.seconds = fit_formula(s.seconds.points(), false);
   // A communicator of one rank has no "other" entry: then the counts are the rank's own.
@@ -480,6 +485,59 @@ Formula TemplateFitter::fit_compute(const SlotObs& s) const
       return exact.formula;
   }
   return fit_measured(pts);
+}
+
+/// The role factors of a compute site (RoleScale), where the ranks' roles do consistently different work:
+/// in every training profile that has two roles or more, some role's mean work per call differs from the
+/// mean of all the site's calls by more than kRoleAsymmetry, on the same side each time. Otherwise none,
+/// and the site's calls all get its mean: differences between ranks that come and go with the run (a
+/// preempted rank, a message that arrived late) are noise for the variability histogram, not a role.
+std::optional<RoleScale> TemplateFitter::fit_role_scale(const SlotObs& s) const
+{
+  constexpr double kRoleAsymmetry = 1.25;
+  // profile -> role -> (work, calls)
+  std::map<std::size_t, std::map<int, std::pair<double, std::uint64_t>>> by_profile;
+  for (const auto& [key, wc] : s.role_work)
+    by_profile[key.first][key.second] = wc;
+  std::array<std::vector<double>, 3> factors;  // per role, over the profiles with two roles or more
+  std::array<int, 3> above{}, below{}, seen{};
+  for (const auto& [profile, roles] : by_profile) {
+    if (roles.size() < 2)
+      continue;
+    double work = 0, calls = 0;
+    for (const auto& [role, wc] : roles) {
+      work += wc.first;
+      calls += static_cast<double>(wc.second);
+    }
+    const double mean = calls > 0 ? work / calls : 0.0;
+    if (not(mean > 0))
+      return std::nullopt;
+    for (const auto& [role, wc] : roles) {
+      const auto r = static_cast<std::size_t>(role);
+      const double f = wc.first / static_cast<double>(wc.second) / mean;
+      factors[r].push_back(f);
+      ++seen[r];
+      above[r] += f > kRoleAsymmetry;
+      below[r] += f * kRoleAsymmetry < 1;
+    }
+  }
+  bool asymmetric = false;  // a role on the same side, beyond kRoleAsymmetry, in every profile it is in
+  for (std::size_t r = 0; r < 3; ++r)
+    asymmetric = asymmetric || (seen[r] > 0 && (above[r] == seen[r] || below[r] == seen[r]));
+  if (not asymmetric)
+    return std::nullopt;
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  };
+  RoleScale scale;
+  if (not factors[0].empty())
+    scale.first = median(factors[0]);
+  if (not factors[1].empty())
+    scale.last = median(factors[1]);
+  scale.middle = factors[2].empty() ? scale.last : median(factors[2]);
+  return scale;
 }
 
 /// A library site whose every call carried its arguments: its mean work per call and its work-weighted

@@ -34,6 +34,7 @@ private:
   void fit_library(const SlotObs& s, TemplateNode& t);
   Formula fit_quantity(const Series& series, bool integer, SlotObs& s, const char* field, TemplateNode& t);
   Formula fit_compute(const SlotObs& s) const;
+  std::optional<RoleScale> fit_role_scale(const SlotObs& s) const;
   std::optional<RankExpr> fit_ranks(const RankSeries& series, const char* field, const SlotObs& s,
                                     UsedExprs* used = nullptr);
   void count_support(const std::vector<GroupData>& data);

@@ -177,6 +177,8 @@ ojson nodes_json(const std::vector<TemplateNode>& nodes, const TraceModel& m)
       o["recv_bytes_scale"] = ojson{{"level", n.recv_bytes_scale->level}, {"ratio", n.recv_bytes_scale->ratio}};
     if (n.flops)
       o["flops"] = formula_json(*n.flops);
+    if (n.role_scale)
+      o["role_scale"] = ojson{{"first", n.role_scale->first}, {"last", n.role_scale->last}, {"middle", n.role_scale->middle}};
     if (n.library)
       o["library"] = ojson{{"kernel", n.library->kernel},
                            {"work", formula_json(n.library->work)},
@@ -371,7 +373,7 @@ std::vector<TemplateNode> read_nodes(const JsonObject& parent, std::string_view 
       out.push_back(std::move(n));
       continue;
     }
-    r.only({"call", "poll", "fn", "count", "absorbed_flops", "peer", "src", "root", "key", "tag", "tag_formula", "bytes", "recv_bytes", "bytes_scale", "recv_bytes_scale", "flops", "library", "seconds", "counts",
+    r.only({"call", "poll", "fn", "count", "absorbed_flops", "peer", "src", "root", "key", "tag", "tag_formula", "bytes", "recv_bytes", "bytes_scale", "recv_bytes_scale", "flops", "role_scale", "library", "seconds", "counts",
             "recv_counts", "counts_self", "recv_counts_self", "request_back", "requests_back", "all_pending",
             "approximated"});
     const char* tkey = r.has("poll") ? "poll" : "call";
@@ -433,6 +435,15 @@ std::vector<TemplateNode> read_nodes(const JsonObject& parent, std::string_view 
       n.recv_bytes_scale = read_scale(r.child("recv_bytes_scale"));
     if (r.has("flops"))
       n.flops = read_formula(r.child("flops"));
+    if (r.has("role_scale")) {
+      if (m.tokens[n.token].op != Op::Compute || not n.flops)
+        r.fail("role_scale", "only a compute position with \"flops\" has role factors");
+      JsonObject rs = r.child("role_scale");
+      rs.only({"first", "last", "middle"});
+      using B       = JsonObject::Bound;
+      n.role_scale = RoleScale{rs.number("first", B::NonNegative), rs.number("last", B::NonNegative),
+                               rs.number("middle", B::NonNegative)};
+    }
     if (r.has("library")) {
       JsonObject lib = r.child("library");
       lib.only({"kernel", "work", "working_set_bytes", "scale"});

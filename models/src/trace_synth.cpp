@@ -283,6 +283,8 @@ private:
       out.recv_counts[static_cast<std::size_t>(rank_)] = *leaf.recv_counts_self;
     if (leaf.latency != nullptr)
       out.flops = leaf.proto.flops * ratio(leaf) * scatter_.factor(*leaf.latency);
+    if (node.role_scale)
+      out.flops *= node.role_scale->of(rank_, np_);
     if (leaf.creates)
       out.request = created_++;
     else if (leaf.request_back != 0)

@@ -646,3 +646,92 @@ TEST_CASE("predict: fast-forward of a loop whose work shrinks keeps the skipped 
       CHECK(a.at("functions")[f].at("seconds").get<double>() ==
             Approx(o.at("functions")[f].at("seconds").get<double>()).epsilon(1e-6));
 }
+
+namespace {
+
+/// A master-and-workers step, the same calls on every rank: rank 0 does the serial part of "solve" (S =
+/// 8e-6 Nw s) on top of the shared part every rank does (W = 2e-6 Nw s); "local" is the same on every
+/// rank but for a rank-dependent scatter of up to 10 %. Two steps, an allreduce after each.
+class MasterApp final : public TraceSource {
+public:
+  MasterApp(int nw, int np) : nw_(nw), np_(np) {}
+  int rank_count() const override { return np_; }
+  CallStreamPtr open(int rank) const override
+  {
+    auto s = std::make_unique<gridcast::test::MemoryStream>("master");
+    s->add(Op::Init, "MPI_Init");
+    for (int step = 0; step < 2; ++step) {
+      s->add(Op::Compute, "solve").seconds = (rank == 0 ? 10e-6 : 2e-6) * nw_;
+      s->add(Op::Compute, "local").seconds = 1e-6 * nw_ * (1.0 + 0.1 * ((rank + step) % 3 - 1));
+      s->add(Op::Allreduce, "MPI_Allreduce").bytes = 8;
+    }
+    s->add(Op::Finalize, "MPI_Finalize");
+    return s;
+  }
+
+private:
+  int nw_, np_;
+};
+
+}  // namespace
+
+TEST_CASE("latency model: a site where the first rank does the serial part scales each rank by its role", "[latency_model]")
+{
+  TempDir dir;
+  std::vector<std::filesystem::path> profiles;
+  for (int np : {2, 4})
+    for (int nw : {32, 48, 64, 80}) {
+      RunInfo info;
+      info.np               = np;
+      info.nw               = nw;
+      info.host.speed_flops = kRecordingSpeed;
+      info.encoding         = TraceEncoding::Binary;
+      profiles.push_back(dir / ("master-" + std::to_string(np) + "-" + std::to_string(nw)));
+      write_profile(MasterApp(nw, np), info, profiles.back(), TraceEncoding::Binary);
+    }
+  const TraceModel model = fit_trace_model(profiles);
+  REQUIRE(model.groups.size() == 1);  // one call sequence: one group, the roles are in the work only
+  const TemplateNode* solve = find_call(model.groups[0].body, model, "solve");
+  const TemplateNode* local = find_call(model.groups[0].body, model, "local");
+  REQUIRE((solve != nullptr && local != nullptr));
+  REQUIRE(solve->role_scale);
+  CHECK(solve->role_scale->first > 1.25);
+  CHECK(solve->role_scale->last < 0.8);
+  CHECK_FALSE(local->role_scale);  // 10 % that moves between ranks with the step is not a role
+
+  // Rank 0 does 5x a worker's work at any Np (W + S against W), and the site's total over the ranks
+  // stays the regression's mean times Np.
+  auto shared = std::make_shared<const TraceModel>(model);
+  for (int np : {2, 8}) {
+    SynthSource synth(shared, {96, np});
+    std::vector<double> solve_flops;
+    for (int r = 0; r < np; ++r) {
+      auto s = synth.open(r);
+      CallRecord c;
+      double sum = 0;
+      while (s->next(c))
+        if (s->functions().name(c.function) == "solve")
+          sum += c.flops;
+      solve_flops.push_back(sum);
+    }
+    INFO("np " << np);
+    double total = 0;
+    for (double f : solve_flops)
+      total += f;
+    CHECK(total == Approx(2 * np * solve->flops->eval(96, np)).epsilon(1e-9));
+    CHECK(solve_flops[0] / solve_flops[1] == Approx(5.0).epsilon(0.25));
+    if (np == 2)  // a training Np: each role's work is what the training runs did, W + S and W
+      CHECK(solve_flops[0] == Approx(2 * 10e-6 * 96 * kRecordingSpeed).epsilon(0.02));
+  }
+
+  // model.json keeps the factors, and refuses a negative one naming it.
+  const std::string json = model_to_json(model).dump();
+  CHECK(model_to_json(model_from_json(nlohmann::json::parse(json), "m.json")).dump() == json);
+  std::string bad      = json;
+  const std::string key = "\"role_scale\":{\"first\":";
+  const auto at         = bad.find(key);
+  REQUIRE(at != std::string::npos);
+  bad.insert(at + key.size(), "-");
+  auto err = gridcast::test::expect_input_error([&] { model_from_json(nlohmann::json::parse(bad), "m.json"); });
+  CHECK_THAT(std::string(err.what()), Catch::Contains("role_scale") && Catch::Contains("first"));
+}

@@ -179,6 +179,29 @@ struct IterationScale {
   bool operator==(const IterationScale&) const = default;
 };
 
+/// A compute site whose work differs consistently between the first rank, the last rank and the others
+/// of its trace group (rank 0 computes between its sends while its partner only posts them; a root does
+/// the serial part): each role's mean work per call over the mean of all the group's ranks, the median
+/// over the training profiles. Synthesis multiplies a rank's calls at the site by its role's factor over
+/// the mean factor of the target's ranks, so the site's mean over all ranks stays the regression's (at
+/// another Np the first rank's share of the total changes, not the total). A role training never saw
+/// (the middle ranks, when every training run had 2 ranks) takes the last rank's: the other non-first
+/// ranks are its nearest kind.
+struct RoleScale {
+  double first = 1, last = 1, middle = 1;
+  /// The multiplier of the work of `rank` of `np` (1 for a single rank, or where every factor is 0).
+  double of(int rank, int np) const
+  {
+    if (np <= 1)
+      return 1.0;
+    const double mean = (first + last + (np - 2) * middle) / np;
+    if (not(mean > 0))
+      return 1.0;
+    return (rank == 0 ? first : rank == np - 1 ? last : middle) / mean;
+  }
+  bool operator==(const RoleScale&) const = default;
+};
+
 struct TemplateNode {
   RolledNode::Kind kind = RolledNode::Kind::Call;
   std::uint32_t token = 0;  ///< Call, Poll: index into TraceModel::tokens
@@ -200,6 +223,9 @@ struct TemplateNode {
   /// Compute calls: the site's mean work in flops (the first step of the latency model; recorded seconds
   /// converted through the recording host's speed). Reduce-like collectives: their reduction flops.
   std::optional<Formula> flops;
+  /// Compute calls: present where the first rank, the last and the others do consistently different work
+  /// at the site (above); the work of a rank's calls is `flops` times its role's factor.
+  std::optional<RoleScale> role_scale;
   /// Compute calls of a library function whose every training call carried its arguments, on a host with
   /// a rate curve for its kernel: the site is priced from them, and `flops` (still fitted) is not used.
   std::optional<LibraryPricing> library;
