@@ -6,7 +6,7 @@ whole train-fit-predict-measure cycle three times (--cycles), each printed, with
 predictions across the retrainings.
 
     cmake --build build --target gridcast gridcast_hook gridcast_bench_profile_tail
-    python3 bench/accuracy/real_size.py                  # both applications, three cycles
+    python3 bench/accuracy/real_size.py                  # every application, three cycles
     python3 bench/accuracy/real_size.py --apps lammps --cycles 1 --reps 3 --attempts 5
 
 Before anything it checks the machine (printed, and in --json): the CPU model and its cache sizes
@@ -29,6 +29,16 @@ Applications (nw is the size):
   milliseconds, which a time slice moved by tens of percent. hpcc always runs every HPCC test, sized from HPL's N, and HPL comes last, so each profile is
   cut to its HPL section (from HPL's grid set-up, the last three MPI_Comm_split, to MPI_Finalize) by
   build/bin/gridcast_bench_profile_tail; the measured time is that section's (the longest rank's).
+- `cp2k`: CP2K (`cp2k.psmp`, Debian's `cp2k`; Fortran, Open MPI's mpif.h bindings), classical
+  molecular dynamics of a water box (examples/cp2k-water: 20 NVE steps, smooth particle-mesh Ewald):
+  trained at 256, 512, 768 molecules, predicted at 1536 and 3072. Measured: rank 0's MPI_Init..MPI_Finalize.
+- `qe`: Quantum ESPRESSO (`pw.x`, Debian's `quantum-espresso`; Fortran), a self-consistent field of a
+  silicon supercell (examples/qe-silicon): trained at 8, 16, 24 atoms, predicted at 48. How many SCF
+  and Davidson iterations run depends on the data, not on the size alone: the row says what the fit
+  makes of that. Measured: rank 0's MPI_Init..MPI_Finalize.
+- `waitsome`: the test program build/tests/profiler/gridcast_mpi_waitsome (40 steps), whose
+  MPI_Waitsome loops make a number of calls that depends on when messages arrive: trained at n 2, 3, 4,
+  predicted at 8. Measured: rank 0's MPI_Init..MPI_Finalize.
 
 1. Training: `gridcast profile --calibration platforms/this-machine/calibration.json --nw SIZE -- mpirun
    -np 2 APP ...` at each training size until --train-runs (5) runs were undisturbed (the machine's other
@@ -66,8 +76,9 @@ A run is disturbed when the other processes used more than --max-other-cores cor
 ran: /proc/stat's busy time of the whole machine minus the run's own user+system time (wait4 of
 `gridcast profile`, which includes mpirun and its ranks). Prints the table of predicted and measured
 times and the errors; an application whose model cannot be fitted gets a row saying why. Exit 0 when the pipeline ran (whatever the
-errors), 1 when a step failed, 77 when gridcast, the hook, lmp or mpirun is missing (hpcc or the
-profile_tail tool missing only skips `hpl`).
+errors), 1 when a step failed, 77 when gridcast, the hook or mpirun is missing or no application can run
+(a missing program skips its application: lmp, hpcc or the profile_tail tool, cp2k.psmp, pw.x, or the
+waitsome test program of the build that --gridcast belongs to).
 """
 from __future__ import annotations
 
@@ -75,6 +86,7 @@ import argparse
 import os
 import re
 import shutil
+import importlib.util
 import statistics
 import subprocess
 import sys
@@ -97,6 +109,7 @@ TOOLS = ROOT / "build" / "bin"
 LJ_VARS = {4000: ("0.5", "0.5", "0.5"), 8000: ("1", "0.5", "0.5"), 16000: ("1", "1", "0.5"),
            32000: ("1", "1", "1"), 64000: ("2", "1", "1"), 128000: ("2", "2", "1")}
 HPL_NB = 32  # HPL's block size here: N 512 has 16 panels, N 4096 has 128
+WAITSOME_STEPS = "40"  # steps of the waitsome program: a measured span of about a second at n 8
 MIN_SPAN_S = 0.5  # a measured span shorter than this is moved by a time slice: such a row is marked
 NOISE_LIMIT = 0.02  # the reference kernel's spread above which the run is reported disturbed
 
@@ -115,6 +128,9 @@ APPS = {
                   "rank 0 MPI_Init..MPI_Finalize"),
     "hpl": App("hpl", "N", (512, 640, 768, 1024), (2048, 4096),
                "HPCC's HPL section (the whole HPL test), the longest rank"),
+    "cp2k": App("cp2k", "molecules", (256, 512, 768), (1536, 3072), "rank 0 MPI_Init..MPI_Finalize"),
+    "qe": App("qe", "atoms", (8, 16, 24), (48,), "rank 0 MPI_Init..MPI_Finalize"),
+    "waitsome": App("waitsome", "n", (2, 3, 4), (8,), "rank 0 MPI_Init..MPI_Finalize"),
 }
 
 
@@ -191,10 +207,34 @@ class Run:
     profile: Path
 
 
-def app_command(app: App, size: int, run_dir: Path) -> list[str]:
-    mpirun = ["mpirun", "-np", "2", "--oversubscribe", "--bind-to", "none"]
+def waitsome_program() -> Path:
+    """The waitsome test program of the build that --gridcast belongs to (TOOLS is its bin/)."""
+    return TOOLS.parent / "tests" / "profiler" / "gridcast_mpi_waitsome"
+
+
+def example_module(name: str):
+    """examples/<name>/make_input.py as a module (its write_input(size, run_dir))."""
+    spec = importlib.util.spec_from_file_location(name.replace("-", "_"), ROOT / "examples" / name / "make_input.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def app_command(app: App, size: int, run_dir: Path, wrapper: tuple[str, ...] = ()) -> list[str]:
+    """The command that runs `app` at `size` at np 2 (its input written into run_dir); `wrapper` goes
+    between mpirun's options and the program (each rank runs under it: bench/accuracy/call_count.py)."""
+    mpirun = ["mpirun", "-np", "2", "--oversubscribe", "--bind-to", "none", "-x", "OMP_NUM_THREADS=1"]
     if os.geteuid() == 0:
         mpirun.append("--allow-run-as-root")
+    mpirun += wrapper
+    if app.name == "cp2k":
+        inp = example_module("cp2k-water").write_input(size, run_dir)
+        return [*mpirun, "cp2k.psmp", "-i", str(inp), "-o", str(run_dir / "cp2k.log")]
+    if app.name == "qe":
+        inp = example_module("qe-silicon").write_input(size, run_dir)
+        return [*mpirun, "pw.x", "-in", str(inp)]
+    if app.name == "waitsome":
+        return [*mpirun, str(waitsome_program()), str(size), WAITSOME_STEPS]
     if app.name == "lammps":
         x, y, z = LJ_VARS[size]
         return [*mpirun, "lmp", "-in", str(ROOT / "examples" / "lammps-lj" / "in.lj"), "-log", "none",
@@ -224,7 +264,7 @@ def profile(gridcast: str, app: App, size: int, out: Path, calibration: Path) ->
         sys.stderr.write(f"profile failed: {' '.join(cmd)}\n{stdout}{stderr}")
         raise SystemExit(1)
     other = max(0.0, busy - usage.ru_utime - usage.ru_stime) / wall
-    if app.name == "lammps":
+    if app.name != "hpl":
         m = re.search(r"^0\s+finalized\s+([0-9.]+)", stdout, re.M)
         if not m:
             sys.stderr.write(f"no rank 0 summary in the output of {' '.join(cmd)}\n{stdout}")
@@ -321,7 +361,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
     ap.add_argument("--gridcast", default=str(TOOLS / "gridcast"), help="the gridcast binary")
-    ap.add_argument("--apps", default="lammps,hpl", help="comma-separated: lammps, hpl (default both)")
+    ap.add_argument("--apps", default=",".join(APPS), help=f"comma-separated: {', '.join(APPS)} (default all)")
     ap.add_argument("--reps", type=int, default=3, help="measured runs per target size (median), default 3")
     ap.add_argument("--train-runs", type=int, default=5,
                     help="training profiles per size given to the fit (default 5: the fit takes each call's "
@@ -356,7 +396,10 @@ def main() -> int:
     for n in names:
         missing = {"lammps": [] if shutil.which("lmp") else ["lmp"],
                    "hpl": ([] if shutil.which("hpcc") else ["hpcc"]) +
-                          ([] if (TOOLS / "gridcast_bench_profile_tail").exists() else ["gridcast_bench_profile_tail"])}[n]
+                          ([] if (TOOLS / "gridcast_bench_profile_tail").exists() else ["gridcast_bench_profile_tail"]),
+                   "cp2k": [] if shutil.which("cp2k.psmp") else ["cp2k.psmp"],
+                   "qe": [] if shutil.which("pw.x") else ["pw.x"],
+                   "waitsome": [] if waitsome_program().exists() else [str(waitsome_program())]}[n]
         if missing:
             print(f"real_size: skipping {n}: {', '.join(missing)} not found", file=sys.stderr)
         else:
@@ -420,15 +463,15 @@ def main() -> int:
 
 
 def print_table(rows: list[tuple], title: str) -> None:
-    print(f"\n{title}\n{'app':<7} {'size':>7} {'x train':>7} {'predicted s':>12} {'measured s':>11} {'error':>8}  "
+    print(f"\n{title}\n{'app':<8} {'size':>7} {'x train':>7} {'predicted s':>12} {'measured s':>11} {'error':>8}  "
           f"{'runs (s)':<26} other_cores")
     for row in rows:
         if len(row) == 2:
-            print(f"{row[0]:<7} {row[1]}")
+            print(f"{row[0]:<8} {row[1]}")
             continue
         name, size, ratio, p, m, e, quiet, walls, other = row
         runs_text = " ".join(f"{w:.3f}" for w in walls)
-        print(f"{name:<7} {size:>7} {ratio:>7.0f} {p:>12.4f} {m:>10.4f}{'' if quiet else '*'}"
+        print(f"{name:<8} {size:>7} {ratio:>7.0f} {p:>12.4f} {m:>10.4f}{'' if quiet else '*'}"
               f"{'' if m >= MIN_SPAN_S else '<'} {e:>+7.1f}%  {runs_text:<26} {other:.2f}")
     errs = [abs(r[5]) for r in rows if len(r) > 2]
     if errs:
