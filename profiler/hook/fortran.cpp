@@ -34,6 +34,14 @@ void* fortran_pmpi_entry(const char* lower)
   std::_Exit(2);
 }
 
+void* fortran_next_entry(const char* name)
+{
+  if (void* f = dlsym(RTLD_NEXT, name))
+    return f;
+  std::fprintf(stderr, "gridcast-hook: internal error: no %s in the loaded MPI past the hook\n", name);
+  std::_Exit(2);
+}
+
 const void* fortran_buffer(const void* buf)
 {
   if (&mpi_fortran_in_place_ != nullptr && buf == &mpi_fortran_in_place_)

@@ -24,6 +24,10 @@ namespace gridcast::hook {
 /// else pmpi_send__, pmpi_send or PMPI_SEND, whichever the Fortran MPI library has.
 void* fortran_pmpi_entry(const char* lower);
 
+/// The next definition of `name` past the hook (Open MPI's mpi_f08 entry mpi_cart_create_f08_, which the
+/// hook defines too: see hook_fortran_collectives.cpp).
+void* fortran_next_entry(const char* name);
+
 /// `buf` for the C calls the record is made with: Fortran's MPI_IN_PLACE and MPI_BOTTOM become C's.
 const void* fortran_buffer(const void* buf);
 inline void* fortran_buffer(void* buf) { return const_cast<void*>(fortran_buffer(static_cast<const void*>(buf))); }

@@ -253,3 +253,133 @@ void mpi_comm_size_(F* comm, F* size, F* ierr)
     return *ierr;
   });
 }
+
+// ---- local calls: groups and process topologies (recorded as the C wrappers record them, for their time
+// and so that a Fortran profile holds the records of its C twin)
+
+namespace {
+
+/// local_call() with the Fortran entry `call` (which sets *ierr) performing the call.
+template <typename Call_>
+void fortran_local(Fn fn, MPI_Comm comm, F* ierr, Call_ call)
+{
+  local_call(fn, comm, [&] {
+    call();
+    return static_cast<int>(*ierr);
+  });
+}
+
+}  // namespace
+
+GRIDCAST_FORTRAN_NAMES(comm_group, MPI_COMM_GROUP, (F* comm, F* group, F* ierr))
+void mpi_comm_group_(F* comm, F* group, F* ierr)
+{
+  GRIDCAST_FORTRAN_PMPI(comm_group, (F*, F*, F*));
+  fortran_local(Fn::MPI_Comm_group, comm_f(comm), ierr, [&] { pmpi(comm, group, ierr); });
+}
+
+GRIDCAST_FORTRAN_NAMES(group_incl, MPI_GROUP_INCL, (F* group, F* n, F* ranks, F* newgroup, F* ierr))
+void mpi_group_incl_(F* group, F* n, F* ranks, F* newgroup, F* ierr)
+{
+  GRIDCAST_FORTRAN_PMPI(group_incl, (F*, F*, F*, F*, F*));
+  fortran_local(Fn::MPI_Group_incl, MPI_COMM_NULL, ierr, [&] { pmpi(group, n, ranks, newgroup, ierr); });
+}
+
+GRIDCAST_FORTRAN_NAMES(group_excl, MPI_GROUP_EXCL, (F* group, F* n, F* ranks, F* newgroup, F* ierr))
+void mpi_group_excl_(F* group, F* n, F* ranks, F* newgroup, F* ierr)
+{
+  GRIDCAST_FORTRAN_PMPI(group_excl, (F*, F*, F*, F*, F*));
+  fortran_local(Fn::MPI_Group_excl, MPI_COMM_NULL, ierr, [&] { pmpi(group, n, ranks, newgroup, ierr); });
+}
+
+GRIDCAST_FORTRAN_NAMES(group_range_incl, MPI_GROUP_RANGE_INCL, (F* group, F* n, F* ranges, F* newgroup, F* ierr))
+void mpi_group_range_incl_(F* group, F* n, F* ranges, F* newgroup, F* ierr)
+{
+  GRIDCAST_FORTRAN_PMPI(group_range_incl, (F*, F*, F*, F*, F*));
+  fortran_local(Fn::MPI_Group_range_incl, MPI_COMM_NULL, ierr, [&] { pmpi(group, n, ranges, newgroup, ierr); });
+}
+
+GRIDCAST_FORTRAN_NAMES(group_translate_ranks, MPI_GROUP_TRANSLATE_RANKS,
+                       (F* group1, F* n, F* ranks1, F* group2, F* ranks2, F* ierr))
+void mpi_group_translate_ranks_(F* group1, F* n, F* ranks1, F* group2, F* ranks2, F* ierr)
+{
+  GRIDCAST_FORTRAN_PMPI(group_translate_ranks, (F*, F*, F*, F*, F*, F*));
+  fortran_local(Fn::MPI_Group_translate_ranks, MPI_COMM_NULL, ierr,
+                [&] { pmpi(group1, n, ranks1, group2, ranks2, ierr); });
+}
+
+GRIDCAST_FORTRAN_NAMES(group_free, MPI_GROUP_FREE, (F* group, F* ierr))
+void mpi_group_free_(F* group, F* ierr)
+{
+  GRIDCAST_FORTRAN_PMPI(group_free, (F*, F*));
+  fortran_local(Fn::MPI_Group_free, MPI_COMM_NULL, ierr, [&] { pmpi(group, ierr); });
+}
+
+GRIDCAST_FORTRAN_NAMES(cart_coords, MPI_CART_COORDS, (F* comm, F* rank, F* maxdims, F* coords, F* ierr))
+void mpi_cart_coords_(F* comm, F* rank, F* maxdims, F* coords, F* ierr)
+{
+  GRIDCAST_FORTRAN_PMPI(cart_coords, (F*, F*, F*, F*, F*));
+  fortran_local(Fn::MPI_Cart_coords, comm_f(comm), ierr, [&] { pmpi(comm, rank, maxdims, coords, ierr); });
+}
+
+GRIDCAST_FORTRAN_NAMES(cart_rank, MPI_CART_RANK, (F* comm, F* coords, F* rank, F* ierr))
+void mpi_cart_rank_(F* comm, F* coords, F* rank, F* ierr)
+{
+  GRIDCAST_FORTRAN_PMPI(cart_rank, (F*, F*, F*, F*));
+  fortran_local(Fn::MPI_Cart_rank, comm_f(comm), ierr, [&] { pmpi(comm, coords, rank, ierr); });
+}
+
+GRIDCAST_FORTRAN_NAMES(cart_shift, MPI_CART_SHIFT, (F* comm, F* direction, F* disp, F* source, F* dest, F* ierr))
+void mpi_cart_shift_(F* comm, F* direction, F* disp, F* source, F* dest, F* ierr)
+{
+  GRIDCAST_FORTRAN_PMPI(cart_shift, (F*, F*, F*, F*, F*, F*));
+  fortran_local(Fn::MPI_Cart_shift, comm_f(comm), ierr, [&] { pmpi(comm, direction, disp, source, dest, ierr); });
+}
+
+// periods is a LOGICAL array, which neither the call's record nor the hook reads
+GRIDCAST_FORTRAN_NAMES(cart_get, MPI_CART_GET, (F* comm, F* maxdims, F* dims, F* periods, F* coords, F* ierr))
+void mpi_cart_get_(F* comm, F* maxdims, F* dims, F* periods, F* coords, F* ierr)
+{
+  GRIDCAST_FORTRAN_PMPI(cart_get, (F*, F*, F*, F*, F*, F*));
+  fortran_local(Fn::MPI_Cart_get, comm_f(comm), ierr, [&] { pmpi(comm, maxdims, dims, periods, coords, ierr); });
+}
+
+GRIDCAST_FORTRAN_NAMES(cartdim_get, MPI_CARTDIM_GET, (F* comm, F* ndims, F* ierr))
+void mpi_cartdim_get_(F* comm, F* ndims, F* ierr)
+{
+  GRIDCAST_FORTRAN_PMPI(cartdim_get, (F*, F*, F*));
+  fortran_local(Fn::MPI_Cartdim_get, comm_f(comm), ierr, [&] { pmpi(comm, ndims, ierr); });
+}
+
+GRIDCAST_FORTRAN_NAMES(dims_create, MPI_DIMS_CREATE, (F* nnodes, F* ndims, F* dims, F* ierr))
+void mpi_dims_create_(F* nnodes, F* ndims, F* dims, F* ierr)
+{
+  GRIDCAST_FORTRAN_PMPI(dims_create, (F*, F*, F*, F*));
+  fortran_local(Fn::MPI_Dims_create, MPI_COMM_NULL, ierr, [&] { pmpi(nnodes, ndims, dims, ierr); });
+}
+
+// ---- Open MPI's mpi_f08 entries of the calls with LOGICAL arguments. Its mpi_f08 module converts the
+// LOGICALs itself and calls the mpif.h PMPI entry (pmpi_cart_create_), past every name above: the hook
+// defines the module's own entry too, performs the call through the next definition (Open MPI's), and
+// records it as the C wrapper does. Handles are TYPE(MPI_Comm), one INTEGER; `ierror` is OPTIONAL (a null
+// pointer when the application left it out: the call then gets ours).
+
+extern "C" void mpi_cart_create_f08_(F* comm, F* ndims, F* dims, F* periods, F* reorder, F* newcomm, F* ierr)
+{
+  static const auto next = reinterpret_cast<void (*)(F*, F*, F*, F*, F*, F*, F*)>(
+      fortran_next_entry("mpi_cart_create_f08_"));
+  F own = MPI_SUCCESS;
+  F* e = ierr != nullptr ? ierr : &own;
+  MPI_Comm c_new = MPI_COMM_NULL;
+  cart_create_body(fortran(e, [&] { next(comm, ndims, dims, periods, reorder, newcomm, e); },
+                           [&](auto&&...) { c_new = PMPI_Comm_f2c(*newcomm); }),
+                   comm_f(comm), *ndims, static_cast<const int*>(dims), static_cast<const int*>(nullptr), 0, &c_new);
+}
+
+extern "C" void mpi_cart_get_f08_(F* comm, F* maxdims, F* dims, F* periods, F* coords, F* ierr)
+{
+  static const auto next = reinterpret_cast<void (*)(F*, F*, F*, F*, F*, F*)>(fortran_next_entry("mpi_cart_get_f08_"));
+  F own = MPI_SUCCESS;
+  F* e = ierr != nullptr ? ierr : &own;
+  fortran_local(Fn::MPI_Cart_get, comm_f(comm), e, [&] { next(comm, maxdims, dims, periods, coords, e); });
+}
