@@ -102,3 +102,18 @@ constexpr auto kNothing = [](auto&&...) {};
 /// The Fortran PMPI entry of `lower`, typed as the wrapper's own `params`, resolved once.
 #define GRIDCAST_FORTRAN_PMPI(lower, params) \
   static const auto pmpi = reinterpret_cast<void(*) params>(::gridcast::hook::fortran_pmpi_entry(#lower))
+
+/// Defines Open MPI's mpi_f08 entry mpi_<lower>_f08_ of a call its module does not route through
+/// ompi_<lower>_f (the calls with LOGICAL arguments: the module converts them and calls pmpi_<lower>_
+/// itself, past every other name the hook defines). `params` end with `F* ierr`, which is OPTIONAL (a null
+/// pointer when the application left it out); the body is the statement `...`, in which `next` is Open
+/// MPI's definition, typed `types`, and `e` the error code to pass it (ierr, or one of ours).
+#define GRIDCAST_FORTRAN_F08(lower, params, types, ...)                                            \
+  extern "C" void mpi_##lower##_f08_ params                                                        \
+  {                                                                                                \
+    static const auto next =                                                                       \
+        reinterpret_cast<void(*) types>(::gridcast::hook::fortran_next_entry("mpi_" #lower "_f08_")); \
+    MPI_Fint own_ierr = MPI_SUCCESS;                                                               \
+    MPI_Fint* const e = ierr != nullptr ? ierr : &own_ierr;                                        \
+    __VA_ARGS__;                                                                                   \
+  }

@@ -364,22 +364,22 @@ void mpi_dims_create_(F* nnodes, F* ndims, F* dims, F* ierr)
 // records it as the C wrapper does. Handles are TYPE(MPI_Comm), one INTEGER; `ierror` is OPTIONAL (a null
 // pointer when the application left it out: the call then gets ours).
 
-extern "C" void mpi_cart_create_f08_(F* comm, F* ndims, F* dims, F* periods, F* reorder, F* newcomm, F* ierr)
+namespace {
+
+template <typename Next>
+void cart_create_f08(Next next, F* comm, F* ndims, F* dims, F* periods, F* reorder, F* newcomm, F* e)
 {
-  static const auto next = reinterpret_cast<void (*)(F*, F*, F*, F*, F*, F*, F*)>(
-      fortran_next_entry("mpi_cart_create_f08_"));
-  F own = MPI_SUCCESS;
-  F* e = ierr != nullptr ? ierr : &own;
   MPI_Comm c_new = MPI_COMM_NULL;
   cart_create_body(fortran(e, [&] { next(comm, ndims, dims, periods, reorder, newcomm, e); },
                            [&](auto&&...) { c_new = PMPI_Comm_f2c(*newcomm); }),
                    comm_f(comm), *ndims, static_cast<const int*>(dims), static_cast<const int*>(nullptr), 0, &c_new);
 }
 
-extern "C" void mpi_cart_get_f08_(F* comm, F* maxdims, F* dims, F* periods, F* coords, F* ierr)
-{
-  static const auto next = reinterpret_cast<void (*)(F*, F*, F*, F*, F*, F*)>(fortran_next_entry("mpi_cart_get_f08_"));
-  F own = MPI_SUCCESS;
-  F* e = ierr != nullptr ? ierr : &own;
-  fortran_local(Fn::MPI_Cart_get, comm_f(comm), e, [&] { next(comm, maxdims, dims, periods, coords, e); });
-}
+}  // namespace
+
+GRIDCAST_FORTRAN_F08(cart_create, (F* comm, F* ndims, F* dims, F* periods, F* reorder, F* newcomm, F* ierr),
+                     (F*, F*, F*, F*, F*, F*, F*), cart_create_f08(next, comm, ndims, dims, periods, reorder, newcomm, e))
+
+GRIDCAST_FORTRAN_F08(cart_get, (F* comm, F* maxdims, F* dims, F* periods, F* coords, F* ierr), (F*, F*, F*, F*, F*, F*),
+                     fortran_local(Fn::MPI_Cart_get, comm_f(comm), e,
+                                   [&] { next(comm, maxdims, dims, periods, coords, e); }))

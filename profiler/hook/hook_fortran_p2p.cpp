@@ -92,9 +92,9 @@ void mpi_probe_(F* source, F* tag, F* comm, F* status, F* ierr)
 }
 
 GRIDCAST_FORTRAN_NAMES(iprobe, MPI_IPROBE, (F* source, F* tag, F* comm, F* flag, F* status, F* ierr))
-void mpi_iprobe_(F* source, F* tag, F* comm, F* flag, F* status, F* ierr)
+template <typename Pmpi>
+static void iprobe_impl(Pmpi pmpi, F* source, F* tag, F* comm, F* flag, F* status, F* ierr)
 {
-  GRIDCAST_FORTRAN_PMPI(iprobe, (F*, F*, F*, F*, F*, F*));
   FortranStatus st(status);
   int c_flag = 0;
   MPI_Comm comm_c = PMPI_Comm_f2c(*comm);
@@ -106,6 +106,13 @@ void mpi_iprobe_(F* source, F* tag, F* comm, F* flag, F* status, F* ierr)
                        }),
                probe_key(Fn::MPI_Iprobe, *source, *tag, comm_c), *source, *tag, comm_c, &c_flag, &st.c);
 }
+void mpi_iprobe_(F* source, F* tag, F* comm, F* flag, F* status, F* ierr)
+{
+  GRIDCAST_FORTRAN_PMPI(iprobe, (F*, F*, F*, F*, F*, F*));
+  iprobe_impl(pmpi, source, tag, comm, flag, status, ierr);
+}
+GRIDCAST_FORTRAN_F08(iprobe, (F* source, F* tag, F* comm, F* flag, F* status, F* ierr), (F*, F*, F*, F*, F*, F*),
+                     iprobe_impl(next, source, tag, comm, flag, status, e))
 
 // ------------------------------------------------------------------ Fortran: wait and test
 
@@ -119,9 +126,9 @@ void mpi_wait_(F* req, F* status, F* ierr)
 }
 
 GRIDCAST_FORTRAN_NAMES(test, MPI_TEST, (F* req, F* flag, F* status, F* ierr))
-void mpi_test_(F* req, F* flag, F* status, F* ierr)
+template <typename Pmpi>
+static void test_impl(Pmpi pmpi, F* req, F* flag, F* status, F* ierr)
 {
-  GRIDCAST_FORTRAN_PMPI(test, (F*, F*, F*, F*));
   MPI_Request c_req = PMPI_Request_f2c(*req);
   int c_flag = 0;
   const PollKey key{mix(static_cast<std::uint64_t>(Fn::MPI_Test), reinterpret_cast<std::uintptr_t>(c_req))};
@@ -132,6 +139,13 @@ void mpi_test_(F* req, F* flag, F* status, F* ierr)
                      }),
              key, &c_req, &c_flag, MPI_STATUS_IGNORE, req);
 }
+void mpi_test_(F* req, F* flag, F* status, F* ierr)
+{
+  GRIDCAST_FORTRAN_PMPI(test, (F*, F*, F*, F*));
+  test_impl(pmpi, req, flag, status, ierr);
+}
+GRIDCAST_FORTRAN_F08(test, (F* req, F* flag, F* status, F* ierr), (F*, F*, F*, F*),
+                     test_impl(next, req, flag, status, e))
 
 GRIDCAST_FORTRAN_NAMES(waitall, MPI_WAITALL, (F* count, F* reqs, F* statuses, F* ierr))
 void mpi_waitall_(F* count, F* reqs, F* statuses, F* ierr)
@@ -143,9 +157,9 @@ void mpi_waitall_(F* count, F* reqs, F* statuses, F* ierr)
 }
 
 GRIDCAST_FORTRAN_NAMES(testall, MPI_TESTALL, (F* count, F* reqs, F* flag, F* statuses, F* ierr))
-void mpi_testall_(F* count, F* reqs, F* flag, F* statuses, F* ierr)
+template <typename Pmpi>
+static void testall_impl(Pmpi pmpi, F* count, F* reqs, F* flag, F* statuses, F* ierr)
 {
-  GRIDCAST_FORTRAN_PMPI(testall, (F*, F*, F*, F*, F*));
   FortranRequests r(count, reqs);
   int c_flag = 0;
   testall_body(fortran(ierr, [&] { pmpi(count, reqs, flag, statuses, ierr); },
@@ -155,6 +169,13 @@ void mpi_testall_(F* count, F* reqs, F* flag, F* statuses, F* ierr)
                        }),
                static_cast<int>(r.n), r.c, &c_flag, MPI_STATUSES_IGNORE, reqs, sizeof(F));
 }
+void mpi_testall_(F* count, F* reqs, F* flag, F* statuses, F* ierr)
+{
+  GRIDCAST_FORTRAN_PMPI(testall, (F*, F*, F*, F*, F*));
+  testall_impl(pmpi, count, reqs, flag, statuses, ierr);
+}
+GRIDCAST_FORTRAN_F08(testall, (F* count, F* reqs, F* flag, F* statuses, F* ierr), (F*, F*, F*, F*, F*),
+                     testall_impl(next, count, reqs, flag, statuses, e))
 
 /// Fortran's index of one completed request (1-based) as C's.
 static int c_index(F index)
@@ -177,9 +198,9 @@ void mpi_waitany_(F* count, F* reqs, F* index, F* status, F* ierr)
 }
 
 GRIDCAST_FORTRAN_NAMES(testany, MPI_TESTANY, (F* count, F* reqs, F* index, F* flag, F* status, F* ierr))
-void mpi_testany_(F* count, F* reqs, F* index, F* flag, F* status, F* ierr)
+template <typename Pmpi>
+static void testany_impl(Pmpi pmpi, F* count, F* reqs, F* index, F* flag, F* status, F* ierr)
 {
-  GRIDCAST_FORTRAN_PMPI(testany, (F*, F*, F*, F*, F*, F*));
   FortranRequests r(count, reqs);
   int c_idx = MPI_UNDEFINED, c_flag = 0;
   testany_timed(fortran(ierr, [&] { pmpi(count, reqs, index, flag, status, ierr); },
@@ -190,6 +211,13 @@ void mpi_testany_(F* count, F* reqs, F* index, F* flag, F* status, F* ierr)
                         }),
                 static_cast<int>(r.n), r.c, &c_idx, &c_flag, MPI_STATUS_IGNORE, reqs, sizeof(F));
 }
+void mpi_testany_(F* count, F* reqs, F* index, F* flag, F* status, F* ierr)
+{
+  GRIDCAST_FORTRAN_PMPI(testany, (F*, F*, F*, F*, F*, F*));
+  testany_impl(pmpi, count, reqs, index, flag, status, ierr);
+}
+GRIDCAST_FORTRAN_F08(testany, (F* count, F* reqs, F* index, F* flag, F* status, F* ierr), (F*, F*, F*, F*, F*, F*),
+                     testany_impl(next, count, reqs, index, flag, status, e))
 
 /// Waitsome and Testsome: Fortran's 1-based indices as C's.
 template <typename Pmpi, typename Body>
@@ -222,6 +250,8 @@ void mpi_testsome_(F* count, F* reqs, F* outcount, F* indices, F* statuses, F* i
   GRIDCAST_FORTRAN_PMPI(testsome, (F*, F*, F*, F*, F*, F*));
   fortran_some([](auto... a) { return testsome_body(a...); }, pmpi, count, reqs, outcount, indices, statuses, ierr);
 }
+GRIDCAST_FORTRAN_F08(testsome, (F* count, F* reqs, F* outcount, F* indices, F* statuses, F* ierr), (F*, F*, F*, F*, F*, F*),
+                     fortran_some([](auto... a) { return testsome_body(a...); }, next, count, reqs, outcount, indices, statuses, e))
 
 GRIDCAST_FORTRAN_NAMES(request_free, MPI_REQUEST_FREE, (F* req, F* ierr))
 void mpi_request_free_(F* req, F* ierr)

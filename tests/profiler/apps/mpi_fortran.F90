@@ -19,7 +19,7 @@ program mpi_fortran
   integer :: ierr, rank, size, other, i, idx, outcount
   integer :: indices(3), a(64), b(64), counts(2), displs(2), dims(1)
   integer :: coords(1), src, dst, ndims, dims2(2), one(1), tr(1), ranges(3, 1)
-  logical :: periods(1)
+  logical :: periods(1), flag
   double precision :: x(4), y(4)
 
   call MPI_Init(ierr)
@@ -69,6 +69,27 @@ program mpi_fortran
     call MPI_Probe(0, 7, MPI_COMM_WORLD, st, ierr)
     call MPI_Recv(b, 7, MPI_INTEGER, 0, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE, ierr)
   end if
+
+  ! tests and an Iprobe, on messages each rank sends itself (complete once the send returned, so that the
+  ! calls do not depend on timing), and on null requests
+  call MPI_Send(a, 3, MPI_INTEGER, rank, 11, MPI_COMM_WORLD, ierr)
+  flag = .false.
+  do while (.not. flag)
+    call MPI_Iprobe(rank, 11, MPI_COMM_WORLD, flag, st, ierr)
+  end do
+  call MPI_Irecv(b, 3, MPI_INTEGER, rank, 11, MPI_COMM_WORLD, reqs(1), ierr)
+  flag = .false.
+  do while (.not. flag)
+    call MPI_Test(reqs(1), flag, st, ierr)
+  end do
+  call MPI_Irecv(b, 1, MPI_INTEGER, rank, 12, MPI_COMM_WORLD, reqs(1), ierr)
+  call MPI_Send(a, 1, MPI_INTEGER, rank, 12, MPI_COMM_WORLD, ierr)
+  flag = .false.
+  do while (.not. flag)
+    call MPI_Testall(1, reqs, flag, MPI_STATUSES_IGNORE, ierr)
+  end do
+  call MPI_Testany(1, reqs, idx, flag, st, ierr)
+  call MPI_Testsome(1, reqs, outcount, indices, MPI_STATUSES_IGNORE, ierr)
 
   ! persistent requests, started twice
   if (rank == 0) then

@@ -51,6 +51,22 @@ int main(int argc, char** argv)
     MPI_Recv(b, 7, MPI_INT, 0, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   }
 
+  int flag = 0;
+  MPI_Send(a, 3, MPI_INT, rank, 11, MPI_COMM_WORLD);
+  while (not flag)
+    MPI_Iprobe(rank, 11, MPI_COMM_WORLD, &flag, &st);
+  MPI_Irecv(b, 3, MPI_INT, rank, 11, MPI_COMM_WORLD, &reqs[0]);
+  flag = 0;
+  while (not flag)
+    MPI_Test(&reqs[0], &flag, &st);
+  MPI_Irecv(b, 1, MPI_INT, rank, 12, MPI_COMM_WORLD, &reqs[0]);
+  MPI_Send(a, 1, MPI_INT, rank, 12, MPI_COMM_WORLD);
+  flag = 0;
+  while (not flag)
+    MPI_Testall(1, reqs, &flag, MPI_STATUSES_IGNORE);
+  MPI_Testany(1, reqs, &idx, &flag, &st);
+  MPI_Testsome(1, reqs, &outcount, indices, MPI_STATUSES_IGNORE);
+
   if (rank == 0)
     MPI_Send_init(a, 4, MPI_INT, 1, 8, MPI_COMM_WORLD, &pers[0]);
   else
