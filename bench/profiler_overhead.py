@@ -5,11 +5,13 @@
     python3 bench/profiler_overhead.py --reps 3 --cases lammps-np2       # quicker
 
 Cases: HPCC (HPL and the other HPCC tests, Debian `hpcc`) and LAMMPS on the standard LJ input (100
-steps), at 1 and 2 ranks. The inputs are sized so that every run lasts several seconds (about 3 to 6 s
+steps), at 1 and 2 ranks; CP2K (Debian `cp2k`, Fortran: the hook's Fortran entry points) on the water
+box of examples/cp2k-water (20 MD steps), at 1 and 2 ranks. The inputs are sized so that every run lasts several seconds (about 3 to 6 s
 on an idle 2-core x86 VM): on runs of a fraction of a second the hook's fixed costs (loading, MPI_Init,
 the last flush) would dominate, and what `gridcast profile` is for is real runs. HPCC at 1 rank solves
 N = --hpl-n (default 2000), at 2 ranks N * 2^(1/3) (the same work per rank: weak scaling); LAMMPS at 1
-rank runs 32000 * --lammps-z atoms (default 3), at 2 ranks twice as many. Each repetition runs the same command twice, without and
+rank runs 32000 * --lammps-z atoms (default 3), at 2 ranks twice as many; CP2K at 1 rank
+--cp2k-molecules (default 1536), at 2 ranks twice as many. Each repetition runs the same command twice, without and
 with the hook preloaded (`mpirun -x LD_PRELOAD=... -x GRIDCAST_HOOK_DIR=...`, exactly what `gridcast
 profile` does), in alternating order. The conversion to a profile happens after the application has
 ended and is not part of the overhead; its time is printed separately (`gridcast profile` end to end).
@@ -34,6 +36,7 @@ its partner is descheduled spins for longer, so load inflates it there too.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import shutil
 import statistics
@@ -81,7 +84,19 @@ def measure(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, floa
 HPCCINF = (ROOT / "examples/hpl-hpcc/hpccinf.template").read_text() if (ROOT / "examples/hpl-hpcc/hpccinf.template").exists() else ""
 
 
-def cases(work: Path, as_root: list[str], hpl_n: int, lammps_z: float) -> dict[str, tuple[list[str], Path, str]]:
+def cp2k_input(molecules: int, run_dir: Path) -> Path:
+    """examples/cp2k-water/make_input.py's input for `molecules` water molecules, written into run_dir."""
+    spec = importlib.util.spec_from_file_location("cp2k_water", ROOT / "examples" / "cp2k-water" / "make_input.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.write_input(molecules, run_dir)
+
+
+TOOLS = {"hpcc": "hpcc (package hpcc)", "lammps": "lmp (package lammps)", "cp2k": "cp2k.psmp (package cp2k)"}
+
+
+def cases(work: Path, as_root: list[str], hpl_n: int, lammps_z: float,
+          cp2k_molecules: int) -> dict[str, tuple[list[str], Path, str]]:
     """name -> (command, working directory, problem size in words)."""
     out = {}
     for np_ in (1, 2):
@@ -96,6 +111,13 @@ def cases(work: Path, as_root: list[str], hpl_n: int, lammps_z: float) -> dict[s
               "-var", "x", "1", "-var", "y", "1", "-var", "z", f"{z:g}"]
         out[f"lammps-np{np_}"] = (["mpirun", "-np", str(np_), *as_root, "--oversubscribe", "--bind-to", "none", *lj],
                                   work, f"atoms={round(32000 * z)}")
+        d = work / f"cp2k-np{np_}"
+        molecules = cp2k_molecules * np_
+        if shutil.which("cp2k.psmp"):
+            inp = cp2k_input(molecules, d)
+            out[f"cp2k-np{np_}"] = (["mpirun", "-np", str(np_), *as_root, "--oversubscribe", "-x", "OMP_NUM_THREADS=1",
+                                     "--bind-to", "none", "cp2k.psmp", "-i", str(inp), "-o", str(d / "cp2k.log")], d,
+                                    f"waters={molecules}")
     return out
 
 
@@ -106,13 +128,15 @@ def raw_bytes(raw: Path) -> int:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--reps", type=int, default=7, help="pairs of runs per case (default 7)")
-    ap.add_argument("--cases", default="hpcc-np1,hpcc-np2,lammps-np1,lammps-np2")
+    ap.add_argument("--cases", default="hpcc-np1,hpcc-np2,lammps-np1,lammps-np2,cp2k-np1,cp2k-np2")
     ap.add_argument("--max-other-cores", type=float, default=0.3,
                     help="discard a pair when other processes used more cores than this during a run")
     ap.add_argument("--hpl-n", type=int, default=2000,
                     help="HPL problem size of the 1-rank HPCC case (default 2000; 2 ranks: N * 2^(1/3))")
     ap.add_argument("--lammps-z", type=float, default=3,
                     help="LAMMPS box depth of the 1-rank case, in units of 32000 atoms (default 3; 2 ranks: twice)")
+    ap.add_argument("--cp2k-molecules", type=int, default=1536,
+                    help="water molecules of the 1-rank CP2K case, a multiple of 64 (default 1536; 2 ranks: twice)")
     ap.add_argument("--gridcast", default=str(ROOT / "build/bin/gridcast"))
     ap.add_argument("--hook", default=str(ROOT / "build/lib/libgridcast-hook.so"))
     ap.add_argument("--cycles", action="store_true",
@@ -123,9 +147,13 @@ def main() -> int:
     if not hook.exists():
         print(f"{hook} missing: build the gridcast_hook target first", file=sys.stderr)
         return 77
-    for tool in ("mpirun", "hpcc", "lmp"):
-        if shutil.which(tool) is None:
-            print(f"{tool} not found (packages openmpi-bin, hpcc, lammps)", file=sys.stderr)
+    if shutil.which("mpirun") is None:
+        print("mpirun not found (package openmpi-bin)", file=sys.stderr)
+        return 77
+    wanted = args.cases.split(",")
+    for app, tool in TOOLS.items():
+        if any(c.startswith(app + "-") for c in wanted) and shutil.which(tool.split()[0]) is None:
+            print(f"{tool} not found: leave its cases out (--cases)", file=sys.stderr)
             return 77
     as_root = ["--allow-run-as-root"] if os.geteuid() == 0 else []
     env = dict(os.environ)
@@ -137,7 +165,7 @@ def main() -> int:
             print("--cycles needs perf (package linux-perf)", file=sys.stderr)
             return 77
         perf = ["perf", "stat", "-x,", "-e", "cycles:u"]
-    all_cases = cases(work, as_root, args.hpl_n, args.lammps_z)
+    all_cases = cases(work, as_root, args.hpl_n, args.lammps_z, args.cp2k_molecules)
     started = time.perf_counter()
     print(f"# profiler overhead, {args.reps} interleaved pairs per case, host {os.uname().nodename}, "
           f"{os.cpu_count()} cores; pairs with other load > {args.max_other_cores} cores discarded")

@@ -67,7 +67,8 @@ def real_size(d: dict) -> str:
         key = (r["app"], r["size"], r["x_train"])
         if key not in points:
             points.append(key)
-    names = {"lammps": "LAMMPS", "hpl": "HPL (HPCC's HPL section)"}
+    names = {"lammps": "LAMMPS", "hpl": "HPL (HPCC's HPL section)", "cp2k": "CP2K (Fortran)",
+             "qe": "Quantum ESPRESSO (Fortran)", "waitsome": "MPI_Waitsome program"}
     lines = [f"- Real hardware, np {s['np']}, size extrapolation ({origin(d, 'bench/accuracy/real_size.py')}; "
              f"target {s['target_mean_pct']}% mean, {s['target_max_pct']}% max):", "",
              "  | app | size | x training | " + " | ".join(f"run {k}" for k in runs) + " |",
@@ -75,11 +76,18 @@ def real_size(d: dict) -> str:
     for app, size, x in points:
         errs = {r.get("run", 1): r["error_pct"] for r in rows if (r["app"], r["size"], r["x_train"]) == (app, size, x)}
         lines.append(f"  | {names.get(app, app)} | {size} | {x} | " + " | ".join(f"{errs[k]:+.1f}%" for k in runs) + " |")
+    for failed in s.get("not_predicted", []):
+        app = failed.split(": ", 1)[0]
+        lines.append(f"  | {names.get(app, app)} | | | " + " | ".join("no prediction" for _ in runs) + " |")
     if "per_run" in s:
         lines.append("  | mean / max | | | " + " | ".join(
             f"{p['mean_abs_error_pct']:.1f}% / {p['max_abs_error_pct']:.1f}%" for p in s["per_run"]) + " |")
     else:
         lines.append(f"  | mean / max | | | {s['mean_abs_error_pct']:.1f}% / {s['max_abs_error_pct']:.1f}% |")
+    if s.get("not_predicted"):
+        lines.append("")
+        lines.append("  No prediction: " + "; ".join(
+            f"{names.get(f.split(': ', 1)[0], f.split(': ', 1)[0])}, {f.split(': ', 1)[1]}" for f in s["not_predicted"]) + ".")
     if s.get("prediction_spread_pct"):
         lines.append("")
         lines.append("  Spread of the predictions over the retrainings: " + ", ".join(

@@ -331,7 +331,7 @@ def run_app(args: argparse.Namespace, app: App, work: Path, calibration: Path) -
     if fit.returncode != 0:
         reason = (fit.stderr.strip().splitlines() or ["?"])[-1]
         print(f"  {app.name}: fit failed: {reason}", flush=True)
-        return [(app.name, "fit failed (above)")]
+        return [(app.name, f"fit failed: {reason}")]
     print(f"  {app.name}: fit ({time.perf_counter() - t0:.1f} s): " +
           "; ".join(l.strip() for l in fit.stdout.splitlines() if "latency" in l or "group" in l or "priced" in l),
           flush=True)
@@ -343,7 +343,7 @@ def run_app(args: argparse.Namespace, app: App, work: Path, calibration: Path) -
         if out.returncode != 0:
             reason = (out.stderr.strip().splitlines() or ["?"])[-1]
             print(f"  {app.name}: predict at {size} failed: {reason}", flush=True)
-            rows.append((app.name, f"predict at {size} failed (above)"))
+            rows.append((app.name, f"predict at {size} failed: {reason}"))
             continue
         predicted = float(re.search(r"makespan: ([0-9.eE+-]+) s", out.stdout).group(1))
         runs, quiet = undisturbed(args.gridcast, app, size, work, "measure", args.reps, 3 * args.reps,
@@ -458,6 +458,7 @@ def main() -> int:
              "per_run": per_cycle, "prediction_spread_pct": {f"{n} {sz}": round(sp["spread_pct"], 2)
                                                              for (n, sz), sp in spreads.items()},
              "machine": machine, "noise": noise, "disturbed": noise["disturbed"],
+             "not_predicted": sorted({f"{r[0]}: {r[1]}" for _, r in rows if len(r) == 2}),
              "target_mean_pct": 5, "target_max_pct": 10, "target_spread_pct": 5})
     return 0
 
