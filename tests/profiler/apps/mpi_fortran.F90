@@ -8,17 +8,15 @@ program mpi_fortran
   type(MPI_Request) :: reqs(8), pers(2)
   type(MPI_Status) :: st
   type(MPI_Comm) :: half, dup, cart
-  type(MPI_Group) :: grp, sub
 #else
   use mpi
   implicit none
   integer :: reqs(8), pers(2), st(MPI_STATUS_SIZE)
   integer :: half, dup, cart
-  integer :: grp, sub
 #endif
   integer :: ierr, rank, size, other, i, idx, outcount
   integer :: indices(3), a(64), b(64), counts(2), displs(2), dims(1)
-  integer :: coords(1), src, dst, ndims, dims2(2), one(1), tr(1), ranges(3, 1)
+  integer :: coords(1), src, dst, ndims, dims2(2)
   logical :: periods(1), flag
   double precision :: x(4), y(4)
 
@@ -139,7 +137,7 @@ program mpi_fortran
   call MPI_Send(a, 1, MPI_INTEGER, other, 9, cart, ierr) ! buffered: 4 bytes go at once
   call MPI_Recv(b, 1, MPI_INTEGER, other, 9, cart, st, ierr)
 
-  ! local calls: the process topology and groups
+  ! local calls: the process topology
   call MPI_Cart_get(cart, 1, dims, periods, coords, ierr)
   call MPI_Cart_rank(cart, coords, i, ierr)
   call MPI_Cart_coords(cart, other, 1, coords, ierr)
@@ -147,19 +145,6 @@ program mpi_fortran
   call MPI_Cartdim_get(cart, ndims, ierr)
   dims2 = 0
   call MPI_Dims_create(4, 2, dims2, ierr)
-  call MPI_Comm_group(MPI_COMM_WORLD, grp, ierr)
-  one(1) = other
-  call MPI_Group_incl(grp, 1, one, sub, ierr)
-  one(1) = 0
-  call MPI_Group_translate_ranks(sub, 1, one, grp, tr, ierr)
-  call MPI_Group_free(sub, ierr)
-  one(1) = rank
-  call MPI_Group_excl(grp, 1, one, sub, ierr)
-  call MPI_Group_free(sub, ierr)
-  ranges(:, 1) = (/ 0, 1, 1 /)
-  call MPI_Group_range_incl(grp, 1, ranges, sub, ierr)
-  call MPI_Group_free(sub, ierr)
-  call MPI_Group_free(grp, ierr)
   call MPI_Comm_free(cart, ierr)
   call MPI_Comm_free(dup, ierr)
   call MPI_Comm_free(half, ierr)

@@ -112,26 +112,13 @@ int main(int argc, char** argv)
   MPI_Send(a, 1, MPI_INT, other, 9, cart);
   MPI_Recv(b, 1, MPI_INT, other, 9, cart, &st);
 
-  int coords[1], r = 0, src = 0, dst = 0, ndims = 0, dims2[2] = {0, 0}, one[1], tr[1], ranges[1][3] = {{0, 1, 1}};
+  int coords[1], r = 0, src = 0, dst = 0, ndims = 0, dims2[2] = {0, 0};
   MPI_Cart_get(cart, 1, dims, periods, coords);
   MPI_Cart_rank(cart, coords, &r);
   MPI_Cart_coords(cart, other, 1, coords);
   MPI_Cart_shift(cart, 0, 1, &src, &dst);
   MPI_Cartdim_get(cart, &ndims);
   MPI_Dims_create(4, 2, dims2);
-  MPI_Group grp, sub;
-  MPI_Comm_group(MPI_COMM_WORLD, &grp);
-  one[0] = other;
-  MPI_Group_incl(grp, 1, one, &sub);
-  one[0] = 0;
-  MPI_Group_translate_ranks(sub, 1, one, grp, tr);
-  MPI_Group_free(&sub);
-  one[0] = rank;
-  MPI_Group_excl(grp, 1, one, &sub);
-  MPI_Group_free(&sub);
-  MPI_Group_range_incl(grp, 1, ranges, &sub);
-  MPI_Group_free(&sub);
-  MPI_Group_free(&grp);
   MPI_Comm_free(&cart);
   MPI_Comm_free(&dup);
   MPI_Comm_free(&half);
