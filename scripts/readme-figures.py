@@ -75,7 +75,7 @@ def real_size(d: dict) -> str:
              "  |---|---|---|" + "---|" * len(runs)]
     for app, size, x in points:
         errs = {r.get("run", 1): r["error_pct"] for r in rows if (r["app"], r["size"], r["x_train"]) == (app, size, x)}
-        lines.append(f"  | {names.get(app, app)} | {size} | {x} | " + " | ".join(f"{errs[k]:+.1f}%" for k in runs) + " |")
+        lines.append(f"  | {names.get(app, app)} | {size} | {x:g} | " + " | ".join(f"{errs[k]:+.1f}%" for k in runs) + " |")
     for failed in s.get("not_predicted", []):
         app = failed.split(": ", 1)[0]
         lines.append(f"  | {names.get(app, app)} | | | " + " | ".join("no prediction" for _ in runs) + " |")

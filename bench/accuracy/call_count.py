@@ -14,9 +14,9 @@ ltrace; library calls through the PLT, so calls inside Open MPI are not counted 
 profile records is checked on each rank: its records in the profile against ltrace's count of its C
 and Fortran names (`MPI_Allreduce`, `mpi_allreduce_`, `mpi_allreduce__`, `MPI_ALLREDUCE`). The
 applications here make the same calls in every run of an input (no completion loop whose count
-depends on timing). The functions ltrace saw that the profile has no record of are listed: the hook
-records what communicates or synchronizes, not local queries (`MPI_Comm_group`, `MPI_Cart_get`,
-`MPI_Dims_create`...), whose time is in the compute around them.
+depends on timing). The functions ltrace saw that the profile has no record of are listed: local calls
+the hook does not record (`MPI_Comm_compare`, `MPI_Type_*`, `MPI_Wtime`, and from Fortran the group calls:
+docs/guides/profiling.md), whose time is in the compute around them.
 
 Prints one row per (application, function, rank) and whether the counts agree. Exit 0 when every count
 agreed, 1 when one did not or a step failed, 77 when gridcast, the hook, mpirun or ltrace is missing or
@@ -137,7 +137,7 @@ def main() -> int:
             for r in these:
                 print(f"{r['function']:<22} {r['rank']:>4} {r['profile']:>8} {r['ltrace']:>8}"
                       f"{'' if r['agree'] else '  DIFFERENT'}")
-            print(f"not recorded by design (local calls): {', '.join(unrecorded) or 'none'}")
+            print(f"not recorded (local calls, docs/guides/profiling.md says which): {', '.join(unrecorded) or 'none'}")
     bad = [r for r in rows if not r["agree"]]
     print(f"\n{len(rows) - len(bad)} of {len(rows)} counts agree over {len(apps)} application(s)")
     if args.json:

@@ -419,6 +419,7 @@ def main() -> int:
     cycle_s: list[float] = []
     with tempfile.TemporaryDirectory(prefix="gridcast-real-size-") as tmp:
         work = args.keep or Path(tmp)
+        work_root = str(work)
         work.mkdir(parents=True, exist_ok=True)
         calibration = library_calibration(args.gridcast, work, args.quick_calibration)
         print(f"# a run is disturbed when other processes use > {args.max_other_cores} cores", flush=True)
@@ -458,9 +459,15 @@ def main() -> int:
              "per_run": per_cycle, "prediction_spread_pct": {f"{n} {sz}": round(sp["spread_pct"], 2)
                                                              for (n, sz), sp in spreads.items()},
              "machine": machine, "noise": noise, "disturbed": noise["disturbed"],
-             "not_predicted": sorted({f"{r[0]}: {r[1]}" for _, r in rows if len(r) == 2}),
+             "not_predicted": sorted({f"{r[0]}: {why_not(r[1], work_root)}" for _, r in rows if len(r) == 2}),
              "target_mean_pct": 5, "target_max_pct": 10, "target_spread_pct": 5})
     return 0
+
+
+def why_not(message: str, work_root: str) -> str:
+    """A failed step's message without the scratch paths of one cycle (the same reason in every cycle reads
+    the same): `<work>/cycle-2/qe-train-24-0:4667: key ...` -> `qe-train-24-0:4667: key ...`."""
+    return re.sub(re.escape(work_root) + r"/cycle-\d+/", "", message)
 
 
 def print_table(rows: list[tuple], title: str) -> None:
