@@ -495,10 +495,11 @@ Formula TemplateFitter::fit_compute(const SlotObs& s) const
 std::optional<RoleScale> TemplateFitter::fit_role_scale(const SlotObs& s) const
 {
   constexpr double kRoleAsymmetry = 1.25;
-  // profile -> role -> (work, calls)
+  // profile -> role -> (work, calls), the roles the profile's ranks took at the site
   std::map<std::size_t, std::map<int, std::pair<double, std::uint64_t>>> by_profile;
-  for (const auto& [key, wc] : s.role_work)
-    by_profile[key.first][key.second] = wc;
+  for (std::size_t at = 0; at < s.role_work.size(); ++at)
+    if (s.role_work[at].second > 0)
+      by_profile[at / 3][static_cast<int>(at % 3)] = s.role_work[at];
   std::array<std::vector<double>, 3> factors;  // per role, over the profiles with two roles or more
   std::array<int, 3> above{}, below{}, seen{};
   for (const auto& [profile, roles] : by_profile) {

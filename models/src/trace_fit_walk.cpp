@@ -319,8 +319,10 @@ void GroupCollector::observe_compute(SlotObs& s, WalkState& w, const CallParams&
 {
   const double work = c.work(w.speed_flops);
   s.compute_flops.add(w.nw, static_cast<double>(w.np), w.profile, w.rank, reader_.repeated(w.profile), work);
-  const int role = w.rank == 0 ? 0 : w.rank == w.np - 1 ? 1 : 2;
-  auto& rw = s.role_work[{w.profile, role}];
+  const std::size_t role = w.rank == 0 ? 0 : w.rank == w.np - 1 ? 1 : 2, at = 3 * w.profile + role;
+  if (s.role_work.size() <= at)
+    s.role_work.resize(at + 1);
+  auto& rw = s.role_work[at];
   rw.first += work;
   ++rw.second;
   s.any_flops = s.any_flops || work != 0;

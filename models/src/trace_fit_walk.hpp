@@ -43,9 +43,9 @@ struct SlotObs {
   /// Compute sites: their measured work per profile (the median of the runs at a point, as `absorbed`;
   /// `flops` holds the declared work of reductions).
   ProfileSeries compute_flops;
-  /// Compute sites: work and calls per (profile, role of the rank: 0 first, 1 last, 2 the others), for
-  /// the role factors (RoleScale).
-  std::map<std::pair<std::size_t, int>, std::pair<double, std::uint64_t>> role_work;
+  /// Compute sites: work and calls per profile and role of the rank (0 first, 1 last, 2 the others), at
+  /// 3 * profile + role, for the role factors (RoleScale). A vector: every compute call adds to it.
+  std::vector<std::pair<double, std::uint64_t>> role_work;
   /// Compute sites: some call's work was measured (seconds), not declared (flops): noisy, fitted so.
   bool measured_work = false;
   Series counts_self, recv_counts_self;  ///< v-collectives: the entry of the rank itself
