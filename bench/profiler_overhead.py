@@ -36,7 +36,6 @@ its partner is descheduled spins for longer, so load inflates it there too.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import shutil
 import statistics
@@ -47,6 +46,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench" / "accuracy"))
+import real_size  # noqa: E402  (the example applications' inputs, shared)
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
@@ -86,10 +87,7 @@ HPCCINF = (ROOT / "examples/hpl-hpcc/hpccinf.template").read_text() if (ROOT / "
 
 def cp2k_input(molecules: int, run_dir: Path) -> Path:
     """examples/cp2k-water/make_input.py's input for `molecules` water molecules, written into run_dir."""
-    spec = importlib.util.spec_from_file_location("cp2k_water", ROOT / "examples" / "cp2k-water" / "make_input.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.write_input(molecules, run_dir)
+    return real_size.example_module("cp2k-water").write_input(molecules, run_dir)
 
 
 TOOLS = {"hpcc": "hpcc (package hpcc)", "lammps": "lmp (package lammps)", "cp2k": "cp2k.psmp (package cp2k)"}
