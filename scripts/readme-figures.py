@@ -97,6 +97,8 @@ def real_size(d: dict) -> str:
         lines.append("")
         lines.append(f"  Machine: {m['cpu_model']}, {m['cores']} cores, {', '.join(m['caches'])}; reference kernel "
                      f"spread {n.get('reference_spread_pct', float('nan')):.1f}%"
+                     + (f", slowest core under load {n['core_imbalance_pct']:.1f}% over the fastest"
+                        if "core_imbalance_pct" in n else "")
                      + (" (over 2%: a disturbed run, its figures say what a busy machine gives)." if s.get("disturbed")
                         else " (quiet)."))
     return "\n".join(lines) + "\n"

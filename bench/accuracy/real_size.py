@@ -11,8 +11,10 @@ predictions across the retrainings.
 
 Before anything it checks the machine (printed, and in --json): the CPU model and its cache sizes
 (/proc/cpuinfo, /sys/devices/system/cpu/cpu0/cache), and its noise: a fixed reference kernel (a pure-
-Python loop of fixed work: 400 000 iterations) timed 10 times; a spread (max - min over the median) above 2 %
-marks the whole run as disturbed (it still runs: its figures say what a busy machine gives). Then it
+Python loop of fixed work: 400 000 iterations) timed 10 times, and timed 10 times on every core at once
+(the ranks' load); a spread (max - min over the median) above 2 %, or a slowest core under load more
+than 2 % over the fastest, marks the whole run as disturbed (it still runs: its figures say what a busy
+machine gives). Then it
 measures this machine's library rate curves (`gridcast calibrate --only-rate-curve` on a copy of the
 calibration; compute.library_rates), which the profiles carry, so that `gridcast fit` prices the BLAS
 calls that carry their arguments on them (docs/reference/latency-model.md, "Library calls priced from
@@ -87,6 +89,7 @@ import os
 import re
 import shutil
 import importlib.util
+import multiprocessing
 import statistics
 import subprocess
 import sys
@@ -166,15 +169,37 @@ def reference_kernel() -> float:
     return elapsed
 
 
+def _kernel_on_core(args: tuple[int, int]) -> float:
+    """The median of `times` reference kernels on CPU `core` alone (a pool worker)."""
+    core, times = args
+    os.sched_setaffinity(0, {core})
+    reference_kernel()  # warm-up
+    return statistics.median(reference_kernel() for _ in range(times))
+
+
+def loaded_cores(times: int = 10) -> list[float]:
+    """The reference kernel's median on each CPU while every CPU runs it at once, as the benchmark's ranks
+    run: one core slower than the others under load (a VM whose virtual cores share a physical one, or
+    a neighbour) slows whichever rank lands on it, for a whole run, which a kernel timed alone never sees."""
+    cores = sorted(os.sched_getaffinity(0))
+    with multiprocessing.get_context("fork").Pool(len(cores)) as pool:
+        return pool.map(_kernel_on_core, [(c, times) for c in cores])
+
+
 def noise_check(times: int = 10) -> dict:
     """The reference kernel timed `times` times: its spread (max - min over the median) says how much
-    the machine moves a fixed amount of work right now."""
+    the machine moves a fixed amount of work right now; and timed on every core at once: the slowest
+    core's median over the fastest's says how much a loaded core loses (core_imbalance_pct). Either over
+    NOISE_LIMIT marks the run disturbed."""
     reference_kernel()  # warm-up
     t = [reference_kernel() for _ in range(times)]
     med = statistics.median(t)
     spread = (max(t) - min(t)) / med
+    per_core = loaded_cores(times)
+    imbalance = max(per_core) / min(per_core) - 1
     return {"reference_runs": times, "reference_median_s": med, "reference_spread_pct": 100 * spread,
-            "disturbed": spread > NOISE_LIMIT}
+            "loaded_core_median_s": per_core, "core_imbalance_pct": 100 * imbalance,
+            "disturbed": spread > NOISE_LIMIT or imbalance > NOISE_LIMIT}
 
 
 def library_calibration(gridcast: str, work: Path, quick: bool) -> Path:
@@ -411,8 +436,9 @@ def main() -> int:
     print(f"# real_size: np 2 on this machine: {machine['cpu_model']}, {machine['cores']} cores, caches "
           f"{', '.join(machine['caches']) or '?'}; load average {os.getloadavg()[0]:.2f} at the start", flush=True)
     print(f"# noise check: a fixed reference kernel timed {noise['reference_runs']} times, median "
-          f"{1e3 * noise['reference_median_s']:.1f} ms, spread {noise['reference_spread_pct']:.1f}% "
-          f"({'over' if noise['disturbed'] else 'within'} {100 * NOISE_LIMIT:.0f}%): "
+          f"{1e3 * noise['reference_median_s']:.1f} ms, spread {noise['reference_spread_pct']:.1f}%; on every core at "
+          f"once, medians {' '.join(f'{1e3 * x:.1f}' for x in noise['loaded_core_median_s'])} ms, the slowest "
+          f"{noise['core_imbalance_pct']:.1f}% over the fastest (limit {100 * NOISE_LIMIT:.0f}% each): "
           f"{'DISTURBED: the figures below say what a busy machine gives' if noise['disturbed'] else 'quiet'}",
           flush=True)
     rows: list[tuple] = []  # (cycle, row)
@@ -448,8 +474,9 @@ def main() -> int:
             per_cycle.append({"run": cycle, "mean_abs_error_pct": round(statistics.mean(errs), 2),
                               "max_abs_error_pct": round(max(errs), 2), "seconds": round(cycle_s[cycle - 1])})
     if noise["disturbed"]:
-        print(f"\nDISTURBED: the reference kernel's spread was {noise['reference_spread_pct']:.1f}% (> "
-              f"{100 * NOISE_LIMIT:.0f}%): re-run on an idle machine for figures that say what gridcast does")
+        print(f"\nDISTURBED: the reference kernel's spread was {noise['reference_spread_pct']:.1f}% and its slowest "
+              f"core under load {noise['core_imbalance_pct']:.1f}% over the fastest (limit {100 * NOISE_LIMIT:.0f}% "
+              f"each): re-run on an idle machine for figures that say what gridcast does")
     if args.json:
         results_json.write(args.json, "real_size", [
             {"app": r[0], "size": r[1], "x_train": r[2], "run": c, "predicted_s": r[3], "measured_s": r[4],

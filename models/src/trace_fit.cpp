@@ -115,6 +115,16 @@ double TraceModel::library_flops(const LibraryPricing& pricing, double nw, doubl
   return work / kernel_rate_at(curve->second, bytes) * pricing.scale * library_speed_flops;
 }
 
+double TraceModel::absorbed_work(const TemplateNode& poll, double nw, double np) const
+{
+  if (not poll.absorbed_flops)
+    return 0.0;
+  double flops = std::max(0.0, poll.absorbed_flops->eval(nw, np));
+  for (const LibraryPricing& pricing : poll.absorbed_library)
+    flops += library_flops(pricing, nw, np);
+  return flops;
+}
+
 const NumberedLoop* TraceModel::numbered_of(std::uint32_t token) const
 {
   for (const NumberedLoop& l : numbered)

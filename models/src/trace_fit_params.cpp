@@ -2,10 +2,13 @@
 #include "trace_fit_params.hpp"
 
 #include "gridcast/foundation/errors.hpp"
+#include "gridcast/foundation/stats.hpp"
 
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
+#include <optional>
 #include <map>
 #include <set>
 #include <sstream>
@@ -201,6 +204,36 @@ void prefer_sibling_grid(std::vector<RankExpr>& free, const std::vector<std::pai
   }
 }
 
+/// The scale of a priced site or construct: what its training calls measured over what synthesis prices
+/// them at (`priced`, all points), at the speed of the least disturbed run. A disturbance only adds time
+/// to the same calls, and on a shared machine it can take a whole rank for a whole run (two ranks on the
+/// two cores of a VM whose second core runs 1.5-2x slower while the first computes: HPL's dgemm ran at
+/// 3.4 GF/s on one rank and 5.8 on the other, which rank changing from run to run), which no per-call
+/// median over the runs drops. So each (run, rank)'s measured over its calls' price on the rate curve at
+/// their own working sets, the smallest at each point (the least disturbed), the median over the points;
+/// times the curve's price of all the calls over synthesis's price of them (what pricing at the fitted
+/// mean work and working set misses). Where every run ran at one speed this is measured over priced
+/// summed over the points. nullopt where there is no work to price.
+std::optional<double> library_scale(const std::map<std::pair<double, double>, SlotObs::LibraryObs::Point>& points,
+                                    double priced)
+{
+  double observed = 0, curve = 0;
+  std::vector<double> least;
+  for (const auto& [point, p] : points) {
+    observed += p.observed;
+    curve += p.curve;
+    double lo = std::numeric_limits<double>::infinity();
+    for (const auto& [run, oc] : p.runs)
+      if (oc.first > 0 && oc.second > 0)
+        lo = std::min(lo, oc.first / oc.second);
+    if (std::isfinite(lo))
+      least.push_back(lo);
+  }
+  if (not(priced > 0) || not(observed > 0) || not(curve > 0) || least.empty())
+    return std::nullopt;
+  return gridcast::median(least) * curve / priced;
+}
+
 }  // namespace
 
 TemplateFitter::TemplateFitter(TraceModel& model, const std::vector<GroupData>& data)
@@ -291,9 +324,12 @@ TemplateNode TemplateFitter::make_node(int id, UsedExprs& used)
   if (s.kind == RolledNode::Kind::Poll) {
     t.count = fit_formula(s.count.points(), true);  // polling lengths vary by nature: their mean, no warning
     // Work done while polling: its total per construct (not per round: the number of rounds is the
-    // timing's), regressed like measured compute (simplest formula near the best, few terms).
-    if (s.any_library)
-      t.absorbed_flops = fit_measured(s.absorbed.points());
+    // timing's). Its library calls priced from their arguments where all of them can be, the rest (or
+    // all of it) regressed like measured compute (simplest formula near the best, few terms).
+    if (s.any_library) {
+      t.absorbed_library = fit_absorbed_library(s);
+      t.absorbed_flops   = fit_measured((t.absorbed_library.empty() ? s.absorbed : s.absorbed_unpriced).points());
+    }
   }
   fit_call_ranks(s, t, used);
   fit_amounts(s, t);
@@ -563,19 +599,57 @@ void TemplateFitter::fit_library(const SlotObs& s, TemplateNode& t)
   // the target loses to the next plausible one (a negative working set has no price).
   LibraryPricing pricing{lib.kernel, fit_plausible_formula(work, false, plausible_).formula,
                          fit_plausible_formula(bytes, false, plausible_).formula, 1.0};
-  // The scale: measured over priced work, summed over the training points (each point's calls priced
-  // as synthesis will price them, at the fitted mean work and working set).
-  double observed = 0, priced = 0;
-  for (const auto& [point, p] : lib.points) {
-    observed += p.observed;
+  // The scale: measured over priced work (each point's calls priced as synthesis will price them, at
+  // the fitted mean work and working set), at the least disturbed run's speed (library_scale).
+  double priced = 0;
+  for (const auto& [point, p] : lib.points)
     priced += static_cast<double>(p.calls) * model_.library_flops(pricing, point.first, point.second);
-  }
-  if (not(priced > 0) || not(observed > 0)) {
+  const std::optional<double> scale = library_scale(lib.points, priced);
+  if (not scale) {
     t.regressed_because = "the arguments give no work";
     return;
   }
-  pricing.scale = observed / priced;
+  pricing.scale = *scale;
   t.library     = std::move(pricing);
+}
+
+/// The library calls a polling construct absorbed, priced as a library site is (fit_library), one entry
+/// per kernel: the mean work per construct (0 at a point where none of the kernel's calls was absorbed)
+/// and the work-weighted working set as formulas of (Nw, Np), and the scale that makes the curve's price
+/// of the training constructs their measured work. Empty (the construct's work is all regressed) where
+/// some absorbed library call could not be priced or a kernel's arguments give no work.
+std::vector<LibraryPricing> TemplateFitter::fit_absorbed_library(const SlotObs& s) const
+{
+  const SlotObs::AbsorbedLibrary& lib = s.absorbed_library;
+  std::vector<LibraryPricing> out;
+  if (not lib.missing.empty())
+    return out;
+  for (const auto& [kernel, points] : lib.kernels) {
+    std::vector<FitPoint> work, bytes;
+    for (const auto& [point, constructs] : lib.constructs) {
+      const auto it  = points.find(point);
+      const double w = it == points.end() ? 0.0 : it->second.work;
+      work.push_back({point.first, point.second, w / static_cast<double>(constructs)});
+      if (w > 0)
+        bytes.push_back({point.first, point.second, it->second.work_x_bytes / w});
+    }
+    if (bytes.empty())
+      return {};
+    // The work is exact (the arguments' sum); the working set is a mean over calls that the timing cut
+    // into different chunks from run to run, so it gets at most (points - 2) terms, as measured work.
+    const int ws_terms = std::clamp(static_cast<int>(bytes.size()) - 2, 1, 3);
+    LibraryPricing pricing{kernel, fit_plausible_formula(work, false, plausible_).formula,
+                           fit_plausible_formula(bytes, false, plausible_, ws_terms).formula, 1.0};
+    double priced = 0;
+    for (const auto& [point, constructs] : lib.constructs)
+      priced += static_cast<double>(constructs) * model_.library_flops(pricing, point.first, point.second);
+    const std::optional<double> scale = library_scale(points, priced);
+    if (not scale)
+      return {};
+    pricing.scale = *scale;
+    out.push_back(std::move(pricing));
+  }
+  return out;
 }
 
 /// A count or size: the best formula by leave-one-out among those plausible from the training points up

@@ -32,6 +32,7 @@ private:
   void fit_call_ranks(SlotObs& s, TemplateNode& t, UsedExprs& used);
   void fit_amounts(SlotObs& s, TemplateNode& t);
   void fit_library(const SlotObs& s, TemplateNode& t);
+  std::vector<LibraryPricing> fit_absorbed_library(const SlotObs& s) const;
   Formula fit_quantity(const Series& series, bool integer, SlotObs& s, const char* field, TemplateNode& t);
   Formula fit_compute(const SlotObs& s) const;
   std::optional<RoleScale> fit_role_scale(const SlotObs& s) const;

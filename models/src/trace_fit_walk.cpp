@@ -262,10 +262,44 @@ void GroupCollector::walk_call(const RolledNode& n, SlotObs& s, std::size_t k, W
   while (not w.cursor->at_end() && (*w.roles)[w.cursor->index()] == kRoleAbsorbed) {
     if (w.last_poll == nullptr)
       changed(w);
-    w.last_poll->any_library = w.last_poll->any_library || not reader_.tokens().burst_model(w.cursor->token());
-    CallParams c = w.cursor->take();
-    w.last_poll->absorbed.add_to_last(w.nw, static_cast<double>(w.np), w.profile, w.rank, c.work(w.speed_flops));
+    const std::uint32_t token = w.cursor->token();
+    w.last_poll->any_library  = w.last_poll->any_library || not reader_.tokens().burst_model(token);
+    CallParams c              = w.cursor->take();
+    const double work         = c.work(w.speed_flops);
+    const double np           = static_cast<double>(w.np);
+    w.last_poll->absorbed.add_to_last(w.nw, np, w.profile, w.rank, work);
+    w.last_poll->absorbed_unpriced.add_to_last(w.nw, np, w.profile, w.rank, absorb(*w.last_poll, w, token, c, work));
   }
+}
+
+/// One compute call a construct absorbed, for pricing the construct's library work from arguments: a
+/// library call whose arguments give its cost on a kernel with a rate curve is added to its kernel's sums
+/// (0 returned); anything else (a burst, a call without arguments) is returned, the work regressed. A
+/// library call that cannot be priced makes the whole construct a regressed one (`missing`).
+double GroupCollector::absorb(SlotObs& s, const WalkState& w, std::uint32_t token, const CallParams& c, double work)
+{
+  if (reader_.tokens().burst_model(token))
+    return work;
+  SlotObs::AbsorbedLibrary& lib = s.absorbed_library;
+  if (not lib.missing.empty())
+    return work;
+  const std::string& function = tokens_[token].function;
+  const std::string kernel{library_kernel(function)};
+  if (kernel.empty()) {
+    lib.missing = "it absorbs " + function + ", whose cost no arguments give";
+    return work;
+  }
+  const std::optional<LibraryCost> cost = library_cost(function, c.library);
+  if (not cost) {
+    lib.missing = "no arguments recorded for " + function + " (" + reader_.profiles()[w.profile].label + ")";
+    return work;
+  }
+  if (not library_rates_.contains(kernel)) {
+    lib.missing = "no rate curve for " + kernel + " in the profiles' calibration";
+    return work;
+  }
+  add_library_call(lib.kernels[kernel][{w.nw, static_cast<double>(w.np)}], w, *cost, kernel, work);
+  return 0.0;
 }
 
 /// The construct's calls: its polls (observed as calls: sources, tags) and the compute it absorbed, whose
@@ -277,21 +311,27 @@ void GroupCollector::walk_poll(const RolledNode& n, SlotObs& s, std::size_t k, W
   if (w.cursor->at_end() || (*w.roles)[w.cursor->index()] != n.token)
     changed(w);
   std::uint64_t len = 0;
-  double work       = 0;
+  double work = 0, unpriced = 0;
   do {
     if (w.cursor->token() == n.token) {
       observe_call(s, w, w.cursor->take(), k);
       ++len;
     } else {
-      s.any_library = s.any_library || not reader_.tokens().burst_model(w.cursor->token());
-      CallParams c  = w.cursor->take();
-      work += c.work(w.speed_flops);
+      const std::uint32_t token = w.cursor->token();
+      s.any_library  = s.any_library || not reader_.tokens().burst_model(token);
+      CallParams c   = w.cursor->take();
+      const double x = c.work(w.speed_flops);
+      work += x;
+      unpriced += absorb(s, w, token, c, x);
     }
   } while (not w.cursor->at_end() && (*w.roles)[w.cursor->index()] == kRoleAbsorbed);
   if (len == 0)
     changed(w);
-  s.count.add(w.nw, static_cast<double>(w.np), static_cast<double>(len));
-  s.absorbed.add(w.nw, static_cast<double>(w.np), w.profile, w.rank, reader_.repeated(w.profile), work);
+  const double np = static_cast<double>(w.np);
+  s.count.add(w.nw, np, static_cast<double>(len));
+  s.absorbed.add(w.nw, np, w.profile, w.rank, reader_.repeated(w.profile), work);
+  s.absorbed_unpriced.add(w.nw, np, w.profile, w.rank, reader_.repeated(w.profile), unpriced);
+  ++s.absorbed_library.constructs[{w.nw, np}];
   w.last_poll = &s;
 }
 
@@ -355,11 +395,23 @@ void GroupCollector::observe_library(SlotObs& s, const WalkState& w, const CallP
     lib.missing = "no rate curve for " + lib.kernel + " in the profiles' calibration";
     return;
   }
-  SlotObs::LibraryObs::Point& p = lib.points[{w.nw, static_cast<double>(w.np)}];
+  add_library_call(lib.points[{w.nw, static_cast<double>(w.np)}], w, *cost, lib.kernel, work);
+}
+
+/// Adds one priced call (its cost from the arguments, its measured work in flops) to a point's sums.
+void GroupCollector::add_library_call(SlotObs::LibraryObs::Point& p, const WalkState& w, const LibraryCost& cost,
+                                      const std::string& kernel, double work)
+{
+  const double curve = cost.work / kernel_rate_at(library_rates_.at(kernel), std::max(1.0, cost.working_set_bytes)) *
+                       w.speed_flops;
   ++p.calls;
-  p.work += cost->work;
-  p.work_x_bytes += cost->work * cost->working_set_bytes;
+  p.work += cost.work;
+  p.work_x_bytes += cost.work * cost.working_set_bytes;
   p.observed += work;
+  p.curve += curve;
+  auto& run = p.runs[{w.profile, w.rank}];
+  run.first += work;
+  run.second += curve;
 }
 
 void GroupCollector::observe_call(SlotObs& s, WalkState& w, const CallParams& c, std::size_t position)

@@ -36,6 +36,9 @@ struct SlotObs {
   /// any of it was a library call.
   ProfileSeries absorbed;
   bool any_library = false;
+  /// Poll: the absorbed work that is not priced from arguments (the bursts between the polls), kept as
+  /// `absorbed` is; what the absorbed library calls' arguments say is `absorbed_library` (below).
+  ProfileSeries absorbed_unpriced;
   std::map<std::pair<int, int>, std::map<double, std::uint64_t>> count_by_np_rank_nw;
   RankSeries peer, src, root, key;
   TagFitter tag;
@@ -82,12 +85,23 @@ struct SlotObs {
       double work = 0;           ///< sum of the calls' work (the kernel's unit)
       double work_x_bytes = 0;   ///< sum of work x working set: the work-weighted mean working set
       double observed = 0;       ///< sum of the calls' measured work in flops
+      double curve = 0;          ///< sum of the calls' price on the rate curve at their own working set, in flops
+      /// (profile, rank) -> (observed, curve) of that rank's calls in that run: the scale's lower envelope.
+      std::map<std::pair<std::size_t, int>, std::pair<double, double>> runs;
     };
     std::string kernel;
     std::string missing;  ///< why the site cannot be priced from arguments (first reason seen); empty: it can
     std::map<std::pair<double, double>, Point> points;  ///< by (Nw, Np)
   };
   LibraryObs library;
+  /// Poll: the library calls its constructs absorbed, by kernel and training point, and the constructs at
+  /// each point (the mean per construct is the work a construct does, whatever the rounds).
+  struct AbsorbedLibrary {
+    std::map<std::string, std::map<std::pair<double, double>, LibraryObs::Point>> kernels;
+    std::map<std::pair<double, double>, std::uint64_t> constructs;
+    std::string missing;  ///< why the absorbed work cannot be priced from arguments; empty: it can
+  };
+  AbsorbedLibrary absorbed_library;
   // Latency model (compute calls): the call's context and its work per (profile, progress buckets).
   int loop_ordinal = -1;  ///< Loop: pre-order number among the group's loops
   ComputeCalls compute;   ///< Compute: its calls, for the latency model's ratio and variability
@@ -123,6 +137,9 @@ private:
   void observe_call(SlotObs& s, WalkState& w, const CallParams& c, std::size_t position);
   void observe_compute(SlotObs& s, WalkState& w, const CallParams& c, std::size_t position);
   void observe_library(SlotObs& s, const WalkState& w, const CallParams& c, double work);
+  double absorb(SlotObs& s, const WalkState& w, std::uint32_t token, const CallParams& c, double work);
+  void add_library_call(SlotObs::LibraryObs::Point& p, const WalkState& w, const LibraryCost& cost,
+                        const std::string& kernel, double work);
   [[noreturn]] void changed(const WalkState& w) const;
 
   const ProfileReader& reader_;

@@ -34,6 +34,14 @@ ojson formula_json(const Formula& f)
   return o;
 }
 
+ojson pricing_json(const LibraryPricing& l)
+{
+  return ojson{{"kernel", l.kernel},
+               {"work", formula_json(l.work)},
+               {"working_set_bytes", formula_json(l.working_set_bytes)},
+               {"scale", l.scale}};
+}
+
 /// A float as the shortest decimal that reads back as the same float (forest thresholds and leaves).
 double short_float(float f)
 {
@@ -138,6 +146,12 @@ ojson nodes_json(const std::vector<TemplateNode>& nodes, const TraceModel& m)
       o["count"] = formula_json(n.count);
       if (n.absorbed_flops)
         o["absorbed_flops"] = formula_json(*n.absorbed_flops);
+      if (not n.absorbed_library.empty()) {
+        ojson priced = ojson::array();
+        for (const LibraryPricing& l : n.absorbed_library)
+          priced.push_back(pricing_json(l));
+        o["absorbed_library"] = std::move(priced);
+      }
     } else {
       o["call"] = n.token;
       o["fn"]   = t.function;
@@ -180,10 +194,7 @@ ojson nodes_json(const std::vector<TemplateNode>& nodes, const TraceModel& m)
     if (n.role_scale)
       o["role_scale"] = ojson{{"first", n.role_scale->first}, {"last", n.role_scale->last}, {"middle", n.role_scale->middle}};
     if (n.library)
-      o["library"] = ojson{{"kernel", n.library->kernel},
-                           {"work", formula_json(n.library->work)},
-                           {"working_set_bytes", formula_json(n.library->working_set_bytes)},
-                           {"scale", n.library->scale}};
+      o["library"] = pricing_json(*n.library);
     if (n.seconds)
       o["seconds"] = formula_json(*n.seconds);
     if (n.counts)
@@ -355,6 +366,18 @@ std::vector<Approximation> read_approximations(const JsonObject& node)
   return out;
 }
 
+/// A library call's pricing (a position's "library", an entry of a construct's "absorbed_library"); its
+/// kernel must have a rate curve in the model's top-level "library".
+LibraryPricing read_pricing(JsonObject lib, const TraceModel& m)
+{
+  lib.only({"kernel", "work", "working_set_bytes", "scale"});
+  LibraryPricing pricing{lib.string("kernel"), read_formula(lib.child("work")), read_formula(lib.child("working_set_bytes")),
+                         lib.number("scale", JsonObject::Bound::Positive)};
+  if (not m.library_rates.contains(pricing.kernel))
+    lib.fail("kernel", "no rate curve for " + pricing.kernel + " in the model's \"library\"");
+  return pricing;
+}
+
 /// The template nodes in the array under `key` of `parent`.
 std::vector<TemplateNode> read_nodes(const JsonObject& parent, std::string_view key, const TraceModel& m)
 {
@@ -373,7 +396,7 @@ std::vector<TemplateNode> read_nodes(const JsonObject& parent, std::string_view 
       out.push_back(std::move(n));
       continue;
     }
-    r.only({"call", "poll", "fn", "count", "absorbed_flops", "peer", "src", "root", "key", "tag", "tag_formula", "bytes", "recv_bytes", "bytes_scale", "recv_bytes_scale", "flops", "role_scale", "library", "seconds", "counts",
+    r.only({"call", "poll", "fn", "count", "absorbed_flops", "absorbed_library", "peer", "src", "root", "key", "tag", "tag_formula", "bytes", "recv_bytes", "bytes_scale", "recv_bytes_scale", "flops", "role_scale", "library", "seconds", "counts",
             "recv_counts", "counts_self", "recv_counts_self", "request_back", "requests_back", "all_pending",
             "approximated"});
     const char* tkey = r.has("poll") ? "poll" : "call";
@@ -388,6 +411,13 @@ std::vector<TemplateNode> read_nodes(const JsonObject& parent, std::string_view 
       if (n.kind != RolledNode::Kind::Poll)
         r.fail("absorbed_flops", "only a polling construct (\"poll\") absorbs compute");
       n.absorbed_flops = read_formula(r.child("absorbed_flops"));
+    }
+    if (r.has("absorbed_library")) {
+      if (not n.absorbed_flops)
+        r.fail("absorbed_library", "only a polling construct with \"absorbed_flops\" prices absorbed library calls");
+      const std::size_t count = r.array("absorbed_library").size();
+      for (std::size_t i = 0; i < count; ++i)
+        n.absorbed_library.push_back(read_pricing(r.element("absorbed_library", i), m));
     }
     if (r.has("peer"))
       n.peer = read_rank(r.child("peer"));
@@ -444,16 +474,8 @@ std::vector<TemplateNode> read_nodes(const JsonObject& parent, std::string_view 
       n.role_scale = RoleScale{rs.number("first", B::NonNegative), rs.number("last", B::NonNegative),
                                rs.number("middle", B::NonNegative)};
     }
-    if (r.has("library")) {
-      JsonObject lib = r.child("library");
-      lib.only({"kernel", "work", "working_set_bytes", "scale"});
-      LibraryPricing pricing{lib.string("kernel"), read_formula(lib.child("work")),
-                             read_formula(lib.child("working_set_bytes")),
-                             lib.number("scale", JsonObject::Bound::Positive)};
-      if (not m.library_rates.contains(pricing.kernel))
-        lib.fail("kernel", "no rate curve for " + pricing.kernel + " in the model's \"library\"");
-      n.library = std::move(pricing);
-    }
+    if (r.has("library"))
+      n.library = read_pricing(r.child("library"), m);
     if (r.has("seconds"))
       n.seconds = read_formula(r.child("seconds"));
     if (r.has("counts"))
@@ -487,13 +509,19 @@ bool uses_feature(const Formula& f, std::size_t feature)
   return std::any_of(f.terms.begin(), f.terms.end(), [&](const Term& t) { return t.feature == feature; });
 }
 bool uses_feature(const std::optional<Formula>& f, std::size_t feature) { return f && uses_feature(*f, feature); }
+bool uses_feature(const LibraryPricing& l, std::size_t feature)
+{
+  return uses_feature(l.work, feature) || uses_feature(l.working_set_bytes, feature);
+}
 
 bool uses_feature(const std::vector<TemplateNode>& nodes, std::size_t feature)
 {
   for (const TemplateNode& n : nodes)
     if (uses_feature(n.count, feature) || uses_feature(n.bytes, feature) || uses_feature(n.recv_bytes, feature) ||
         uses_feature(n.flops, feature) || uses_feature(n.absorbed_flops, feature) || uses_feature(n.seconds, feature) ||
-        (n.library && (uses_feature(n.library->work, feature) || uses_feature(n.library->working_set_bytes, feature))) ||
+        (n.library && uses_feature(*n.library, feature)) ||
+        std::any_of(n.absorbed_library.begin(), n.absorbed_library.end(),
+                    [&](const LibraryPricing& l) { return uses_feature(l, feature); }) ||
         uses_feature(n.counts, feature) || uses_feature(n.recv_counts, feature) ||
         uses_feature(n.counts_self, feature) || uses_feature(n.recv_counts_self, feature) ||
         uses_feature(n.tag_formula, feature) || uses_feature(n.body, feature))

@@ -284,7 +284,7 @@ void compile(const std::vector<TemplateNode>& nodes, const TraceModel& m, const 
       work.node        = &kNoParams;
       work.proto.op    = Op::Compute;
       work.proto.function = p.functions.intern("compute");
-      work.proto.flops = std::max(0.0, n.absorbed_flops->eval(t.nw, t.np));
+      work.proto.flops = m.absorbed_work(n, t.nw, t.np);
       p.code.push_back({Instr::Call, static_cast<std::uint32_t>(p.leaves.size()), 0, 0});
       p.leaves.push_back(std::move(work));
     }

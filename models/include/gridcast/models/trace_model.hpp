@@ -235,7 +235,12 @@ struct TemplateNode {
   /// Poll: the mean total work in flops of the compute a construct absorbed (its rounds and its lead),
   /// present when the constructs held compute library calls (work done while waiting, not the polling
   /// loop's own time). Synthesis emits it as one compute burst before the construct's single poll.
+  /// With `absorbed_library`, it is the work of the rest only (the bursts between the polls).
   std::optional<Formula> absorbed_flops;
+  /// Poll: where every library call a construct absorbed carried its arguments and has a rate curve, the
+  /// absorbed library work priced from them, one entry per kernel (its mean work per construct, not per
+  /// call), added to `absorbed_flops` at synthesis; empty otherwise (all of the work is regressed).
+  std::vector<LibraryPricing> absorbed_library;
   std::optional<Formula> seconds;  ///< Sleep: idle seconds, which do not scale with the host
   std::optional<Formula> counts, recv_counts;  ///< v-collectives: the count of every other rank
   std::optional<Formula> counts_self, recv_counts_self;  ///< the rank's own entry, where it differs
@@ -399,6 +404,9 @@ struct TraceModel {
   double library_speed_flops = 0;
   /// The work in flops of one call of a site priced from its arguments, at (nw, np).
   double library_flops(const LibraryPricing& pricing, double nw, double np) const;
+  /// The work in flops of one polling construct at (nw, np): its regressed `absorbed_flops` plus its
+  /// `absorbed_library` priced on the rate curves; 0 for a construct that absorbed no work.
+  double absorbed_work(const TemplateNode& poll, double nw, double np) const;
 };
 
 struct FitOptions {
