@@ -228,8 +228,7 @@ std::optional<double> library_scale(const std::map<std::pair<double, double>, Sl
         lo = std::min(lo, oc.first / oc.second);
     if (std::isfinite(lo))
       least.push_back(lo);
-  }
-  if (not(priced > 0) || not(observed > 0) || not(curve > 0) || least.empty())
+  }  if (not(priced > 0) || not(observed > 0) || not(curve > 0) || least.empty())
     return std::nullopt;
   return gridcast::median(least) * curve / priced;
 }
@@ -496,6 +495,9 @@ void TemplateFitter::fit_amounts(SlotObs& s, TemplateNode& t)
                               s.counts_uneven});
   if (s.counts_self_differs)
     t.counts_self = fit_formula(s.counts_self.points(), true);
+  // A v-collective on another communicator: its size, a count like any other.
+  if (not s.comm_size.empty())
+    t.comm_size = fit_quantity(s.comm_size, true, s, "comm_size", t);
   if (s.any_recv_counts)
     t.recv_counts = fit_quantity(s.recv_counts.empty() ? s.recv_counts_self : s.recv_counts, true, s, "recv_counts", t);
   if (s.recv_counts_uneven > 0)

@@ -465,6 +465,21 @@ void GroupCollector::observe_call(SlotObs& s, WalkState& w, const CallParams& c,
       return;
     any = true;
     const std::string& label = reader_.profiles()[w.profile].label;
+    if (tok.comm != kWorldComm) {
+      // On another communicator (a split's, a duplicate's) the counts are one per rank of it, and the
+      // rank's place in it is not recorded: one count stands for every entry (their mean, which keeps the
+      // rank's total), and the communicator's size is fitted beside it.
+      double sum = 0;
+      for (std::uint64_t x : v)
+        sum += static_cast<double>(x);
+      const double mean = sum / static_cast<double>(v.size());
+      for (std::uint64_t x : v)
+        uneven = std::max(uneven, std::abs(static_cast<double>(x) - mean) / std::max(mean, 1.0));
+      others.add(w.nw, np, mean);
+      s.comm_size.add(w.nw, np, static_cast<double>(v.size()));
+      note_spread(s, "comm_size", w.profile, static_cast<double>(v.size()));
+      return;
+    }
     if (static_cast<int>(v.size()) != w.np)
       throw InputError({label, c.line, field, w.rank}, std::string(op_name(tok.op)) + ": " + std::to_string(v.size()) +
                                                            " counts for " + std::to_string(w.np) + " ranks");

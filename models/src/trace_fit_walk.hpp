@@ -52,6 +52,8 @@ struct SlotObs {
   /// Compute sites: some call's work was measured (seconds), not declared (flops): noisy, fitted so.
   bool measured_work = false;
   Series counts_self, recv_counts_self;  ///< v-collectives: the entry of the rank itself
+  /// v-collectives on a communicator other than the world: its size (the length of the counts).
+  Series comm_size;
   bool any_bytes = false, any_recv_bytes = false, any_flops = false, any_seconds = false, any_counts = false,
        any_recv_counts = false, counts_self_differs = false, recv_counts_self_differs = false;
   /// v-collectives whose per-peer counts differ between the other ranks: the largest relative

@@ -205,6 +205,8 @@ ojson nodes_json(const std::vector<TemplateNode>& nodes, const TraceModel& m)
       o["counts_self"] = formula_json(*n.counts_self);
     if (n.recv_counts_self)
       o["recv_counts_self"] = formula_json(*n.recv_counts_self);
+    if (n.comm_size)
+      o["comm_size"] = formula_json(*n.comm_size);
     if (n.request_back != 0)
       o["request_back"] = n.request_back;
     if (not n.requests_back.empty())
@@ -397,7 +399,7 @@ std::vector<TemplateNode> read_nodes(const JsonObject& parent, std::string_view 
       continue;
     }
     r.only({"call", "poll", "fn", "count", "absorbed_flops", "absorbed_library", "peer", "src", "root", "key", "tag", "tag_formula", "bytes", "recv_bytes", "bytes_scale", "recv_bytes_scale", "flops", "role_scale", "library", "seconds", "counts",
-            "recv_counts", "counts_self", "recv_counts_self", "request_back", "requests_back", "all_pending",
+            "recv_counts", "counts_self", "recv_counts_self", "comm_size", "request_back", "requests_back", "all_pending",
             "approximated"});
     const char* tkey = r.has("poll") ? "poll" : "call";
     n.kind  = r.has("poll") ? RolledNode::Kind::Poll : RolledNode::Kind::Call;
@@ -486,6 +488,8 @@ std::vector<TemplateNode> read_nodes(const JsonObject& parent, std::string_view 
       n.counts_self = read_formula(r.child("counts_self"));
     if (r.has("recv_counts_self"))
       n.recv_counts_self = read_formula(r.child("recv_counts_self"));
+    if (r.has("comm_size"))
+      n.comm_size = read_formula(r.child("comm_size"));
     if (r.has("request_back"))
       n.request_back = r.integer("request_back");
     if (r.has("requests_back"))
@@ -523,7 +527,7 @@ bool uses_feature(const std::vector<TemplateNode>& nodes, std::size_t feature)
         std::any_of(n.absorbed_library.begin(), n.absorbed_library.end(),
                     [&](const LibraryPricing& l) { return uses_feature(l, feature); }) ||
         uses_feature(n.counts, feature) || uses_feature(n.recv_counts, feature) ||
-        uses_feature(n.counts_self, feature) || uses_feature(n.recv_counts_self, feature) ||
+        uses_feature(n.counts_self, feature) || uses_feature(n.recv_counts_self, feature) || uses_feature(n.comm_size, feature) ||
         uses_feature(n.tag_formula, feature) || uses_feature(n.body, feature))
       return true;
   return false;

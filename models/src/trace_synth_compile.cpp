@@ -326,10 +326,13 @@ void compile(const std::vector<TemplateNode>& nodes, const TraceModel& m, const 
     }
     if (n.seconds)
       r.seconds = std::max(0.0, n.seconds->eval(t.nw, t.np));
+    // One entry per rank of the collective's communicator: the world's, or the size fitted for another.
+    const std::size_t entries = n.comm_size ? std::max<std::uint64_t>(1, eval_count(*n.comm_size, t, here, "comm_size", *p.quality))
+                                            : static_cast<std::size_t>(t.np);
     if (n.counts)
-      r.counts.assign(static_cast<std::size_t>(t.np), eval_count(*n.counts, t, here, "counts", *p.quality));
+      r.counts.assign(entries, eval_count(*n.counts, t, here, "counts", *p.quality));
     if (n.recv_counts)
-      r.recv_counts.assign(static_cast<std::size_t>(t.np), eval_count(*n.recv_counts, t, here, "recv_counts", *p.quality));
+      r.recv_counts.assign(entries, eval_count(*n.recv_counts, t, here, "recv_counts", *p.quality));
     if (n.counts_self)
       leaf.counts_self = eval_count(*n.counts_self, t, here, "counts_self", *p.quality);
     if (n.recv_counts_self)

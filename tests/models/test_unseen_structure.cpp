@@ -15,6 +15,7 @@ using namespace gridcast::models::trace;
 using gridcast::test::grid3_neighbour;
 using gridcast::test::MemoryStream;
 using gridcast::test::read_all;
+using gridcast::test::require_same_streams;
 using gridcast::test::TempDir;
 using gridcast::test::write_profile_grid;
 
@@ -480,4 +481,64 @@ TEST_CASE("unseen structure: receives that approximated peers leave without a se
     for (std::size_t i = 0; i < calls.size(); ++i)
       CHECK(calls[i].line == i + 1);  // numbered as emitted
   }
+}
+
+namespace {
+
+/// v-collectives on communicators other than the world, as Quantum ESPRESSO makes them on its pools and
+/// band groups: a split of the whole world (color 0: Np ranks) with an MPI_Allgatherv of 8 nw bytes from
+/// every rank, and a split into one communicator per rank (color = rank) with an MPI_Gatherv of 16 nw
+/// bytes onto its only rank.
+class SubCommGather final : public TraceSource {
+public:
+  SubCommGather(int nw, int np) : nw_(nw), np_(np) {}
+  int rank_count() const override { return np_; }
+  CallStreamPtr open(int rank) const override
+  {
+    auto s = std::make_unique<MemoryStream>("subcomm-gather");
+    s->add(Op::Init, "MPI_Init");
+    CallRecord& all = s->add(Op::CommSplit, "MPI_Comm_split");
+    all.color = 0, all.key = rank, all.new_comm = 1;
+    CallRecord& self = s->add(Op::CommSplit, "MPI_Comm_split");
+    self.color = rank, self.key = 0, self.new_comm = 2;
+    const auto b = static_cast<std::uint64_t>(8 * nw_);
+    for (int step = 0; step < 3; ++step) {
+      CallRecord& ag = s->add(Op::Allgatherv, "MPI_Allgatherv");
+      ag.comm = 1, ag.bytes = b;
+      ag.recv_counts.assign(static_cast<std::size_t>(np_), b);
+      CallRecord& g = s->add(Op::Gatherv, "MPI_Gatherv");
+      g.comm = 2, g.root = 0, g.bytes = 2 * b;
+      g.recv_counts = {2 * b};
+    }
+    s->add(Op::Finalize, "MPI_Finalize");
+    return s;
+  }
+
+private:
+  int nw_, np_;
+};
+
+}  // namespace
+
+TEST_CASE("trace model: v-collectives on a split communicator have counts of its size", "[trace_model]")
+{
+  TempDir dir;
+  const auto profiles = write_profile_grid(dir.path(), "sub", {2, 4}, {2, 3, 4}, TraceEncoding::JsonLines,
+                                           [](int nw, int np) { return SubCommGather(nw, np); });
+  auto model = std::make_shared<const TraceModel>(fit_trace_model(profiles));
+  const std::string json = model_to_json(*model).dump();
+  CHECK_THAT(json, Catch::Contains("\"comm_size\""));
+  // At a size it was not trained on: Np counts on the world's split, 1 on a rank's own.
+  require_same_streams(SynthSource(model, {6, 4}), SubCommGather(6, 4));
+  write_model(dir / "m.json", *model);
+  require_same_streams(SynthSource(std::make_shared<const TraceModel>(read_model(dir / "m.json")), {6, 4}),
+                       SubCommGather(6, 4));
+  // At a rank count it was not trained on, the world's split has the Np ranks of that count. (A split's
+  // color is the world rank of its rank 0, part of the call's token: the ranks of the one-rank
+  // communicators past the training counts are not synthesized as they ran.)
+  const std::vector<CallRecord> rank0 = read_all(*SynthSource(model, {6, 8}).open(0));
+  REQUIRE(rank0.size() > 3);
+  CHECK(rank0[3].op == Op::Allgatherv);
+  CHECK(rank0[3].recv_counts == std::vector<std::uint64_t>(8, 48));
+  CHECK(rank0[4].recv_counts == std::vector<std::uint64_t>{96});
 }

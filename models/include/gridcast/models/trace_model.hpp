@@ -244,6 +244,9 @@ struct TemplateNode {
   std::optional<Formula> seconds;  ///< Sleep: idle seconds, which do not scale with the host
   std::optional<Formula> counts, recv_counts;  ///< v-collectives: the count of every other rank
   std::optional<Formula> counts_self, recv_counts_self;  ///< the rank's own entry, where it differs
+  /// v-collectives on a communicator other than the world: its size, the length of `counts` and
+  /// `recv_counts` (each entry the count; absent: the world's Np entries).
+  std::optional<Formula> comm_size;
   /// wait/test: the request created this many requests earlier (1 = the latest); waitall/waitany: one
   /// such distance per request. Requests are numbered 0, 1, 2... in creation order, as TIT imports are.
   std::int64_t request_back = 0;
