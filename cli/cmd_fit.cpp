@@ -8,6 +8,7 @@
 
 #include <iomanip>
 #include <map>
+#include <set>
 #include <iostream>
 #include <sstream>
 
@@ -25,11 +26,23 @@ struct LibrarySites {
   std::map<std::string, int> regressed;  ///< why -> sites
 };
 
+/// The polling constructs that absorbed library work, and how many of them price it from the arguments.
+struct AbsorbingConstructs {
+  int total = 0, priced = 0;
+  std::set<std::string> kernels;
+};
+
 void collect_library_sites(const models::trace::TraceModel& model, const std::vector<models::trace::TemplateNode>& nodes,
-                           std::map<std::string, LibrarySites>& out)
+                           std::map<std::string, LibrarySites>& out, AbsorbingConstructs& absorbing)
 {
   for (const models::trace::TemplateNode& n : nodes) {
-    collect_library_sites(model, n.body, out);
+    collect_library_sites(model, n.body, out, absorbing);
+    if (n.absorbed_flops) {
+      ++absorbing.total;
+      absorbing.priced += n.absorbed_library.empty() ? 0 : 1;
+      for (const models::trace::LibraryPricing& l : n.absorbed_library)
+        absorbing.kernels.insert(l.kernel);
+    }
     if (n.kind == models::trace::RolledNode::Kind::Loop || (not n.library && n.regressed_because.empty()))
       continue;
     LibrarySites& f = out[model.tokens.at(n.token).function];
@@ -50,8 +63,9 @@ void collect_library_sites(const models::trace::TraceModel& model, const std::ve
 void print_library_pricing(const models::trace::TraceModel& model)
 {
   std::map<std::string, LibrarySites> functions;
+  AbsorbingConstructs absorbing;
   for (const models::trace::TraceGroup& g : model.groups)
-    collect_library_sites(model, g.body, functions);
+    collect_library_sites(model, g.body, functions, absorbing);
   for (const auto& [fn, f] : functions) {
     std::cout << "  priced " << fn << ": " << f.priced << " site(s) from their arguments";
     if (f.priced > 0) {
@@ -64,6 +78,18 @@ void print_library_pricing(const models::trace::TraceModel& model)
     for (const auto& [why, sites] : f.regressed)
       std::cout << ", " << sites << " regressed on (Nw, Np): " << why;
     std::cout << '\n';
+  }
+  // The library work polling constructs absorbed (model.json `absorbed_library`): priced where every
+  // absorbed library call carried its arguments, else regressed with the rest of the construct's work.
+  if (absorbing.total > 0) {
+    std::cout << "  priced absorbed work: " << absorbing.priced << " of " << absorbing.total
+              << " polling construct(s) from their arguments";
+    const char* sep = " (";
+    for (const std::string& k : absorbing.kernels) {
+      std::cout << sep << k;
+      sep = ", ";
+    }
+    std::cout << (absorbing.kernels.empty() ? "" : ")") << '\n';
   }
 }
 

@@ -191,16 +191,23 @@ TraceModel fit_largest_size_class(const std::vector<std::filesystem::path>& prof
     nws.push_back(ProfileDir(p).info().nw);
   std::sort(nws.begin(), nws.end(), std::greater<>());
   nws.erase(std::unique(nws.begin(), nws.end()), nws.end());
-  // The k largest sizes, the most first; all of them is what failed. At least two sizes: a model of one
-  // size says nothing of how the calls grow with Nw (with repeated runs the largest size alone is several
-  // profiles, and its model carried that size's counts to every target: Quantum ESPRESSO at 2x was
-  // predicted at the training size's time, -86 %). Where no two sizes agree, the reason they disagree
-  // is the error to report.
-  for (std::size_t k = nws.size() - 1; k >= 2; --k) {
+  // The k largest sizes, the most first; all of them is what failed. At least two training points
+  // (Nw, Np): a model of one point fits nothing (with repeated runs the largest size alone is several
+  // profiles of one point, and its model carried that point's calls to every target: Quantum ESPRESSO at
+  // 2x was predicted at the training size's time, -86 %). Where no two points agree, the reason the
+  // sizes disagree is the error to report.
+  for (std::size_t k = nws.size() - 1; k >= 1; --k) {
     std::vector<std::filesystem::path> subset;
-    for (const auto& p : profiles)
-      if (ProfileDir(p).info().nw >= nws[k - 1])
+    std::set<std::pair<double, int>> points;
+    for (const auto& p : profiles) {
+      const RunInfo info = ProfileDir(p).info();
+      if (info.nw >= nws[k - 1]) {
         subset.push_back(p);
+        points.insert({info.nw, info.np});
+      }
+    }
+    if (points.size() < 2)
+      break;
     try {
       TraceModel m = fit_one_size_class(subset, options);
       std::vector<double> kept(nws.begin(), nws.begin() + static_cast<std::ptrdiff_t>(k));

@@ -353,6 +353,16 @@ TEST_CASE("latency model: the library work a polling construct absorbs is priced
   const std::string file = (dir / "m.json").string();
   write_model(file, model);
   CHECK(synthesized_construct_flops(read_model(file), 1280) == priced);
+  // `gridcast fit` says which constructs priced their absorbed work, and from which kernels.
+  std::string args;
+  for (const auto& p : profiles)
+    args += " '" + p.string() + "'";
+  auto fit = gridcast::test::run_gridcast("fit" + args + " -o '" + (dir / "cli.json").string() + "'");
+  INFO(fit.output);
+  REQUIRE(fit.exit_code == 0);
+  CHECK_THAT(fit.output, Catch::Contains("priced absorbed work: ") &&
+                             Catch::Contains(" polling construct(s) from their arguments (dgemm)") &&
+                             !Catch::Contains("priced absorbed work: 0 of"));
 
   // Without the curve the construct's work is regressed on (Nw, Np): at 4x it extrapolates the in-cache
   // rate and misses the slower memory by more than 20 %.

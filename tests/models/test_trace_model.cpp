@@ -453,8 +453,8 @@ TEST_CASE("trace model: every training size on its own path: the error says so",
                                            [](int nw, int np) { return Rotate(np, nw); });
   auto err = gridcast::test::expect_input_error([&] { fit_trace_model(profiles); });
   CHECK_THAT(err.reason(), Catch::Contains("no rank-to-group rule fits") && !Catch::Contains("a single profile"));
-  // Repeated runs: the largest size alone is two profiles, of one Nw, which say nothing of how the calls
-  // grow with it. Still the error, not a model that carries that size's calls to every target.
+  // Repeated runs: the largest size alone is two profiles of one training point, which fit nothing. Still
+  // the error, not a model that carries that point's calls to every target.
   auto repeated = profiles;
   for (const auto& p : write_profile_grid(dir.path(), "again", {4}, {2, 3, 4}, TraceEncoding::Binary,
                                           [](int nw, int np) { return Rotate(np, nw); }))
