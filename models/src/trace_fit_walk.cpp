@@ -290,14 +290,9 @@ double GroupCollector::absorb(SlotObs& s, const WalkState& w, std::uint32_t toke
     return work;
   }
   const std::optional<LibraryCost> cost = library_cost(function, c.library);
-  if (not cost) {
-    lib.missing = "no arguments recorded for " + function + " (" + reader_.profiles()[w.profile].label + ")";
+  lib.missing = unpriceable(kernel, cost, w);
+  if (not lib.missing.empty())
     return work;
-  }
-  if (not library_rates_.contains(kernel)) {
-    lib.missing = "no rate curve for " + kernel + " in the profiles' calibration";
-    return work;
-  }
   add_library_call(lib.kernels[kernel][{w.nw, static_cast<double>(w.np)}], w, *cost, kernel, work);
   return 0.0;
 }
@@ -387,15 +382,22 @@ void GroupCollector::observe_library(SlotObs& s, const WalkState& w, const CallP
     return;  // not a library function (an application function, a compute burst), or already regressed
   lib.kernel = kernel;
   const std::optional<LibraryCost> cost = library_cost(function, c.library);
-  if (not cost) {
-    lib.missing = "no arguments recorded (" + reader_.profiles()[w.profile].label + ")";
-    return;
-  }
-  if (not library_rates_.contains(lib.kernel)) {
-    lib.missing = "no rate curve for " + lib.kernel + " in the profiles' calibration";
-    return;
-  }
-  add_library_call(lib.points[{w.nw, static_cast<double>(w.np)}], w, *cost, lib.kernel, work);
+  lib.missing = unpriceable(lib.kernel, cost, w);
+  if (lib.missing.empty())
+    add_library_call(lib.points[{w.nw, static_cast<double>(w.np)}], w, *cost, lib.kernel, work);
+}
+
+/// Why a call of `kernel` whose arguments gave `cost` cannot be priced from them (empty: it can): no
+/// arguments recorded, or no rate curve for the kernel. A site's or a construct's first such call makes
+/// it a regressed one.
+std::string GroupCollector::unpriceable(const std::string& kernel, const std::optional<LibraryCost>& cost,
+                                        const WalkState& w) const
+{
+  if (not cost)
+    return "no arguments recorded (" + reader_.profiles()[w.profile].label + ")";
+  if (not library_rates_.contains(kernel))
+    return "no rate curve for " + kernel + " in the profiles' calibration";
+  return {};
 }
 
 /// Adds one priced call (its cost from the arguments, its measured work in flops) to a point's sums.

@@ -140,6 +140,7 @@ private:
   void observe_compute(SlotObs& s, WalkState& w, const CallParams& c, std::size_t position);
   void observe_library(SlotObs& s, const WalkState& w, const CallParams& c, double work);
   double absorb(SlotObs& s, const WalkState& w, std::uint32_t token, const CallParams& c, double work);
+  std::string unpriceable(const std::string& kernel, const std::optional<LibraryCost>& cost, const WalkState& w) const;
   void add_library_call(SlotObs::LibraryObs::Point& p, const WalkState& w, const LibraryCost& cost,
                         const std::string& kernel, double work);
   [[noreturn]] void changed(const WalkState& w) const;
