@@ -4,9 +4,12 @@
 #include "gridcast/foundation/errors.hpp"
 
 #include <algorithm>
+#include <dtl/dtl.hpp>
+
 #include <array>
 #include <map>
 #include <set>
+#include <span>
 #include <string>
 
 namespace gridcast::models::trace::detail {
@@ -17,7 +20,7 @@ namespace {
 /// number of times (0 included), greedily, an iteration that does not match in full being undone. `t` is
 /// the rank's calls with each polling construct as one element, its poll's token (compact_calls). Appends each loop instance's iteration count to
 /// `decisions` (pre-order of execution). Returns false on a mismatch (pos is then meaningless).
-bool match_template(const std::vector<RolledNode>& nodes, const std::vector<std::uint32_t>& t, std::size_t& pos,
+bool match_template(std::span<const RolledNode> nodes, const std::vector<std::uint32_t>& t, std::size_t& pos,
                     std::vector<std::uint64_t>& decisions)
 {
   for (const RolledNode& n : nodes) {
@@ -54,12 +57,13 @@ bool match_template(const std::vector<RolledNode>& nodes, const std::vector<std:
 /// `t` with backtracking, each loop taking as many iterations as lets the rest match (the most first, as
 /// the greedy reading does). Greedy matching fails where a loop body can match with an inner loop at no
 /// iteration: a V-cycle's smoothing `(L4 c)x2 c` read at a size with one level takes a third "iteration"
-/// of `(L4 c)` that is only the `c` after it. Gives up (false) after a budget of steps proportional to `t`.
-bool match_template_backtracking(const std::vector<RolledNode>& root, const std::vector<std::uint32_t>& t,
+/// of `(L4 c)` that is only the `c` after it. Appends the decisions, as match_template does. Gives up (false)
+/// after a budget of steps proportional to `t`.
+bool match_template_backtracking(std::span<const RolledNode> root, const std::vector<std::uint32_t>& t,
                                  std::vector<std::uint64_t>& decisions)
 {
   struct Frame {
-    const std::vector<RolledNode>* nodes;
+    std::span<const RolledNode> nodes;
     std::size_t idx;
     std::size_t slot;   // the loop's entry in `decisions`
     std::uint64_t k;    // iterations done
@@ -71,10 +75,9 @@ bool match_template_backtracking(const std::vector<RolledNode>& root, const std:
     std::size_t decisions_size;
     bool exit;  // true: leave the loop on top after its k iterations; false: skip the loop at top's idx
   };
-  std::vector<Frame> frames{{&root, 0, 0, 0, 0}};
+  std::vector<Frame> frames{{root, 0, 0, 0, 0}};
   std::vector<Choice> choices;
   std::size_t pos = 0;
-  decisions.clear();
   auto backtrack = [&]() {
     if (choices.empty())
       return false;
@@ -94,7 +97,7 @@ bool match_template_backtracking(const std::vector<RolledNode>& root, const std:
   };
   for (std::uint64_t budget = 16 * static_cast<std::uint64_t>(t.size()) + 100000; budget > 0; --budget) {
     Frame& f = frames.back();
-    if (f.idx == f.nodes->size()) {
+    if (f.idx == f.nodes.size()) {
       if (frames.size() == 1) {
         if (pos == t.size())
           return true;
@@ -109,7 +112,7 @@ bool match_template_backtracking(const std::vector<RolledNode>& root, const std:
         return false;
       continue;
     }
-    const RolledNode& n = (*f.nodes)[f.idx];
+    const RolledNode& n = f.nodes[f.idx];
     if (n.kind != RolledNode::Kind::Loop) {
       if (pos < t.size() && t[pos] == n.token) {
         ++pos;
@@ -122,13 +125,13 @@ bool match_template_backtracking(const std::vector<RolledNode>& root, const std:
     choices.push_back({frames, pos, decisions.size(), false});
     const std::size_t slot = decisions.size();
     decisions.push_back(0);
-    frames.push_back({&n.body, 0, slot, 0, pos});
+    frames.push_back({n.body, 0, slot, 0, pos});
   }
   return false;
 }
 
 /// The iteration count of every loop instance of a rolled trace, in the order match_template writes them.
-void fold_decisions(const std::vector<RolledNode>& nodes, std::vector<std::uint64_t>& decisions)
+void fold_decisions(std::span<const RolledNode> nodes, std::vector<std::uint64_t>& decisions)
 {
   for (const RolledNode& n : nodes)
     if (n.kind == RolledNode::Kind::Loop) {
@@ -136,6 +139,98 @@ void fold_decisions(const std::vector<RolledNode>& nodes, std::vector<std::uint6
       for (std::uint64_t i = 0; i < n.count; ++i)
         fold_decisions(n.body, decisions);
     }
+}
+
+/// The calls (polling constructs as one element each, as compact_calls gives them) that rolled nodes
+/// expand to.
+void expand_calls(std::span<const RolledNode> nodes, std::vector<std::uint32_t>& out)
+{
+  for (const RolledNode& n : nodes)
+    if (n.kind == RolledNode::Kind::Loop)
+      for (std::uint64_t i = 0; i < n.count; ++i)
+        expand_calls(n.body, out);
+    else
+      out.push_back(n.token);
+}
+
+/// The decisions of a rank that matches a template it is not the same shape as (a loop that ran once at
+/// this size, a read loop whose count follows the input), with its own loop counts wherever it can. The
+/// top-level nodes of both are aligned by their count-free shapes (Myers, via dtl). A node aligned with
+/// one of the same shape keeps the counts the rank's own folding found; each stretch between aligned
+/// nodes is matched (greedily, else with backtracking where `backtracking`) against the calls the rank's
+/// nodes there expand to. A stretch that does not match gives up the alignment before it (a node dtl
+/// paired with the wrong one of two equal candidates) and is matched again with the stretch before it,
+/// until none is left before it; then the one after it goes. False when nothing matches, or past a
+/// budget of calls matched proportional to the rank's.
+/// Why the greedy reading of the whole rank is not enough: a run that folding split across a loop's
+/// boundary, `(A)x240 ((A)x6 M (A)x2)x235` (CP2K's eight Allreduce calls a step, folded from the middle
+/// of the run), reads greedily as `(A)x8 M` in the first iteration and `M (A)x8` in the others. The two
+/// inner counts then come out 6 and 2 at the founder's size and 8/235 and 8 at another, and their fit
+/// diverges: twice CP2K's Allreduce calls at 4x the largest training size.
+bool match_aligned(const std::vector<RolledNode>& tmpl, const std::vector<RolledNode>& own,
+                   std::vector<std::uint64_t>& decisions, bool backtracking)
+{
+  std::map<std::vector<std::int64_t>, std::int64_t> ids;
+  auto keys = [&](const std::vector<RolledNode>& nodes) {
+    std::vector<std::int64_t> k;
+    k.reserve(nodes.size());
+    for (const RolledNode& n : nodes)
+      k.push_back(ids.emplace(shape_of(std::span<const RolledNode>(&n, 1)), static_cast<std::int64_t>(ids.size()))
+                      .first->second);
+    return k;
+  };
+  const std::vector<std::int64_t> a = keys(tmpl), b = keys(own);
+  dtl::Diff<std::int64_t, std::vector<std::int64_t>> diff(a, b);
+  diff.compose();
+  struct Anchor {
+    std::size_t t, o;             // aligned (template node, rank node); the last is past both ends
+    std::size_t decisions = 0;    // decisions.size() where the stretch after the previous anchor starts
+  };
+  std::vector<Anchor> anchors;
+  for (const auto& [key, info] : diff.getSes().getSequence())
+    if (info.type == dtl::SES_COMMON)
+      anchors.push_back({static_cast<std::size_t>(info.beforeIdx - 1), static_cast<std::size_t>(info.afterIdx - 1)});
+  anchors.push_back({tmpl.size(), own.size()});
+  const std::span<const RolledNode> t(tmpl), o(own);
+  std::uint64_t budget = 16 * expanded_size(own) + 100000;
+  std::vector<std::uint32_t> calls;
+  std::vector<std::uint64_t> part;
+  decisions.clear();
+  for (std::size_t k = 0; k < anchors.size();) {
+    const std::size_t ti = k == 0 ? 0 : anchors[k - 1].t + 1, oi = k == 0 ? 0 : anchors[k - 1].o + 1;
+    anchors[k].decisions = decisions.size();
+    const Anchor& end = anchors[k];
+    if (end.t > ti || end.o > oi) {
+      calls.clear();
+      expand_calls(o.subspan(oi, end.o - oi), calls);
+      if (calls.size() > budget)
+        return false;
+      budget -= calls.size();
+      std::size_t pos = 0;
+      part.clear();
+      const auto stretch = t.subspan(ti, end.t - ti);
+      bool ok = match_template(stretch, calls, pos, part) && pos == calls.size();
+      if (not ok && backtracking) {
+        part.clear();
+        ok = match_template_backtracking(stretch, calls, part);
+      }
+      if (not ok) {
+        if (k + 1 == anchors.size() && k == 0)
+          return false;
+        // Give up the anchor before the stretch (else the one after it) and match the wider stretch.
+        const std::size_t drop = k > 0 ? k - 1 : k;
+        decisions.resize(anchors[drop].decisions);
+        anchors.erase(anchors.begin() + static_cast<std::ptrdiff_t>(drop));
+        k = drop;
+        continue;
+      }
+      decisions.insert(decisions.end(), part.begin(), part.end());
+    }
+    if (end.t < tmpl.size())
+      fold_decisions(o.subspan(end.o, 1), decisions);
+    ++k;
+  }
+  return true;
 }
 
 /// A rank's calls with each polling construct as one element (the token of its poll), as folding sees them.
@@ -258,8 +353,18 @@ std::vector<RankRef> assign_groups(ProfileReader& reader, double threshold, bool
         rt.exact = true;
         break;
       }
-      if ((match_template(reader.rank_trace(reps[g]).rolled, tokens, pos, rt.decisions) && pos == tokens.size()) ||
-          (backtracking && match_template_backtracking(reader.rank_trace(reps[g]).rolled, tokens, rt.decisions))) {
+      // The whole rank read greedily, else (retry by coverage) with backtracking. Which ranks match is
+      // theirs alone: a rank none matches makes the fit try folding by coverage, then axis sweeps. A rank
+      // that matches takes its own loop counts where its structure is the template's (match_aligned).
+      const std::vector<RolledNode>& tmpl = reader.rank_trace(reps[g]).rolled;
+      bool match = match_template(tmpl, tokens, pos, rt.decisions) && pos == tokens.size();
+      if (not match && backtracking) {
+        rt.decisions.clear();
+        match = match_template_backtracking(tmpl, tokens, rt.decisions);
+      }
+      if (match) {
+        if (std::vector<std::uint64_t> own; match_aligned(tmpl, rt.rolled, own, backtracking))
+          rt.decisions = std::move(own);
         rt.group = static_cast<int>(g);
         rt.exact = true;
       }

@@ -413,10 +413,10 @@ constexpr std::int64_t kLoopClose = -2;
 constexpr std::int64_t kPollBase  = -3;  // poll of token t: -3 - t
 }  // namespace
 
-std::vector<std::int64_t> shape_of(const std::vector<RolledNode>& nodes)
+std::vector<std::int64_t> shape_of(std::span<const RolledNode> nodes)
 {
   std::vector<std::int64_t> out;
-  auto walk = [&](auto& self, const std::vector<RolledNode>& ns) -> void {
+  auto walk = [&](auto& self, std::span<const RolledNode> ns) -> void {
     for (const RolledNode& n : ns) {
       switch (n.kind) {
         case RolledNode::Kind::Call: out.push_back(static_cast<std::int64_t>(n.token)); break;

@@ -21,6 +21,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <span>
 #include <vector>
 
 namespace gridcast::models::trace {
@@ -111,7 +112,7 @@ std::vector<RolledNode> fold_sequence(const std::vector<std::uint32_t>& tokens, 
 
 /// The count-free shape of a rolled trace as a token sequence (loops bracketed), for Myers diffs between
 /// ranks and for matching template positions across profiles.
-std::vector<std::int64_t> shape_of(const std::vector<RolledNode>& nodes);
+std::vector<std::int64_t> shape_of(std::span<const RolledNode> nodes);
 /// Number of calls a rolled trace expands to (polling constructs count once).
 std::uint64_t expanded_size(const std::vector<RolledNode>& nodes);
 /// Edit distance (Myers, via dtl) between two shapes divided by the longer length; 0 for two empties.
