@@ -229,6 +229,7 @@ int run_predict(const std::vector<std::string>& args)
   int ranks_per_host = 0;
   std::uint64_t seed = 0;
   std::vector<std::string> cfg;
+  std::string analysis;
   GpuModelArgs gpu_model;
   po::options_description options("predict options");
   options.add_options()
@@ -244,6 +245,10 @@ int run_predict(const std::vector<std::string>& args)
      "enough hosts")
     ("out,o", po::value(&out), "write prediction.json, timeline.json and contribution.json into this directory")
     ("no-timeline", "do not write timeline.json")
+    ("analysis", po::value(&analysis),
+     "comma-separated analyses of the run: waits (wait states per rank, function and kind, as for replay; "
+     "every iteration is emulated: fast-forward is off unless asked for, which is refused; "
+     "docs/guides/wait-states.md)")
     ("seed", po::value(&seed)->default_value(0),
      "seed of every random choice: with --variability on, the compute calls drawn from each function's "
      "distribution (several seeds give a spread of makespans)")
@@ -323,6 +328,17 @@ int run_predict(const std::vector<std::string>& args)
   apply_gpu_model(gpu_model, opts, "predict");
   emulator::resolve_coll_selector(opts, selector_evidence(*model));
   opts.recorded_host_speed_flops = 0;  // synthesized compute is in flops: the host's speed converts it
+  if (vm.count("analysis") > 0) {
+    apply_analysis(analysis, opts, "predict");
+    if (opts.wait_states && ff.mode == emulator::FastForwardOptions::Mode::Auto) {
+      if (not vm["fast-forward"].defaulted())
+        throw UsageError{"--analysis waits needs every iteration emulated, --fast-forward auto skips some: use "
+                         "--fast-forward off, or leave it out",
+                         "predict"};
+      ff.mode = emulator::FastForwardOptions::Mode::Off;
+      std::cerr << "gridcast predict: note: --analysis waits emulates every iteration (fast-forward off)\n";
+    }
+  }
   opts.fast_forward              = ff;
 
   models::trace::SynthOptions synth_options;
@@ -363,6 +379,9 @@ int run_predict(const std::vector<std::string>& args)
       std::cout << ", " << timeline_path.string();
     std::cout << " and " << (dir / "contribution.json").string() << '\n';
   }
+  emulator::RunDescription analysis_run;
+  analysis_run.command = "predict";
+  report_analysis(result, analysis_run, out);
   return 0;
 }
 

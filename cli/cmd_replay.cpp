@@ -69,6 +69,7 @@ int run_replay(const std::vector<std::string>& args)
   std::string gpu_mpi = "hostcopy";
   std::uint64_t seed = 0;
   std::vector<std::string> cfg;
+  std::string analysis;
   GpuModelArgs gpu_model;
   po::options_description options("replay options");
   options.add_options()
@@ -84,6 +85,10 @@ int run_replay(const std::vector<std::string>& args)
      "Khetawat et al., Table I costs), gpudirect lets the NIC read and write GPU memory (rendezvous only, pinning cost)")
     ("out,o", po::value(&out), "write prediction.json and timeline.json into this directory")
     ("no-timeline", "do not write timeline.json")
+    ("analysis", po::value(&analysis),
+     "comma-separated analyses of the run: waits (wait states per rank, function and kind: late sender, late "
+     "receiver, wait at N x N, wait at barrier, late broadcast, early reduce, early scan; a summary, and "
+     "analysis.json with --out: docs/guides/wait-states.md)")
     ("seed", po::value(&seed)->default_value(0), "seed of every random choice (reported in the outputs)")
     ("cfg", po::value(&cfg)->composing(),
      "name:value setting, repeatable. gridcast/eager-threshold:BYTES, gridcast/test-cost:SECONDS, "
@@ -113,6 +118,8 @@ int run_replay(const std::vector<std::string>& args)
   opts.gpu.mpi = emulator::parse_gpu_mpi_mode(gpu_mpi, "--gpu-mpi");
   for (const std::string& c : cfg)
     emulator::apply_cfg(opts, c);
+  if (vm.count("analysis") > 0)
+    apply_analysis(analysis, opts, "replay");
   apply_gpu_model(gpu_model, opts, "replay");
 
   OpenedTrace t = open_trace(trace, opts.smpi.tit_read);
@@ -148,6 +155,9 @@ int run_replay(const std::vector<std::string>& args)
       std::cout << " and " << timeline_path.string();
     std::cout << '\n';
   }
+  emulator::RunDescription analysis_run;
+  analysis_run.command = "replay";
+  report_analysis(result, analysis_run, out);
   return 0;
 }
 

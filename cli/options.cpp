@@ -124,6 +124,34 @@ std::vector<std::string> model_range_warnings(const models::trace::TraceModel& m
   return out;
 }
 
+void apply_analysis(const std::string& spec, emulator::ReplayOptions& options, const std::string& command)
+{
+  std::size_t from = 0;
+  while (from <= spec.size()) {
+    const std::size_t comma = std::min(spec.find(',', from), spec.size());
+    const std::string name  = spec.substr(from, comma - from);
+    if (name == "waits")
+      options.wait_states = true;
+    else if (name == "critical-path")
+      throw UsageError{"--analysis critical-path is not available yet (waits is): docs/guides/wait-states.md", command};
+    else
+      throw UsageError{"--analysis: unknown analysis '" + name + "' in '" + spec + "' (known: waits)", command};
+    from = comma + 1;
+  }
+}
+
+void report_analysis(const emulator::ReplayResult& result, const emulator::RunDescription& run, const std::string& out)
+{
+  if (not result.wait_states)
+    return;
+  emulator::print_wait_states(std::cout, *result.wait_states);
+  if (out.empty())
+    return;
+  const std::filesystem::path file = std::filesystem::path(out) / "analysis.json";
+  emulator::write_analysis(file, result, run);
+  std::cout << "wrote " << file.string() << '\n';
+}
+
 void check_target_np(int np, const std::string& command)
 {
   if (np < 1)

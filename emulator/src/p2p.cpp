@@ -311,6 +311,8 @@ void MessageBoard::match(const RequestPtr& send, const RequestPtr& recv)
   recv->matched = true;
   recv->matched_source = send->owner;
   recv->message = send->message;
+  send->partner_post_time = recv->post_time;
+  recv->partner_post_time = send->post_time;
   ++messages_;
   if (tracking_) {
     if (send->iteration != recv->iteration)

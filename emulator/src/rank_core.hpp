@@ -119,6 +119,21 @@ struct RankCore {
   CurrentCall current;
   std::string blocked_detail;  ///< what the rank blocks on, when not a request (probes, collectives)
   RequestPtr waiting_on;  ///< the request a completion waits for, if any (its description wins over blocked_detail)
+  /// --analysis waits: the latest post time of a partner among the requests the current call completed
+  /// (-1: none yet), and whether that partner was a send (the call is a receive waiting on it).
+  double partner_post_s = -1;
+  bool partner_is_send  = false;
+  /// Notes a request the current call completed (--analysis waits): an eager send finishes without its
+  /// receive, so only a receive or a send that waited for its transfer has a partner to wait for.
+  void note_partner(const Request& r)
+  {
+    if (not r.matched || r.cancelled || r.partner_post_time <= partner_post_s)
+      return;
+    if (r.kind == Request::Kind::Recv || (r.kind == Request::Kind::Send && not r.detached)) {
+      partner_post_s  = r.partner_post_time;
+      partner_is_send = r.kind == Request::Kind::Recv;
+    }
+  }
 };
 
 }  // namespace gridcast::emulator

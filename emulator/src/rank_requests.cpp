@@ -44,6 +44,8 @@ void RequestTable::complete(const RequestPtr& r)
   double elapsed = sg4::Engine::get_clock() - begin;
   core_.stats.wait_s += partner;
   core_.stats.comm_s += elapsed - partner;
+  if (world.waits)
+    core_.note_partner(*r);
   if (r->kind == Request::Kind::Recv && not r->cancelled && world.timeline != nullptr)
     world.timeline->flow_end(core_.rank, r->message, sg4::Engine::get_clock());
 }

@@ -72,9 +72,12 @@ void RankRunner::run()
     if (not stream.next(call))
       break;
     core_.current = {true, call.function, call.line, call.peer, call.tag};
+    core_.partner_post_s = -1;
     double begin = sg4::Engine::get_clock();
     perform(call);
     double elapsed = sg4::Engine::get_clock() - begin;
+    if (world.waits)
+      note_waits(call, begin, begin + elapsed);
     ++core_.stats.calls;
     core_.functions.record(call.function, elapsed);
     if (world.timeline != nullptr)
@@ -166,6 +169,41 @@ void RankRunner::perform(const CallRecord& c)
   if (auto kind = collective_kind_of(c.op))
     return collectives_.collective(*kind, c);
   throw InternalError("unhandled op " + std::string(models::op_name(c.op)));
+}
+
+void RankRunner::note_waits(const CallRecord& c, double begin_s, double end_s)
+{
+  WaitStateRecorder& waits = *core_.world.waits;
+  const std::string& fn = core_.function_name(c.function);
+  auto kind = collective_kind_of(c.op);
+  if (not kind || c.request != models::kNoRequest) {  // nonblocking collectives are not classified
+    if (core_.partner_post_s >= 0)
+      waits.point_to_point(core_.rank, fn, begin_s, end_s, core_.partner_post_s, core_.partner_is_send);
+    return;
+  }
+  WaitKind w = WaitKind::WaitAtNxN;
+  int root   = -1;
+  switch (*kind) {
+    case CollectiveKind::Barrier: w = WaitKind::WaitAtBarrier; break;
+    case CollectiveKind::Bcast:
+    case CollectiveKind::Scatter:
+    case CollectiveKind::Scatterv:
+      w    = WaitKind::LateBroadcast;
+      root = c.root;
+      break;
+    case CollectiveKind::Reduce:
+    case CollectiveKind::Gather:
+    case CollectiveKind::Gatherv:
+      w    = WaitKind::EarlyReduce;
+      root = c.root;
+      break;
+    case CollectiveKind::Scan:
+    case CollectiveKind::Exscan: w = WaitKind::EarlyScan; break;
+    default: break;
+  }
+  const Communicator& comm = comms_.resolve(c.comm);
+  waits.collective(comm.id, coll_sequence_[comm.id]++, w, comm.size(), comm.rank_of(core_.rank), root, core_.rank, fn,
+                   begin_s, end_s);
 }
 
 void RankRunner::compute(const CallRecord& c)

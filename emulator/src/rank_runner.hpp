@@ -44,6 +44,8 @@ public:
 private:
   void perform(const models::CallRecord& c);
   void compute(const models::CallRecord& c);
+  /// --analysis waits: what the call just performed (from `begin_s` to `end_s`) waited for.
+  void note_waits(const models::CallRecord& c, double begin_s, double end_s);
 
   RankCore core_;  // first: every part below holds a reference to it
   double recorded_speed_;
@@ -55,6 +57,7 @@ private:
   CommCreator creator_;
   RankFastForward fast_forward_;
   bool finished_ = false;
+  std::map<int, std::uint64_t> coll_sequence_;  ///< blocking collectives called so far, by communicator id
 };
 
 }  // namespace gridcast::emulator

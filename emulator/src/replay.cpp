@@ -152,6 +152,13 @@ ReplayResult replay(const models::TraceSource& trace, const ReplayOptions& optio
   std::optional<FastForwardReport> ff_report = plan_fast_forward(trace, options.fast_forward, np, world.steady);
   if (world.steady)
     world.board.track_iterations();
+  if (options.wait_states) {
+    // Waits are classified on emulated calls; skipped iterations would have none (the CLI turns
+    // fast-forward off, or refuses it, with --analysis).
+    if (world.steady)
+      throw InputError({}, "--analysis waits needs every iteration emulated: use --fast-forward off");
+    world.waits = std::make_unique<WaitStateRecorder>(np);
+  }
   std::vector<std::unique_ptr<RankRunner>> runners;
   runners.reserve(np);
   for (int r = 0; r < np; ++r)
@@ -212,6 +219,12 @@ ReplayResult replay(const models::TraceSource& trace, const ReplayOptions& optio
   if (ff_report && world.steady)
     complete_fast_forward_report(*ff_report, *world.steady, np, not result.blocked.empty());
   result.fast_forward = std::move(ff_report);
+  if (world.waits) {
+    std::vector<double> finish;
+    for (const RankStats& r : result.ranks)
+      finish.push_back(r.finish_s);
+    result.wait_states = world.waits->report(finish);
+  }
   for (const auto& [link, bytes] : world.board.link_bytes()) {
     LinkStats s;
     s.name = link->get_name();

@@ -298,6 +298,55 @@ void write_prediction(const std::filesystem::path& file, const ReplayResult& res
   write_file_atomically(file, j.dump(2) + "\n", "the prediction");
 }
 
+void write_analysis(const std::filesystem::path& file, const ReplayResult& result, const RunDescription& run)
+{
+  using ordered = nlohmann::ordered_json;
+  ordered j;
+  j["format"]         = "gridcast-analysis";
+  j["format_version"] = 1;
+  j["command"]        = run.command;
+  j["makespan_s"]     = result.makespan_s;
+  if (result.wait_states) {
+    const WaitStateReport& w = *result.wait_states;
+    ordered kinds = ordered::array();
+    for (const auto& [kind, t] : w.by_kind)
+      kinds.push_back({{"kind", wait_kind_name(kind)}, {"seconds", t.seconds}, {"calls", t.calls}});
+    ordered ranks = ordered::array();
+    for (std::size_t r = 0; r < w.by_rank.size(); ++r)
+      ranks.push_back({{"rank", r}, {"seconds", w.by_rank[r].seconds}, {"calls", w.by_rank[r].calls}});
+    ordered entries = ordered::array();
+    for (const WaitEntry& e : w.entries)
+      entries.push_back({{"rank", e.rank},
+                         {"function", e.function},
+                         {"kind", wait_kind_name(e.kind)},
+                         {"seconds", e.total.seconds},
+                         {"calls", e.total.calls}});
+    j["wait_states"] = {{"total_s", w.total_s},
+                        {"rank_time_s", w.rank_time_s},
+                        {"by_kind", std::move(kinds)},
+                        {"by_rank", std::move(ranks)},
+                        {"entries", std::move(entries)}};
+  }
+  write_file_atomically(file, j.dump(2) + "\n", "the analysis");
+}
+
+void print_wait_states(std::ostream& out, const WaitStateReport& w, std::size_t top)
+{
+  auto old_flags     = out.flags();
+  auto old_precision = out.precision();
+  out << std::setprecision(4) << "wait states: " << w.total_s << " s in total, "
+      << (w.rank_time_s > 0 ? 100.0 * w.total_s / w.rank_time_s : 0.0) << " % of the ranks' time\n";
+  for (const auto& [kind, t] : w.by_kind)
+    out << "  " << wait_kind_words(kind) << ": " << t.seconds << " s in " << t.calls << " call(s)\n";
+  for (std::size_t i = 0; i < w.entries.size() && i < top; ++i) {
+    const WaitEntry& e = w.entries[i];
+    out << "  " << (i == 0 ? "most: " : "      ") << "rank " << e.rank << " " << e.function << ", "
+        << wait_kind_words(e.kind) << ": " << e.total.seconds << " s in " << e.total.calls << " call(s)\n";
+  }
+  out.flags(old_flags);
+  out.precision(old_precision);
+}
+
 void print_summary(std::ostream& out, const ReplayResult& result)
 {
   double compute = 0, comm = 0, wait = 0;

@@ -9,6 +9,7 @@
 #include "gridcast/emulator/gpu.hpp"
 #include "gridcast/emulator/p2p.hpp"
 #include "gridcast/emulator/timeline.hpp"
+#include "gridcast/emulator/wait_states.hpp"
 
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Engine.hpp>
@@ -67,6 +68,7 @@ struct World {
   std::unique_ptr<GpuSystem> gpus;  ///< GPU hosts and costs (docs/guides/gpu.md)
   std::unique_ptr<NodeMap> nodes;   ///< ranks sharing a host, and its gridcast:llc-bytes (cold copies)
   std::unique_ptr<SteadyState> steady;  ///< set when the run may fast-forward
+  std::unique_ptr<WaitStateRecorder> waits;  ///< set with --analysis waits (ReplayOptions::wait_states)
   /// Matching contexts of nonblocking collectives in flight, keyed by (comm id, sequence number of the
   /// nonblocking collective on that comm): each gets its own, so that two of them, or one and a blocking
   /// collective, never take each other's messages. Negative, apart from every communicator's contexts.

@@ -138,6 +138,45 @@ TEST_CASE("cli: replay prints the makespan and writes deterministic outputs", "[
   REQUIRE_THAT(read_file(dir / "a" / "timeline.json"), Catch::Contains("\"traceEvents\""));
 }
 
+TEST_CASE("cli: --analysis waits prints the wait states and writes analysis.json and refuses what it cannot do",
+          "[cli]")
+{
+  TempDir dir;
+  write_tit_ring(dir);
+  const std::string base = (dir / "ring.txt").string() + " --platform " + (dir / "platform.xml").string();
+  auto run = run_gridcast("replay " + base + " --analysis waits --out " + (dir / "a").string());
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  // Rank 0 receives from every other rank with a wildcard while they still send: late senders.
+  CHECK_THAT(run.output, Catch::Contains("wait states: ") && Catch::Contains("% of the ranks' time") &&
+                             Catch::Contains("most: rank "));
+  const std::string analysis = read_file(dir / "a" / "analysis.json");
+  CHECK_THAT(analysis, Catch::Contains("\"format\": \"gridcast-analysis\"") && Catch::Contains("\"wait_states\""));
+  REQUIRE(run_gridcast("replay " + base + " --analysis waits --out " + (dir / "b").string()).exit_code == 0);
+  CHECK(analysis == read_file(dir / "b" / "analysis.json"));
+  // Without --analysis: no analysis.json, and prediction.json the same bytes.
+  REQUIRE(run_gridcast("replay " + base + " --out " + (dir / "c").string()).exit_code == 0);
+  CHECK_FALSE(std::filesystem::exists(dir / "c" / "analysis.json"));
+  CHECK(read_file(dir / "a" / "prediction.json") == read_file(dir / "c" / "prediction.json"));
+  // An analysis gridcast does not do is refused by name, never ignored.
+  auto bogus = run_gridcast("replay " + base + " --analysis waits,bogus");
+  CHECK(bogus.exit_code == 1);
+  CHECK_THAT(bogus.output, Catch::Contains("unknown analysis 'bogus'"));
+  auto path = run_gridcast("replay " + base + " --analysis critical-path");
+  CHECK(path.exit_code == 1);
+  CHECK_THAT(path.output, Catch::Contains("critical-path is not available"));
+  // predict: fast-forward would skip iterations whose waits are then missing; asked for, it is refused.
+  const std::string model = std::string(GRIDCAST_SOURCE_DIR) + "/examples/predict-stencil/model.json";
+  const std::string platform = std::string(GRIDCAST_SOURCE_DIR) + "/examples/stencil3d/platform.xml";
+  auto ff = run_gridcast("predict " + model + " --nw 8 --np 4 --platform " + platform +
+                         " --analysis waits --fast-forward auto");
+  CHECK(ff.exit_code == 1);
+  CHECK_THAT(ff.output, Catch::Contains("--fast-forward off"));
+  auto predicted = run_gridcast("predict " + model + " --nw 8 --np 4 --platform " + platform + " --analysis waits");
+  CHECK(predicted.exit_code == 0);
+  CHECK_THAT(predicted.output, Catch::Contains("fast-forward off") && Catch::Contains("wait states: "));
+}
+
 TEST_CASE("cli: import, convert and replay agree on the makespan", "[cli]")
 {
   TempDir dir;

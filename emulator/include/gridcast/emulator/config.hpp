@@ -79,6 +79,8 @@ struct ReplayOptions {
   double recorded_host_speed_flops = 0;   ///< from run.json; 0 when the trace gives flops (TIT)
   GpuOptions gpu;                         ///< --gpu-mpi and gridcast/gpu/... (docs/guides/gpu.md)
   FastForwardOptions fast_forward;        ///< predict only
+  /// --analysis waits: classify every wait of the run (wait_states.hpp) into ReplayResult::wait_states.
+  bool wait_states = false;
 };
 
 /// The gridcast/... keys understood by --cfg, with their help text (for --help and docs).

@@ -111,6 +111,7 @@ struct Request {
   int matched_source = -1;      ///< recv: world rank of the sender it matched
   std::uint64_t message = 0;    ///< send: id of the message (1, 2, ...); recv: the id it matched
   double post_time = 0;         ///< simulated time it was posted
+  double partner_post_time = -1;  ///< set at match time: when the request it matched was posted
   std::shared_ptr<Transfer> transfer;  ///< set at match time
   bool has_waiter = false;      ///< an actor is blocked on its semaphore until this request matches
   bool cancelled = false;       ///< MPI_Cancel removed it before it matched: it completes with no transfer

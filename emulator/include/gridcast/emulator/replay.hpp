@@ -3,6 +3,7 @@
 #pragma once
 
 #include "gridcast/emulator/config.hpp"
+#include "gridcast/emulator/wait_states.hpp"
 #include "gridcast/models/stream.hpp"
 
 #include <cstdint>
@@ -101,6 +102,8 @@ struct ReplayResult {
   std::map<std::string, std::uint64_t> gpu_unpriced_kernels;
   /// Set when the run could fast-forward (predict), applied or not.
   std::optional<FastForwardReport> fast_forward;
+  /// Set when ReplayOptions::wait_states: the run's wait states (`--analysis waits`).
+  std::optional<WaitStateReport> wait_states;
 };
 
 /// A run that cannot finish: ranks blocked forever. Exit code 1, with the report.

@@ -38,4 +38,11 @@ void write_prediction(const std::filesystem::path& file, const ReplayResult& res
 /// "makespan: X s" and a short breakdown.
 void print_summary(std::ostream& out, const ReplayResult& result);
 
+/// Writes analysis.json (`--analysis`): the run's wait states, every (rank, function, kind) that waited,
+/// the longest first. Deterministic, as prediction.json.
+void write_analysis(const std::filesystem::path& file, const ReplayResult& result, const RunDescription& run);
+/// The wait states in a few lines: the total and its share of the ranks' time, each kind, the top
+/// `top` (rank, function, kind).
+void print_wait_states(std::ostream& out, const WaitStateReport& waits, std::size_t top = 5);
+
 }  // namespace gridcast::emulator

@@ -1,0 +1,105 @@
+// Wait states of an emulated run (`--analysis waits`), as Scalasca classifies them on real runs: the time a
+// rank spends inside an MPI call waiting for a partner that has not got there yet. On an emulated run every
+// event time is exact and repeatable, so each wait is too.
+//
+//   late sender     a receive (MPI_Recv, a wait on an irecv, the receive half of MPI_Sendrecv) waits for its
+//                   message's send to be posted: from the call's start to the send's post time;
+//   late receiver   a send that cannot finish before its receive is posted (rendezvous, MPI_Ssend) waits
+//                   from the call's start to the receive's post time;
+//   wait at N x N   an all-to-all collective (allreduce, allgather(v), alltoall(v), reduce_scatter) waits
+//                   from the rank's entry to the last member's entry;
+//   wait at barrier the same for MPI_Barrier;
+//   late broadcast  a non-root of a one-to-all collective (bcast, scatter(v)) entered before the root: from
+//                   its entry to the root's;
+//   early reduce    the root of an all-to-one collective (reduce, gather(v)) entered before every other
+//                   member: from its entry to the first other member's;
+//   early scan      a rank of MPI_Scan / MPI_Exscan waits for the last lower rank's entry.
+// A call's wait is clipped to the call (it cannot wait past its own end). A call that completes several
+// requests waits for the latest of their partners, counted once under that partner's kind.
+// Nonblocking collectives are not classified (their time overlaps the caller's).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace gridcast::emulator {
+
+enum class WaitKind : std::uint8_t { LateSender, LateReceiver, WaitAtNxN, WaitAtBarrier, LateBroadcast, EarlyReduce, EarlyScan };
+inline constexpr int kWaitKinds = 7;
+
+/// Stable snake_case name used in analysis.json ("late_sender", ...).
+const char* wait_kind_name(WaitKind k);
+/// Words for the console ("late sender", ...).
+const char* wait_kind_words(WaitKind k);
+
+/// Wait time of one kind, and in how many calls it occurred.
+struct WaitTotal {
+  double seconds = 0;
+  std::uint64_t calls = 0;
+};
+
+/// One (rank, function, kind) with its waits.
+struct WaitEntry {
+  int rank = 0;
+  std::string function;
+  WaitKind kind = WaitKind::LateSender;
+  WaitTotal total;
+};
+
+struct WaitStateReport {
+  double total_s = 0;                  ///< every wait of every rank
+  double rank_time_s = 0;              ///< the ranks' finish times summed (what the waits are a share of)
+  std::map<WaitKind, WaitTotal> by_kind;
+  std::vector<WaitTotal> by_rank;      ///< all kinds, by world rank
+  /// Every (rank, function, kind) that waited, the longest first (ties: rank, function, kind).
+  std::vector<WaitEntry> entries;
+};
+
+/// What one rank's calls tell the recorder. The emulator calls it; it computes the collective waits once
+/// every member's entry is known (at the end of the run).
+class WaitStateRecorder {
+public:
+  explicit WaitStateRecorder(int ranks);
+
+  /// A point-to-point call of `rank` (function `function`) from `begin_s` to `end_s` whose latest partner
+  /// was posted at `partner_post_s` (< 0: none), that partner being a send (late sender) or not.
+  void point_to_point(int rank, const std::string& function, double begin_s, double end_s, double partner_post_s,
+                      bool partner_is_send);
+
+  /// Entry of `rank` (its rank `comm_rank` in a communicator of `comm_size` ranks, id `comm_id`) into the
+  /// `sequence`-th blocking collective it calls on that communicator. `root`: the collective's root as a
+  /// communicator rank (-1: none).
+  void collective(int comm_id, std::uint64_t sequence, WaitKind kind, int comm_size, int comm_rank, int root, int rank,
+                  const std::string& function, double begin_s, double end_s);
+
+  /// The report; `finish_s[r]`: when rank r ended.
+  WaitStateReport report(const std::vector<double>& finish_s) const;
+
+private:
+  struct Entry {
+    int comm_rank = 0;
+    int rank = 0;
+    std::uint32_t function = 0;
+    double begin_s = 0, end_s = 0;
+  };
+  struct Instance {
+    WaitKind kind = WaitKind::WaitAtNxN;
+    int root = -1;
+    int size = 0;
+    std::vector<Entry> entries;
+  };
+  using Waits = std::map<std::tuple<int, std::uint32_t, WaitKind>, WaitTotal>;  ///< (rank, function, kind)
+  static void add(Waits& waits, int rank, std::uint32_t function, WaitKind kind, double seconds);
+  std::uint32_t function_id(const std::string& f);
+
+  int ranks_;
+  std::vector<std::string> functions_;
+  std::map<std::string, std::uint32_t> function_ids_;
+  std::map<std::pair<int, std::uint64_t>, Instance> collectives_;  ///< (communicator, sequence)
+  Waits waits_;  ///< point-to-point waits; the collective ones are computed by report()
+};
+
+}  // namespace gridcast::emulator

@@ -1,0 +1,170 @@
+// Wait states (--analysis waits) on hand-built traces whose waits are known exactly: a late sender of 3 ms,
+// a late receiver of a rendezvous send, a barrier after one slow rank, a broadcast whose root is late, a
+// reduce whose root is early, and a waitall on two receives whose senders come at 1 and 3 ms. Compute is
+// recorded in seconds on a 1 Gf/s host and replayed on 1 Gf/s hosts: each compute record takes its time.
+#include "gridcast/emulator/replay.hpp"
+#include "gridcast/emulator/report.hpp"
+#include "gridcast/emulator/wait_states.hpp"
+
+#include "replay_support.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <sstream>
+
+using namespace gridcast;
+using namespace gridcast::emulator;
+using namespace gridcast::test;
+
+namespace {
+
+std::string compute(double seconds)
+{
+  std::ostringstream o;
+  o << R"({"op":"compute","fn":"compute","seconds":)" << seconds << "}\n";
+  return o.str();
+}
+
+/// The seconds of `kind` waited by `rank` in `function` (0 if none).
+double waited(const WaitStateReport& w, int rank, const std::string& function, WaitKind kind)
+{
+  for (const WaitEntry& e : w.entries)
+    if (e.rank == rank && e.function == function && e.kind == kind)
+      return e.total.seconds;
+  return 0;
+}
+
+double kind_total(const WaitStateReport& w, WaitKind kind)
+{
+  auto it = w.by_kind.find(kind);
+  return it == w.by_kind.end() ? 0.0 : it->second.seconds;
+}
+
+}  // namespace
+
+TEST_CASE("wait states: a receive posted 3 ms before its send waits 3 ms as a late sender", "[wait_states]")
+{
+  TempDir dir;
+  auto result = replay_jsonl(dir,
+                             {compute(0.003) + R"({"op":"send","fn":"MPI_Send","peer":1,"tag":0,"bytes":8})" "\n",
+                              R"({"op":"recv","fn":"MPI_Recv","peer":0,"tag":0,"bytes":8})" "\n"},
+                             2, 1e9, {}, true);
+  REQUIRE(result.wait_states);
+  const WaitStateReport& w = *result.wait_states;
+  CHECK(waited(w, 1, "MPI_Recv", WaitKind::LateSender) == Approx(0.003).epsilon(1e-9));
+  CHECK(w.total_s == Approx(0.003).epsilon(1e-9));  // the send (eager) waits for nothing
+  REQUIRE(w.entries.size() == 1);
+  CHECK(w.entries[0].total.calls == 1);
+  CHECK(w.by_rank[1].seconds == Approx(0.003).epsilon(1e-9));
+  CHECK(w.by_rank[0].seconds == 0);
+  // Without the option nothing is classified.
+  TempDir other;
+  CHECK_FALSE(replay_jsonl(other, {compute(0.003) + R"({"op":"send","fn":"MPI_Send","peer":1,"tag":0,"bytes":8})" "\n",
+                                   R"({"op":"recv","fn":"MPI_Recv","peer":0,"tag":0,"bytes":8})" "\n"},
+                           2)
+                   .wait_states);
+}
+
+TEST_CASE("wait states: a rendezvous send posted 2 ms before its receive waits 2 ms as a late receiver",
+          "[wait_states]")
+{
+  TempDir dir;
+  // 1 MB is above the 64 KiB eager threshold: the send cannot finish before the receive is posted.
+  auto result = replay_jsonl(dir,
+                             {R"({"op":"send","fn":"MPI_Send","peer":1,"tag":0,"bytes":1000000})" "\n",
+                              compute(0.002) + R"({"op":"recv","fn":"MPI_Recv","peer":0,"tag":0,"bytes":1000000})" "\n"},
+                             2, 1e9, {}, true);
+  REQUIRE(result.wait_states);
+  const WaitStateReport& w = *result.wait_states;
+  CHECK(waited(w, 0, "MPI_Send", WaitKind::LateReceiver) == Approx(0.002).epsilon(1e-9));
+  CHECK(w.total_s == Approx(0.002).epsilon(1e-9));  // the receive came after its send: no wait
+}
+
+TEST_CASE("wait states: a barrier after one slow rank is the slow rank's lead on every other", "[wait_states]")
+{
+  TempDir dir;
+  std::vector<std::string> ranks;
+  for (int r = 0; r < 4; ++r)
+    ranks.push_back(compute(r == 2 ? 0.005 : 0.001) + R"({"op":"barrier","fn":"MPI_Barrier"})" "\n");
+  auto result = replay_jsonl(dir, ranks, 4, 1e9, {}, true);
+  REQUIRE(result.wait_states);
+  const WaitStateReport& w = *result.wait_states;
+  for (int r : {0, 1, 3})
+    CHECK(waited(w, r, "MPI_Barrier", WaitKind::WaitAtBarrier) == Approx(0.004).epsilon(1e-9));
+  CHECK(waited(w, 2, "MPI_Barrier", WaitKind::WaitAtBarrier) == 0);
+  CHECK(kind_total(w, WaitKind::WaitAtBarrier) == Approx(0.012).epsilon(1e-9));
+  CHECK(w.by_kind.at(WaitKind::WaitAtBarrier).calls == 3);
+  CHECK(w.total_s == Approx(0.012).epsilon(1e-9));
+  // The longest first, ties in rank order.
+  REQUIRE(w.entries.size() == 3);
+  CHECK(w.entries[0].rank == 0);
+  CHECK(w.entries[2].rank == 3);
+  CHECK(w.rank_time_s >= 4 * 0.005);
+}
+
+TEST_CASE("wait states: a late broadcast root and an early reduce root", "[wait_states]")
+{
+  TempDir dir;
+  std::vector<std::string> ranks;
+  // bcast from rank 1, which computes 2 ms first; then a reduce to rank 0, which enters at once while
+  // the others compute 1 ms.
+  for (int r = 0; r < 3; ++r)
+    ranks.push_back((r == 1 ? compute(0.002) : std::string()) +
+                    R"({"op":"bcast","fn":"MPI_Bcast","bytes":8,"root":1})" "\n" +
+                    (r == 0 ? std::string() : compute(0.001)) +
+                    R"({"op":"reduce","fn":"MPI_Reduce","bytes":8,"root":0})" "\n");
+  auto result = replay_jsonl(dir, ranks, 3, 1e9, {}, true);
+  REQUIRE(result.wait_states);
+  const WaitStateReport& w = *result.wait_states;
+  CHECK(waited(w, 0, "MPI_Bcast", WaitKind::LateBroadcast) == Approx(0.002).epsilon(1e-9));
+  CHECK(waited(w, 2, "MPI_Bcast", WaitKind::LateBroadcast) == Approx(0.002).epsilon(1e-9));
+  CHECK(waited(w, 1, "MPI_Bcast", WaitKind::LateBroadcast) == 0);
+  // Each rank leaves the bcast when the root's data reaches it (tens of microseconds apart, down the tree);
+  // the non-roots then compute 1 ms: the root of the reduce waits until the first of them enters.
+  const double early = waited(w, 0, "MPI_Reduce", WaitKind::EarlyReduce);
+  CHECK(early == Approx(0.001).margin(1e-4));
+  CHECK(kind_total(w, WaitKind::EarlyReduce) == Approx(early).epsilon(1e-12));  // only the root waits
+}
+
+TEST_CASE("wait states: a waitall on two receives waits for the later sender once", "[wait_states]")
+{
+  TempDir dir;
+  auto result = replay_jsonl(
+      dir,
+      {R"({"op":"irecv","fn":"MPI_Irecv","peer":1,"tag":0,"bytes":8,"request":1})" "\n"
+       R"({"op":"irecv","fn":"MPI_Irecv","peer":2,"tag":0,"bytes":8,"request":2})" "\n"
+       R"({"op":"waitall","fn":"MPI_Waitall","requests":[1,2]})" "\n",
+       compute(0.001) + R"({"op":"send","fn":"MPI_Send","peer":0,"tag":0,"bytes":8})" "\n",
+       compute(0.003) + R"({"op":"send","fn":"MPI_Send","peer":0,"tag":0,"bytes":8})" "\n"},
+      3, 1e9, {}, true);
+  REQUIRE(result.wait_states);
+  const WaitStateReport& w = *result.wait_states;
+  CHECK(waited(w, 0, "MPI_Waitall", WaitKind::LateSender) == Approx(0.003).epsilon(1e-9));
+  REQUIRE(w.entries.size() == 1);
+  CHECK(w.entries[0].total.calls == 1);
+}
+
+TEST_CASE("wait states: analysis.json names every wait and is the same bytes run after run", "[wait_states]")
+{
+  TempDir dir;
+  std::vector<std::string> ranks;
+  for (int r = 0; r < 3; ++r)
+    ranks.push_back(compute(0.001 * (r + 1)) + R"({"op":"allreduce","fn":"MPI_Allreduce","bytes":8})" "\n");
+  auto result = replay_jsonl(dir, ranks, 3, 1e9, {}, true);
+  RunDescription run;
+  run.command = "replay";
+  write_analysis(dir / "a.json", result, run);
+  write_analysis(dir / "b.json", result, run);
+  std::string a = read_file(dir / "a.json"), b = read_file(dir / "b.json");
+  CHECK(a == b);
+  CHECK_THAT(a, Catch::Contains("\"format\": \"gridcast-analysis\"") && Catch::Contains("\"kind\": \"wait_at_nxn\"") &&
+                    Catch::Contains("\"function\": \"MPI_Allreduce\""));
+  const WaitStateReport& w = *result.wait_states;
+  CHECK(waited(w, 0, "MPI_Allreduce", WaitKind::WaitAtNxN) == Approx(0.002).epsilon(1e-9));
+  CHECK(waited(w, 1, "MPI_Allreduce", WaitKind::WaitAtNxN) == Approx(0.001).epsilon(1e-9));
+  std::ostringstream console;
+  print_wait_states(console, w);
+  CHECK_THAT(console.str(), Catch::Contains("wait at N x N: 0.003 s in 2 call(s)") &&
+                                Catch::Contains("most: rank 0 MPI_Allreduce, wait at N x N: 0.002 s"));
+}
