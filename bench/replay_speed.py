@@ -21,7 +21,7 @@ events/s >= 2x smpirun's, >= 0.8x the bare S4U program's, RSS <= smpirun's. With
 ratio gridcast/baseline says whether the replay got slower (target: events/s >= 0.95x, RSS <= 1.05x:
 the noise of medians on a shared machine). With --waits, gridcast replays each case with `--analysis
 waits` too ("waits"), and the ratio waits/gridcast says what classifying every wait costs (target:
-at most 1.5x slower, events/s >= 0.67x).
+at most 1.5x slower, events/s >= 0.67x), and with `--analysis critical-path` ("path", every call logged).
 
 All tools simulate the same model: smpirun's own --cfg network/model:SMPI and surf/precision:1e-9
 are given to gridcast and to the S4U program too. smpirun runs with -no-privatize (its fast mode:
@@ -49,6 +49,7 @@ import replay_tools as rt
 TOOLS = ("gridcast", "smpirun", "s4u")
 BASELINE = "baseline"  # --baseline: another gridcast binary (an earlier commit's), run the same way
 WAITS = "waits"  # --waits: gridcast with --analysis waits
+PATH = "path"  # --waits: gridcast with --analysis critical-path too
 TARGET_WAITS = 1 / 1.5
 TARGET_VS_SMPI = 2.0
 TARGET_VS_S4U = 0.8
@@ -146,11 +147,13 @@ def print_case(case_name: str, sc: rt.Scenario, summary: dict[str, dict], tools:
               f"{verdict(min(wall, cpu), 0.95)}); RSS x{rss:.2f} (target <= 1.05: "
               f"{verdict(rss, 1.05, higher_is_better=False)}); makespan "
               f"{'equal' if g['makespan_s'] == bl['makespan_s'] else 'DIFFERS'}")
-    w = summary.get(WAITS)
-    if w is not None and g["ok"] and w["ok"]:
+    for tool in (WAITS, PATH):
+        w = summary.get(tool)
+        if w is None or not g["ok"] or not w["ok"]:
+            continue
         wall = w["events_per_s_wall"] / g["events_per_s_wall"]
         cpu = w["events_per_s_cpu"] / g["events_per_s_cpu"]
-        print(f"  waits/gridcast    events/s wall x{wall:.2f}, cpu x{cpu:.2f} (target >= {TARGET_WAITS:.2f}: "
+        print(f"  {tool + '/gridcast':<17} events/s wall x{wall:.2f}, cpu x{cpu:.2f} (target >= {TARGET_WAITS:.2f}: "
               f"{verdict(min(wall, cpu), TARGET_WAITS)}); RSS x{w['rss_mib'] / g['rss_mib']:.2f}; makespan "
               f"{'equal' if w['makespan_s'] == g['makespan_s'] else 'DIFFERS'}")
     for ref, target in (("smpirun", TARGET_VS_SMPI), ("s4u", TARGET_VS_S4U)):
@@ -177,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--baseline", type=Path, default=None,
                    help="another gridcast binary (an earlier commit's) to replay every case too, for gridcast/baseline")
     p.add_argument("--waits", action="store_true",
-                   help="also replay every case with --analysis waits, for waits/gridcast")
+                   help="also replay every case with --analysis waits and with --analysis critical-path")
     p.add_argument("--reps", type=int, default=None, help="repetitions per tool and case (default 3, --quick 1)")
     p.add_argument("--quick", action="store_true", help="1 rep, iterations / 5, no 4096-rank case")
     p.add_argument("--scale", type=float, default=None, help="multiply every case's iterations (default 1)")
@@ -203,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
             p.error(f"--baseline: not an executable: {a.baseline}")
         tools += (BASELINE,)
     if a.waits:
-        tools += (WAITS,)
+        tools += (WAITS, PATH)
     wanted = set(a.cases.split(",")) if a.cases else None
     cases = [c for c in CASES if (wanted is None or c.name in wanted) and not (a.quick and c.large and wanted is None)]
     if wanted and wanted - {c.name for c in CASES}:
@@ -228,11 +231,12 @@ def main(argv: list[str] | None = None) -> int:
         for rep in range(reps):
             order = tools[rep % len(tools):] + tools[:rep % len(tools)]
             for tool in order:
-                if tool in ("gridcast", BASELINE, WAITS):
+                if tool in ("gridcast", BASELINE, WAITS, PATH):
                     # MPICH's selector: the S4U program sends recursive doubling's messages (see above); the
                     # default (auto) would take SMPI's selection on these SMPI traces.
                     binary = a.baseline if tool == BASELINE else a.gridcast
-                    extra = tuple(a.gridcast_arg) + (("--analysis", "waits") if tool == WAITS else ())
+                    analysis = {WAITS: ("--analysis", "waits"), PATH: ("--analysis", "critical-path")}
+                    extra = tuple(a.gridcast_arg) + analysis.get(tool, ())
                     o = rt.run_gridcast(binary, sc, a.work / "out" / (case.name + ("" if tool == "gridcast" else "-" + tool)),
                                         cfg=rt.SMPIRUN_IMPLICIT_CFG + ("gridcast/coll-selector:mpich",),
                                         extra_args=extra, timeout=a.timeout)

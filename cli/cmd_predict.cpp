@@ -246,9 +246,8 @@ int run_predict(const std::vector<std::string>& args)
     ("out,o", po::value(&out), "write prediction.json, timeline.json and contribution.json into this directory")
     ("no-timeline", "do not write timeline.json")
     ("analysis", po::value(&analysis),
-     "comma-separated analyses of the run: waits (wait states per rank, function and kind, as for replay; "
-     "every iteration is emulated: fast-forward is off unless asked for, which is refused; "
-     "docs/guides/wait-states.md)")
+     "comma-separated analyses of the run, as for replay: waits, critical-path (every iteration is emulated: "
+     "fast-forward is off unless asked for, which is refused; docs/guides/wait-states.md)")
     ("seed", po::value(&seed)->default_value(0),
      "seed of every random choice: with --variability on, the compute calls drawn from each function's "
      "distribution (several seeds give a spread of makespans)")
@@ -332,11 +331,11 @@ int run_predict(const std::vector<std::string>& args)
     apply_analysis(analysis, opts, "predict");
     if (opts.wait_states && ff.mode == emulator::FastForwardOptions::Mode::Auto) {
       if (not vm["fast-forward"].defaulted())
-        throw UsageError{"--analysis waits needs every iteration emulated, --fast-forward auto skips some: use "
+        throw UsageError{"--analysis needs every iteration emulated, --fast-forward auto skips some: use "
                          "--fast-forward off, or leave it out",
                          "predict"};
       ff.mode = emulator::FastForwardOptions::Mode::Off;
-      std::cerr << "gridcast predict: note: --analysis waits emulates every iteration (fast-forward off)\n";
+      std::cerr << "gridcast predict: note: --analysis emulates every iteration (fast-forward off)\n";
     }
   }
   opts.fast_forward              = ff;

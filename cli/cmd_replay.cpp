@@ -87,8 +87,9 @@ int run_replay(const std::vector<std::string>& args)
     ("no-timeline", "do not write timeline.json")
     ("analysis", po::value(&analysis),
      "comma-separated analyses of the run: waits (wait states per rank, function and kind: late sender, late "
-     "receiver, wait at N x N, wait at barrier, late broadcast, early reduce, early scan; a summary, and "
-     "analysis.json with --out: docs/guides/wait-states.md)")
+     "receiver, wait at N x N, wait at barrier, late broadcast, early reduce, early scan), critical-path (the "
+     "chain of calls and waits that decides the end, per rank and function; includes waits): a summary, and "
+     "analysis.json with --out (docs/guides/wait-states.md)")
     ("seed", po::value(&seed)->default_value(0), "seed of every random choice (reported in the outputs)")
     ("cfg", po::value(&cfg)->composing(),
      "name:value setting, repeatable. gridcast/eager-threshold:BYTES, gridcast/test-cost:SECONDS, "

@@ -133,9 +133,10 @@ void apply_analysis(const std::string& spec, emulator::ReplayOptions& options, c
     if (name == "waits")
       options.wait_states = true;
     else if (name == "critical-path")
-      throw UsageError{"--analysis critical-path is not available yet (waits is): docs/guides/wait-states.md", command};
+      options.wait_states = options.critical_path = true;
     else
-      throw UsageError{"--analysis: unknown analysis '" + name + "' in '" + spec + "' (known: waits)", command};
+      throw UsageError{"--analysis: unknown analysis '" + name + "' in '" + spec + "' (known: waits, critical-path)",
+                       command};
     from = comma + 1;
   }
 }
@@ -145,6 +146,8 @@ void report_analysis(const emulator::ReplayResult& result, const emulator::RunDe
   if (not result.wait_states)
     return;
   emulator::print_wait_states(std::cout, *result.wait_states);
+  if (result.wait_states->critical_path)
+    emulator::print_critical_path(std::cout, *result.wait_states->critical_path, result.makespan_s);
   if (out.empty())
     return;
   const std::filesystem::path file = std::filesystem::path(out) / "analysis.json";

@@ -50,8 +50,9 @@ void print_coll_selector(std::ostream& out, const emulator::ReplayOptions& optio
 /// Warnings about the run itself (sends never received), to stderr after the summary.
 void print_run_warnings(std::ostream& err, const std::string& command, const emulator::ReplayResult& result);
 
-/// The analyses named by --analysis (comma-separated): `waits` sets ReplayOptions::wait_states. Any other
-/// name is a UsageError naming it and `command` (critical-path is not available yet: refused, not ignored).
+/// The analyses named by --analysis (comma-separated): `waits` sets ReplayOptions::wait_states,
+/// `critical-path` sets critical_path (and wait_states, which it follows). Any other name is a UsageError
+/// naming it and `command`.
 void apply_analysis(const std::string& spec, emulator::ReplayOptions& options, const std::string& command);
 
 /// After a run with --analysis: the console summary, and analysis.json in `out` when given.

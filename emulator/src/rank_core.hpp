@@ -123,6 +123,7 @@ struct RankCore {
   /// (-1: none yet), and whether that partner was a send (the call is a receive waiting on it).
   double partner_post_s = -1;
   bool partner_is_send  = false;
+  int partner_rank      = -1;  ///< that partner's world rank
   /// Notes a request the current call completed (--analysis waits): an eager send finishes without its
   /// receive, so only a receive or a send that waited for its transfer has a partner to wait for.
   void note_partner(const Request& r)
@@ -132,6 +133,7 @@ struct RankCore {
     if (r.kind == Request::Kind::Recv || (r.kind == Request::Kind::Send && not r.detached)) {
       partner_post_s  = r.partner_post_time;
       partner_is_send = r.kind == Request::Kind::Recv;
+      partner_rank    = r.kind == Request::Kind::Recv ? r.matched_source : r.peer;
     }
   }
 };

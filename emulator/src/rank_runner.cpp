@@ -175,10 +175,13 @@ void RankRunner::note_waits(const CallRecord& c, double begin_s, double end_s)
 {
   WaitStateRecorder& waits = *core_.world.waits;
   const std::string& fn = core_.function_name(c.function);
+  if (waits.logs_calls())
+    waits.call(core_.rank, fn, begin_s, end_s);
   auto kind = collective_kind_of(c.op);
   if (not kind || c.request != models::kNoRequest) {  // nonblocking collectives are not classified
     if (core_.partner_post_s >= 0)
-      waits.point_to_point(core_.rank, fn, begin_s, end_s, core_.partner_post_s, core_.partner_is_send);
+      waits.point_to_point(core_.rank, fn, begin_s, end_s, core_.partner_post_s, core_.partner_is_send,
+                           core_.partner_rank);
     return;
   }
   WaitKind w = WaitKind::WaitAtNxN;

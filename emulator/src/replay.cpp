@@ -152,12 +152,12 @@ ReplayResult replay(const models::TraceSource& trace, const ReplayOptions& optio
   std::optional<FastForwardReport> ff_report = plan_fast_forward(trace, options.fast_forward, np, world.steady);
   if (world.steady)
     world.board.track_iterations();
-  if (options.wait_states) {
+  if (options.wait_states || options.critical_path) {
     // Waits are classified on emulated calls; skipped iterations would have none (the CLI turns
     // fast-forward off, or refuses it, with --analysis).
     if (world.steady)
-      throw InputError({}, "--analysis waits needs every iteration emulated: use --fast-forward off");
-    world.waits = std::make_unique<WaitStateRecorder>(np);
+      throw InputError({}, "--analysis needs every iteration emulated: use --fast-forward off");
+    world.waits = std::make_unique<WaitStateRecorder>(np, options.critical_path);
   }
   std::vector<std::unique_ptr<RankRunner>> runners;
   runners.reserve(np);

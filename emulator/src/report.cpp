@@ -326,6 +326,21 @@ void write_analysis(const std::filesystem::path& file, const ReplayResult& resul
                         {"by_kind", std::move(kinds)},
                         {"by_rank", std::move(ranks)},
                         {"entries", std::move(entries)}};
+    if (w.critical_path) {
+      const CriticalPath& p = *w.critical_path;
+      ordered on_ranks = ordered::array();
+      for (std::size_t r = 0; r < p.by_rank.size(); ++r)
+        if (p.by_rank[r] > 0)
+          on_ranks.push_back({{"rank", r}, {"seconds", p.by_rank[r]}});
+      ordered on_functions = ordered::array();
+      for (const auto& [f, seconds] : p.by_function)
+        on_functions.push_back({{"function", f}, {"seconds", seconds}});
+      j["critical_path"] = {{"length_s", p.length_s},
+                            {"end_rank", p.end_rank},
+                            {"rank_changes", p.rank_changes},
+                            {"by_rank", std::move(on_ranks)},
+                            {"by_function", std::move(on_functions)}};
+    }
   }
   write_file_atomically(file, j.dump(2) + "\n", "the analysis");
 }
@@ -343,6 +358,30 @@ void print_wait_states(std::ostream& out, const WaitStateReport& w, std::size_t 
     out << "  " << (i == 0 ? "most: " : "      ") << "rank " << e.rank << " " << e.function << ", "
         << wait_kind_words(e.kind) << ": " << e.total.seconds << " s in " << e.total.calls << " call(s)\n";
   }
+  out.flags(old_flags);
+  out.precision(old_precision);
+}
+
+void print_critical_path(std::ostream& out, const CriticalPath& p, double makespan_s, std::size_t top)
+{
+  auto old_flags     = out.flags();
+  auto old_precision = out.precision();
+  auto share         = [&](double s) { return p.length_s > 0 ? 100.0 * s / p.length_s : 0.0; };
+  out << std::setprecision(9) << "critical path: " << p.length_s << " s (makespan " << makespan_s << " s), from rank "
+      << p.end_rank << "'s end back through " << p.rank_changes << " rank change(s)\n"
+      << std::setprecision(4);
+  std::vector<std::pair<double, std::size_t>> ranks;
+  for (std::size_t r = 0; r < p.by_rank.size(); ++r)
+    if (p.by_rank[r] > 0)
+      ranks.emplace_back(-p.by_rank[r], r);
+  std::sort(ranks.begin(), ranks.end());
+  out << "  on ranks:";
+  for (std::size_t i = 0; i < ranks.size() && i < top; ++i)
+    out << (i == 0 ? " " : ", ") << ranks[i].second << " " << share(-ranks[i].first) << " %";
+  out << "\n  in functions:";
+  for (std::size_t i = 0; i < p.by_function.size() && i < top; ++i)
+    out << (i == 0 ? " " : ", ") << p.by_function[i].first << " " << share(p.by_function[i].second) << " %";
+  out << '\n';
   out.flags(old_flags);
   out.precision(old_precision);
 }

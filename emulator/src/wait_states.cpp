@@ -33,7 +33,16 @@ const char* wait_kind_words(WaitKind k)
   return "?";
 }
 
-WaitStateRecorder::WaitStateRecorder(int ranks) : ranks_(ranks) {}
+WaitStateRecorder::WaitStateRecorder(int ranks, bool critical_path) : ranks_(ranks), log_calls_(critical_path)
+{
+  if (log_calls_)
+    calls_.resize(static_cast<std::size_t>(ranks));
+}
+
+void WaitStateRecorder::call(int rank, const std::string& function, double begin_s, double end_s)
+{
+  calls_[static_cast<std::size_t>(rank)].push_back({begin_s, end_s, function_id(function), -1, 0});
+}
 
 std::uint32_t WaitStateRecorder::function_id(const std::string& f)
 {
@@ -53,10 +62,15 @@ void WaitStateRecorder::add(Waits& waits, int rank, std::uint32_t function, Wait
 }
 
 void WaitStateRecorder::point_to_point(int rank, const std::string& function, double begin_s, double end_s,
-                                       double partner_post_s, bool partner_is_send)
+                                       double partner_post_s, bool partner_is_send, int partner_rank)
 {
   if (partner_post_s <= begin_s)
     return;  // the partner was there first: whatever the call took is communication
+  if (log_calls_ && partner_rank >= 0) {
+    Call& c   = calls_[static_cast<std::size_t>(rank)].back();
+    c.partner   = partner_rank;
+    c.partner_s = std::min(partner_post_s, end_s);
+  }
   add(waits_, rank, function_id(function), partner_is_send ? WaitKind::LateSender : WaitKind::LateReceiver,
       std::min(partner_post_s, end_s) - begin_s);
 }
@@ -70,10 +84,11 @@ void WaitStateRecorder::collective(int comm_id, std::uint64_t sequence, WaitKind
     in.root = root;
     in.size = comm_size;
   }
-  in.entries.push_back({comm_rank, rank, function_id(function), begin_s, end_s});
+  const std::size_t call = log_calls_ ? calls_[static_cast<std::size_t>(rank)].size() - 1 : 0;
+  in.entries.push_back({comm_rank, rank, function_id(function), begin_s, end_s, call});
 }
 
-WaitStateReport WaitStateRecorder::report(const std::vector<double>& finish_s) const
+WaitStateReport WaitStateRecorder::report(const std::vector<double>& finish_s)
 {
   // The collective waits: each instance once every member entered (a run that stopped early leaves some
   // incomplete; they are not counted).
@@ -81,32 +96,44 @@ WaitStateReport WaitStateRecorder::report(const std::vector<double>& finish_s) c
   for (const auto& [key, in] : collectives_) {
     if (static_cast<int>(in.entries.size()) != in.size || in.size < 2)
       continue;
-    double last = -std::numeric_limits<double>::infinity();
-    double root_begin = 0;
-    double first_other = std::numeric_limits<double>::infinity();
-    for (const Entry& e : in.entries) {
-      last = std::max(last, e.begin_s);
-      if (e.comm_rank == in.root)
-        root_begin = e.begin_s;
-      else
+    double first_other = std::numeric_limits<double>::infinity();  // early reduce: the first non-root entry
+    for (const Entry& e : in.entries)
+      if (e.comm_rank != in.root)
         first_other = std::min(first_other, e.begin_s);
-    }
+    // The latest entry among those `pick` accepts (the lowest rank of several at the same time): what a
+    // rank waits for, and where the critical path moves.
+    auto who = [&](auto pick) {
+      const Entry* w = nullptr;
+      for (const Entry& o : in.entries)
+        if (pick(o) && (w == nullptr || o.begin_s > w->begin_s || (o.begin_s == w->begin_s && o.rank < w->rank)))
+          w = &o;
+      return w;
+    };
     for (const Entry& e : in.entries) {
-      double until = e.begin_s;  // when what this rank waits for arrived
+      const Entry* by = nullptr;  // what this rank waits for
       switch (in.kind) {
         case WaitKind::WaitAtNxN:
-        case WaitKind::WaitAtBarrier: until = last; break;
-        case WaitKind::LateBroadcast: until = e.comm_rank == in.root ? e.begin_s : root_begin; break;
-        case WaitKind::EarlyReduce: until = e.comm_rank == in.root ? first_other : e.begin_s; break;
-        case WaitKind::EarlyScan:
-          for (const Entry& o : in.entries)
-            if (o.comm_rank < e.comm_rank)
-              until = std::max(until, o.begin_s);
+        case WaitKind::WaitAtBarrier: by = who([](const Entry&) { return true; }); break;
+        case WaitKind::LateBroadcast: by = who([&](const Entry& o) { return o.comm_rank == in.root; }); break;
+        case WaitKind::EarlyReduce:
+          if (e.comm_rank == in.root)
+            for (const Entry& o : in.entries)
+              if (o.comm_rank != in.root && o.begin_s == first_other && (by == nullptr || o.rank < by->rank))
+                by = &o;
           break;
+        case WaitKind::EarlyScan: by = who([&](const Entry& o) { return o.comm_rank < e.comm_rank; }); break;
         case WaitKind::LateSender:
         case WaitKind::LateReceiver: break;
       }
-      add(waits, e.rank, e.function, in.kind, std::min(until, e.end_s) - e.begin_s);
+      if (by == nullptr || by->begin_s <= e.begin_s)
+        continue;
+      const double until = std::min(by->begin_s, e.end_s);
+      add(waits, e.rank, e.function, in.kind, until - e.begin_s);
+      if (log_calls_) {
+        Call& c   = calls_[static_cast<std::size_t>(e.rank)][e.call];
+        c.partner   = by->rank;
+        c.partner_s = until;
+      }
     }
   }
   WaitStateReport r;
@@ -128,7 +155,59 @@ WaitStateReport WaitStateRecorder::report(const std::vector<double>& finish_s) c
   std::stable_sort(r.entries.begin(), r.entries.end(), [](const WaitEntry& a, const WaitEntry& b) {
     return a.total.seconds > b.total.seconds;  // entries come ordered by (rank, function id, kind): ties keep it
   });
+  if (log_calls_)
+    r.critical_path = walk(finish_s);
   return r;
+}
+
+CriticalPath WaitStateRecorder::walk(const std::vector<double>& finish_s) const
+{
+  CriticalPath p;
+  p.by_rank.assign(static_cast<std::size_t>(ranks_), 0.0);
+  for (std::size_t r = 0; r < finish_s.size(); ++r)
+    if (finish_s[r] > finish_s[static_cast<std::size_t>(p.end_rank)])
+      p.end_rank = static_cast<int>(r);
+  if (finish_s.empty())
+    return p;
+  constexpr std::uint32_t kBetween = std::numeric_limits<std::uint32_t>::max();
+  std::map<std::uint32_t, double> by_function;
+  auto segment = [&](int rank, std::uint32_t function, double from, double to) {
+    if (to <= from)
+      return;
+    p.by_rank[static_cast<std::size_t>(rank)] += to - from;
+    by_function[function] += to - from;
+  };
+  int r    = p.end_rank;
+  double t = finish_s[static_cast<std::size_t>(r)];
+  p.length_s = t;
+  while (t > 0) {
+    const std::vector<Call>& log = calls_[static_cast<std::size_t>(r)];
+    // The last call that began before t: each step moves t back, to a call's start or to a partner's arrival.
+    auto it = std::lower_bound(log.begin(), log.end(), t, [](const Call& c, double v) { return c.begin_s < v; });
+    if (it == log.begin()) {
+      segment(r, kBetween, 0, t);
+      break;
+    }
+    const Call& c = *(it - 1);
+    if (c.end_s < t) {
+      segment(r, kBetween, c.end_s, t);
+      t = c.end_s;
+    }
+    if (c.partner >= 0 && c.partner_s > c.begin_s && c.partner_s < t) {
+      segment(r, c.function, c.partner_s, t);
+      t = c.partner_s;
+      r = c.partner;
+      ++p.rank_changes;
+      continue;
+    }
+    segment(r, c.function, c.begin_s, t);
+    t = c.begin_s;
+  }
+  for (const auto& [f, seconds] : by_function)
+    p.by_function.emplace_back(f == kBetween ? std::string("(between calls)") : functions_[f], seconds);
+  std::stable_sort(p.by_function.begin(), p.by_function.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  return p;
 }
 
 }  // namespace gridcast::emulator

@@ -138,7 +138,7 @@ TEST_CASE("cli: replay prints the makespan and writes deterministic outputs", "[
   REQUIRE_THAT(read_file(dir / "a" / "timeline.json"), Catch::Contains("\"traceEvents\""));
 }
 
-TEST_CASE("cli: --analysis waits prints the wait states and writes analysis.json and refuses what it cannot do",
+TEST_CASE("cli: --analysis waits prints the wait states and writes analysis.json and refuses what it does not know",
           "[cli]")
 {
   TempDir dir;
@@ -162,9 +162,6 @@ TEST_CASE("cli: --analysis waits prints the wait states and writes analysis.json
   auto bogus = run_gridcast("replay " + base + " --analysis waits,bogus");
   CHECK(bogus.exit_code == 1);
   CHECK_THAT(bogus.output, Catch::Contains("unknown analysis 'bogus'"));
-  auto path = run_gridcast("replay " + base + " --analysis critical-path");
-  CHECK(path.exit_code == 1);
-  CHECK_THAT(path.output, Catch::Contains("critical-path is not available"));
   // predict: fast-forward would skip iterations whose waits are then missing; asked for, it is refused.
   const std::string model = std::string(GRIDCAST_SOURCE_DIR) + "/examples/predict-stencil/model.json";
   const std::string platform = std::string(GRIDCAST_SOURCE_DIR) + "/examples/stencil3d/platform.xml";
@@ -175,6 +172,42 @@ TEST_CASE("cli: --analysis waits prints the wait states and writes analysis.json
   auto predicted = run_gridcast("predict " + model + " --nw 8 --np 4 --platform " + platform + " --analysis waits");
   CHECK(predicted.exit_code == 0);
   CHECK_THAT(predicted.output, Catch::Contains("fast-forward off") && Catch::Contains("wait states: "));
+}
+
+namespace {
+
+/// A number after `"key": ` in a JSON text (the first occurrence).
+double json_number(const std::string& text, const std::string& key)
+{
+  const std::string k = "\"" + key + "\": ";
+  const std::size_t at = text.find(k);
+  REQUIRE(at != std::string::npos);
+  return std::stod(text.substr(at + k.size()));
+}
+
+}  // namespace
+
+TEST_CASE("cli: --analysis critical-path is as long as the makespan on HPL and LAMMPS profiles", "[cli]")
+{
+  TempDir dir;
+  const std::string src = GRIDCAST_SOURCE_DIR;
+  REQUIRE(std::system(("tar -xJf " + src + "/examples/hpl-hpcc/hpl-np2.tar.xz -C " + dir.path().string() +
+                       " && tar -xJf " + src + "/examples/lammps-lj/profiles.tar.xz -C " + dir.path().string())
+                          .c_str()) == 0);
+  int n = 0;
+  for (const std::string profile : {"hpl-np2/n320", "profiles/np2-atoms4000"}) {
+    const std::string out = (dir / ("out" + std::to_string(n++))).string();
+    auto run = run_gridcast("replay " + (dir / profile).string() + " --platform " + src +
+                            "/platforms/this-machine/platform.xml --ranks-per-host 2 --no-timeline "
+                            "--analysis critical-path --out " + out);
+    INFO(profile << "\n" << run.output);
+    REQUIRE(run.exit_code == 0);
+    CHECK_THAT(run.output, Catch::Contains("critical path: ") && Catch::Contains("in functions: compute"));
+    const std::string analysis = read_file(std::filesystem::path(out) / "analysis.json");
+    const double makespan = json_number(analysis, "makespan_s");
+    CHECK(json_number(analysis, "length_s") == Approx(makespan).epsilon(1e-9));
+    CHECK(json_number(analysis, "rank_changes") > 0);
+  }
 }
 
 TEST_CASE("cli: import, convert and replay agree on the makespan", "[cli]")

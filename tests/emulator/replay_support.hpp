@@ -22,10 +22,10 @@ inline double transfer(double bytes)
 
 /// Writes `ranks` (one JSON-lines text per rank, recorded on a host of `speed_flops`) as a profile in `dir`,
 /// and replays it on a cluster of `hosts` nodes with the `cfg` settings applied after CM02's (and the wait
-/// states classified where `wait_states`).
+/// states classified where `wait_states`, the critical path walked where `critical_path`).
 inline emulator::ReplayResult replay_jsonl(const TempDir& dir, const std::vector<std::string>& ranks, int hosts,
                                            double speed_flops = 1e9, const std::vector<std::string>& cfg = {},
-                                           bool wait_states = false)
+                                           bool wait_states = false, bool critical_path = false)
 {
   write_jsonl_profile(dir / "trace", ranks, speed_flops);
   write_file(dir / "platform.xml", cluster_xml(hosts));
@@ -35,7 +35,8 @@ inline emulator::ReplayResult replay_jsonl(const TempDir& dir, const std::vector
   emulator::apply_cfg(opts, "network/crosstraffic:0");
   for (const auto& c : cfg)
     emulator::apply_cfg(opts, c);
-  opts.wait_states = wait_states;
+  opts.wait_states   = wait_states;
+  opts.critical_path = critical_path;
   models::ProfileDir trace(dir / "trace");
   opts.recorded_host_speed_flops = trace.info().host.speed_flops;
   return emulator::replay(trace, opts);

@@ -168,3 +168,37 @@ TEST_CASE("wait states: analysis.json names every wait and is the same bytes run
   CHECK_THAT(console.str(), Catch::Contains("wait at N x N: 0.003 s in 2 call(s)") &&
                                 Catch::Contains("most: rank 0 MPI_Allreduce, wait at N x N: 0.002 s"));
 }
+
+TEST_CASE("critical path: a three-stage pipeline's path is every stage's compute and the two messages",
+          "[wait_states]")
+{
+  TempDir dir;
+  // Rank 0 computes 2 ms and sends to rank 1, which computes 1 ms and sends to rank 2, which computes 1 ms.
+  const std::string send_to_1 = R"({"op":"send","fn":"MPI_Send","peer":1,"tag":0,"bytes":8})" "\n";
+  const std::string send_to_2 = R"({"op":"send","fn":"MPI_Send","peer":2,"tag":0,"bytes":8})" "\n";
+  auto result = replay_jsonl(dir,
+                             {compute(0.002) + send_to_1,
+                              R"({"op":"recv","fn":"MPI_Recv","peer":0,"tag":0,"bytes":8})" "\n" + compute(0.001) +
+                                  send_to_2,
+                              R"({"op":"recv","fn":"MPI_Recv","peer":1,"tag":0,"bytes":8})" "\n" + compute(0.001)},
+                             3, 1e9, {}, true, true);
+  REQUIRE(result.wait_states);
+  REQUIRE(result.wait_states->critical_path);
+  const CriticalPath& p = *result.wait_states->critical_path;
+  CHECK(p.length_s == Approx(result.makespan_s).epsilon(1e-12));
+  CHECK(p.end_rank == 2);
+  CHECK(p.rank_changes == 2);  // 2 -> 1 -> 0
+  double compute_s = 0, recv_s = 0, total = 0;
+  for (const auto& [f, s] : p.by_function) {
+    total += s;
+    if (f == "compute")
+      compute_s = s;
+    if (f == "MPI_Recv")
+      recv_s = s;
+  }
+  CHECK(total == Approx(p.length_s).epsilon(1e-12));
+  CHECK(compute_s == Approx(0.004).epsilon(1e-9));
+  CHECK(recv_s == Approx(2 * transfer(8)).epsilon(1e-3));  // the two messages, each received once its send left
+  CHECK(p.by_rank[0] == Approx(0.002).epsilon(1e-9));
+  CHECK(p.by_rank[1] + p.by_rank[2] == Approx(p.length_s - 0.002).epsilon(1e-9));
+}

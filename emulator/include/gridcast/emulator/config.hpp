@@ -81,6 +81,9 @@ struct ReplayOptions {
   FastForwardOptions fast_forward;        ///< predict only
   /// --analysis waits: classify every wait of the run (wait_states.hpp) into ReplayResult::wait_states.
   bool wait_states = false;
+  /// --analysis critical-path: log every call and walk the critical path (wait_states.hpp); implies the
+  /// wait states, which it follows.
+  bool critical_path = false;
 };
 
 /// The gridcast/... keys understood by --cfg, with their help text (for --help and docs).

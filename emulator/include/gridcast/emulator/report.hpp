@@ -44,5 +44,8 @@ void write_analysis(const std::filesystem::path& file, const ReplayResult& resul
 /// The wait states in a few lines: the total and its share of the ranks' time, each kind, the top
 /// `top` (rank, function, kind).
 void print_wait_states(std::ostream& out, const WaitStateReport& waits, std::size_t top = 5);
+/// The critical path in a few lines: its length against `makespan_s`, the rank changes, the `top` ranks
+/// and functions with their share of it.
+void print_critical_path(std::ostream& out, const CriticalPath& path, double makespan_s, std::size_t top = 5);
 
 }  // namespace gridcast::emulator

@@ -17,10 +17,18 @@
 // A call's wait is clipped to the call (it cannot wait past its own end). A call that completes several
 // requests waits for the latest of their partners, counted once under that partner's kind.
 // Nonblocking collectives are not classified (their time overlaps the caller's).
+//
+// The critical path (`--analysis critical-path`): the chain of calls and waits that decides when the run
+// ends, walked backward from the end of the rank that finishes last. Within a rank, time goes to the call
+// it was in (or "(between calls)"); where a call waited (any kind above) and the walk reaches the moment
+// its partner arrived, the walk moves to the partner rank at that moment: what came before was the
+// partner's. Its length is the last rank's finish time by construction; by rank and by function it says
+// whose work and which calls a faster run would have to shorten.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -49,6 +57,16 @@ struct WaitEntry {
   WaitTotal total;
 };
 
+/// The critical path (--analysis critical-path).
+struct CriticalPath {
+  double length_s = 0;       ///< the last rank's finish time
+  int end_rank = 0;          ///< the rank that finishes last (the lowest of several)
+  std::uint64_t rank_changes = 0;  ///< moves to a partner rank
+  std::vector<double> by_rank;     ///< seconds of the path on each world rank
+  /// Seconds of the path in each function ("(between calls)": time outside any call), the longest first.
+  std::vector<std::pair<std::string, double>> by_function;
+};
+
 struct WaitStateReport {
   double total_s = 0;                  ///< every wait of every rank
   double rank_time_s = 0;              ///< the ranks' finish times summed (what the waits are a share of)
@@ -56,18 +74,25 @@ struct WaitStateReport {
   std::vector<WaitTotal> by_rank;      ///< all kinds, by world rank
   /// Every (rank, function, kind) that waited, the longest first (ties: rank, function, kind).
   std::vector<WaitEntry> entries;
+  std::optional<CriticalPath> critical_path;  ///< set when the recorder logged every call
 };
 
 /// What one rank's calls tell the recorder. The emulator calls it; it computes the collective waits once
 /// every member's entry is known (at the end of the run).
 class WaitStateRecorder {
 public:
-  explicit WaitStateRecorder(int ranks);
+  /// `critical_path`: log every call (call()) for the critical path.
+  WaitStateRecorder(int ranks, bool critical_path);
+
+  bool logs_calls() const { return log_calls_; }
+  /// With the critical path: every call of `rank`, in order, before point_to_point() or collective() on it.
+  void call(int rank, const std::string& function, double begin_s, double end_s);
 
   /// A point-to-point call of `rank` (function `function`) from `begin_s` to `end_s` whose latest partner
   /// was posted at `partner_post_s` (< 0: none), that partner being a send (late sender) or not.
+  /// `partner_rank`: the world rank of that partner.
   void point_to_point(int rank, const std::string& function, double begin_s, double end_s, double partner_post_s,
-                      bool partner_is_send);
+                      bool partner_is_send, int partner_rank);
 
   /// Entry of `rank` (its rank `comm_rank` in a communicator of `comm_size` ranks, id `comm_id`) into the
   /// `sequence`-th blocking collective it calls on that communicator. `root`: the collective's root as a
@@ -75,8 +100,8 @@ public:
   void collective(int comm_id, std::uint64_t sequence, WaitKind kind, int comm_size, int comm_rank, int root, int rank,
                   const std::string& function, double begin_s, double end_s);
 
-  /// The report; `finish_s[r]`: when rank r ended.
-  WaitStateReport report(const std::vector<double>& finish_s) const;
+  /// The report; `finish_s[r]`: when rank r ended. Once, at the end of the run.
+  WaitStateReport report(const std::vector<double>& finish_s);
 
 private:
   struct Entry {
@@ -84,7 +109,16 @@ private:
     int rank = 0;
     std::uint32_t function = 0;
     double begin_s = 0, end_s = 0;
+    std::size_t call = 0;  ///< index in calls_[rank] (with the critical path)
   };
+  /// One logged call: what it waited for, if anything (partner -1: nothing).
+  struct Call {
+    double begin_s = 0, end_s = 0;
+    std::uint32_t function = 0;
+    int partner = -1;
+    double partner_s = 0;
+  };
+  CriticalPath walk(const std::vector<double>& finish_s) const;
   struct Instance {
     WaitKind kind = WaitKind::WaitAtNxN;
     int root = -1;
@@ -96,6 +130,8 @@ private:
   std::uint32_t function_id(const std::string& f);
 
   int ranks_;
+  bool log_calls_ = false;
+  std::vector<std::vector<Call>> calls_;  ///< by world rank, with the critical path
   std::vector<std::string> functions_;
   std::map<std::string, std::uint32_t> function_ids_;
   std::map<std::pair<int, std::uint64_t>, Instance> collectives_;  ///< (communicator, sequence)
