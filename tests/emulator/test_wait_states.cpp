@@ -58,12 +58,16 @@ TEST_CASE("wait states: a receive posted 3 ms before its send waits 3 ms as a la
   CHECK(w.entries[0].total.calls == 1);
   CHECK(w.by_rank[1].seconds == Approx(0.003).epsilon(1e-9));
   CHECK(w.by_rank[0].seconds == 0);
-  // Without the option nothing is classified.
-  TempDir other;
-  CHECK_FALSE(replay_jsonl(other, {compute(0.003) + R"({"op":"send","fn":"MPI_Send","peer":1,"tag":0,"bytes":8})" "\n",
-                                   R"({"op":"recv","fn":"MPI_Recv","peer":0,"tag":0,"bytes":8})" "\n"},
+}
+
+// One replay per TEST_CASE: SimGrid 3.32 keeps one engine per process (a second one crashes under ASan).
+TEST_CASE("wait states: without the option nothing is classified", "[wait_states]")
+{
+  TempDir dir;
+  CHECK_FALSE(replay_jsonl(dir, {compute(0.003) + R"({"op":"send","fn":"MPI_Send","peer":1,"tag":0,"bytes":8})" "\n",
+                                 R"({"op":"recv","fn":"MPI_Recv","peer":0,"tag":0,"bytes":8})" "\n"},
                            2)
-                   .wait_states);
+                  .wait_states);
 }
 
 TEST_CASE("wait states: a rendezvous send posted 2 ms before its receive waits 2 ms as a late receiver",
