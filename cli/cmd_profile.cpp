@@ -63,11 +63,31 @@ void print_summary(const profiler::ConvertResult& r)
                 static_cast<unsigned long long>(s.records));
 }
 
+/// Ranks whose raw files stopped growing during the run (the disk filled, a file size limit): how far
+/// their records go, and why, on stderr. True when there was one: the profile then lacks calls.
+bool report_write_errors(const profiler::ConvertResult& r, const fs::path& raw_dir)
+{
+  bool any = false;
+  for (const auto& s : r.ranks)
+    if (not s.write_error.empty()) {
+      any = true;
+      std::fprintf(stderr,
+                   "gridcast profile: rank %d: the hook could not write %s past %.6f s of the run (%s): its profile "
+                   "stops after %llu records, %lld later records were lost; the application ran on unchanged\n",
+                   s.rank, raw_dir.string().c_str(), s.last_record_s, s.write_error.c_str(),
+                   static_cast<unsigned long long>(s.records), static_cast<long long>(s.records_dropped));
+    }
+  if (any)
+    std::fprintf(stderr, "gridcast profile: the profile is INCOMPLETE: free space (or raise the limit), or put the "
+                         "raw files elsewhere with --raw-dir, and profile again\n");
+  return any;
+}
+
 /// What the command line asks for, checked.
 struct ProfileRequest {
   std::vector<std::string> command;  ///< after `--`
   double nw = 0;
-  std::string out, functions, calibration;
+  std::string out, functions, calibration, raw_dir;
   models::TraceEncoding encoding = models::TraceEncoding::Binary;
   double share = 0.85;
   bool keep_raw = false, discover = false, force = false;
@@ -94,7 +114,9 @@ std::optional<ProfileRequest> parse_request(const std::vector<std::string>& all_
     ("calibration", po::value<std::string>(&r.calibration), "calibration.json whose compute.core_speed_flops is "
                     "the host speed written to run.json (default: measured now with a system-BLAS dgemm, as gridcast calibrate does)")
     ("encoding", po::value<std::string>(&encoding), "rank file encoding: binary (default) or jsonl")
-    ("keep-raw", "keep the hook's raw files (DIR/raw) after the conversion")
+    ("keep-raw", "keep the hook's raw files (DIR/raw, or --raw-dir) after the conversion")
+    ("raw-dir", po::value<std::string>(&r.raw_dir), "where the hook writes its raw files (default DIR/raw): a "
+                "directory every rank can write and this command can read, e.g. a local disk apart from --out's")
     ("force", "replace the trace that --out already holds (its files only; without it, exit 1)")
     ("discover", "record every function the hook can see and write the list of those covering --share")
     ("share", po::value<double>(&r.share), "--discover: share of the total time the listed functions must cover "
@@ -133,6 +155,8 @@ std::optional<ProfileRequest> parse_request(const std::vector<std::string>& all_
     throw UsageError{"--nw VALUE is required: the workload size of this run", "profile"};
   if (not r.discover && r.out.empty())
     throw UsageError{"--out DIR is required", "profile"};
+  if (r.discover && vm.count("raw-dir") > 0)
+    throw UsageError{"--discover keeps its raw files in a temporary directory: it takes no --raw-dir", "profile"};
   if (r.discover && vm.count("functions") > 0)
     throw UsageError{"--discover records every function: it takes no --functions list", "profile"};
   if (r.share <= 0 || r.share > 1)
@@ -247,10 +271,16 @@ int run_profile(const std::vector<std::string>& all_args)
   } else {
     models::prepare_trace_output(out_dir, r.force);  // before the run: a refusal costs nothing
     check_writable_dir(out_dir);
-    raw_dir = out_dir / "raw";
+    raw_dir = r.raw_dir.empty() ? out_dir / "raw" : fs::absolute(r.raw_dir);
+    if (not r.raw_dir.empty() && fs::exists(raw_dir) &&
+        (not fs::is_directory(raw_dir) || not fs::is_empty(raw_dir)))
+      throw InputError({raw_dir.string(), 0, {}, -1},
+                       "--raw-dir must be a new or empty directory (the raw files of the run go there, and are "
+                       "removed after the conversion)");
   }
   fs::remove_all(raw_dir);
   fs::create_directories(raw_dir);
+  check_writable_dir(raw_dir);
   const profiler::Environment env = profiler::hook_environment(hook, raw_dir, r.functions, r.discover);
 
   models::RunInfo info;
@@ -285,6 +315,7 @@ int run_profile(const std::vector<std::string>& all_args)
     std::printf("profile written to %s (%s)\n", out_dir.string().c_str(),
                 info.complete && result.all_finalized ? "complete" : "INCOMPLETE");
   }
+  const bool lost = report_write_errors(result, raw_dir);
   if (not run.ok()) {
     std::cerr << "gridcast profile: the run failed (" << run.describe() << "); "
               << (r.discover ? "the list covers what was recorded" : "the profile keeps what was recorded and is "
@@ -292,7 +323,7 @@ int run_profile(const std::vector<std::string>& all_args)
               << '\n';
     return 1;
   }
-  return 0;
+  return lost ? 1 : 0;
 }
 
 }  // namespace gridcast::cli

@@ -110,12 +110,10 @@ struct RunResult {
   std::string output;  ///< stdout and stderr together
 };
 
-/// Runs the gridcast program with `args` (shell-quoted by the caller where needed), in the working
-/// directory `cwd` when given.
-inline RunResult run_gridcast(const std::string& args, const std::filesystem::path& cwd = {})
+/// Runs a shell command line, its stdout and stderr together.
+inline RunResult run_command(const std::string& command)
 {
-  std::string cmd = (cwd.empty() ? "" : "cd '" + cwd.string() + "' && ") + std::string(GRIDCAST_BIN) + " " + args +
-                    " 2>&1";
+  const std::string cmd = command + " 2>&1";
   RunResult r;
   FILE* pipe = popen(cmd.c_str(), "r");
   if (pipe == nullptr)
@@ -127,6 +125,13 @@ inline RunResult run_gridcast(const std::string& args, const std::filesystem::pa
   int status = pclose(pipe);
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return r;
+}
+
+/// Runs the gridcast program with `args` (shell-quoted by the caller where needed), in the working
+/// directory `cwd` when given.
+inline RunResult run_gridcast(const std::string& args, const std::filesystem::path& cwd = {})
+{
+  return run_command((cwd.empty() ? "" : "cd '" + cwd.string() + "' && ") + std::string(GRIDCAST_BIN) + " " + args);
 }
 
 }  // namespace gridcast::test

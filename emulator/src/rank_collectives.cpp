@@ -77,6 +77,7 @@ void RankCollectives::collective(CollectiveKind kind, const CallRecord& c)
       sg4::this_actor::execute(flops);
     stats.compute_s += sg4::Engine::get_clock() - b;
   });
+  ctx.set_timeline(world.timeline);
   if (not device) {  // host buffers only: a device buffer's copies are the GPU's
     ctx.set_local_copy_time(&world.options.local_copy_time);
     ctx.set_node_map(world.nodes.get());
@@ -167,6 +168,7 @@ void RankCollectives::start_nonblocking(CollectiveKind kind, const std::string& 
                          });
                          ctx.set_local_copy_time(copy_time);
                          ctx.set_node_map(world->nodes.get());
+                         ctx.set_timeline(world->timeline);
                          algo(ctx, args);
                          world->board.finish_local(request);
                          world->board.drain();  // this actor's eager sends must outlive it
@@ -185,6 +187,7 @@ void RankCollectives::creation_exchange(const Communicator& among)
   args.bytes = 8;
   args.recv_bytes = 8;
   CollectiveContext ctx(world.board, among, core_.rank, [](double) {});
+  ctx.set_timeline(world.timeline);
   std::string name = world.registry.select(CollectiveKind::Allgather, args, among.size(), world.options.coll_selector);
   double begin = sg4::Engine::get_clock();
   (*world.registry.find(CollectiveKind::Allgather, name))(ctx, args);

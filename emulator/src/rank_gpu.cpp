@@ -71,6 +71,7 @@ void RankDevice::enqueue_nccl(const CollectiveAlgorithm& algo, CollectiveArgs ar
               sg4::this_actor::execute(flops);
           });
           ctx.set_endpoint(gpu_host);
+          ctx.set_timeline(world->timeline);
           algo(ctx, args);
         } catch (const simgrid::ForcefulKillException&) {
           throw;

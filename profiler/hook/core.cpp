@@ -43,6 +43,9 @@ struct ThreadBuf {
   std::atomic<int> busy{0};               ///< a flush is writing `records`
   std::uint64_t appended = 0;             ///< records appended so far (poll folding: nothing in between)
   std::uint64_t flushes = 0;              ///< flushes so far (a folded-into record must still be here)
+  std::uint64_t file_bytes = 0;           ///< bytes the file holds (header and whole or cut records)
+  std::atomic<int> write_errno{0};        ///< why the file stopped growing (ENOSPC, EFBIG...); 0 while it grows
+  std::atomic<std::uint64_t> dropped{0};  ///< records not written after that
   std::vector<bool> defined;              ///< dynamic function ids this thread's file has defined
   /// The records, left uninitialised: a zeroed 416 KiB buffer per thread would touch every page at the
   /// thread's first call (start-up cost); untouched pages cost nothing until records land on them.
@@ -174,9 +177,13 @@ void write_meta(const char* status, std::int64_t end_ticks, int signal_or_code)
     g_ticks_per_s = ticks_per_s_until_now();
   char path[4200];
   rank_path(path, sizeof path, ".meta", -1);
-  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // Rewritten in place, never truncated first: the blocks the file holds (reserved when it is created)
+  // stay its own, so the final meta is written on a disk the records have filled.
+  int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0)
     return;
+  if (end_ticks == 0)
+    (void)fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, 4096);  // where the file system cannot, nothing is reserved
   char host[256] = {0};
   gethostname(host, sizeof host - 1);
   put(fd, "rank ");      put_int(fd, g_rank.load()); put(fd, "\n");
@@ -200,7 +207,42 @@ void write_meta(const char* status, std::int64_t end_ticks, int signal_or_code)
       put(fd, "peak_rss_bytes "); put_int(fd, static_cast<std::int64_t>(u.ru_maxrss) * 1024); put(fd, "\n");
     }
   }
+  // A raw file that stopped growing (disk full, a size limit): the first reason, and the records lost.
+  int error = 0;
+  std::uint64_t dropped = 0;
+  const int nbufs = g_nbufs.load(std::memory_order_acquire);
+  for (int i = 0; i < nbufs; ++i)
+    if (g_bufs[i] != nullptr) {
+      if (error == 0)
+        error = g_bufs[i]->write_errno.load();
+      dropped += g_bufs[i]->dropped.load();
+    }
+  if (error != 0) {
+    put(fd, "write_errno "); put_int(fd, error); put(fd, "\n");
+    put(fd, "records_dropped "); put_int(fd, static_cast<std::int64_t>(dropped)); put(fd, "\n");
+  }
+  const off_t length = lseek(fd, 0, SEEK_CUR);
+  if (length >= 0)
+    (void)!ftruncate(fd, length);  // an earlier, longer meta leaves no tail
   close(fd);
+}
+
+/// A write to `b`'s file failed: the file keeps its whole records (a record cut by the failure is taken
+/// off, so the converter never reads half of one as the next) and takes no more, because a later write
+/// that succeeds (space freed) would land after a gap and shift every record behind it. The meta file
+/// says why and how many records were lost. Async-signal-safe: ftruncate and close only.
+void stop_file(ThreadBuf* b, int error)
+{
+  const std::uint64_t header = sizeof(RawHeader);
+  if (b->file_bytes >= header) {
+    const std::uint64_t whole = header + (b->file_bytes - header) / sizeof(RawRecord) * sizeof(RawRecord);
+    if (ftruncate(b->fd, static_cast<off_t>(whole)) == 0)
+      b->file_bytes = whole;
+  }
+  close(b->fd);
+  b->fd = -1;
+  int expected = 0;
+  b->write_errno.compare_exchange_strong(expected, error == 0 ? EIO : error);
 }
 
 /// Writes the committed records of `b` to its file. From a signal handler too: only write(2) and atomics.
@@ -219,11 +261,17 @@ void flush(ThreadBuf* b)
       if (w < 0) {
         if (errno == EINTR)
           continue;
-        break;  // disk full or closed: drop, never crash the application
+        stop_file(b, errno);  // disk full, a file size limit: never crash the application
+        break;
       }
       p += w;
       left -= static_cast<std::size_t>(w);
+      b->file_bytes += static_cast<std::uint64_t>(w);
     }
+    if (left > 0)
+      b->dropped.fetch_add((left + sizeof(RawRecord) - 1) / sizeof(RawRecord));
+  } else if (n > 0) {
+    b->dropped.fetch_add(n);  // the file stopped earlier: these records have nowhere to go
   }
   b->committed.store(0, std::memory_order_release);
   ++b->flushes;
@@ -256,7 +304,11 @@ ThreadBuf* this_thread_buf()
     h.rank = g_rank.load();
     h.thread = index;
     h.pid = getpid();
-    (void)!write(b->fd, &h, sizeof h);
+    ssize_t w = write(b->fd, &h, sizeof h);
+    if (w == static_cast<ssize_t>(sizeof h))
+      b->file_bytes = sizeof h;
+    else
+      stop_file(b, w < 0 ? errno : ENOSPC);  // a header cut short: the file is unreadable, write no records
   }
   g_bufs[index] = b;
   g_nbufs.store(index + 1, std::memory_order_release);

@@ -60,6 +60,8 @@ RawMeta read_raw_meta(const fs::path& file)
     else if (key == "init_rss_bytes") number(m.init_rss_bytes);
     else if (key == "peak_rss_bytes") number(m.peak_rss_bytes);
     else if (key == "mpi_library") m.mpi_library = value;
+    else if (key == "write_errno") number(m.write_errno);
+    else if (key == "records_dropped") number(m.records_dropped);
     else if (not key.empty())
       throw InputError({file.string(), line_no, key, m.rank}, "unknown key in the hook's meta file");
   }
@@ -94,6 +96,13 @@ public:
     if (not in_)
       throw InputError({file.string(), 0, {}, rank}, "cannot open raw hook file");
     hook::RawHeader h;
+    std::error_code ec;
+    if (fs::file_size(file, ec) < sizeof h && not ec) {
+      // Opened, but its header never made it to disk (the disk was already full): no records, and the
+      // meta file says why (write_errno). A header cut by a kill, as well.
+      empty_ = true;
+      return;
+    }
     if (not in_.read(reinterpret_cast<char*>(&h), sizeof h) || std::memcmp(h.magic, hook::RawHeader{}.magic, 8) != 0 ||
         h.record_bytes != static_cast<std::int32_t>(sizeof(RawRecord)))
       throw InputError({file.string(), 0, {}, rank}, "not a gridcast raw file (bad header)");
@@ -160,6 +169,8 @@ public:
 private:
   bool read(RawRecord& r)
   {
+    if (empty_)
+      return false;
     if (not in_.read(reinterpret_cast<char*>(&r), sizeof r))
       return false;  // end, or a record cut by a kill: everything before it is kept
     ++count_;
@@ -186,6 +197,7 @@ private:
   int rank_;
   std::ifstream in_;
   int thread_ = 0;
+  bool empty_ = false;  ///< the file holds no header: nothing to read
   std::uint64_t count_ = 0;
   std::unordered_map<std::uint16_t, std::string> names_;
 };
@@ -590,6 +602,7 @@ public:
     gap_until(end, stacks_.empty() ? nullptr : &stacks_[0]);
     summary_.rank = rank_;
     summary_.wall_s = static_cast<double>(end - init_ticks_) / ticks_per_s_;
+    summary_.last_record_s = static_cast<double>(last_end - init_ticks_) / ticks_per_s_;
     for (const auto& f : files_)
       summary_.raw_records += f->records_read();
     return summary_;
@@ -950,7 +963,15 @@ ConvertResult convert_raw(const fs::path& raw_dir, models::RunInfo info, const f
                          max_records_per_rank);
       RankSummary s = conv.run(writer.get(), totals);
       s.status = meta->second.status;
-      if (s.status != "finalized")
+      // "running" is what MPI_Init wrote: the rank ended without the hook seeing it end (SIGKILL, a crash
+      // without a handler), so its file stops where the last flush left it.
+      if (s.status == "running")
+        s.status = "killed";
+      if (meta->second.write_errno != 0) {
+        s.write_error = std::strerror(meta->second.write_errno);
+        s.records_dropped = meta->second.records_dropped;
+      }
+      if (s.status != "finalized" || not s.write_error.empty())
         result.all_finalized = false;
       result.ranks.push_back(s);
     }

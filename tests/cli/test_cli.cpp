@@ -136,6 +136,22 @@ TEST_CASE("cli: replay prints the makespan and writes deterministic outputs", "[
   REQUIRE(prediction == read_file(dir / "b" / "prediction.json"));
   REQUIRE(read_file(dir / "a" / "timeline.json") == read_file(dir / "b" / "timeline.json"));
   REQUIRE_THAT(read_file(dir / "a" / "timeline.json"), Catch::Contains("\"traceEvents\""));
+
+  // An arrow per message, the messages of the allreduce's algorithm included: as many flow starts and
+  // ends as prediction.json counts messages (7 point-to-point ones here, the rest the allreduce's).
+  const std::string timeline = read_file(dir / "a" / "timeline.json");
+  auto count = [&](const std::string& what) {
+    std::size_t n = 0;
+    for (auto at = timeline.find(what); at != std::string::npos; at = timeline.find(what, at + 1))
+      ++n;
+    return n;
+  };
+  const auto at = prediction.find("\"messages\": ");
+  REQUIRE(at != std::string::npos);
+  const std::size_t messages = std::stoul(prediction.substr(at + 12));
+  CHECK(messages > 7);
+  CHECK(count("\"ph\":\"s\"") == messages);
+  CHECK(count("\"ph\":\"f\"") == messages);
 }
 
 TEST_CASE("cli: --analysis waits prints the wait states and writes analysis.json and refuses what it does not know",

@@ -174,44 +174,6 @@ TEST_CASE("profile: every call of a 2-rank MPI program, peers as world ranks, ne
   CHECK_THAT(r.output, Catch::Contains("100.00%"));
 }
 
-TEST_CASE("profile: SIGTERM mid-run keeps the earlier records and marks the profile incomplete", "[profiler][mpi]")
-{
-  fs::path out = scratch("term");
-  Result r = run(profile(out, "--encoding jsonl", std::string(GRIDCAST_MPI_SAMPLE) + " term"));
-  INFO(r.output);
-  CHECK(r.code == 1);
-  CHECK_THAT(r.output, Catch::Contains("marked complete=false"));
-  models::ProfileDir prof(out);
-  CHECK_FALSE(prof.info().complete);
-  auto rank0 = calls(read_rank(out, 0));
-  REQUIRE(rank0.size() >= 14);
-  CHECK(rank0.front().fn == "MPI_Init");
-  CHECK(rank0.back().fn == "MPI_Cart_create");  // the last call before the signal
-  for (const auto& n : rank0)
-    CHECK(n.r.op != Op::Finalize);
-}
-
-TEST_CASE("profile: MPI_Abort and exit without MPI_Finalize leave incomplete profiles", "[profiler][mpi]")
-{
-  for (std::string mode : {"abort", "noexit"}) {
-    fs::path out = scratch(mode);
-    Result r = run(profile(out, "", std::string(GRIDCAST_MPI_SAMPLE) + " " + mode));
-    INFO(mode << ": " << r.output);
-    CHECK(r.code == 1);
-    models::ProfileDir prof(out);
-    CHECK_FALSE(prof.info().complete);
-    auto rank0 = calls(read_rank(out, 0));
-    REQUIRE_FALSE(rank0.empty());
-    CHECK(rank0.front().fn == "MPI_Init");
-    if (mode == "abort") {
-      CHECK_THAT(r.output, Catch::Contains("abort"));
-    } else {
-      CHECK_THAT(r.output, Catch::Contains("exit-without-finalize"));
-      CHECK(rank0.back().r.op == Op::Send);  // the last call of rank 0 before exit(0)
-    }
-  }
-}
-
 TEST_CASE("profile: two threads calling MPI at once (MPI_THREAD_MULTIPLE) are both recorded", "[profiler][mpi]")
 {
   fs::path out = scratch("threads");

@@ -108,22 +108,24 @@ TEST_CASE("profile: a helper the application forks records nothing and writes no
   // raw file a second time (MPI_Init, MPI_Allreduce twice in the profile, "hooked" near 200 %).
   setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
   setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
-  test::TempDir dir;
-  auto r = test::run_gridcast("profile --nw 1 --out '" + (dir / "prof").string() +
-                              "' -- mpirun -np 2 --oversubscribe --bind-to none " GRIDCAST_MPI_SPAWN " fork");
-  INFO(r.output);
-  // The helper's exit code reached the application unchanged (it exits 0 only then), and the profile is whole.
-  CHECK(r.exit_code == 0);
-  CHECK_THAT(r.output, Catch::Contains("(complete)"));
-  models::ProfileDir prof(dir / "prof");
-  for (int rank : {0, 1}) {
-    INFO("rank " << rank);
-    auto stream = prof.open(rank);
-    CallRecord c;
-    std::vector<std::string> mpi;
-    while (stream->next(c))
-      if (c.op != Op::Compute)
-        mpi.push_back(stream->functions().name(c.function));
-    CHECK(mpi == std::vector<std::string>{"MPI_Init", "MPI_Allreduce", "MPI_Barrier", "MPI_Finalize"});
+  for (int np : {2, 4}) {
+    test::TempDir dir;
+    auto r = test::run_gridcast("profile --nw 1 --out '" + (dir / "prof").string() + "' -- mpirun -np " +
+                                std::to_string(np) + " --oversubscribe --bind-to none " GRIDCAST_MPI_SPAWN " fork");
+    INFO("np " << np << ": " << r.output);
+    // The helper's exit code reached the application unchanged (it exits 0 only then), and the profile is whole.
+    CHECK(r.exit_code == 0);
+    CHECK_THAT(r.output, Catch::Contains("(complete)"));
+    models::ProfileDir prof(dir / "prof");
+    for (int rank = 0; rank < np; ++rank) {
+      INFO("rank " << rank);
+      auto stream = prof.open(rank);
+      CallRecord c;
+      std::vector<std::string> mpi;
+      while (stream->next(c))
+        if (c.op != Op::Compute)
+          mpi.push_back(stream->functions().name(c.function));
+      CHECK(mpi == std::vector<std::string>{"MPI_Init", "MPI_Allreduce", "MPI_Barrier", "MPI_Finalize"});
+    }
   }
 }

@@ -2,6 +2,10 @@
 // point-to-point helpers on the collective context, and the node map of the cold-copy rule.
 #include "gridcast/emulator/collective_context.hpp"
 
+#include "gridcast/emulator/timeline.hpp"
+
+#include <simgrid/s4u/Engine.hpp>
+
 #include <algorithm>
 #include <stdexcept>
 #include <string>
@@ -45,8 +49,11 @@ CollectiveContext::CollectiveContext(MessageBoard& board, const Communicator& co
 
 RequestPtr CollectiveContext::isend(int to, std::uint64_t bytes, int tag)
 {
-  return board_.post_send(world_rank_, comm_.world_ranks.at(static_cast<std::size_t>(to)), bytes, tag,
-                          comm_.coll_context, SendMode::Standard, endpoint_);
+  RequestPtr r = board_.post_send(world_rank_, comm_.world_ranks.at(static_cast<std::size_t>(to)), bytes, tag,
+                                  comm_.coll_context, SendMode::Standard, endpoint_);
+  if (timeline_ != nullptr)
+    timeline_->flow_start(world_rank_, r->message, sg4::Engine::get_clock());
+  return r;
 }
 
 RequestPtr CollectiveContext::irecv(int from, std::uint64_t bytes, int tag)
@@ -78,6 +85,8 @@ void CollectiveContext::sendrecv(int to, std::uint64_t send_bytes, int from, std
 void CollectiveContext::wait(const RequestPtr& r)
 {
   partner_wait_s_ += board_.wait(r);
+  if (timeline_ != nullptr && r->kind == Request::Kind::Recv && not r->cancelled)
+    timeline_->flow_end(world_rank_, r->message, sg4::Engine::get_clock());
 }
 
 void CollectiveContext::wait_all(const std::vector<RequestPtr>& rs)

@@ -49,6 +49,8 @@ int threads_main(int argc, char** argv)
   a.join();
   b.join();
   MPI_Finalize();
+  if (rank == 0)
+    std::printf("mpi_sample: threads run finished\n");  // the application's own output, unchanged by the hook
   return 0;
 }
 
@@ -113,9 +115,18 @@ int main(int argc, char** argv)
   MPI_Comm cart;
   MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &cart);
 
-  if (std::strcmp(mode, "term") == 0) {
+  const bool fill = std::strcmp(mode, "fill") == 0, kill = std::strcmp(mode, "kill") == 0;
+  if (fill || kill) {
+    // 5000 calls: more than one buffer of records (4096), so the raw files grow during the run; under
+    // a small disk (fill) they stop growing here, while the application goes on.
+    for (int i = 0; i < 5000; ++i)
+      MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    if (kill && rank == size - 1)
+      raise(SIGKILL);  // no handler runs: the rank's file ends with its last flush
+  }
+  if (std::strcmp(mode, "term") == 0 || std::strcmp(mode, "int") == 0) {
     if (rank == 0)
-      raise(SIGTERM);  // the hook flushes, marks the run, and dies of the signal
+      raise(mode[0] == 't' ? SIGTERM : SIGINT);  // the hook flushes, marks the run, and dies of the signal
     MPI_Barrier(MPI_COMM_WORLD);  // the other ranks wait here until the launcher kills them
   }
   if (std::strcmp(mode, "abort") == 0 && rank == 0)
@@ -144,5 +155,7 @@ int main(int argc, char** argv)
   if (std::strcmp(mode, "noexit") == 0)
     std::exit(0);  // no MPI_Finalize: Open MPI complains, the hook's atexit flushes
   MPI_Finalize();
+  if (rank == 0)
+    std::printf("mpi_sample: %s run finished\n", mode);  // the application's own output, unchanged by the hook
   return 0;
 }

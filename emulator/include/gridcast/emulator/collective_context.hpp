@@ -14,6 +14,8 @@
 
 namespace gridcast::emulator {
 
+class TimelineWriter;
+
 /// A communicator: its members as world ranks, in communicator-rank order.
 struct Communicator {
   int id = 0;                   ///< global id (0 = MPI_COMM_WORLD)
@@ -85,6 +87,10 @@ public:
   /// nullptr (the default): the board's choice for the rank.
   void set_endpoint(sg4::Host* host) { endpoint_ = host; }
 
+  /// Where the collective's messages are drawn as arrows (timeline.json), as point-to-point ones are;
+  /// nullptr (the default): not drawn. The writer must outlive the context.
+  void set_timeline(TimelineWriter* timeline) { timeline_ = timeline; }
+
   /// Seconds spent waiting for partners inside this collective so far.
   double partner_wait_s() const { return partner_wait_s_; }
 
@@ -99,6 +105,7 @@ private:
   NodeMap* nodes_ = nullptr;
   std::vector<int> only_me_;
   sg4::Host* endpoint_ = nullptr;
+  TimelineWriter* timeline_ = nullptr;
 };
 
 /// Seconds to copy `bytes` locally from a gridcast:memcpy-time curve ("bytes:seconds;...", sizes

@@ -1,7 +1,9 @@
 #pragma once
 // Results are never half-written: a file is written under a temporary name beside its target and renamed
 // over it only once every byte reached the disk. A run that fails, throws or is interrupted leaves the
-// previous file (or none), never a truncated prediction.json or model.json that looks complete.
+// previous file (or none), never a truncated prediction.json or model.json that looks complete. A run
+// ended by SIGINT or SIGTERM removes its temporaries too (a handler installed with the first OutputFile,
+// which then does what the signal did before it).
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -34,6 +36,7 @@ private:
   std::string what_;
   std::FILE* file_ = nullptr;
   bool in_place_   = false;
+  int slot_        = -1;  ///< its entry in the table of temporaries a SIGINT or SIGTERM removes
 };
 
 /// The whole content at once: OutputFile, write, commit.

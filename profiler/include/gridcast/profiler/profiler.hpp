@@ -28,6 +28,8 @@ struct RawMeta {
   std::int64_t init_rss_bytes = 0;  ///< resident set when MPI_Init returned; 0: not recorded
   std::int64_t peak_rss_bytes = 0;  ///< the process's peak resident set when the run ended; 0: not recorded
   std::string mpi_library;  ///< the first line of MPI_Get_library_version; empty: not recorded
+  int write_errno = 0;              ///< why a raw file of the rank stopped growing (ENOSPC...); 0: it did not
+  std::int64_t records_dropped = 0;  ///< records the hook could not write after that
 };
 
 RawMeta read_raw_meta(const std::filesystem::path& file);
@@ -40,7 +42,10 @@ struct RankSummary {
   double covered_s = 0;        ///< time covered by the records written (calls and compute bursts, overlaps once)
   double hooked_s = 0;         ///< time inside hooked functions (MPI, libraries, listed application functions)
   std::uint64_t records = 0;   ///< records written
+  double last_record_s = 0;    ///< where the last record ends, from MPI_Init
   std::uint64_t raw_records = 0;
+  std::string write_error;     ///< why the records stop early (the disk was full...); empty when they do not
+  std::int64_t records_dropped = 0;  ///< records the hook could not write
   double coverage() const { return wall_s > 0 ? covered_s / wall_s : 0.0; }
 };
 
