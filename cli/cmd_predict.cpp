@@ -4,6 +4,7 @@
 #include "commands.hpp"
 #include "gpu_model.hpp"
 #include "options.hpp"
+#include "progress.hpp"
 
 #include "gridcast/emulator/config.hpp"
 #include "gridcast/emulator/replay.hpp"
@@ -38,39 +39,6 @@ struct FunctionTotals {
   std::uint64_t calls = 0;
   double flops = 0;        ///< compute work (latency model) and reduction work
   double bytes = 0;        ///< bytes sent, v-collective counts included
-};
-
-/// Progress on stderr for long runs: the first report after `kFirst`, then every `kEvery`. Wall-clock
-/// time decides only whether to print, never what the outputs hold.
-class Progress {
-public:
-  explicit Progress(std::uint64_t total) : total_(total), start_(Clock::now()), last_(start_) {}
-  /// One call pulled by the emulator (all ranks together); the clock is read every 4096 calls.
-  void tick()
-  {
-    if ((++done_ & 4095) != 0)
-      return;
-    auto now = Clock::now();
-    if (now - last_ < (printed_ ? kEvery : kFirst))
-      return;
-    last_    = now;
-    printed_ = true;
-    const double share   = total_ > 0 ? std::min(1.0, static_cast<double>(done_) / static_cast<double>(total_)) : 1.0;
-    const double elapsed = std::chrono::duration<double>(now - start_).count();
-    // The remaining calls at the rate so far: fast-forward skips iterations, so this is an upper bound.
-    const double eta = share > 0 ? elapsed * (1 - share) / share : 0;
-    std::fprintf(stderr, "gridcast predict: %5.1f%% of %llu calls, simulated time %.6g s, %.0f s elapsed, about %.0f s left\n",
-                 100 * share, static_cast<unsigned long long>(total_), simgrid::s4u::Engine::get_clock(), elapsed, eta);
-  }
-
-private:
-  using Clock = std::chrono::steady_clock;
-  static constexpr std::chrono::seconds kFirst{3};
-  static constexpr std::chrono::seconds kEvery{5};
-  std::uint64_t total_;
-  std::uint64_t done_ = 0;
-  Clock::time_point start_, last_;
-  bool printed_ = false;
 };
 
 /// Per-rank stream wrapper: counts what the model emits (per function, merged when the stream ends) and
@@ -347,7 +315,7 @@ int run_predict(const std::vector<std::string>& args)
   models::trace::print_quality(std::cerr, synth.quality());
   std::map<std::string, FunctionTotals> totals;
   check_call_count(synth.total_calls(), max_calls, model_file, nw, np);
-  Progress progress(synth.total_calls());
+  Progress progress("predict", synth.total_calls());
   CountingSource source(synth, totals, progress);
 
   const std::filesystem::path timeline_path = prepare_output(target);

@@ -2,6 +2,7 @@
 #include "commands.hpp"
 #include "gpu_model.hpp"
 #include "options.hpp"
+#include "progress.hpp"
 
 #include "gridcast/emulator/config.hpp"
 #include "gridcast/emulator/replay.hpp"
@@ -60,6 +61,57 @@ OpenedTrace open_trace(const std::filesystem::path& path, const models::TitReadO
 }
 
 }  // namespace
+
+/// A recorded rank's stream that reports how far it has read its file to the progress display.
+class ProgressStream final : public models::CallStream {
+public:
+  ProgressStream(models::CallStreamPtr inner, Progress& progress) : inner_(std::move(inner)), progress_(progress)
+  {
+    progress_.add_total_bytes(inner_->bytes_total());
+  }
+  bool next(models::CallRecord& out) override
+  {
+    if (not inner_->next(out)) {
+      report();
+      return false;
+    }
+    if ((++calls_ & 255) == 0)  // the reader's position every 256 calls: the share moves smoothly enough
+      report();
+    progress_.tick();
+    return true;
+  }
+  const models::FunctionTable& functions() const override { return inner_->functions(); }
+  const std::string& source() const override { return inner_->source(); }
+  std::optional<std::uint64_t> loop_head() override { return inner_->loop_head(); }
+  std::uint64_t bytes_read() const override { return inner_->bytes_read(); }
+  std::uint64_t bytes_total() const override { return inner_->bytes_total(); }
+
+private:
+  void report()
+  {
+    const std::uint64_t now = inner_->bytes_read();
+    progress_.add_read_bytes(now - reported_);
+    reported_ = now;
+  }
+  models::CallStreamPtr inner_;
+  Progress& progress_;
+  std::uint64_t calls_ = 0, reported_ = 0;
+};
+
+class ProgressSource final : public models::TraceSource {
+public:
+  ProgressSource(const models::TraceSource& inner, Progress& progress) : inner_(inner), progress_(progress) {}
+  int rank_count() const override { return inner_.rank_count(); }
+  SteadyLoop steady_loop() const override { return inner_.steady_loop(); }
+  models::CallStreamPtr open(int rank) const override
+  {
+    return std::make_unique<ProgressStream>(inner_.open(rank), progress_);
+  }
+
+private:
+  const models::TraceSource& inner_;
+  Progress& progress_;
+};
 
 int run_replay(const std::vector<std::string>& args)
 {
@@ -134,7 +186,9 @@ int run_replay(const std::vector<std::string>& args)
 
   const std::filesystem::path timeline_path = prepare_output(target);
 
-  emulator::ReplayResult result = emulator::replay(*t.source, opts, timeline_path);
+  Progress progress("replay", 0);
+  ProgressSource source(*t.source, progress);
+  emulator::ReplayResult result = emulator::replay(source, opts, timeline_path);
   emulator::print_summary(std::cout, result);
   print_coll_selector(std::cout, opts, result);
   print_gpu_model(std::cout, opts, result);

@@ -96,6 +96,9 @@ public:
   /// Next line, or false at the end of the file. `line_no` becomes its 1-based number.
   bool next(std::string_view& line);
   std::uint64_t line_no() const { return line_no_; }
+  /// Bytes of the file consumed (the lines returned so far) and the file's size.
+  std::uint64_t consumed() const { return read_total_ - (end_ - begin_); }
+  std::uint64_t size() const { return size_; }
 
 private:
   bool fill();  // appends more bytes after the kept tail; false at EOF
@@ -107,6 +110,8 @@ private:
   std::size_t end_       = 0;  // end of valid data
   bool eof_              = false;
   std::uint64_t line_no_ = 0;
+  std::uint64_t read_total_ = 0;  // bytes read from the file into buf_ so far
+  std::uint64_t size_       = 0;  // the file's size when opened (0 when it has none: a pipe, a device)
 };
 
 /// Base of the streams that parse a text trace line by line (JSON lines, TIT): the file's reader, its name
@@ -115,6 +120,8 @@ class TextTraceStream : public CallStream {
 public:
   const FunctionTable& functions() const override { return functions_; }
   const std::string& source() const override { return source_; }
+  std::uint64_t bytes_read() const override { return in_.consumed(); }
+  std::uint64_t bytes_total() const override { return in_.size(); }
 
 protected:
   /// Opens `file`; "cannot open <what>: <errno text>" (for `rank`) when it cannot be read.
@@ -145,6 +152,8 @@ public:
   bool read(void* dst, std::size_t n);
   /// Bytes left in the file (its size minus what was consumed).
   std::uint64_t remaining() const { return size_ - consumed_before_ - pos_; }
+  std::uint64_t consumed() const { return consumed_before_ + pos_; }
+  std::uint64_t size() const { return size_; }
 
 private:
   bool refill();
@@ -242,6 +251,8 @@ public:
   bool next(CallRecord& out) override;
   const FunctionTable& functions() const override { return functions_; }
   const std::string& source() const override { return display_; }
+  std::uint64_t bytes_read() const override { return in_.consumed(); }
+  std::uint64_t bytes_total() const override { return in_.size(); }
 
 private:
   [[noreturn]] void fail(const std::string& reason) const;

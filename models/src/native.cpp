@@ -45,7 +45,12 @@ std::ptrdiff_t ReadFd::read(void* dst, std::size_t n)
   return static_cast<std::ptrdiff_t>(got);
 }
 
-LineReader::LineReader(const fs::path& file) : in_(file), file_(file.string()), buf_(kReadBufferSize) {}
+LineReader::LineReader(const fs::path& file) : in_(file), file_(file.string()), buf_(kReadBufferSize)
+{
+  std::error_code ec;
+  const auto size = fs::is_regular_file(file, ec) ? fs::file_size(file, ec) : 0;
+  size_           = ec ? 0 : size;
+}
 
 bool LineReader::fill()
 {
@@ -70,6 +75,7 @@ bool LineReader::fill()
     return false;
   }
   end_ += static_cast<std::size_t>(got);
+  read_total_ += static_cast<std::uint64_t>(got);
   if (end_ < buf_.size())
     eof_ = true;  // a short read: the file has no more bytes
   return true;

@@ -129,6 +129,30 @@ TEST_CASE("every op with every field round-trips through JSON lines and binary",
   CHECK(a_gct.compare(0, 8, "GCTRACE1") == 0);
 }
 
+TEST_CASE("a trace stream says how far it has read its file and ends at its size", "[models][native]")
+{
+  // What replay's progress report divides: the bytes consumed grow with every record and reach the
+  // file's size at its end, in both encodings.
+  TempDir tmp;
+  const Sample sample = sample_trace();
+  write_records(tmp / "p.jsonl", TraceEncoding::JsonLines, sample.records, sample.functions);
+  write_records(tmp / "p.gct", TraceEncoding::Binary, sample.records, sample.functions);
+  for (auto [file, encoding] : {std::pair{tmp / "p.jsonl", TraceEncoding::JsonLines},
+                                std::pair{tmp / "p.gct", TraceEncoding::Binary}}) {
+    INFO(file.string());
+    auto s = open_native_trace(file, encoding, 0);
+    CHECK(s->bytes_total() == std::filesystem::file_size(file));
+    CHECK(s->bytes_read() < s->bytes_total());
+    CallRecord r;
+    std::uint64_t before = s->bytes_read();
+    while (s->next(r)) {
+      CHECK(s->bytes_read() > before);
+      before = s->bytes_read();
+    }
+    CHECK(s->bytes_read() == s->bytes_total());
+  }
+}
+
 TEST_CASE("JSON lines: fixed field order, defaults omitted, any written as \"any\"", "[models][native]")
 {
   TempDir tmp;

@@ -25,6 +25,10 @@ public:
   /// iteration of the source's steady loop (TraceSource::steady_loop), that iteration's index (0-based);
   /// otherwise nothing. Only synthesized streams know their loops; recorded traces never say.
   virtual std::optional<std::uint64_t> loop_head() { return std::nullopt; }
+  /// Bytes of its file the stream has consumed so far, and the file's size: what a progress report of a
+  /// replay divides. 0 and 0 for a stream that reads no file (a synthesized one).
+  virtual std::uint64_t bytes_read() const { return 0; }
+  virtual std::uint64_t bytes_total() const { return 0; }
 };
 
 using CallStreamPtr = std::unique_ptr<CallStream>;
