@@ -5,6 +5,7 @@
 #include "gpu_model.hpp"
 #include "options.hpp"
 #include "progress.hpp"
+#include "what_if.hpp"
 
 #include "gridcast/emulator/config.hpp"
 #include "gridcast/emulator/replay.hpp"
@@ -43,10 +44,10 @@ struct FunctionTotals {
 
 /// Per-rank stream wrapper: counts what the model emits (per function, merged when the stream ends) and
 /// ticks the progress report.
-class CountingStream final : public models::CallStream {
+class CountingStream final : public models::ForwardingStream {
 public:
   CountingStream(models::CallStreamPtr inner, std::map<std::string, FunctionTotals>& totals, Progress& progress)
-      : inner_(std::move(inner)), totals_(totals), progress_(progress)
+      : ForwardingStream(std::move(inner)), totals_(totals), progress_(progress)
   {
   }
   ~CountingStream() override { flush(); }
@@ -68,9 +69,6 @@ public:
     progress_.tick();
     return true;
   }
-  const models::FunctionTable& functions() const override { return inner_->functions(); }
-  const std::string& source() const override { return inner_->source(); }
-  std::optional<std::uint64_t> loop_head() override { return inner_->loop_head(); }
 
 private:
   void flush()
@@ -85,7 +83,6 @@ private:
     }
     local_.clear();
   }
-  models::CallStreamPtr inner_;
   std::map<std::string, FunctionTotals>& totals_;
   Progress& progress_;
   std::vector<FunctionTotals> local_;
@@ -198,6 +195,7 @@ int run_predict(const std::vector<std::string>& args)
   std::uint64_t seed = 0;
   std::vector<std::string> cfg;
   std::string analysis;
+  std::vector<std::string> what_if_exprs;
   GpuModelArgs gpu_model;
   po::options_description options("predict options");
   options.add_options()
@@ -216,6 +214,7 @@ int run_predict(const std::vector<std::string>& args)
     ("analysis", po::value(&analysis),
      "comma-separated analyses of the run, as for replay: waits, critical-path (every iteration is emulated: "
      "fast-forward is off unless asked for, which is refused; docs/guides/wait-states.md)")
+    ("what-if", po::value(&what_if_exprs)->composing(), kWhatIfHelp)
     ("seed", po::value(&seed)->default_value(0),
      "seed of every random choice: with --variability on, the compute calls drawn from each function's "
      "distribution (several seeds give a spread of makespans)")
@@ -287,15 +286,25 @@ int run_predict(const std::vector<std::string>& args)
   for (const std::string& w : warnings)
     std::cerr << "gridcast predict: warning: " << w << '\n';
 
-  const RunTarget target{platform, hostfile, ranks_per_host, seed, out, vm.count("no-timeline") == 0};
+  WhatIf what_if = parse_what_if(what_if_exprs, "predict");
+  std::optional<WhatIfRun> what_if_run;
+  if (not what_if.empty()) {
+    what_if_run.emplace(out);
+    analysis = with_critical_path(analysis);
+    out = what_if_run->out_dir().string();
+  }
+  const bool announce = not(what_if_run && what_if_run->temporary());
+  const RunTarget target{platform, hostfile, ranks_per_host, seed, out, vm.count("no-timeline") == 0 && announce};
   emulator::ReplayOptions opts = replay_options(target);
+  opts.what_if = what_if.expressions;
+  opts.link_scales = what_if.links;
   for (const std::string& c : cfg)
     emulator::apply_cfg(opts, c);
   emulator::check_cfg_for_input(opts, false);
   apply_gpu_model(gpu_model, opts, "predict");
   emulator::resolve_coll_selector(opts, selector_evidence(*model));
   opts.recorded_host_speed_flops = 0;  // synthesized compute is in flops: the host's speed converts it
-  if (vm.count("analysis") > 0) {
+  if (vm.count("analysis") > 0 || what_if_run) {
     apply_analysis(analysis, opts, "predict");
     if (opts.wait_states && ff.mode == emulator::FastForwardOptions::Mode::Auto) {
       if (not vm["fast-forward"].defaulted())
@@ -303,7 +312,8 @@ int run_predict(const std::vector<std::string>& args)
                          "--fast-forward off, or leave it out",
                          "predict"};
       ff.mode = emulator::FastForwardOptions::Mode::Off;
-      std::cerr << "gridcast predict: note: --analysis emulates every iteration (fast-forward off)\n";
+      std::cerr << "gridcast predict: note: " << (what_if_run ? "--what-if" : "--analysis")
+                << " emulates every iteration (fast-forward off)\n";
     }
   }
   opts.fast_forward              = ff;
@@ -316,11 +326,19 @@ int run_predict(const std::vector<std::string>& args)
   std::map<std::string, FunctionTotals> totals;
   check_call_count(synth.total_calls(), max_calls, model_file, nw, np);
   Progress progress("predict", synth.total_calls());
-  CountingSource source(synth, totals, progress);
+  CountingSource counting(synth, totals, progress);
+  std::unique_ptr<models::TraceSource> changed;
+  if (what_if_run) {
+    changed = what_if_source(counting, what_if);
+    what_if_run->run_baseline("predict", args, analysis);
+  }
+  const models::TraceSource& source = changed ? *changed : counting;
 
   const std::filesystem::path timeline_path = prepare_output(target);
 
   emulator::ReplayResult result = emulator::replay(source, opts, timeline_path);
+  if (what_if_run)
+    check_what_if_matched(what_if);
   std::cout << "predicted at Nw " << number(nw) << ", Np " << np << " from " << model_file
             << (synth_options.variability ? " (variability on, seed " + std::to_string(seed) + ")" : "") << '\n';
   emulator::print_summary(std::cout, result);
@@ -341,14 +359,18 @@ int run_predict(const std::vector<std::string>& args)
     emulator::write_prediction(dir / "prediction.json", result, run);
 
     write_contribution(dir / "contribution.json", {nw, np}, synth_options, warnings, totals, result, *model);
-    std::cout << "wrote " << (dir / "prediction.json").string();
-    if (not timeline_path.empty())
-      std::cout << ", " << timeline_path.string();
-    std::cout << " and " << (dir / "contribution.json").string() << '\n';
+    if (announce) {
+      std::cout << "wrote " << (dir / "prediction.json").string();
+      if (not timeline_path.empty())
+        std::cout << ", " << timeline_path.string();
+      std::cout << " and " << (dir / "contribution.json").string() << '\n';
+    }
   }
   emulator::RunDescription analysis_run;
   analysis_run.command = "predict";
-  report_analysis(result, analysis_run, out);
+  report_analysis(result, analysis_run, out, announce);
+  if (what_if_run)
+    what_if_run->report(what_if);
   return 0;
 }
 

@@ -3,6 +3,7 @@
 #include "gpu_model.hpp"
 #include "options.hpp"
 #include "progress.hpp"
+#include "what_if.hpp"
 
 #include "gridcast/emulator/config.hpp"
 #include "gridcast/emulator/replay.hpp"
@@ -63,9 +64,9 @@ OpenedTrace open_trace(const std::filesystem::path& path, const models::TitReadO
 }  // namespace
 
 /// A recorded rank's stream that reports how far it has read its file to the progress display.
-class ProgressStream final : public models::CallStream {
+class ProgressStream final : public models::ForwardingStream {
 public:
-  ProgressStream(models::CallStreamPtr inner, Progress& progress) : inner_(std::move(inner)), progress_(progress)
+  ProgressStream(models::CallStreamPtr inner, Progress& progress) : ForwardingStream(std::move(inner)), progress_(progress)
   {
     progress_.add_total_bytes(inner_->bytes_total());
   }
@@ -80,11 +81,6 @@ public:
     progress_.tick();
     return true;
   }
-  const models::FunctionTable& functions() const override { return inner_->functions(); }
-  const std::string& source() const override { return inner_->source(); }
-  std::optional<std::uint64_t> loop_head() override { return inner_->loop_head(); }
-  std::uint64_t bytes_read() const override { return inner_->bytes_read(); }
-  std::uint64_t bytes_total() const override { return inner_->bytes_total(); }
 
 private:
   void report()
@@ -93,7 +89,6 @@ private:
     progress_.add_read_bytes(now - reported_);
     reported_ = now;
   }
-  models::CallStreamPtr inner_;
   Progress& progress_;
   std::uint64_t calls_ = 0, reported_ = 0;
 };
@@ -122,6 +117,7 @@ int run_replay(const std::vector<std::string>& args)
   std::uint64_t seed = 0;
   std::vector<std::string> cfg;
   std::string analysis;
+  std::vector<std::string> what_if_exprs;
   GpuModelArgs gpu_model;
   po::options_description options("replay options");
   options.add_options()
@@ -142,6 +138,7 @@ int run_replay(const std::vector<std::string>& args)
      "receiver, wait at N x N, wait at barrier, late broadcast, early reduce, early scan), critical-path (the "
      "chain of calls and waits that decides the end, per rank and function; includes waits): a summary, and "
      "analysis.json with --out (docs/guides/wait-states.md)")
+    ("what-if", po::value(&what_if_exprs)->composing(), kWhatIfHelp)
     ("seed", po::value(&seed)->default_value(0), "seed of every random choice (reported in the outputs)")
     ("cfg", po::value(&cfg)->composing(),
      "name:value setting, repeatable. gridcast/eager-threshold:BYTES, gridcast/test-cost:SECONDS, "
@@ -166,13 +163,23 @@ int run_replay(const std::vector<std::string>& args)
   if (not hostfile.empty() && ranks_per_host > 0)
     throw UsageError{"--hostfile and --ranks-per-host exclude each other", "replay"};
 
-  const RunTarget target{platform, hostfile, ranks_per_host, seed, out, vm.count("no-timeline") == 0};
+  WhatIf what_if = parse_what_if(what_if_exprs, "replay");
+  std::optional<WhatIfRun> what_if_run;
+  if (not what_if.empty()) {
+    what_if_run.emplace(out);
+    analysis = with_critical_path(analysis);
+    out = what_if_run->out_dir().string();
+  }
+  const RunTarget target{platform, hostfile, ranks_per_host, seed, out,
+                         vm.count("no-timeline") == 0 && not(what_if_run && what_if_run->temporary())};
   emulator::ReplayOptions opts = replay_options(target);
   opts.gpu.mpi = emulator::parse_gpu_mpi_mode(gpu_mpi, "--gpu-mpi");
   for (const std::string& c : cfg)
     emulator::apply_cfg(opts, c);
-  if (vm.count("analysis") > 0)
+  if (vm.count("analysis") > 0 || what_if_run)
     apply_analysis(analysis, opts, "replay");
+  opts.what_if = what_if.expressions;
+  opts.link_scales = what_if.links;
   apply_gpu_model(gpu_model, opts, "replay");
 
   OpenedTrace t = open_trace(trace, opts.smpi.tit_read);
@@ -184,11 +191,19 @@ int run_replay(const std::vector<std::string>& args)
   emulator::resolve_coll_selector(opts, evidence);
   opts.recorded_host_speed_flops = t.recorded_speed_flops;
 
+  if (what_if_run)
+    what_if_run->run_baseline("replay", args, analysis);
   const std::filesystem::path timeline_path = prepare_output(target);
 
   Progress progress("replay", 0);
-  ProgressSource source(*t.source, progress);
+  ProgressSource progress_source(*t.source, progress);
+  std::unique_ptr<models::TraceSource> changed;
+  if (what_if_run)
+    changed = what_if_source(progress_source, what_if);
+  const models::TraceSource& source = changed ? *changed : progress_source;
   emulator::ReplayResult result = emulator::replay(source, opts, timeline_path);
+  if (what_if_run)
+    check_what_if_matched(what_if);
   emulator::print_summary(std::cout, result);
   print_coll_selector(std::cout, opts, result);
   print_gpu_model(std::cout, opts, result);
@@ -205,14 +220,18 @@ int run_replay(const std::vector<std::string>& args)
     add_target_inputs(run, target);
     add_gpu_model_inputs(run, gpu_model);
     emulator::write_prediction(std::filesystem::path(out) / "prediction.json", result, run);
-    std::cout << "wrote " << (std::filesystem::path(out) / "prediction.json").string();
-    if (not timeline_path.empty())
-      std::cout << " and " << timeline_path.string();
-    std::cout << '\n';
+    if (not(what_if_run && what_if_run->temporary())) {
+      std::cout << "wrote " << (std::filesystem::path(out) / "prediction.json").string();
+      if (not timeline_path.empty())
+        std::cout << " and " << timeline_path.string();
+      std::cout << '\n';
+    }
   }
   emulator::RunDescription analysis_run;
   analysis_run.command = "replay";
-  report_analysis(result, analysis_run, out);
+  report_analysis(result, analysis_run, out, not(what_if_run && what_if_run->temporary()));
+  if (what_if_run)
+    what_if_run->report(what_if);
   return 0;
 }
 

@@ -141,7 +141,8 @@ void apply_analysis(const std::string& spec, emulator::ReplayOptions& options, c
   }
 }
 
-void report_analysis(const emulator::ReplayResult& result, const emulator::RunDescription& run, const std::string& out)
+void report_analysis(const emulator::ReplayResult& result, const emulator::RunDescription& run, const std::string& out,
+                     bool announce)
 {
   if (not result.wait_states)
     return;
@@ -152,7 +153,8 @@ void report_analysis(const emulator::ReplayResult& result, const emulator::RunDe
     return;
   const std::filesystem::path file = std::filesystem::path(out) / "analysis.json";
   emulator::write_analysis(file, result, run);
-  std::cout << "wrote " << file.string() << '\n';
+  if (announce)
+    std::cout << "wrote " << file.string() << '\n';
 }
 
 void check_target_np(int np, const std::string& command)

@@ -56,7 +56,9 @@ void print_run_warnings(std::ostream& err, const std::string& command, const emu
 void apply_analysis(const std::string& spec, emulator::ReplayOptions& options, const std::string& command);
 
 /// After a run with --analysis: the console summary, and analysis.json in `out` when given.
-void report_analysis(const emulator::ReplayResult& result, const emulator::RunDescription& run, const std::string& out);
+/// `announce`: say where analysis.json was written (not for --what-if's temporary folders).
+void report_analysis(const emulator::ReplayResult& result, const emulator::RunDescription& run, const std::string& out,
+                     bool announce = true);
 
 /// Adds the platform and the hostfile (when given) with their digests to the inputs of prediction.json.
 void add_target_inputs(emulator::RunDescription& run, const RunTarget& target);

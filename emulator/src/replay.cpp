@@ -78,6 +78,32 @@ std::vector<std::string> engine_arguments(const ReplayOptions& options)
   return args;
 }
 
+/// --what-if link:NAME bw*F / lat*F: the link's bandwidth or latency scaled before the run. A name that
+/// is not a link but the common stem of a split-duplex pair (a <cluster>'s NAME_UP and NAME_DOWN) scales
+/// both directions.
+void scale_links(const std::vector<ReplayOptions::LinkScale>& scales)
+{
+  for (const auto& s : scales) {
+    std::vector<sg4::Link*> links;
+    if (sg4::Link* l = sg4::Link::by_name_or_null(s.link))
+      links.push_back(l);
+    else
+      for (const char* side : {"_UP", "_DOWN"})
+        if (sg4::Link* l = sg4::Link::by_name_or_null(s.link + side))
+          links.push_back(l);
+    if (links.empty())
+      throw InputError({"--what-if", 0, s.expression, -1},
+                       "the platform has no link '" + s.link + "' (nor '" + s.link + "_UP'/'_DOWN'): prediction.json's "
+                       "links[] lists the links of a run");
+    for (sg4::Link* l : links) {
+      if (s.bandwidth_factor != 1)
+        l->set_bandwidth(l->get_bandwidth() * s.bandwidth_factor);
+      if (s.latency_factor != 1)
+        l->set_latency(l->get_latency() * s.latency_factor);
+    }
+  }
+}
+
 }  // namespace
 
 ReplayResult replay(const models::TraceSource& trace, const ReplayOptions& options,
@@ -101,6 +127,7 @@ ReplayResult replay(const models::TraceSource& trace, const ReplayOptions& optio
   }
   sg4::Engine& engine = *engine_ptr;
   platform::load_platform(engine, options.platform);
+  scale_links(options.link_scales);
 
   // A platform generated from a calibration carries its network factors and eager threshold.
   const PlatformCalibration calibration = read_platform_calibration(engine, options.platform);

@@ -233,6 +233,8 @@ void write_prediction(const std::filesystem::path& file, const ReplayResult& res
                              {"unpriced_kernels", std::move(unpriced)}};
     }
   }
+  if (run.options != nullptr && not run.options->what_if.empty())
+    config["what_if"] = run.options->what_if;
   j["config"] = std::move(config);
   // Whether the platform's calibration reached the network model (docs/reference/calibration-json.md).
   ordered cal = ordered::object();

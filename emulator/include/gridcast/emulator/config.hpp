@@ -84,6 +84,16 @@ struct ReplayOptions {
   /// --analysis critical-path: log every call and walk the critical path (wait_states.hpp); implies the
   /// wait states, which it follows.
   bool critical_path = false;
+  /// --what-if: the changes this run makes to its input (for prediction.json's config.what_if), and
+  /// those that act on the platform: links scaled once it is loaded.
+  std::vector<std::string> what_if;
+  struct LinkScale {
+    std::string expression;  ///< as given, for errors
+    std::string link;        ///< a link's name, or the name of a split-duplex pair (NAME_UP and NAME_DOWN)
+    double bandwidth_factor = 1;
+    double latency_factor = 1;
+  };
+  std::vector<LinkScale> link_scales;
 };
 
 /// The gridcast/... keys understood by --cfg, with their help text (for --help and docs).

@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 namespace gridcast::models {
 
@@ -32,6 +33,22 @@ public:
 };
 
 using CallStreamPtr = std::unique_ptr<CallStream>;
+
+/// Passes another stream's calls on: the base of wrappers that count or change them (they override
+/// next() and call the inner one); everything else is the inner stream's.
+class ForwardingStream : public CallStream {
+public:
+  explicit ForwardingStream(CallStreamPtr inner) : inner_(std::move(inner)) {}
+  bool next(CallRecord& out) override { return inner_->next(out); }
+  const FunctionTable& functions() const override { return inner_->functions(); }
+  const std::string& source() const override { return inner_->source(); }
+  std::optional<std::uint64_t> loop_head() override { return inner_->loop_head(); }
+  std::uint64_t bytes_read() const override { return inner_->bytes_read(); }
+  std::uint64_t bytes_total() const override { return inner_->bytes_total(); }
+
+protected:
+  CallStreamPtr inner_;
+};
 
 /// A set of per-rank streams opened lazily: the emulator opens rank r's stream when its actor starts.
 class TraceSource {
