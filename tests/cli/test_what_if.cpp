@@ -89,6 +89,20 @@ TEST_CASE("cli: what-if without rank 2's planted imbalance saves exactly it and 
     CHECK(read_file(dir / "out" / f) == read_file(dir / "again" / f));
 }
 
+TEST_CASE("cli: what-if restoring examples/slow-link's planted slow link gives the run on the nodes as bought", "[cli]")
+{
+  const std::string balanced = "replay " + kExample + "profile-balanced --platform ";
+  auto bought = run_gridcast(balanced + kExample + "platform.xml --no-timeline");
+  REQUIRE(bought.exit_code == 0);
+  CHECK_THAT(bought.output, Catch::Contains("makespan: 0.0252352411 s"));
+  auto r = run_gridcast(balanced + std::string(GRIDCAST_SOURCE_DIR) +
+                        "/examples/slow-link/platform.xml --what-if 'link:link-1 bw*20'");
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.output, Catch::Contains("makespan: 0.05919193184 s -> 0.02523524105 s"));
+  CHECK_THAT(r.output, Catch::Contains("mostly on rank 1 (100.0 %)"));
+}
+
 TEST_CASE("cli: what-if on a link and on every compute call changes the run and bad expressions name themselves",
           "[cli]")
 {
