@@ -78,6 +78,20 @@ std::vector<std::string> engine_arguments(const ReplayOptions& options)
   return args;
 }
 
+/// --analysis on timeline.json: each wait as a slice inside the call that waited ("wait: late sender"),
+/// and the critical path on a track after the ranks', one slice per piece ("rank 2: compute").
+void draw_analysis(TimelineWriter& timeline, const WaitStateReport& report, int np)
+{
+  for (const WaitMark& m : report.marks)
+    timeline.slice(m.rank, std::string("wait: ") + wait_kind_words(m.kind), "wait", m.begin_s, m.end_s - m.begin_s);
+  if (not report.critical_path)
+    return;
+  timeline.track_name(np, "critical path");
+  for (const auto& seg : report.critical_path->segments)
+    timeline.slice(np, "rank " + std::to_string(seg.rank) + ": " + seg.function, "critical_path", seg.begin_s,
+                   seg.end_s - seg.begin_s);
+}
+
 /// --what-if link:NAME bw*F / lat*F: the link's bandwidth or latency scaled before the run. A name that
 /// is not a link but the common stem of a split-duplex pair (a <cluster>'s NAME_UP and NAME_DOWN) scales
 /// both directions.
@@ -184,7 +198,7 @@ ReplayResult replay(const models::TraceSource& trace, const ReplayOptions& optio
     // fast-forward off, or refuses it, with --analysis).
     if (world.steady)
       throw InputError({}, "--analysis needs every iteration emulated: use --fast-forward off");
-    world.waits = std::make_unique<WaitStateRecorder>(np, options.critical_path);
+    world.waits = std::make_unique<WaitStateRecorder>(np, options.critical_path, timeline != nullptr);
   }
   std::vector<std::unique_ptr<RankRunner>> runners;
   runners.reserve(np);
@@ -262,8 +276,11 @@ ReplayResult replay(const models::TraceSource& trace, const ReplayOptions& optio
   }
   std::sort(result.links.begin(), result.links.end(),
             [](const LinkStats& a, const LinkStats& b) { return platform::natural_less(a.name, b.name); });
-  if (timeline)
+  if (timeline) {
+    if (result.wait_states)
+      draw_analysis(*timeline, *result.wait_states, np);
     timeline->close();
+  }
   if (not result.blocked.empty())
     throw DeadlockError(result.blocked);
   return result;

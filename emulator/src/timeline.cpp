@@ -106,19 +106,38 @@ void TimelineWriter::begin_event()
 // is byte-identical between runs.
 void TimelineWriter::call(int rank, std::string_view function, double begin_s, double duration_s)
 {
+  slice(rank, function, {}, begin_s, duration_s);
+}
+
+void TimelineWriter::slice(int tid, std::string_view name, std::string_view category, double begin_s, double duration_s)
+{
   begin_event();
   put(R"j({"ph":"X","pid":0,"tid":)j");
-  put_int(rank);
+  put_int(tid);
   put(R"j(,"name":")j");
-  if (needs_escape(function))
-    put(escape(function));
+  if (needs_escape(name))
+    put(escape(name));
   else
-    put(function);
+    put(name);  // the common case, once per call: no copy
+  if (not category.empty()) {
+    put(R"j(","cat":")j");
+    put(category);
+  }
   put(R"j(","ts":)j");
   put_us(begin_s);
   put(R"j(,"dur":)j");
   put_us(duration_s);
   put("}");
+}
+
+void TimelineWriter::track_name(int tid, std::string_view name)
+{
+  begin_event();
+  put(R"j({"ph":"M","pid":0,"tid":)j");
+  put_int(tid);
+  put(R"j(,"name":"thread_name","args":{"name":")j");
+  put(needs_escape(name) ? escape(name) : std::string(name));
+  put("\"}}");
 }
 
 void TimelineWriter::flow(std::string_view phase, int rank, std::uint64_t message, double at_s)

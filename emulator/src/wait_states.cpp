@@ -33,7 +33,8 @@ const char* wait_kind_words(WaitKind k)
   return "?";
 }
 
-WaitStateRecorder::WaitStateRecorder(int ranks, bool critical_path) : ranks_(ranks), log_calls_(critical_path)
+WaitStateRecorder::WaitStateRecorder(int ranks, bool critical_path, bool marks)
+    : ranks_(ranks), log_calls_(critical_path), marks_(marks)
 {
   if (log_calls_)
     calls_.resize(static_cast<std::size_t>(ranks));
@@ -71,8 +72,10 @@ void WaitStateRecorder::point_to_point(int rank, const std::string& function, do
     c.partner   = partner_rank;
     c.partner_s = std::min(partner_post_s, end_s);
   }
-  add(waits_, rank, function_id(function), partner_is_send ? WaitKind::LateSender : WaitKind::LateReceiver,
-      std::min(partner_post_s, end_s) - begin_s);
+  const WaitKind kind = partner_is_send ? WaitKind::LateSender : WaitKind::LateReceiver;
+  add(waits_, rank, function_id(function), kind, std::min(partner_post_s, end_s) - begin_s);
+  if (marks_)
+    p2p_marks_.push_back({rank, function, kind, begin_s, std::min(partner_post_s, end_s)});
 }
 
 void WaitStateRecorder::collective(int comm_id, std::uint64_t sequence, WaitKind kind, int comm_size, int comm_rank,
@@ -93,6 +96,7 @@ WaitStateReport WaitStateRecorder::report(const std::vector<double>& finish_s)
   // The collective waits: each instance once every member entered (a run that stopped early leaves some
   // incomplete; they are not counted).
   Waits waits = waits_;
+  std::vector<WaitMark> collective_marks;
   for (const auto& [key, in] : collectives_) {
     if (static_cast<int>(in.entries.size()) != in.size || in.size < 2)
       continue;
@@ -129,6 +133,8 @@ WaitStateReport WaitStateRecorder::report(const std::vector<double>& finish_s)
         continue;
       const double until = std::min(by->begin_s, e.end_s);
       add(waits, e.rank, e.function, in.kind, until - e.begin_s);
+      if (marks_ && until > e.begin_s)
+        collective_marks.push_back({e.rank, functions_[e.function], in.kind, e.begin_s, until});
       if (log_calls_) {
         Call& c   = calls_[static_cast<std::size_t>(e.rank)][e.call];
         c.partner   = by->rank;
@@ -157,6 +163,10 @@ WaitStateReport WaitStateRecorder::report(const std::vector<double>& finish_s)
   });
   if (log_calls_)
     r.critical_path = walk(finish_s);
+  if (marks_) {
+    r.marks = p2p_marks_;
+    r.marks.insert(r.marks.end(), collective_marks.begin(), collective_marks.end());
+  }
   return r;
 }
 
@@ -176,6 +186,8 @@ CriticalPath WaitStateRecorder::walk(const std::vector<double>& finish_s) const
       return;
     p.by_rank[static_cast<std::size_t>(rank)] += to - from;
     by_function[function] += to - from;
+    if (marks_)
+      p.segments.push_back({rank, function == kBetween ? std::string("(between calls)") : functions_[function], from, to});
   };
   int r    = p.end_rank;
   double t = finish_s[static_cast<std::size_t>(r)];
@@ -203,6 +215,7 @@ CriticalPath WaitStateRecorder::walk(const std::vector<double>& finish_s) const
     segment(r, c.function, c.begin_s, t);
     t = c.begin_s;
   }
+  std::reverse(p.segments.begin(), p.segments.end());  // walked from the end
   for (const auto& [f, seconds] : by_function)
     p.by_function.emplace_back(f == kBetween ? std::string("(between calls)") : functions_[f], seconds);
   std::stable_sort(p.by_function.begin(), p.by_function.end(),

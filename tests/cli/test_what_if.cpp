@@ -1,6 +1,6 @@
-// `gridcast diff` and `--what-if` on examples/wait-states (a ring halo exchange on 4 ranks whose rank 2
-// computes 0.5 ms more than the others in each of its 20 steps): known answers, determinism and the
-// errors that name the expression or the file.
+// `gridcast diff`, `--what-if` and the analysis drawn on timeline.json, on examples/wait-states (a ring
+// halo exchange on 4 ranks whose rank 2 computes 0.5 ms more than the others in each of its 20 steps):
+// known answers, determinism and the errors that name the expression or the file.
 #include "../support.hpp"
 
 #include <catch2/catch.hpp>
@@ -128,4 +128,33 @@ TEST_CASE("cli: what-if on a link and on every compute call changes the run and 
     CHECK(r.exit_code == 1);
     CHECK_THAT(r.output, Catch::Contains(e));
   }
+}
+
+TEST_CASE("cli: --analysis draws every wait inside its call and the critical path on its own track of timeline.json",
+          "[cli]")
+{
+  TempDir dir;
+  auto r = run_gridcast(replay(kExample + "platform.xml", "--analysis critical-path --out " + (dir / "out").string()));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  const auto timeline = nlohmann::json::parse(read_file(dir / "out" / "timeline.json"));
+  const auto prediction = nlohmann::json::parse(read_file(dir / "out" / "prediction.json"));
+  int waits = 0, path_track = -1;
+  double waited = 0, path = 0;
+  for (const auto& e : timeline["traceEvents"]) {
+    if (e.value("cat", "") == "wait") {
+      ++waits;
+      waited += e["dur"].get<double>() * 1e-6;
+    }
+    if (e["ph"] == "M" && e["args"]["name"] == "critical path")
+      path_track = e["tid"].get<int>();
+    if (e.value("cat", "") == "critical_path")
+      path += e["dur"].get<double>() * 1e-6;
+  }
+  // 20 steps, each with one late sender (rank 3), one late receiver (rank 1), one wait at N x N (rank 0),
+  // of 0.5 ms each; the path's pieces add up to the makespan (each rounded to the nanosecond).
+  CHECK(waits == 60);
+  CHECK(waited == Approx(0.03).margin(60e-9));
+  CHECK(path_track == 4);
+  CHECK(path == Approx(prediction["makespan_s"].get<double>()).margin(1e-7));
 }

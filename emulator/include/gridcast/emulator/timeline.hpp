@@ -1,5 +1,6 @@
 // timeline.json in Chrome Trace Event format (Perfetto and chrome://tracing open it): one track per
-// rank, one complete event per call, a flow arrow per point-to-point message. Events are streamed to
+// rank, one complete event per call, a flow arrow per message (inside collectives too); with --analysis,
+// each wait as a slice inside its call and the critical path on a track of its own. Events are streamed to
 // the file as the simulation produces them, so memory does not grow with the trace.
 #pragma once
 #include "gridcast/foundation/output_file.hpp"
@@ -25,6 +26,11 @@ public:
 
   /// One call of `rank` from `begin_s` lasting `duration_s` (simulated seconds).
   void call(int rank, std::string_view function, double begin_s, double duration_s);
+  /// A slice named `name` in category `category` on track `tid` (a rank's, or one made with
+  /// track_name): the waits and the critical path of --analysis are drawn with it.
+  void slice(int tid, std::string_view name, std::string_view category, double begin_s, double duration_s);
+  /// Names track `tid` (the ranks' tracks are named at construction).
+  void track_name(int tid, std::string_view name);
   /// Message `message` (Request::message) leaves `rank`.
   void flow_start(int rank, std::uint64_t message, double at_s);
   /// Message `message` arrives at `rank`.

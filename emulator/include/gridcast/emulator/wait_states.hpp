@@ -65,6 +65,21 @@ struct CriticalPath {
   std::vector<double> by_rank;     ///< seconds of the path on each world rank
   /// Seconds of the path in each function ("(between calls)": time outside any call), the longest first.
   std::vector<std::pair<std::string, double>> by_function;
+  /// The path itself, in time order: where it runs from `begin_s` to `end_s` (for timeline.json).
+  struct Segment {
+    int rank = 0;
+    std::string function;
+    double begin_s = 0, end_s = 0;
+  };
+  std::vector<Segment> segments;
+};
+
+/// One wait, where it happened (with timeline marks: WaitStateRecorder's `marks`).
+struct WaitMark {
+  int rank = 0;
+  std::string function;
+  WaitKind kind = WaitKind::LateSender;
+  double begin_s = 0, end_s = 0;
 };
 
 struct WaitStateReport {
@@ -75,14 +90,16 @@ struct WaitStateReport {
   /// Every (rank, function, kind) that waited, the longest first (ties: rank, function, kind).
   std::vector<WaitEntry> entries;
   std::optional<CriticalPath> critical_path;  ///< set when the recorder logged every call
+  std::vector<WaitMark> marks;  ///< every wait, in the order they were noted (only with marks on)
 };
 
 /// What one rank's calls tell the recorder. The emulator calls it; it computes the collective waits once
 /// every member's entry is known (at the end of the run).
 class WaitStateRecorder {
 public:
-  /// `critical_path`: log every call (call()) for the critical path.
-  WaitStateRecorder(int ranks, bool critical_path);
+  /// `critical_path`: log every call (call()) for the critical path. `marks`: keep every wait with its
+  /// times (WaitStateReport::marks, drawn on timeline.json), and the path's segments.
+  WaitStateRecorder(int ranks, bool critical_path, bool marks = false);
 
   bool logs_calls() const { return log_calls_; }
   /// With the critical path: every call of `rank`, in order, before point_to_point() or collective() on it.
@@ -131,6 +148,8 @@ private:
 
   int ranks_;
   bool log_calls_ = false;
+  bool marks_ = false;
+  std::vector<WaitMark> p2p_marks_;  ///< point-to-point waits as they are noted (with marks)
   std::vector<std::vector<Call>> calls_;  ///< by world rank, with the critical path
   std::vector<std::string> functions_;
   std::map<std::string, std::uint32_t> function_ids_;
