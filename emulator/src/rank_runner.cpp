@@ -69,6 +69,11 @@ void RankRunner::run()
           head && fast_forward_.at_head(*head, requests_.quiet(), collectives_.choices()))
         continue;  // skipped: the stream is at the head after the skipped span now
     }
+    if (world.waits) {
+      // The imbalance per iteration of the steady loop: the rank's compute at each of its heads.
+      if (auto head = stream.loop_head())
+        world.waits->iteration(core_.rank, *head, core_.stats.compute_s);
+    }
     if (not stream.next(call))
       break;
     core_.current = {true, call.function, call.line, call.peer, call.tag};

@@ -343,6 +343,16 @@ void write_analysis(const std::filesystem::path& file, const ReplayResult& resul
                             {"by_rank", std::move(on_ranks)},
                             {"by_function", std::move(on_functions)}};
     }
+    if (not w.iterations.empty()) {
+      ordered iterations = ordered::array();
+      for (const IterationImbalance& it : w.iterations)
+        iterations.push_back({{"iteration", it.iteration},
+                              {"mean_compute_s", it.mean_compute_s},
+                              {"max_compute_s", it.max_compute_s},
+                              {"max_rank", it.max_rank},
+                              {"imbalance_s", it.imbalance_s()}});
+      j["iterations"] = std::move(iterations);
+    }
   }
   write_file_atomically(file, j.dump(2) + "\n", "the analysis");
 }
@@ -359,6 +369,22 @@ void print_wait_states(std::ostream& out, const WaitStateReport& w, std::size_t 
     const WaitEntry& e = w.entries[i];
     out << "  " << (i == 0 ? "most: " : "      ") << "rank " << e.rank << " " << e.function << ", "
         << wait_kind_words(e.kind) << ": " << e.total.seconds << " s in " << e.total.calls << " call(s)\n";
+  }
+  if (not w.iterations.empty()) {
+    // Scalasca's load imbalance per iteration: the most loaded rank's compute over the mean.
+    double sum = 0, mean_compute = 0;
+    const IterationImbalance* worst = &w.iterations.front();
+    for (const IterationImbalance& it : w.iterations) {
+      sum += it.imbalance_s();
+      mean_compute += it.mean_compute_s;
+      if (it.imbalance_s() > worst->imbalance_s())
+        worst = &it;
+    }
+    const double n = static_cast<double>(w.iterations.size());
+    out << "  imbalance per iteration of the steady loop (" << w.iterations.size()
+        << " measured): most loaded rank's compute over the mean " << sum / n << " s ("
+        << (mean_compute > 0 ? 100.0 * sum / mean_compute : 0.0) << " % of the mean), the largest "
+        << worst->imbalance_s() << " s in iteration " << worst->iteration << " (rank " << worst->max_rank << ")\n";
   }
   out.flags(old_flags);
   out.precision(old_precision);

@@ -91,6 +91,48 @@ void WaitStateRecorder::collective(int comm_id, std::uint64_t sequence, WaitKind
   in.entries.push_back({comm_rank, rank, function_id(function), begin_s, end_s, call});
 }
 
+void WaitStateRecorder::iteration(int rank, std::uint64_t index, double compute_s)
+{
+  if (heads_.empty())
+    heads_.resize(static_cast<std::size_t>(ranks_));
+  auto& h = heads_[static_cast<std::size_t>(rank)];
+  if (h.empty() || index > h.back().first)  // each head once, in order
+    h.emplace_back(index, compute_s);
+}
+
+std::vector<IterationImbalance> WaitStateRecorder::imbalance() const
+{
+  std::vector<IterationImbalance> out;
+  if (heads_.empty())
+    return out;
+  // Iteration i is measured where every rank reached heads i and i + 1 (consecutive in its list).
+  std::size_t common = heads_[0].size();
+  for (const auto& h : heads_)
+    common = std::min(common, h.size());
+  for (std::size_t k = 0; k + 1 < common; ++k) {
+    const std::uint64_t index = heads_[0][k].first;
+    IterationImbalance it;
+    it.iteration = index;
+    bool measured = true;
+    double sum = 0;
+    for (std::size_t r = 0; r < heads_.size() && measured; ++r) {
+      const auto& h = heads_[r];
+      measured = h[k].first == index && h[k + 1].first == index + 1;
+      const double c = h[k + 1].second - h[k].second;
+      sum += c;
+      if (r == 0 || c > it.max_compute_s) {
+        it.max_compute_s = c;
+        it.max_rank = static_cast<int>(r);
+      }
+    }
+    if (not measured)
+      break;
+    it.mean_compute_s = sum / static_cast<double>(heads_.size());
+    out.push_back(it);
+  }
+  return out;
+}
+
 WaitStateReport WaitStateRecorder::report(const std::vector<double>& finish_s)
 {
   // The collective waits: each instance once every member entered (a run that stopped early leaves some
@@ -163,6 +205,7 @@ WaitStateReport WaitStateRecorder::report(const std::vector<double>& finish_s)
   });
   if (log_calls_)
     r.critical_path = walk(finish_s);
+  r.iterations = imbalance();
   if (marks_) {
     r.marks = p2p_marks_;
     r.marks.insert(r.marks.end(), collective_marks.begin(), collective_marks.end());

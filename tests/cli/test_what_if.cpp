@@ -158,3 +158,28 @@ TEST_CASE("cli: --analysis draws every wait inside its call and the critical pat
   CHECK(path_track == 4);
   CHECK(path == Approx(prediction["makespan_s"].get<double>()).margin(1e-7));
 }
+
+TEST_CASE("cli: predict --analysis reports the imbalance per iteration of the model's steady loop", "[cli]")
+{
+  TempDir dir;
+  auto r = run_gridcast("predict " + std::string(GRIDCAST_SOURCE_DIR) + "/examples/predict-stencil/model.json --nw 16 "
+                        "--np 8 --platform " + std::string(GRIDCAST_SOURCE_DIR) + "/examples/stencil3d/platform.xml "
+                        "--analysis waits --no-timeline --out " + (dir / "out").string());
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.output, Catch::Contains("imbalance per iteration of the steady loop ("));
+  const auto analysis = nlohmann::json::parse(read_file(dir / "out" / "analysis.json"));
+  REQUIRE(analysis.contains("iterations"));
+  REQUIRE_FALSE(analysis["iterations"].empty());
+  std::uint64_t expected = 0;
+  for (const auto& it : analysis["iterations"]) {
+    CHECK(it["iteration"].get<std::uint64_t>() == expected++);
+    CHECK(it["max_compute_s"].get<double>() >= it["mean_compute_s"].get<double>());
+    CHECK(it["imbalance_s"].get<double>() >= 0);
+  }
+  // A recorded trace marks no loop: no iterations.
+  auto replayed = run_gridcast(replay(kExample + "platform.xml", "--analysis waits --no-timeline --out " +
+                                                                      (dir / "replay").string()));
+  REQUIRE(replayed.exit_code == 0);
+  CHECK_FALSE(nlohmann::json::parse(read_file(dir / "replay" / "analysis.json")).contains("iterations"));
+}

@@ -206,3 +206,30 @@ TEST_CASE("critical path: a three-stage pipeline's path is every stage's compute
   CHECK(p.by_rank[0] == Approx(0.002).epsilon(1e-9));
   CHECK(p.by_rank[1] + p.by_rank[2] == Approx(p.length_s - 0.002).epsilon(1e-9));
 }
+
+TEST_CASE("imbalance per iteration: the most loaded rank's compute over the mean in every iteration all ranks completed",
+          "[wait_states]")
+{
+  // Three ranks; iteration 0: 1, 1, 4 ms of compute (mean 2, rank 2 at 4: 2 ms over), iteration 1: 3, 1, 2 ms
+  // (rank 0 1 ms over). Rank 1 never reaches head 3, so iteration 2 is not measured.
+  emulator::WaitStateRecorder rec(3, false);
+  const double at[3][4] = {{0, 0.001, 0.004, 0.005}, {0, 0.001, 0.002, -1}, {0, 0.004, 0.006, 0.007}};
+  for (int r = 0; r < 3; ++r)
+    for (std::uint64_t i = 0; i < 4; ++i)
+      if (at[r][i] >= 0) {
+        rec.iteration(r, i, at[r][i]);
+        rec.iteration(r, i, at[r][i]);  // a head seen twice counts once
+      }
+  const auto report = rec.report({0.01, 0.01, 0.01});
+  REQUIRE(report.iterations.size() == 2);
+  CHECK(report.iterations[0].iteration == 0);
+  CHECK(report.iterations[0].mean_compute_s == Approx(0.002));
+  CHECK(report.iterations[0].max_rank == 2);
+  CHECK(report.iterations[0].imbalance_s() == Approx(0.002));
+  CHECK(report.iterations[1].max_rank == 0);
+  CHECK(report.iterations[1].imbalance_s() == Approx(0.001));
+  std::ostringstream text;
+  emulator::print_wait_states(text, report);
+  CHECK_THAT(text.str(), Catch::Contains("imbalance per iteration of the steady loop (2 measured)"));
+  CHECK_THAT(text.str(), Catch::Contains("the largest 0.002 s in iteration 0 (rank 2)"));
+}

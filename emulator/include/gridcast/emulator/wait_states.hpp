@@ -82,6 +82,16 @@ struct WaitMark {
   double begin_s = 0, end_s = 0;
 };
 
+/// The load imbalance of one iteration of a predicted run's steady loop (Scalasca's: the most loaded rank's
+/// compute over the mean), from one head of the loop to the next on every rank.
+struct IterationImbalance {
+  std::uint64_t iteration = 0;
+  double mean_compute_s = 0;
+  double max_compute_s = 0;
+  int max_rank = 0;  ///< the lowest of equals
+  double imbalance_s() const { return max_compute_s - mean_compute_s; }
+};
+
 struct WaitStateReport {
   double total_s = 0;                  ///< every wait of every rank
   double rank_time_s = 0;              ///< the ranks' finish times summed (what the waits are a share of)
@@ -91,6 +101,9 @@ struct WaitStateReport {
   std::vector<WaitEntry> entries;
   std::optional<CriticalPath> critical_path;  ///< set when the recorder logged every call
   std::vector<WaitMark> marks;  ///< every wait, in the order they were noted (only with marks on)
+  /// Per iteration of the steady loop, where the run has one (predict: synthesized streams mark its heads;
+  /// a recorded trace does not): every iteration whose start and the next one's were seen on every rank.
+  std::vector<IterationImbalance> iterations;
 };
 
 /// What one rank's calls tell the recorder. The emulator calls it; it computes the collective waits once
@@ -116,6 +129,9 @@ public:
   /// communicator rank (-1: none).
   void collective(int comm_id, std::uint64_t sequence, WaitKind kind, int comm_size, int comm_rank, int root, int rank,
                   const std::string& function, double begin_s, double end_s);
+
+  /// `rank` is at the head of iteration `index` of the steady loop, having computed `compute_s` so far.
+  void iteration(int rank, std::uint64_t index, double compute_s);
 
   /// The report; `finish_s[r]`: when rank r ended. Once, at the end of the run.
   WaitStateReport report(const std::vector<double>& finish_s);
@@ -150,6 +166,9 @@ private:
   bool log_calls_ = false;
   bool marks_ = false;
   std::vector<WaitMark> p2p_marks_;  ///< point-to-point waits as they are noted (with marks)
+  /// Per rank, its compute so far at each head of the steady loop it reached, by iteration index.
+  std::vector<std::vector<std::pair<std::uint64_t, double>>> heads_;
+  std::vector<IterationImbalance> imbalance() const;
   std::vector<std::vector<Call>> calls_;  ///< by world rank, with the critical path
   std::vector<std::string> functions_;
   std::map<std::string, std::uint32_t> function_ids_;
