@@ -79,7 +79,7 @@ struct Run {
   };
   std::vector<Rank> ranks;
   std::vector<std::pair<std::string, double>> functions;  ///< simulated seconds summed over ranks
-  std::vector<std::pair<std::string, double>> wait_kinds, path_ranks, path_functions;
+  std::vector<std::pair<std::string, double>> wait_kinds, path_ranks, path_functions, path_links;
   bool has_waits = false, has_path = false;
   double path_length_s = 0;
 };
@@ -160,6 +160,8 @@ Run read_run(const std::string& arg)
       run.path_length_s = p.number("length_s", JsonObject::Bound::NonNegative);
       pairs(p, "by_rank", "rank", true, run.path_ranks);
       pairs(p, "by_function", "function", false, run.path_functions);
+      if (p.has("by_link"))
+        pairs(p, "by_link", "link", false, run.path_links);
       run.has_path = true;
     }
   }
@@ -305,6 +307,9 @@ void print_diff(const std::string& a_path, const std::string& b_path, std::size_
     print_table("critical path by rank", table_of(a.path_ranks, b.path_ranks), top, report, "critical_path_ranks");
     print_table("critical path by function", table_of(a.path_functions, b.path_functions), top, report,
                 "critical_path_functions");
+    if (not a.path_links.empty() || not b.path_links.empty())
+      print_table("critical path over links (point-to-point calls, by their route's bottleneck)",
+                  table_of(a.path_links, b.path_links), top, report, "critical_path_links");
   } else if (a.has_path || b.has_path) {
     std::printf("\ncritical path: only %s has one (run both with --analysis critical-path to compare)\n",
                 a.has_path ? "A" : "B");

@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -76,6 +77,37 @@ std::vector<std::string> engine_arguments(const ReplayOptions& options)
   for (const auto& [name, value] : options.simgrid_cfg)
     args.push_back("--cfg=" + name + ":" + value);
   return args;
+}
+
+/// The critical path's point-to-point time, by the bottleneck link of each message's route: the links
+/// of least nominal bandwidth on it (split among equals). Where messages share a link, the fluid model
+/// may make another link the real bottleneck; the nominal one is what a buyer would change.
+void attribute_to_links(CriticalPath& path, const std::vector<sg4::Host*>& hosts)
+{
+  std::map<std::pair<int, int>, std::vector<sg4::Link*>> bottlenecks;  // (sender, receiver) rank pair
+  std::map<std::string, double> seconds;
+  for (const CriticalPath::Segment& seg : path.segments) {
+    if (seg.peer < 0)
+      continue;
+    const std::pair<int, int> key = seg.from_peer ? std::pair{seg.peer, seg.rank} : std::pair{seg.rank, seg.peer};
+    auto [it, created] = bottlenecks.try_emplace(key);
+    if (created) {
+      std::vector<sg4::Link*> route;
+      double latency = 0;
+      hosts[static_cast<std::size_t>(key.first)]->route_to(hosts[static_cast<std::size_t>(key.second)], route, &latency);
+      double least = std::numeric_limits<double>::infinity();
+      for (sg4::Link* l : route)
+        least = std::min(least, l->get_bandwidth());
+      for (sg4::Link* l : route)
+        if (l->get_bandwidth() == least)
+          it->second.push_back(l);
+    }
+    for (sg4::Link* l : it->second)
+      seconds[l->get_name()] += (seg.end_s - seg.begin_s) / static_cast<double>(it->second.size());
+  }
+  path.by_link.assign(seconds.begin(), seconds.end());
+  std::stable_sort(path.by_link.begin(), path.by_link.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
 }
 
 /// --analysis on timeline.json: each wait as a slice inside the call that waited ("wait: late sender"),
@@ -265,6 +297,8 @@ ReplayResult replay(const models::TraceSource& trace, const ReplayOptions& optio
     for (const RankStats& r : result.ranks)
       finish.push_back(r.finish_s);
     result.wait_states = world.waits->report(finish);
+    if (result.wait_states->critical_path)
+      attribute_to_links(*result.wait_states->critical_path, hosts);
   }
   for (const auto& [link, bytes] : world.board.link_bytes()) {
     LinkStats s;

@@ -337,11 +337,15 @@ void write_analysis(const std::filesystem::path& file, const ReplayResult& resul
       ordered on_functions = ordered::array();
       for (const auto& [f, seconds] : p.by_function)
         on_functions.push_back({{"function", f}, {"seconds", seconds}});
+      ordered on_links = ordered::array();
+      for (const auto& [link, seconds] : p.by_link)
+        on_links.push_back({{"link", link}, {"seconds", seconds}});
       j["critical_path"] = {{"length_s", p.length_s},
                             {"end_rank", p.end_rank},
                             {"rank_changes", p.rank_changes},
                             {"by_rank", std::move(on_ranks)},
-                            {"by_function", std::move(on_functions)}};
+                            {"by_function", std::move(on_functions)},
+                            {"by_link", std::move(on_links)}};
     }
     if (not w.iterations.empty()) {
       ordered iterations = ordered::array();
@@ -410,6 +414,12 @@ void print_critical_path(std::ostream& out, const CriticalPath& p, double makesp
   for (std::size_t i = 0; i < p.by_function.size() && i < top; ++i)
     out << (i == 0 ? " " : ", ") << p.by_function[i].first << " " << share(p.by_function[i].second) << " %";
   out << '\n';
+  if (not p.by_link.empty()) {
+    out << "  over links (point-to-point calls, by their route's bottleneck):";
+    for (std::size_t i = 0; i < p.by_link.size() && i < top; ++i)
+      out << (i == 0 ? " " : ", ") << p.by_link[i].first << " " << share(p.by_link[i].second) << " %";
+    out << '\n';
+  }
   out.flags(old_flags);
   out.precision(old_precision);
 }

@@ -65,6 +65,11 @@ void WaitStateRecorder::add(Waits& waits, int rank, std::uint32_t function, Wait
 void WaitStateRecorder::point_to_point(int rank, const std::string& function, double begin_s, double end_s,
                                        double partner_post_s, bool partner_is_send, int partner_rank)
 {
+  if (log_calls_ && partner_rank >= 0) {
+    Call& c    = calls_[static_cast<std::size_t>(rank)].back();
+    c.peer      = partner_rank;
+    c.from_peer = partner_is_send;
+  }
   if (partner_post_s <= begin_s)
     return;  // the partner was there first: whatever the call took is communication
   if (log_calls_ && partner_rank >= 0) {
@@ -224,13 +229,13 @@ CriticalPath WaitStateRecorder::walk(const std::vector<double>& finish_s) const
     return p;
   constexpr std::uint32_t kBetween = std::numeric_limits<std::uint32_t>::max();
   std::map<std::uint32_t, double> by_function;
-  auto segment = [&](int rank, std::uint32_t function, double from, double to) {
+  auto segment = [&](int rank, std::uint32_t function, double from, double to, const Call* c = nullptr) {
     if (to <= from)
       return;
     p.by_rank[static_cast<std::size_t>(rank)] += to - from;
     by_function[function] += to - from;
-    if (marks_)
-      p.segments.push_back({rank, function == kBetween ? std::string("(between calls)") : functions_[function], from, to});
+    p.segments.push_back({rank, function == kBetween ? std::string("(between calls)") : functions_[function], from, to,
+                          c != nullptr ? c->peer : -1, c != nullptr && c->from_peer});
   };
   int r    = p.end_rank;
   double t = finish_s[static_cast<std::size_t>(r)];
@@ -249,13 +254,13 @@ CriticalPath WaitStateRecorder::walk(const std::vector<double>& finish_s) const
       t = c.end_s;
     }
     if (c.partner >= 0 && c.partner_s > c.begin_s && c.partner_s < t) {
-      segment(r, c.function, c.partner_s, t);
+      segment(r, c.function, c.partner_s, t, &c);
       t = c.partner_s;
       r = c.partner;
       ++p.rank_changes;
       continue;
     }
-    segment(r, c.function, c.begin_s, t);
+    segment(r, c.function, c.begin_s, t, &c);
     t = c.begin_s;
   }
   std::reverse(p.segments.begin(), p.segments.end());  // walked from the end

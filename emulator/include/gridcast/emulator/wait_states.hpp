@@ -65,13 +65,18 @@ struct CriticalPath {
   std::vector<double> by_rank;     ///< seconds of the path on each world rank
   /// Seconds of the path in each function ("(between calls)": time outside any call), the longest first.
   std::vector<std::pair<std::string, double>> by_function;
-  /// The path itself, in time order: where it runs from `begin_s` to `end_s` (for timeline.json).
+  /// The path itself, in time order: where it runs from `begin_s` to `end_s` (timeline.json, by_link).
   struct Segment {
     int rank = 0;
     std::string function;
     double begin_s = 0, end_s = 0;
+    int peer = -1;           ///< a point-to-point call's latest partner (-1: none, or a collective)
+    bool from_peer = false;  ///< its data came from the peer (a receive), else went to it
   };
   std::vector<Segment> segments;
+  /// Seconds of the path in point-to-point calls, by the bottleneck link of their message's route (the
+  /// least bandwidth; split among equals), the longest first. Set by the emulator, which knows the routes.
+  std::vector<std::pair<std::string, double>> by_link;
 };
 
 /// One wait, where it happened (with timeline marks: WaitStateRecorder's `marks`).
@@ -150,6 +155,8 @@ private:
     std::uint32_t function = 0;
     int partner = -1;
     double partner_s = 0;
+    int peer = -1;  ///< a point-to-point call's latest partner, whether it waited for it or not
+    bool from_peer = false;
   };
   CriticalPath walk(const std::vector<double>& finish_s) const;
   struct Instance {
