@@ -119,9 +119,10 @@ void draw_analysis(TimelineWriter& timeline, const WaitStateReport& report, int 
   if (not report.critical_path)
     return;
   timeline.track_name(np, "critical path");
-  for (const auto& seg : report.critical_path->segments)
-    timeline.slice(np, "rank " + std::to_string(seg.rank) + ": " + seg.function, "critical_path", seg.begin_s,
-                   seg.end_s - seg.begin_s);
+  const CriticalPath& path = *report.critical_path;
+  for (const auto& seg : path.segments)
+    timeline.slice(np, "rank " + std::to_string(seg.rank) + ": " + path.functions[seg.function], "critical_path",
+                   seg.begin_s, seg.end_s - seg.begin_s);
 }
 
 /// --what-if link:NAME bw*F / lat*F: the link's bandwidth or latency scaled before the run. A name that

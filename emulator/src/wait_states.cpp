@@ -80,7 +80,7 @@ void WaitStateRecorder::point_to_point(int rank, const std::string& function, do
   const WaitKind kind = partner_is_send ? WaitKind::LateSender : WaitKind::LateReceiver;
   add(waits_, rank, function_id(function), kind, std::min(partner_post_s, end_s) - begin_s);
   if (marks_)
-    p2p_marks_.push_back({rank, function, kind, begin_s, std::min(partner_post_s, end_s)});
+    p2p_marks_.push_back({rank, kind, begin_s, std::min(partner_post_s, end_s)});
 }
 
 void WaitStateRecorder::collective(int comm_id, std::uint64_t sequence, WaitKind kind, int comm_size, int comm_rank,
@@ -181,7 +181,7 @@ WaitStateReport WaitStateRecorder::report(const std::vector<double>& finish_s)
       const double until = std::min(by->begin_s, e.end_s);
       add(waits, e.rank, e.function, in.kind, until - e.begin_s);
       if (marks_ && until > e.begin_s)
-        collective_marks.push_back({e.rank, functions_[e.function], in.kind, e.begin_s, until});
+        collective_marks.push_back({e.rank, in.kind, e.begin_s, until});
       if (log_calls_) {
         Call& c   = calls_[static_cast<std::size_t>(e.rank)][e.call];
         c.partner   = by->rank;
@@ -234,8 +234,9 @@ CriticalPath WaitStateRecorder::walk(const std::vector<double>& finish_s) const
       return;
     p.by_rank[static_cast<std::size_t>(rank)] += to - from;
     by_function[function] += to - from;
-    p.segments.push_back({rank, function == kBetween ? std::string("(between calls)") : functions_[function], from, to,
-                          c != nullptr ? c->peer : -1, c != nullptr && c->from_peer});
+    const auto between = static_cast<std::uint32_t>(functions_.size());  // "(between calls)" after the others
+    p.segments.push_back({rank, function == kBetween ? between : function, from, to, c != nullptr ? c->peer : -1,
+                          c != nullptr && c->from_peer});
   };
   int r    = p.end_rank;
   double t = finish_s[static_cast<std::size_t>(r)];
@@ -264,6 +265,8 @@ CriticalPath WaitStateRecorder::walk(const std::vector<double>& finish_s) const
     t = c.begin_s;
   }
   std::reverse(p.segments.begin(), p.segments.end());  // walked from the end
+  p.functions = functions_;
+  p.functions.emplace_back("(between calls)");
   for (const auto& [f, seconds] : by_function)
     p.by_function.emplace_back(f == kBetween ? std::string("(between calls)") : functions_[f], seconds);
   std::stable_sort(p.by_function.begin(), p.by_function.end(),

@@ -68,21 +68,22 @@ struct CriticalPath {
   /// The path itself, in time order: where it runs from `begin_s` to `end_s` (timeline.json, by_link).
   struct Segment {
     int rank = 0;
-    std::string function;
+    std::uint32_t function = 0;  ///< index in `functions`
     double begin_s = 0, end_s = 0;
     int peer = -1;           ///< a point-to-point call's latest partner (-1: none, or a collective)
     bool from_peer = false;  ///< its data came from the peer (a receive), else went to it
   };
   std::vector<Segment> segments;
+  std::vector<std::string> functions;  ///< the segments' function names ("(between calls)" last)
   /// Seconds of the path in point-to-point calls, by the bottleneck link of their message's route (the
   /// least bandwidth; split among equals), the longest first. Set by the emulator, which knows the routes.
   std::vector<std::pair<std::string, double>> by_link;
 };
 
-/// One wait, where it happened (with timeline marks: WaitStateRecorder's `marks`).
+/// One wait, when it happened (with timeline marks: WaitStateRecorder's `marks`); drawn inside the call
+/// that waited, which the timeline already names.
 struct WaitMark {
   int rank = 0;
-  std::string function;
   WaitKind kind = WaitKind::LateSender;
   double begin_s = 0, end_s = 0;
 };
