@@ -90,9 +90,9 @@ thread_local ThreadBuf* t_buf = nullptr;
 thread_local std::uint64_t t_last_call_appended_before = 0;
 thread_local std::size_t t_last_call_index = 0;  ///< where append_with_values put its call record
 
-// Async-signal-safe writes of text, used for the meta file and messages.
-void put(int fd, const char* s) { (void)!write(fd, s, std::strlen(s)); }
-void put_int(int fd, std::int64_t v)
+// Async-signal-safe text: decimal formatting by hand, and a fixed buffer written with one write(2).
+/// Writes the decimal digits of `v` into `out` (24 bytes are enough); returns how many.
+int format_int(char* out, std::int64_t v)
 {
   char buf[24];
   int n = 0;
@@ -104,11 +104,42 @@ void put_int(int fd, std::int64_t v)
   } while (u > 0);
   if (neg)
     buf[n++] = '-';
-  char out[24];
   for (int i = 0; i < n; ++i)
     out[i] = buf[n - 1 - i];
-  (void)!write(fd, out, n);
+  return n;
 }
+
+/// Text assembled on the stack and written at once: a process killed while writing its meta file
+/// (SIGKILL right after the SIGTERM whose handler is writing it) leaves the old file or the new one,
+/// never a mix of both.
+struct Text {
+  char data[8192];
+  std::size_t n = 0;
+  void add(const char* s)
+  {
+    while (*s != '\0' && n + 1 < sizeof data)
+      data[n++] = *s++;
+  }
+  void add_int(std::int64_t v)
+  {
+    if (n + 24 < sizeof data)
+      n += static_cast<std::size_t>(format_int(data + n, v));
+  }
+  void line(const char* key, const char* value)
+  {
+    add(key);
+    add(" ");
+    add(value);
+    add("\n");
+  }
+  void line(const char* key, std::int64_t value)
+  {
+    add(key);
+    add(" ");
+    add_int(value);
+    add("\n");
+  }
+};
 
 void rank_path(char* out, std::size_t size, const char* suffix, int thread)
 {
@@ -186,25 +217,25 @@ void write_meta(const char* status, std::int64_t end_ticks, int signal_or_code)
     (void)fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, 4096);  // where the file system cannot, nothing is reserved
   char host[256] = {0};
   gethostname(host, sizeof host - 1);
-  put(fd, "rank ");      put_int(fd, g_rank.load()); put(fd, "\n");
-  put(fd, "size ");      put_int(fd, g_size);        put(fd, "\n");
-  put(fd, "pid ");       put_int(fd, getpid());      put(fd, "\n");
-  put(fd, "host ");      put(fd, host);              put(fd, "\n");
-  put(fd, "init_ticks ");   put_int(fd, g_init_ns);     put(fd, "\n");
-  put(fd, "end_ticks ");    put_int(fd, end_ticks);        put(fd, "\n");
-  put(fd, "ticks_per_s "); put_int(fd, g_ticks_per_s); put(fd, "\n");
-  put(fd, "threads ");   put_int(fd, g_next_thread.load()); put(fd, "\n");
-  put(fd, "status ");    put(fd, status);            put(fd, "\n");
-  put(fd, "code ");      put_int(fd, signal_or_code); put(fd, "\n");
-  if (g_mpi_library[0] != '\0') {
-    put(fd, "mpi_library "); put(fd, g_mpi_library); put(fd, "\n");
-  }
+  Text t;
+  t.line("rank", g_rank.load());
+  t.line("size", g_size);
+  t.line("pid", getpid());
+  t.line("host", host);
+  t.line("init_ticks", g_init_ns);
+  t.line("end_ticks", end_ticks);
+  t.line("ticks_per_s", g_ticks_per_s);
+  t.line("threads", g_next_thread.load());
+  t.line("status", status);
+  t.line("code", signal_or_code);
+  if (g_mpi_library[0] != '\0')
+    t.line("mpi_library", g_mpi_library);
   if (end_ticks != 0) {
     // The process's peak resident set (getrusage: a system call, safe in a signal handler), in bytes.
     struct rusage u {};
     if (getrusage(RUSAGE_SELF, &u) == 0 && g_init_rss_bytes > 0) {
-      put(fd, "init_rss_bytes "); put_int(fd, g_init_rss_bytes); put(fd, "\n");
-      put(fd, "peak_rss_bytes "); put_int(fd, static_cast<std::int64_t>(u.ru_maxrss) * 1024); put(fd, "\n");
+      t.line("init_rss_bytes", g_init_rss_bytes);
+      t.line("peak_rss_bytes", static_cast<std::int64_t>(u.ru_maxrss) * 1024);
     }
   }
   // A raw file that stopped growing (disk full, a size limit): the first reason, and the records lost.
@@ -218,12 +249,13 @@ void write_meta(const char* status, std::int64_t end_ticks, int signal_or_code)
       dropped += g_bufs[i]->dropped.load();
     }
   if (error != 0) {
-    put(fd, "write_errno "); put_int(fd, error); put(fd, "\n");
-    put(fd, "records_dropped "); put_int(fd, static_cast<std::int64_t>(dropped)); put(fd, "\n");
+    t.line("write_errno", error);
+    t.line("records_dropped", static_cast<std::int64_t>(dropped));
   }
-  const off_t length = lseek(fd, 0, SEEK_CUR);
-  if (length >= 0)
-    (void)!ftruncate(fd, length);  // an earlier, longer meta leaves no tail
+  // One write over the old text (the final meta is longer than the one MPI_Init wrote, so no old tail
+  // survives even a kill between the write and the truncation), then its length.
+  if (pwrite(fd, t.data, t.n, 0) == static_cast<ssize_t>(t.n))
+    (void)!ftruncate(fd, static_cast<off_t>(t.n));
   close(fd);
 }
 
