@@ -120,10 +120,10 @@ TEST_CASE("cli: what-if on a link and on every compute call changes the run and 
   CHECK(doubled.exit_code == 0);
   CHECK_THAT(doubled.output, Catch::Contains("compute                                0.09           0.18"));
 
-  for (const std::string& e : {"compute:nothing*0.5", "compute:compute*-1", "compute:compute*0", "compute:compute*x",
+  for (const char* e : {"compute:nothing*0.5", "compute:compute*-1", "compute:compute*0", "compute:compute*x",
                                "link:no-such-link bw*2", "link:wait-states_link_2 speed*2", "rank:4 compute*2",
                                "rank:-1 compute*2", "nonsense"}) {
-    auto r = run_gridcast(replay(kExample + "platform.xml", "--what-if '" + e + "'"));
+    auto r = run_gridcast(replay(kExample + "platform.xml", "--what-if '" + std::string(e) + "'"));
     INFO(e << ": " << r.output);
     CHECK(r.exit_code == 1);
     CHECK_THAT(r.output, Catch::Contains(e));
