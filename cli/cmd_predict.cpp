@@ -196,6 +196,7 @@ int run_predict(const std::vector<std::string>& args)
   std::vector<std::string> cfg;
   std::string analysis;
   std::vector<std::string> what_if_exprs;
+  std::string timeline_ranks_spec;
   GpuModelArgs gpu_model;
   po::options_description options("predict options");
   options.add_options()
@@ -211,6 +212,7 @@ int run_predict(const std::vector<std::string>& args)
      "enough hosts")
     ("out,o", po::value(&out), "write prediction.json, timeline.json and contribution.json into this directory")
     ("no-timeline", "do not write timeline.json")
+    ("timeline-ranks", po::value(&timeline_ranks_spec)->default_value("auto"), kTimelineRanksHelp)
     ("analysis", po::value(&analysis),
      "comma-separated analyses of the run, as for replay: waits, critical-path (every iteration is emulated: "
      "fast-forward is off unless asked for, which is refused; docs/guides/wait-states.md)")
@@ -256,7 +258,7 @@ int run_predict(const std::vector<std::string>& args)
                 "trace model, compute work from the latency model) and emulates them on the platform in one\n"
                 "streaming pass. Prints the predicted makespan; --out writes prediction.json and timeline.json\n"
                 "(as `gridcast replay`) and contribution.json (what the model predicted, per function). Progress\n"
-                "goes to stderr on long runs, and a warning when Nw or Np is outside the fitted range.\n"
+                "goes to stderr on long runs when it is a terminal, and a warning when Nw or Np is outside the fitted range.\n"
                 "Long loops are fast-forwarded once stable (--fast-forward, docs/reference/emulator.md); a line says so.\n"
                 "See docs/reference/latency-model.md."))
     return 0;
@@ -296,6 +298,8 @@ int run_predict(const std::vector<std::string>& args)
   const bool announce = not(what_if_run && what_if_run->temporary());
   const RunTarget target{platform, hostfile, ranks_per_host, seed, out, vm.count("no-timeline") == 0 && announce};
   emulator::ReplayOptions opts = replay_options(target);
+  opts.timeline_ranks = timeline_ranks(timeline_ranks_spec, np, "predict", target.timeline && not target.out.empty());
+  opts.note = [](const std::string& n) { std::cerr << "gridcast predict: note: " << n << '\n'; };
   opts.what_if = what_if.expressions;
   opts.link_scales = what_if.links;
   for (const std::string& c : cfg)

@@ -118,6 +118,7 @@ int run_replay(const std::vector<std::string>& args)
   std::vector<std::string> cfg;
   std::string analysis;
   std::vector<std::string> what_if_exprs;
+  std::string timeline_ranks_spec;
   GpuModelArgs gpu_model;
   po::options_description options("replay options");
   options.add_options()
@@ -133,6 +134,7 @@ int run_replay(const std::vector<std::string>& args)
      "Khetawat et al., Table I costs), gpudirect lets the NIC read and write GPU memory (rendezvous only, pinning cost)")
     ("out,o", po::value(&out), "write prediction.json and timeline.json into this directory")
     ("no-timeline", "do not write timeline.json")
+    ("timeline-ranks", po::value(&timeline_ranks_spec)->default_value("auto"), kTimelineRanksHelp)
     ("analysis", po::value(&analysis),
      "comma-separated analyses of the run: waits (wait states per rank, function and kind: late sender, late "
      "receiver, wait at N x N, wait at barrier, late broadcast, early reduce, early scan), critical-path (the "
@@ -173,6 +175,7 @@ int run_replay(const std::vector<std::string>& args)
   const RunTarget target{platform, hostfile, ranks_per_host, seed, out,
                          vm.count("no-timeline") == 0 && not(what_if_run && what_if_run->temporary())};
   emulator::ReplayOptions opts = replay_options(target);
+  opts.note = [](const std::string& n) { std::cerr << "gridcast replay: note: " << n << '\n'; };
   opts.gpu.mpi = emulator::parse_gpu_mpi_mode(gpu_mpi, "--gpu-mpi");
   for (const std::string& c : cfg)
     emulator::apply_cfg(opts, c);
@@ -190,6 +193,8 @@ int run_replay(const std::vector<std::string>& args)
     evidence.mpi_library = models::recorded_mpi_library(*t.info);
   emulator::resolve_coll_selector(opts, evidence);
   opts.recorded_host_speed_flops = t.recorded_speed_flops;
+  opts.timeline_ranks = timeline_ranks(timeline_ranks_spec, t.source->rank_count(), "replay",
+                                       target.timeline && not target.out.empty());
 
   if (what_if_run)
     what_if_run->run_baseline("replay", args, analysis);

@@ -157,6 +157,48 @@ void report_analysis(const emulator::ReplayResult& result, const emulator::RunDe
     std::cout << "wrote " << file.string() << '\n';
 }
 
+std::vector<bool> timeline_ranks(const std::string& spec, int np, const std::string& command, bool timeline_on)
+{
+  if (spec == "all")
+    return {};
+  std::vector<bool> detail(static_cast<std::size_t>(std::max(np, 0)), false);
+  if (spec == "auto") {
+    if (np <= kTimelineAllRanks)
+      return {};
+    std::fill_n(detail.begin(), kTimelineDetailRanks, true);
+    if (timeline_on)
+      std::cerr << "gridcast " << command << ": note: timeline.json draws ranks 0-" << kTimelineDetailRanks - 1
+                << " of " << np << " call by call and the others as one summary slice each (above "
+                << kTimelineAllRanks << " ranks; --timeline-ranks all draws every rank)\n";
+    return detail;
+  }
+  auto bad = [&](const std::string& why) {
+    return UsageError{"--timeline-ranks " + spec + ": " + why + " (expected all, auto, or ranks and ranges such as 0-15,1024)",
+                      command};
+  };
+  auto rank_of = [&](const std::string& text) {
+    if (text.empty() || text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos)
+      throw bad("'" + text + "' is not a rank");
+    const int r = std::stoi(text);
+    if (r >= np)
+      throw bad("rank " + text + " is outside the run's " + std::to_string(np) + " ranks");
+    return r;
+  };
+  std::size_t start = 0;
+  while (start <= spec.size()) {
+    const std::size_t end = std::min(spec.find(',', start), spec.size());
+    const std::string item = spec.substr(start, end - start);
+    const std::size_t dash = item.find('-');
+    const int first = rank_of(item.substr(0, dash));
+    const int last = dash == std::string::npos ? first : rank_of(item.substr(dash + 1));
+    if (last < first)
+      throw bad("range " + item + " runs backwards");
+    std::fill(detail.begin() + first, detail.begin() + last + 1, true);
+    start = end + 1;
+  }
+  return detail;
+}
+
 void check_target_np(int np, const std::string& command)
 {
   if (np < 1)

@@ -71,6 +71,20 @@ std::vector<std::string> model_range_warnings(const models::trace::TraceModel& m
 /// other name is a UsageError naming `command`.
 models::TraceEncoding encoding_from(const std::string& name, const std::string& command);
 
+/// Above this many ranks timeline.json draws the first kTimelineDetailRanks call by call and the others as
+/// one summary slice each, unless --timeline-ranks says otherwise: a full timeline of 4,096 ranks of the
+/// bundled stencil is 266 MB, more than a viewer opens.
+inline constexpr int kTimelineAllRanks = 1024;
+inline constexpr int kTimelineDetailRanks = 16;
+/// The help text of --timeline-ranks (replay and predict).
+inline constexpr const char* kTimelineRanksHelp =
+    "ranks timeline.json draws call by call: all, auto (all up to 1024 ranks, ranks 0-15 above), or a list of "
+    "ranks and ranges such as 0-15,1024; the others get one summary slice each (calls, compute, communication "
+    "and wait seconds)";
+/// ReplayOptions::timeline_ranks from --timeline-ranks `spec` for `np` ranks (empty: every rank). A rank
+/// outside 0..np-1 or a malformed list is a UsageError naming `command`; `auto` above kTimelineAllRanks
+/// prints a note on stderr saying what it left out.
+std::vector<bool> timeline_ranks(const std::string& spec, int np, const std::string& command, bool timeline_on);
 /// --np of synth and predict: at least 1 and at most models::kMaxRanks (a UsageError naming `command`).
 void check_target_np(int np, const std::string& command);
 

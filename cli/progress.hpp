@@ -1,5 +1,6 @@
-// Progress on stderr for long runs of predict and replay: the first report after 3 s of wall-clock time,
-// then every 5 s, with an estimate of the time left. Wall-clock time decides only whether to print,
+// Progress on stderr for long runs of predict and replay, when stderr is a terminal (a pipe or a log file
+// gets none): the first report after 3 s of wall-clock time, then every 5 s, with the rate and an
+// estimate of the time left. Wall-clock time decides only whether to print,
 // never what the outputs hold.
 #pragma once
 
@@ -11,6 +12,8 @@
 #include <cstdio>
 #include <string>
 
+#include <unistd.h>
+
 namespace gridcast::cli {
 
 class Progress {
@@ -19,7 +22,8 @@ public:
   /// that total (a synthesized run knows it); with 0 it is the bytes the trace's streams consumed of
   /// their files (add_total_bytes, add_read_bytes), which is what a recorded trace knows up front.
   Progress(std::string command, std::uint64_t total_calls)
-      : command_(std::move(command)), total_calls_(total_calls), start_(Clock::now()), last_(start_)
+      : command_(std::move(command)), total_calls_(total_calls), start_(Clock::now()), last_(start_),
+        terminal_(isatty(STDERR_FILENO) == 1)
   {
   }
   void add_total_bytes(std::uint64_t bytes) { total_bytes_ += bytes; }
@@ -28,7 +32,7 @@ public:
   /// One call pulled by the emulator (all ranks together); the clock is read every 4096 calls.
   void tick()
   {
-    if ((++done_ & 4095) != 0)
+    if ((++done_ & 4095) != 0 || not terminal_)
       return;
     auto now = Clock::now();
     if (now - last_ < (printed_ ? kEvery : kFirst))
@@ -39,9 +43,11 @@ public:
     if (total_calls_ > 0) {
       const double share = std::min(1.0, static_cast<double>(done_) / static_cast<double>(total_calls_));
       // The remaining calls at the rate so far: fast-forward skips iterations, so this is an upper bound.
-      std::fprintf(stderr, "gridcast %s: %5.1f%% of %llu calls, simulated time %.6g s, %.0f s elapsed, about %.0f s left\n",
+      std::fprintf(stderr,
+                   "gridcast %s: %5.1f%% of %llu calls, simulated time %.6g s, %.0f s elapsed, %.3g calls/s, about %.0f s "
+                   "left\n",
                    command_.c_str(), 100 * share, static_cast<unsigned long long>(total_calls_),
-                   simgrid::s4u::Engine::get_clock(), elapsed, eta(share, elapsed));
+                   simgrid::s4u::Engine::get_clock(), elapsed, static_cast<double>(done_) / elapsed, eta(share, elapsed));
     } else if (total_bytes_ > 0) {
       const double share = std::min(1.0, static_cast<double>(read_bytes_) / static_cast<double>(total_bytes_));
       std::fprintf(stderr, "gridcast %s: %5.1f%% of the trace read (%llu calls), simulated time %.6g s, %.0f s elapsed, "
@@ -65,6 +71,7 @@ private:
   std::uint64_t done_ = 0;
   Clock::time_point start_, last_;
   bool printed_ = false;
+  bool terminal_;
 };
 
 }  // namespace gridcast::cli

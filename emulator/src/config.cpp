@@ -4,6 +4,7 @@
 #include "gridcast/foundation/units.hpp"
 
 #include <algorithm>
+#include <map>
 #include <charconv>
 #include <cmath>
 #include <optional>
@@ -298,9 +299,21 @@ void check_cfg_for_input(const ReplayOptions& options, bool tit_trace)
 void check_network_cfg(const ReplayOptions& options)
 {
   std::string model = "SMPI";  // gridcast's default, as smpirun's
-  for (const auto& [name, value] : options.simgrid_cfg)
+  std::map<std::string, std::string> optim{{"network", "Lazy"}, {"cpu", "Lazy"}};  // SimGrid's defaults
+  for (const auto& [name, value] : options.simgrid_cfg) {
     if (name == "network/model")
       model = value;
+    if (name == "network/optim" || name == "cpu/optim")
+      optim[name.substr(0, name.find('/'))] = value;
+  }
+  // SimGrid aborts (signal 6) on a lazy model without selective update.
+  for (const auto& [name, value] : options.simgrid_cfg) {
+    const std::string part = name.substr(0, name.find('/'));
+    if ((name == "network/maxmin-selective-update" || name == "cpu/maxmin-selective-update") &&
+        (value == "no" || value == "0" || value == "false" || value == "off") && optim[part] == "Lazy")
+      throw InputError({"--cfg", 0, name, -1}, part + "/optim:Lazy (the default) needs selective update; give " +
+                                                   part + "/optim:Full with it, or leave it out");
+  }
   for (const auto& [name, value] : options.simgrid_cfg) {
     const bool smpi_factor    = name == "smpi/bw-factor" || name == "smpi/lat-factor";
     const bool network_factor = name == "network/bandwidth-factor" || name == "network/latency-factor";

@@ -5,6 +5,7 @@
 #include "world.hpp"
 
 #include "gridcast/emulator/calibration_factors.hpp"
+#include "gridcast/emulator/contexts.hpp"
 #include "gridcast/emulator/gpu.hpp"
 #include "gridcast/emulator/p2p.hpp"
 #include "gridcast/emulator/timeline.hpp"
@@ -59,7 +60,7 @@ std::unique_ptr<NodeMap> node_map(const std::vector<sg4::Host*>& hosts, const st
 }
 
 /// The command line of the SimGrid engine of a replay.
-std::vector<std::string> engine_arguments(const ReplayOptions& options)
+std::vector<std::string> engine_arguments(const ReplayOptions& options, const ContextPlan& plan)
 {
   std::vector<std::string> args{"gridcast"};
   // SimGrid's own chatter (configuration echoes, the deadlock dump) is replaced by gridcast's reports.
@@ -74,6 +75,10 @@ std::vector<std::string> engine_arguments(const ReplayOptions& options)
   // some (tracing:yes) only take effect when given before the engine initialises.
   args.emplace_back("--cfg=network/model:SMPI");
   args.emplace_back("--cfg=surf/precision:1e-9");
+  if (plan.chosen) {  // runs of many ranks (contexts.hpp); the user's own contexts/... come after
+    args.push_back("--cfg=contexts/stack-size:" + std::to_string(plan.actor_stack_bytes / 1024));
+    args.push_back("--cfg=contexts/guard-size:" + std::to_string(plan.guard_bytes));
+  }
   for (const auto& [name, value] : options.simgrid_cfg)
     args.push_back("--cfg=" + name + ":" + value);
   return args;
@@ -151,13 +156,11 @@ void scale_links(const std::vector<ReplayOptions::LinkScale>& scales)
   }
 }
 
-}  // namespace
 
-ReplayResult replay(const models::TraceSource& trace, const ReplayOptions& options,
-                    const std::filesystem::path& timeline_path)
+ReplayResult replay_here(const models::TraceSource& trace, const ReplayOptions& options,
+                         const std::filesystem::path& timeline_path, const ContextPlan& plan)
 {
-  check_network_cfg(options);
-  std::vector<std::string> args = engine_arguments(options);  // kept alive with the engine
+  std::vector<std::string> args = engine_arguments(options, plan);  // kept alive with the engine
   std::vector<char*> argv;
   for (auto& a : args)
     argv.push_back(a.data());
@@ -210,8 +213,14 @@ ReplayResult replay(const models::TraceSource& trace, const ReplayOptions& optio
   platform::check_rank_routes(options.platform, hosts);
 
   std::unique_ptr<TimelineWriter> timeline;
-  if (not timeline_path.empty())
+  if (not timeline_path.empty()) {
     timeline = std::make_unique<TimelineWriter>(timeline_path, hosts);
+    if (not options.timeline_ranks.empty()) {
+      std::vector<bool> detail = options.timeline_ranks;
+      detail.resize(static_cast<std::size_t>(np), false);
+      timeline->set_detail(std::move(detail));
+    }
+  }
 
   World world(hosts, effective, timeline.get());
   world.gpus = std::make_unique<GpuSystem>(engine, hosts, options.gpu, options.platform);
@@ -314,11 +323,29 @@ ReplayResult replay(const models::TraceSource& trace, const ReplayOptions& optio
   if (timeline) {
     if (result.wait_states)
       draw_analysis(*timeline, *result.wait_states, np);
+    for (const RankStats& r : result.ranks)
+      if (not timeline->detailed(r.rank))
+        timeline->summary(r.rank, r.finish_s, r.compute_s, r.comm_s, r.wait_s, r.calls);
     timeline->close();
   }
   if (not result.blocked.empty())
     throw DeadlockError(result.blocked);
   return result;
+}
+
+}  // namespace
+
+ReplayResult replay(const models::TraceSource& trace, const ReplayOptions& options,
+                    const std::filesystem::path& timeline_path)
+{
+  check_network_cfg(options);
+  // Settled before SimGrid starts: what does not fit stops here, with exit 1 (contexts.hpp).
+  const ContextPlan plan = plan_contexts(trace.rank_count(), options, read_process_limits());
+  if (not plan.note.empty() && options.note)
+    options.note(plan.note);
+  std::optional<ReplayResult> result;
+  run_on_thread(plan.engine_stack_bytes, [&] { result = replay_here(trace, options, timeline_path, plan); });
+  return std::move(*result);
 }
 
 }  // namespace gridcast::emulator

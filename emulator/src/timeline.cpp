@@ -111,6 +111,8 @@ void TimelineWriter::call(int rank, std::string_view function, double begin_s, d
 
 void TimelineWriter::slice(int tid, std::string_view name, std::string_view category, double begin_s, double duration_s)
 {
+  if (not detailed(tid))
+    return;
   begin_event();
   put(R"j({"ph":"X","pid":0,"tid":)j");
   put_int(tid);
@@ -142,6 +144,8 @@ void TimelineWriter::track_name(int tid, std::string_view name)
 
 void TimelineWriter::flow(std::string_view phase, int rank, std::uint64_t message, double at_s)
 {
+  if (not detailed(rank))
+    return;
   begin_event();
   put(phase);
   put(R"j(,"pid":0,"tid":)j");
@@ -161,6 +165,27 @@ void TimelineWriter::flow_start(int rank, std::uint64_t message, double at_s)
 void TimelineWriter::flow_end(int rank, std::uint64_t message, double at_s)
 {
   flow(R"j({"ph":"f","bp":"e")j", rank, message, at_s);
+}
+
+void TimelineWriter::summary(int rank, double finish_s, double compute_s, double comm_s, double wait_s,
+                             std::uint64_t calls)
+{
+  begin_event();
+  put(R"j({"ph":"X","pid":0,"tid":)j");
+  put_int(rank);
+  put(R"j(,"name":"rank summary","cat":"summary","ts":0.000,"dur":)j");
+  put_us(finish_s);
+  put(R"j(,"args":{"calls":)j");
+  put_int(static_cast<std::int64_t>(calls));
+  for (auto [key, value] : {std::pair{"compute_s", compute_s}, {"comm_s", comm_s}, {"wait_s", wait_s}}) {
+    put(",\"");
+    put(key);
+    put("\":");
+    char buf[64];
+    auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);
+    out_.append(buf, end);
+  }
+  put("}}");
 }
 
 void TimelineWriter::close()

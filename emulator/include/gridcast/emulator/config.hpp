@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <string>
 #include <utility>
@@ -75,6 +76,9 @@ struct ReplayOptions {
   std::vector<std::pair<std::string, std::string>> simgrid_cfg;  ///< passed to SimGrid in order
   std::filesystem::path out_dir;          ///< empty: no files written
   bool timeline = true;                   ///< write timeline.json when out_dir is set
+  /// The ranks timeline.json draws call by call (one entry per rank; --timeline-ranks); the others get a
+  /// summary slice each. Empty: every rank.
+  std::vector<bool> timeline_ranks;
   bool link_stats = true;                 ///< track bytes per link (SimGrid's link-load plugin)
   double recorded_host_speed_flops = 0;   ///< from run.json; 0 when the trace gives flops (TIT)
   GpuOptions gpu;                         ///< --gpu-mpi and gridcast/gpu/... (docs/guides/gpu.md)
@@ -94,6 +98,9 @@ struct ReplayOptions {
     double latency_factor = 1;
   };
   std::vector<LinkScale> link_scales;
+  /// Where replay() tells the user what it chose for them before it simulates (the CLI: stderr, as a
+  /// note); unset: silent.
+  std::function<void(const std::string&)> note;
 };
 
 /// The gridcast/... keys understood by --cfg, with their help text (for --help and docs).

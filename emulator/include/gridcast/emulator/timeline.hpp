@@ -35,6 +35,17 @@ public:
   void flow_start(int rank, std::uint64_t message, double at_s);
   /// Message `message` arrives at `rank`.
   void flow_end(int rank, std::uint64_t message, double at_s);
+  /// Draws only the ranks marked in `ranks` (one entry per rank) call by call; the others' calls, waits
+  /// and messages are left out, and summary() gives each of them one slice. Tracks past the ranks (the
+  /// critical path's) are always drawn. Without it every rank is drawn.
+  void set_detail(std::vector<bool> ranks) { detail_ = std::move(ranks); }
+  /// Whether `tid`'s events are written.
+  bool detailed(int tid) const
+  {
+    return detail_.empty() || tid < 0 || static_cast<std::size_t>(tid) >= detail_.size() || detail_[static_cast<std::size_t>(tid)];
+  }
+  /// One slice over a rank's whole run, [0, finish_s], with its totals as arguments (seconds).
+  void summary(int rank, double finish_s, double compute_s, double comm_s, double wait_s, std::uint64_t calls);
   /// Writes the closing bracket; throws InputError if the file could not be written.
   void close();
 
@@ -50,6 +61,7 @@ private:
   std::optional<OutputFile> file_;  ///< renamed onto the target by close(): never a half-written timeline
   bool first_ = true;
   std::string out_;
+  std::vector<bool> detail_;  ///< empty: every rank
 };
 
 }  // namespace gridcast::emulator

@@ -1,0 +1,95 @@
+// Runs of many ranks (docs/reference/emulator.md, "Runs of many ranks"): timeline.json drawn in full for
+// chosen ranks only, with a summary slice for each other rank, and a run whose stacks cannot fit the
+// process's memory-map limit refused before anything is simulated.
+#include "../support.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <set>
+#include <string>
+
+using gridcast::test::read_file;
+using gridcast::test::run_gridcast;
+using gridcast::test::TempDir;
+
+namespace {
+
+const std::string kExample = std::string(GRIDCAST_SOURCE_DIR) + "/examples/wait-states/";
+
+std::string replay_to(const std::filesystem::path& out, const std::string& extra)
+{
+  return "replay " + kExample + "profile --platform " + kExample + "platform.xml --out " + out.string() + " " + extra;
+}
+
+}  // namespace
+
+TEST_CASE("cli: --timeline-ranks draws the chosen ranks in full and the others as one summary each", "[cli]")
+{
+  TempDir dir;
+  REQUIRE(run_gridcast(replay_to(dir / "all", "")).exit_code == 0);
+  auto some = run_gridcast(replay_to(dir / "some", "--timeline-ranks 1-2"));
+  INFO(some.output);
+  REQUIRE(some.exit_code == 0);
+  // What was predicted does not change; only the drawing does.
+  CHECK(read_file(dir / "all" / "prediction.json") == read_file(dir / "some" / "prediction.json"));
+  // Up to 1024 ranks, auto draws every rank: the same file as all.
+  REQUIRE(run_gridcast(replay_to(dir / "auto", "--timeline-ranks auto")).exit_code == 0);
+  CHECK(read_file(dir / "all" / "timeline.json") == read_file(dir / "auto" / "timeline.json"));
+
+  const auto full = nlohmann::json::parse(read_file(dir / "all" / "timeline.json"))["traceEvents"];
+  const auto part = nlohmann::json::parse(read_file(dir / "some" / "timeline.json"))["traceEvents"];
+  const auto prediction = nlohmann::json::parse(read_file(dir / "some" / "prediction.json"));
+  std::set<int> call_tracks, summary_tracks;
+  std::size_t calls_full_12 = 0, calls_part = 0;
+  for (const auto& e : full)
+    if (e["ph"] == "X" && (e["tid"] == 1 || e["tid"] == 2))
+      ++calls_full_12;
+  for (const auto& e : part) {
+    if (e["ph"] != "X")
+      continue;
+    if (e.value("cat", "") == "summary") {
+      summary_tracks.insert(e["tid"].get<int>());
+      const auto& rank = prediction["ranks"][e["tid"].get<std::size_t>()];
+      CHECK(e["dur"].get<double>() == Approx(rank["finish_s"].get<double>() * 1e6).margin(1e-3));  // ns resolution
+      CHECK(e["args"]["calls"] == rank["calls"]);
+    } else {
+      call_tracks.insert(e["tid"].get<int>());
+      ++calls_part;
+    }
+  }
+  CHECK(call_tracks == std::set<int>{1, 2});
+  CHECK(summary_tracks == std::set<int>{0, 3});
+  CHECK(calls_part == calls_full_12);
+
+  for (const char* bad : {"4", "2-1", "x", "1,,2", "-1"}) {
+    auto r = run_gridcast(replay_to(dir / "bad", std::string("--timeline-ranks ") + bad));
+    INFO(bad << ": " << r.output);
+    CHECK(r.exit_code == 1);
+    CHECK_THAT(r.output, Catch::Contains("--timeline-ranks"));
+  }
+}
+
+TEST_CASE("cli: a run whose guarded stacks exceed vm.max_map_count stops before simulating and says what to change",
+          "[cli]")
+{
+  std::ifstream limit("/proc/sys/vm/max_map_count");
+  long max_maps = 0;
+  if (not(limit >> max_maps) || max_maps > 4'000'000) {
+    WARN("vm.max_map_count unreadable or too large to exceed here; not tested");
+    return;
+  }
+  TempDir dir;
+  const int np = static_cast<int>(max_maps / 2 + 1000);
+  // The plan comes before the platform is loaded: a small platform is enough to be refused on.
+  auto r = run_gridcast("predict " + std::string(GRIDCAST_SOURCE_DIR) + "/examples/predict-stencil/model.json --nw 8 --np " +
+                        std::to_string(np) + " --platform " + kExample + "platform.xml --no-timeline --cfg contexts/guard-size:4096");
+  INFO(r.output);
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.output, Catch::Contains("contexts/guard-size"));
+  CHECK_THAT(r.output, Catch::Contains(std::to_string(np) + " ranks need about " + std::to_string(2 * np) + " memory maps"));
+  CHECK_THAT(r.output, Catch::Contains("vm.max_map_count allows " + std::to_string(max_maps)));
+  CHECK_THAT(r.output, Catch::Contains("sysctl -w vm.max_map_count="));
+}
