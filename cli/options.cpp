@@ -23,7 +23,11 @@ bool parse(const std::string& command, const std::string& synopsis, const std::v
 {
   options.add_options()("help,h", "show this help");
   try {
-    po::store(po::command_line_parser(args).options(options).positional(positional).run(), vm);
+    // No abbreviations: `--what` must not stand for --what-if (a --what-if run hands its other arguments
+    // to the run without the changes, and would miss an abbreviation of its own option), and a typo
+    // should not silently name another option.
+    const int style = po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
+    po::store(po::command_line_parser(args).options(options).positional(positional).style(style).run(), vm);
     if (vm.count("help") > 0) {
       std::cout << "usage: gridcast " << synopsis << "\n\n";
       if (not description.empty())

@@ -183,3 +183,16 @@ TEST_CASE("cli: predict --analysis reports the imbalance per iteration of the mo
   REQUIRE(replayed.exit_code == 0);
   CHECK_FALSE(nlohmann::json::parse(read_file(dir / "replay" / "analysis.json")).contains("iterations"));
 }
+
+TEST_CASE("cli: options are never abbreviated so that --what cannot stand for --what-if", "[cli]")
+{
+  // A --what-if run hands its other arguments to the run without the changes; an abbreviation of its own
+  // option would have reached that run and made it a what-if run too.
+  TempDir dir;
+  for (const char* abbreviated : {"--what 'rank:2 compute*0.5'", "--no-time", "--analy waits"}) {
+    auto r = run_gridcast(replay(kExample + "platform.xml", std::string(abbreviated) + " --out " + (dir / "o").string()));
+    INFO(abbreviated << ": " << r.output);
+    CHECK(r.exit_code == 1);
+    CHECK_THAT(r.output, Catch::Contains("unrecognised option"));
+  }
+}
