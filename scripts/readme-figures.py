@@ -124,6 +124,17 @@ def speed(d: dict) -> str:
             f"({origin(d, 'bench/accuracy/speed.py')}).")
 
 
+def scale(d: dict) -> str:
+    s = d["summary"]
+    rows = {r["np"]: r for r in d["rows"] if r.get("status") == "ok"}
+    parts = ", ".join(f"{np:,} in {r['wall_s']:.3g} s ({r['rss_kib_per_rank']:.0f} KiB a rank)" for np, r in rows.items())
+    stopped = [r for r in d["rows"] if r.get("status") != "ok"]
+    tail = "".join(f"; {r['np']:,} ranks: {r['status']}, {r['rss_mib'] / 1024:.2g} GiB resident, no crash" for r in stopped)
+    return (f"- Scale: the bundled stencil model at Nw 256 on a cluster of Np hosts, fast-forward on: {parts}; "
+            f"log-log slope of wall time against ranks {s['wall_slope']} over {s['ranks']} (target 1.15{'' if s['wall_slope'] <= 1.15 else ': not met'}), of "
+            f"memory {s['rss_slope']}{tail} ({origin(d, 'bench/scale.py')}; docs/studies/scale.md).")
+
+
 def calibration_validation(d: dict) -> str:
     s = d["summary"]
     return (f"- Calibration: the emulated MPI ping-pong on the platform generated from `{s['calibration']}` is "
@@ -185,7 +196,7 @@ RENDER = {"corpus_validation": corpus_validation, "smpi_agreement": smpi_agreeme
           "calibration_validation": calibration_validation, "gpu_cache_h100": gpu_cache_measured,
           "gpu_cache_h200": gpu_cache_measured, "gpu_cache_h100_ci": gpu_cache_measured,
           "gpu_cache_h200_ci": gpu_cache_measured,
-          "gpu_cache_speed": gpu_cache_speed}
+          "gpu_cache_speed": gpu_cache_speed, "scale": scale}
 
 
 def render(results: Path) -> str:
