@@ -64,7 +64,8 @@ void print_summary(const profiler::ConvertResult& r)
 }
 
 /// Ranks whose raw files stopped growing during the run (the disk filled, a file size limit): how far
-/// their records go, and why, on stderr. True when there was one: the profile then lacks calls.
+/// their records go, and why, on stderr; and ranks whose meta file was damaged. True when there was one:
+/// the profile then lacks calls.
 bool report_write_errors(const profiler::ConvertResult& r, const fs::path& raw_dir)
 {
   bool any = false;
@@ -80,7 +81,17 @@ bool report_write_errors(const profiler::ConvertResult& r, const fs::path& raw_d
   if (any)
     std::fprintf(stderr, "gridcast profile: the profile is INCOMPLETE: free space (or raise the limit), or put the "
                          "raw files elsewhere with --raw-dir, and profile again\n");
-  return any;
+  bool damaged = false;
+  for (const auto& s : r.ranks)
+    if (s.status == "damaged") {
+      damaged = true;
+      std::fprintf(stderr, "gridcast profile: rank %d: its meta file does not read (%s): its trace is left empty and "
+                           "the other ranks are converted\n", s.rank, s.damage.c_str());
+    }
+  if (damaged)
+    std::fprintf(stderr, "gridcast profile: the profile is INCOMPLETE: a rank's meta file was damaged (a rank killed "
+                         "while the hook rewrote it, or a failing disk); profile again\n");
+  return any || damaged;
 }
 
 /// What the command line asks for, checked.

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <optional>
 #include <queue>
 #include <sstream>
 #include <unordered_map>
@@ -867,12 +868,30 @@ ConvertResult convert_raw(const fs::path& raw_dir, models::RunInfo info, const f
   if (not fs::is_directory(raw_dir))
     throw InputError({raw_dir.string(), 0, {}, -1}, "no raw hook directory");
   // Every rank that reached MPI_Init wrote its meta file; the world size comes from any of them.
+  // One rank's unreadable meta file (a kill while the hook rewrote it, a damaged disk) is that rank's
+  // fault: the others are converted, it is marked damaged. Only when no meta file reads is it an error.
   std::map<int, RawMeta> metas;
+  std::map<int, std::string> damaged;
+  std::optional<InputError> first_damage;
   for (const auto& entry : fs::directory_iterator(raw_dir))
     if (entry.path().extension() == ".meta") {
-      RawMeta m = read_raw_meta(entry.path());
-      metas[m.rank] = m;
+      try {
+        RawMeta m = read_raw_meta(entry.path());
+        metas[m.rank] = m;
+      } catch (const InputError& e) {
+        const std::string stem = entry.path().stem().string();  // rank-R
+        int rank = -1;
+        if (stem.rfind("rank-", 0) != 0 ||
+            std::from_chars(stem.data() + 5, stem.data() + stem.size(), rank).ptr != stem.data() + stem.size() ||
+            rank < 0)
+          throw;
+        damaged[rank] = e.what();
+        if (not first_damage)
+          first_damage = e;
+      }
     }
+  if (metas.empty() && first_damage)
+    throw *first_damage;
   if (metas.empty())
     throw InputError({raw_dir.string(), 0, {}, -1},
                      "the hook recorded nothing: the application never called MPI_Init with libgridcast-hook.so "
@@ -900,10 +919,15 @@ ConvertResult convert_raw(const fs::path& raw_dir, models::RunInfo info, const f
       writer = models::make_trace_writer(out / models::rank_file_name(r, info.encoding), info.encoding);
     auto meta = metas.find(r);
     if (meta == metas.end()) {
-      // The rank never reached MPI_Init (or its files were lost): an empty trace, an incomplete profile.
+      // The rank never reached MPI_Init (or its files were lost), or its meta file does not read: an empty
+      // trace, an incomplete profile.
       RankSummary s;
       s.rank = r;
       s.status = "missing";
+      if (auto d = damaged.find(r); d != damaged.end()) {
+        s.status = "damaged";
+        s.damage = d->second;
+      }
       result.ranks.push_back(s);
       result.all_finalized = false;
     } else {

@@ -392,3 +392,31 @@ TEST_CASE("profiler: a meta file's damaged world size is refused before a summar
                         Catch::Contains("at most 1048576 ranks"));
   fs::remove_all(dir);
 }
+
+TEST_CASE("profiler: one rank's damaged meta file marks that rank and the others are converted", "[profiler]")
+{
+  fs::path raw = scratch("raw-damaged-meta");
+  fs::remove_all(raw);
+  fs::create_directories(raw);
+  const std::string meta = "size 2\npid 1\nhost h\ninit_ticks 0\nend_ticks 100\nticks_per_s 1000\nthreads 1\n"
+                           "status finalized\ncode 0\n";
+  write(raw / "rank-0.meta", "rank 0\n" + meta);
+  // What a kill during an in-place rewrite left before bad67d2: a new line over the old one's tail.
+  write(raw / "rank-1.meta", "rank 1\n" + meta + "end_ticks 1591268967372525\n96149756\n");
+  for (int r : {0, 1})
+    write_raw(raw / ("rank-" + std::to_string(r) + ".thread-0.gcraw"),
+              {raw_call(hook::Fn::MPI_Init, 0, 10), raw_call(hook::Fn::MPI_Finalize, 100, 0)});
+  models::RunInfo info;
+  info.encoding = models::TraceEncoding::JsonLines;
+  fs::path out = scratch("prof-damaged-meta");
+  fs::remove_all(out);
+  auto result = profiler::convert_raw(raw, info, out);
+  REQUIRE(result.ranks.size() == 2);
+  CHECK(result.ranks[0].status == "finalized");
+  CHECK(result.ranks[0].records == 3);  // init, the compute between, finalize
+  CHECK(result.ranks[1].status == "damaged");
+  CHECK_THAT(result.ranks[1].damage, Catch::Contains("rank-1.meta"));
+  CHECK(result.ranks[1].records == 0);
+  CHECK_FALSE(result.all_finalized);
+  CHECK(fs::file_size(out / "rank-00001.jsonl") == 0);
+}

@@ -37,7 +37,9 @@ RawMeta read_raw_meta(const std::filesystem::path& file);
 /// What the conversion found for one rank.
 struct RankSummary {
   int rank = 0;
-  std::string status;          ///< from the meta file ("missing" when the rank left nothing)
+  std::string status;          ///< from the meta file ("missing" when the rank left nothing, "damaged" when
+                               ///< its meta file could not be read)
+  std::string damage;          ///< why the meta file could not be read (status "damaged")
   double wall_s = 0;           ///< MPI_Init .. MPI_Finalize (or the last record when the run did not finish)
   double covered_s = 0;        ///< time covered by the records written (calls and compute bursts, overlaps once)
   double hooked_s = 0;         ///< time inside hooked functions (MPI, libraries, listed application functions)
