@@ -152,22 +152,21 @@ ContextPlan plan_contexts(int np, const ReplayOptions& options, const ProcessLim
   const std::string raise = "raise the limit (as root: sysctl -w vm.max_map_count=" +
                             std::to_string(limits.maps_in_use + kReservedMaps + 2 * ranks + 1024) + ")";
   if (plan.maps_needed > budget) {
-    if (threads)
-      throw InputError({"--cfg", 0, "contexts/factory", -1},
-                       maps_words + ": threads take two each (a stack and its guard page); use the default "
-                                    "contexts/factory:raw, which gridcast fits to the limit, or " + raise);
+    // The user's own settings first: they are what to change (sanitized builds force threads themselves).
     if (user_guard && *user_guard > 0)
       throw InputError({"--cfg", 0, "contexts/guard-size", -1},
                        maps_words + ": a guard page splits each stack's map in two; leave contexts/guard-size "
                                     "out (gridcast then drops the guards when they do not fit), set it to 0, or " +
                            raise);
-    if (user_stack_kib) {
-      if (*user_stack_kib * 1024 >= kMmapThresholdBytes)
-        throw InputError({"--cfg", 0, "contexts/stack-size", -1},
-                         maps_words + ": a stack of " + bytes_text(plan.actor_stack_bytes) +
-                             " takes a map of its own (from 128 KiB); leave contexts/stack-size out, set it under "
-                             "128 (KiB), or " + raise);
-    }
+    if (user_stack_kib && *user_stack_kib * 1024 >= kMmapThresholdBytes)
+      throw InputError({"--cfg", 0, "contexts/stack-size", -1},
+                       maps_words + ": a stack of " + bytes_text(plan.actor_stack_bytes) +
+                           " takes a map of its own (from 128 KiB); leave contexts/stack-size out, set it under "
+                           "128 (KiB), or " + raise);
+    if (threads)
+      throw InputError({"--cfg", 0, "contexts/factory", -1},
+                       maps_words + ": threads take two each (a stack and its guard page); use the default "
+                                    "contexts/factory:raw, which gridcast fits to the limit, or " + raise);
     plan.guard_bytes = 0;
     if (not user_stack_kib)
       plan.actor_stack_bytes = kSmallStackBytes;
