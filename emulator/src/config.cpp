@@ -68,7 +68,14 @@ void check_simgrid_cfg(const std::string& name, const std::string& value)
     number(0, false);
   } else if (name == "contexts/stack-size") {
     number(1, true);
-  } else if (name == "contexts/guard-size" || name == "network/TCP-gamma" || name == "network/weight-S") {
+    // A rank's stack, in KiB: beyond 1 GiB it is a typo, and the context plan's sums would overflow.
+    if (std::stod(value) > 1024.0 * 1024)
+      fail("more than 1048576 (KiB, 1 GiB) for one rank's stack");
+  } else if (name == "contexts/guard-size") {
+    number(0, true);
+    if (std::stod(value) > 1024.0 * 1024 * 1024)
+      fail("more than 1 GiB of guard for one rank's stack");
+  } else if (name == "network/TCP-gamma" || name == "network/weight-S") {
     number(0, true);
   } else if (name == "network/bandwidth-factor") {
     number(0, false);

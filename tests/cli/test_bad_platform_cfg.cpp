@@ -115,7 +115,7 @@ TEST_CASE("bad --cfg: SimGrid settings that would abort, crash or hang are refus
                           "maxmin/precision:-1", "contexts/factory:nope", "network/optim:nope", "cpu/optim:nope",
                           "cpu/model:nope", "host/model:nope", "contexts/stack-size:-1", "contexts/guard-size:-1",
                           "smpi/bw-factor:garbage", "smpi/lat-factor:0:-1", "network/maxmin-selective-update:no",
-                          "cpu/maxmin-selective-update:0"}) {
+                          "cpu/maxmin-selective-update:0", "contexts/stack-size:1e30", "contexts/guard-size:1e30"}) {
     INFO(cfg);
     auto r = replay_on(dir, xml, std::string(" --cfg ") + cfg);
     CHECK(r.exit_code == 1);
