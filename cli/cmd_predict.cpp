@@ -7,6 +7,7 @@
 #include "progress.hpp"
 #include "what_if.hpp"
 
+#include "gridcast/foundation/digest.hpp"
 #include "gridcast/emulator/config.hpp"
 #include "gridcast/emulator/replay.hpp"
 #include "gridcast/emulator/report.hpp"
@@ -356,7 +357,7 @@ int run_predict(const std::vector<std::string>& args)
     run.command = "predict";
     run.options       = &opts;
     run.model_quality = &synth.quality();
-    run.inputs.push_back({"model", model_file, emulator::digest_file(model_file)});
+    run.inputs.push_back({"model", model_file, digest_file(model_file)});
     add_target_inputs(run, target);
     add_gpu_model_inputs(run, gpu_model);
     const std::filesystem::path dir(out);

@@ -5,6 +5,7 @@
 #include "progress.hpp"
 #include "what_if.hpp"
 
+#include "gridcast/foundation/digest.hpp"
 #include "gridcast/emulator/config.hpp"
 #include "gridcast/emulator/replay.hpp"
 #include "gridcast/emulator/report.hpp"
@@ -218,7 +219,7 @@ int run_replay(const std::vector<std::string>& args)
     emulator::RunDescription run;
     run.command = "replay";
     run.options = &opts;
-    run.inputs.push_back({"trace", trace, emulator::digest_files(t.files)});
+    run.inputs.push_back({"trace", trace, digest_files(t.files)});
     // Said only where the working directory was used: gridcast's own indexes are read beside themselves.
     if (t.path_base == models::tit_path_base_name(models::TitPathBase::WorkingDirectory))
       run.inputs.back().paths_relative_to = t.path_base;

@@ -2,6 +2,7 @@
 
 #include "commands.hpp"
 
+#include "gridcast/foundation/digest.hpp"
 #include "gridcast/foundation/errors.hpp"
 #include "gridcast/gpu_cache/model.hpp"
 #include "gridcast/gpu_cache/sheet.hpp"
@@ -170,11 +171,11 @@ void add_gpu_model_inputs(emulator::RunDescription& run, const GpuModelArgs& arg
 {
   if (args.model != "cache")
     return;
-  run.inputs.push_back({"gpu_sheet", args.sheet, emulator::digest_file(args.sheet)});
+  run.inputs.push_back({"gpu_sheet", args.sheet, digest_file(args.sheet)});
   if (not args.source_sheet.empty())
-    run.inputs.push_back({"gpu_source_sheet", args.source_sheet, emulator::digest_file(args.source_sheet)});
+    run.inputs.push_back({"gpu_source_sheet", args.source_sheet, digest_file(args.source_sheet)});
   for (const fs::path& file : trace_files(args.traces))
-    run.inputs.push_back({"gpu_memory_trace", file.string(), emulator::digest_file(file)});
+    run.inputs.push_back({"gpu_memory_trace", file.string(), digest_file(file)});
 }
 
 void print_gpu_model(std::ostream& out, const emulator::ReplayOptions& options, const emulator::ReplayResult& result)

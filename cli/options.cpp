@@ -2,6 +2,7 @@
 #include "commands.hpp"
 #include "options.hpp"
 
+#include "gridcast/foundation/digest.hpp"
 #include "gridcast/emulator/report.hpp"
 #include "gridcast/foundation/errors.hpp"
 
@@ -83,9 +84,9 @@ void print_run_warnings(std::ostream& err, const std::string& command, const emu
 
 void add_target_inputs(emulator::RunDescription& run, const RunTarget& target)
 {
-  run.inputs.push_back({"platform", target.platform, emulator::digest_file(target.platform)});
+  run.inputs.push_back({"platform", target.platform, digest_file(target.platform)});
   if (not target.hostfile.empty())
-    run.inputs.push_back({"hostfile", target.hostfile, emulator::digest_file(target.hostfile)});
+    run.inputs.push_back({"hostfile", target.hostfile, digest_file(target.hostfile)});
 }
 
 models::TraceEncoding encoding_from(const std::string& name, const std::string& command)

@@ -20,10 +20,6 @@ struct InputDigest {
   std::string paths_relative_to = {};
 };
 
-/// SHA-1 of a file, or of every file of a profile directory / TIT index in order.
-std::string digest_file(const std::filesystem::path& file);
-std::string digest_files(const std::vector<std::filesystem::path>& files);
-
 struct RunDescription {
   std::string command;  ///< "replay"
   std::vector<InputDigest> inputs;
