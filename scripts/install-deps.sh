@@ -15,6 +15,9 @@ packages=(
   libelf-dev              # profiler: reads the symbol tables of the application and its libraries (--functions check)
   linux-perf              # bench/profiler_overhead.py --cycles: the ranks' own CPU cycles (perf stat)
   clang-14 libclang-rt-14-dev  # fuzz/: libFuzzer harnesses of the readers (-fsanitize=fuzzer, scripts/fuzz.sh)
+  slurm-wlm munge         # gridcast study submit: a real single-node Slurm for the job-array test (scripts/slurm-local.sh)
+  gnuplot-nox             # gridcast study report: the plots (SVG)
+  chromium                # tests: the study report opened headless
 )
 
 missing=()
