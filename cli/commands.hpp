@@ -21,6 +21,7 @@ int run_platform(const std::vector<std::string>& args);    // cmd_platform.cpp
 int run_profile(const std::vector<std::string>& args);     // cmd_profile.cpp
 int run_gpu_cache(const std::vector<std::string>& args);   // cmd_gpu_cache.cpp
 int run_diff(const std::vector<std::string>& args);        // cmd_diff.cpp
+int run_study(const std::vector<std::string>& args);       // cmd_study.cpp
 int run_version(const std::vector<std::string>& args);     // cmd_version.cpp
 
 /// One subcommand: its name, the line `gridcast --help` prints for it and the function that runs it.

@@ -28,6 +28,7 @@ constexpr Command kCommands[] = {
     {"calibrate", "measure this machine (compute, MPI, GPU) into calibration.json", run_calibrate},
     {"profile", "run an MPI application with the profiling hook and write its profile directory", run_profile},
     {"gpu-cache", "run a kernel memory trace through a GPU's caches: hit rates, DRAM traffic, kernel time", run_gpu_cache},
+    {"study", "sweep predictions over settings and platforms: local pool or Slurm array, results.csv, report.html", run_study},
     {"diff", "explain the difference between two runs (their prediction.json and analysis.json)", run_diff},
     {"version", "print the gridcast and SimGrid versions", run_version, "--version", true},
 };

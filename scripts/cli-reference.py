@@ -18,7 +18,8 @@ ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "docs" / "reference" / "cli.md"
 # The order of the page: the commands a newcomer meets first.
 COMMANDS = [["replay"], ["predict"], ["fit"], ["synth"], ["profile"], ["import", "tit"], ["convert"],
-            ["calibrate"], ["platform"], ["gpu-cache"], ["diff"], ["algorithms"], ["version"]]
+            ["calibrate"], ["platform"], ["study"], ["study", "run"], ["study", "submit"], ["study", "status"],
+            ["study", "collect"], ["gpu-cache"], ["diff"], ["algorithms"], ["version"]]
 HEAD = """# Command-line reference
 
 `gridcast <command> [options]`. Exit codes: 0 success, 1 bad input or a run that cannot finish (the

@@ -191,12 +191,22 @@ def gpu_cache_speed(d: dict) -> str:
             f"({origin(d, 'bench/gpu-cache/speed.py')}).")
 
 
+def study_speed(d: dict) -> str:
+    s = d["summary"]
+    met = "met" if s["speedup"] >= s["target_speedup"] else "not met"
+    return (f"- Studies: `gridcast study run` of {s['points']} points (the bundled stencil model, 4 sizes x 4 rank counts x "
+            f"3 networks, fast-forward off) with -j {s['jobs']}: {s['median_wall_s_jN']:.3g} s against "
+            f"{s['median_wall_s_j1']:.3g} s with -j 1, {s['speedup']:.2f}x (target {s['target_speedup']}x on 2 cores: "
+            f"{met}), medians of {s['reps']}; results.csv {'byte-identical' if s['results_identical'] else 'DIFFERENT'} "
+            f"whatever the pool's size ({origin(d, 'bench/study_speed.py')}; docs/guides/studies.md).")
+
+
 RENDER = {"corpus_validation": corpus_validation, "smpi_agreement": smpi_agreement, "smpi_extrapolation": smpi_extrapolation,
           "trace_model_validation": trace_model_validation, "real_size": real_size, "speed": speed,
           "calibration_validation": calibration_validation, "gpu_cache_h100": gpu_cache_measured,
           "gpu_cache_h200": gpu_cache_measured, "gpu_cache_h100_ci": gpu_cache_measured,
           "gpu_cache_h200_ci": gpu_cache_measured,
-          "gpu_cache_speed": gpu_cache_speed, "scale": scale}
+          "gpu_cache_speed": gpu_cache_speed, "scale": scale, "study_speed": study_speed}
 
 
 def render(results: Path) -> str:

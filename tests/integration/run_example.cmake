@@ -28,8 +28,8 @@ execute_process(COMMAND "${GRIDCAST}" ${args}
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "gridcast ${args} exited with ${rc}:\n${errors}")
 endif()
-if(NOT EXISTS "${out_dir}/prediction.json")
-  message(FATAL_ERROR "gridcast ${args} wrote no ${out_dir}/prediction.json")
+if(NOT EXISTS "${out_dir}/prediction.json" AND NOT EXISTS "${out_dir}/results.csv")
+  message(FATAL_ERROR "gridcast ${args} wrote no ${out_dir}/prediction.json (nor a study's results.csv)")
 endif()
 # The program prints where it wrote ("wrote out/<name>/prediction.json ..."): the committed text names the
 # path of the committed command, so the build-tree folder is written back as out/<name> before comparing.
@@ -37,4 +37,12 @@ string(REPLACE "${out_dir}" "${committed_out}" actual "${actual}")
 file(READ "${SOURCE_DIR}/examples/${EXAMPLE}/expected-output.txt" expected)
 if(NOT actual STREQUAL expected)
   message(FATAL_ERROR "output differs from examples/${EXAMPLE}/expected-output.txt\n--- expected\n${expected}--- actual\n${actual}")
+endif()
+# A study's example also commits the figures of every point: results.csv must be those bytes.
+if(EXISTS "${SOURCE_DIR}/examples/${EXAMPLE}/expected-results.csv")
+  file(READ "${SOURCE_DIR}/examples/${EXAMPLE}/expected-results.csv" expected_csv)
+  file(READ "${out_dir}/results.csv" actual_csv)
+  if(NOT actual_csv STREQUAL expected_csv)
+    message(FATAL_ERROR "results.csv differs from examples/${EXAMPLE}/expected-results.csv\n--- expected\n${expected_csv}--- actual\n${actual_csv}")
+  endif()
 endif()
