@@ -212,13 +212,23 @@ void write_report(const Manifest& m, const std::vector<std::optional<PointResult
                                              categories.begin());
     return static_cast<double>(p.index);
   };
-  auto series_of = [&](const ManifestPoint& p, bool with_variant) {
-    std::string name = with_variant ? p.variant : std::string();
+  // A line's name: the variant and the coordinates other than the x axis (and than `without`).
+  auto series_of = [&](const ManifestPoint& p, const std::string& without = {}) {
+    std::string name = without == "variant" ? std::string() : p.variant;
     for (const auto& [k, v] : p.coordinates)
-      if (k != x_key)
+      if (k != x_key && k != without)
         name += (name.empty() ? "" : " ") + k + "=" + value_text(v);
     return name;
   };
+  auto compared_value = [&](const ManifestPoint& p) {
+    if (m.compare_key == "variant")
+      return p.variant;
+    for (const auto& [k, v] : p.coordinates)
+      if (k == m.compare_key)
+        return value_text(v);
+    return std::string();
+  };
+  const bool compare = not m.compare_key.empty();
   bool positive = numeric;
   for (const ManifestPoint& p : m.points)
     positive = positive && x_of(p) > 0;
@@ -227,7 +237,7 @@ void write_report(const Manifest& m, const std::vector<std::optional<PointResult
 
   Series makespan, efficiency, against_base;
   std::map<std::string, std::pair<double, double>> first;  // series -> (x, makespan) at its smallest np
-  std::map<std::string, double> base;                      // coordinates of the base variant -> makespan
+  std::map<std::string, double> base;  // the base's other coordinates and x -> its makespan
   std::size_t ok = 0, failed = 0, pending = 0;
   for (std::size_t i = 0; i < m.points.size(); ++i) {
     const auto& r = results[i];
@@ -237,9 +247,9 @@ void write_report(const Manifest& m, const std::vector<std::optional<PointResult
       continue;
     ++ok;
     const ManifestPoint& p = m.points[i];
-    makespan[series_of(p, true)].emplace_back(x_of(p), r->makespan_s);
-    if (not m.variants.empty() && p.variant == m.variants.front())
-      base[series_of(p, false) + "|" + num(x_of(p))] = r->makespan_s;
+    makespan[series_of(p)].emplace_back(x_of(p), r->makespan_s);
+    if (compare && compared_value(p) == m.compare_base)
+      base[series_of(p, m.compare_key) + "|" + num(x_of(p))] = r->makespan_s;
   }
   Colours colours;
   for (auto& [name, xy] : makespan.lines()) {
@@ -253,11 +263,11 @@ void write_report(const Manifest& m, const std::vector<std::optional<PointResult
   for (std::size_t i = 0; i < m.points.size(); ++i) {
     const auto& r = results[i];
     const ManifestPoint& p = m.points[i];
-    if (not r || not r->ok || m.variants.empty() || p.variant == m.variants.front())
+    if (not r || not r->ok || not compare || compared_value(p) == m.compare_base)
       continue;
-    const auto b = base.find(series_of(p, false) + "|" + num(x_of(p)));
+    const auto b = base.find(series_of(p, m.compare_key) + "|" + num(x_of(p)));
     if (b != base.end() && b->second > 0)
-      against_base[series_of(p, true)].emplace_back(x_of(p), 100.0 * (r->makespan_s - b->second) / b->second);
+      against_base[series_of(p)].emplace_back(x_of(p), 100.0 * (r->makespan_s - b->second) / b->second);
   }
   for (auto& [name, xy] : against_base.lines())
     std::sort(xy.begin(), xy.end());
@@ -288,13 +298,16 @@ void write_report(const Manifest& m, const std::vector<std::optional<PointResult
            << (m.scaling == "weak" ? "T(np0) / T(np): the work grows with np (weak scaling, the study's `scaling`)"
                                    : "T(np0) np0 / (T(np) np): the work is fixed (strong scaling, the study's `scaling`)")
            << ", np0 the smallest np of each line; 100 % is perfect scaling.</figcaption></figure>\n";
-    if (not against_base.empty())
-      page << "<h2>Against the base variant</h2>\n<figure class=\"plot\" id=\"against-base\">"
-           << line_plot("Makespan change against `" + m.variants.front() + "`", "change (%)", against_base, xname,
-                        log_x, categories, dir, colours, true)
-           << "<figcaption>(T(variant) - T(" << html(m.variants.front())
-           << ")) / T(" << html(m.variants.front()) << ") at the same values of the axes: below zero the variant is "
-              "faster.</figcaption></figure>\n";
+    if (not against_base.empty()) {
+      const std::string base_name =
+          m.compare_key == "variant" ? m.compare_base : m.compare_key + "=" + m.compare_base;
+      page << "<h2>Against " << html(base_name) << "</h2>\n<figure class=\"plot\" id=\"against-base\">"
+           << line_plot("Makespan change against " + base_name, "change (%)", against_base, xname, log_x, categories,
+                        dir, colours, true)
+           << "<figcaption>(T - T(" << html(base_name) << ")) / T(" << html(base_name)
+           << "), against the point that differs only in " << html(m.compare_key)
+           << " (the study's <code>compare</code>): below zero is faster.</figcaption></figure>\n";
+    }
     // The time per rank, one stacked bar per point.
     std::ostringstream bars;
     bars << kTerminal << "set title \"Mean time per rank\" noenhanced\nset ylabel \"seconds\"\n"

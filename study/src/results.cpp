@@ -73,6 +73,8 @@ Manifest make_manifest(const StudyFile& study, const std::vector<Point>& points,
     m.variants.push_back(v.name);
   m.calibration = study.calibration;
   m.scaling     = study.scaling;
+  m.compare_key  = study.compare_key;
+  m.compare_base = study.compare_base;
   const fs::path root = fs::absolute(out).lexically_normal();
   for (const Point& p : points) {
     bool known = false;
@@ -126,6 +128,7 @@ void write_manifest(const Manifest& m, const fs::path& out)
   j["variants"]       = m.variants;
   j["calibration"]    = m.calibration.string();
   j["scaling"]        = m.scaling;
+  j["compare"]        = {{"key", m.compare_key}, {"base", m.compare_base}};
   ordered platforms   = ordered::array();
   for (const ManifestPlatform& p : m.platforms)
     platforms.push_back({{"id", p.id}, {"spec", p.spec.string()}, {"xml", p.xml.string()}});
@@ -158,8 +161,8 @@ Manifest read_manifest(const fs::path& out)
                      "no manifest: `gridcast study run STUDY.json --out DIR` or `gridcast study submit` writes it");
   const nlohmann::json j = read_json_file(file, "the study's manifest");
   const JsonObject root(j, file.string());
-  root.only({"format", "format_version", "name", "command", "axes", "variants", "calibration", "scaling", "platforms",
-             "points"});
+  root.only({"format", "format_version", "name", "command", "axes", "variants", "calibration", "scaling", "compare",
+             "platforms", "points"});
   if (root.string("format") != "gridcast-study-manifest" || root.integer("format_version") != 1)
     root.fail("format", "not a gridcast study manifest of format version 1");
   Manifest m;
@@ -169,6 +172,10 @@ Manifest read_manifest(const fs::path& out)
   m.variants    = root.strings("variants");
   m.calibration = root.string("calibration");
   m.scaling     = root.string("scaling");
+  const JsonObject compare = root.child("compare");
+  compare.only({"key", "base"});
+  m.compare_key  = compare.string("key");
+  m.compare_base = compare.string("base");
   for (std::size_t i = 0; i < root.array("platforms").size(); ++i) {
     const JsonObject p = root.element("platforms", i);
     p.only({"id", "spec", "xml"});

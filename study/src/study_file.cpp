@@ -167,7 +167,7 @@ StudyFile read_study(const fs::path& file)
   StudyFile s;
   s.file = fs::absolute(file).lexically_normal();
   const JsonObject root(j, file.string());
-  root.only({"name", "description", "predict", "replay", "platform", "set", "axes", "variants", "scaling"});
+  root.only({"name", "description", "predict", "replay", "platform", "set", "axes", "variants", "scaling", "compare"});
   s.name = root.string("name");
   if (s.name.empty() || s.name.find_first_of("/\n\"") != std::string::npos)
     root.fail("name", "expected a name without '/', quotes or line breaks");
@@ -250,6 +250,34 @@ StudyFile read_study(const fs::path& file)
             v.fail("set." + key, "`" + key + "` is an axis of the grid too: say it in one place");
       s.variants.push_back(std::move(variant));
     }
+  }
+  if (not s.variants.empty()) {
+    s.compare_key  = "variant";
+    s.compare_base = s.variants.front().name;
+  }
+  if (root.has("compare")) {
+    const JsonObject c = root.child("compare");
+    c.only({"key", "base"});
+    s.compare_key = c.string("key");
+    const nlohmann::json& base = c.need("base");
+    s.compare_base = value_text(base);
+    bool known = false;
+    if (s.compare_key == "variant") {
+      for (const Variant& v : s.variants)
+        known = known || v.name == s.compare_base;
+    } else {
+      bool axis = false;
+      for (const Axis& a : s.axes)
+        if (a.key == s.compare_key) {
+          axis = true;
+          for (const auto& v : a.values)
+            known = known || value_text(v) == s.compare_base;
+        }
+      if (not axis)
+        c.fail("key", "`" + s.compare_key + "` is not an axis of the grid (nor `variant`)");
+    }
+    if (not known)
+      c.fail("base", base.dump() + " is not one of the values of `" + s.compare_key + "`");
   }
   return s;
 }

@@ -60,6 +60,10 @@ TEST_CASE("study: a grid crossed with variants expands in order with ids that fo
   CHECK(points[6].spec["node_kinds"]["n"]["nics"]["link"]["bandwidth"] == "40Gbps");
   CHECK(points[0].settings.cfg == std::vector<std::pair<std::string, std::string>>{{"network/model", "SMPI"}});
   CHECK(study::point_label(points[7]) == "fast np=2 seed=2");
+  // The report compares with the first variant unless the study says otherwise.
+  const auto read = study::read_study(dir / "study.json");
+  CHECK(read.compare_key == "variant");
+  CHECK(read.compare_base == "base");
   // Two variants of the platform, shared by their points.
   CHECK(points[0].platform_id == points[5].platform_id);
   CHECK(points[0].platform_id != points[6].platform_id);
@@ -109,6 +113,10 @@ TEST_CASE("study: bad study files stop before anything runs and name the key or 
   CHECK_THAT(error_of(dir, R"("set": {"nw": 1, "np": 2}, "colour": 1)"), Catch::Contains("colour"));
   CHECK_THAT(error_of(dir, R"("set": {"nw": 1, "np": 2}, "scaling": "linear")"), Catch::Contains("scaling"));
   CHECK_THAT(error_of(dir, R"("set": {"nw": 1, "np": 2, "cfg.a:b": 1})"), Catch::Contains("set.cfg.a:b"));
+  CHECK_THAT(error_of(dir, R"("set": {"nw": 1}, "axes": [{"key": "np", "values": [2]}], "compare": {"key": "seed", "base": 1})"),
+             Catch::Contains("compare.key") && Catch::Contains("not an axis"));
+  CHECK_THAT(error_of(dir, R"("set": {"nw": 1}, "axes": [{"key": "np", "values": [2]}], "compare": {"key": "np", "base": 4})"),
+             Catch::Contains("compare.base") && Catch::Contains("not one of the values of `np`"));
 }
 
 TEST_CASE("study: a result file cut short or of other inputs is not a result and results.csv quotes its fields", "[study]")

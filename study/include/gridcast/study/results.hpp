@@ -44,6 +44,7 @@ struct Manifest {
   std::vector<std::string> variants; ///< names, in order (the first is the base)
   std::filesystem::path calibration; ///< given to every platform generation (may be empty)
   std::string scaling = "strong";    ///< StudyFile::scaling
+  std::string compare_key, compare_base;  ///< StudyFile::compare_key, compare_base
   std::vector<ManifestPoint> points;
   std::vector<ManifestPlatform> platforms;
 

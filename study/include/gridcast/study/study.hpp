@@ -51,6 +51,10 @@ struct StudyFile {
   /// How the report's efficiency reads: "strong" (the work is fixed: T(np0) np0 / (T(np) np)) or "weak"
   /// (the work grows with np: T(np0) / T(np)).
   std::string scaling = "strong";
+  /// What the report's change plot compares: each point against the point that differs only in
+  /// `compare_key` (an axis, or "variant"), where that key has the value `compare_base`. Empty: no such
+  /// plot (no variants and no `compare`).
+  std::string compare_key, compare_base;
 };
 
 /// Reads and checks a study file. Errors (InputError) name the file and the key path. The model or trace
