@@ -18,6 +18,7 @@ Platforms (generated into OUT/platforms with `gridcast platform` from platforms/
 stdlib only. Usage:
   bench/gpudirect/gpudirect_study.py [--gridcast build/bin/gridcast] [--out DIR] [--np 32 64 128 256]
                                      [--rpn 1 2 4 6] [--iterations 2] [--apps amgx lulesh minisweep sw4lite]
+                                     [--traces-only]
 """
 from __future__ import annotations
 
@@ -310,8 +311,19 @@ def main() -> int:
     ap.add_argument("--iterations", type=int, default=2)
     ap.add_argument("--apps", nargs="+", default=list(APPS), choices=list(APPS))
     ap.add_argument("--no-bw", action="store_true", help="skip the Observation 5 runs (scaled network)")
+    ap.add_argument("--traces-only", action="store_true",
+                    help="write the traces (OUT/traces/<app>-<np>/, for --apps, --np and --iterations) and exit: "
+                         "no platform, no replay (examples/study-gpudirect replays them with `gridcast study`)")
     a = ap.parse_args()
     out = Path(a.out)
+    if a.traces_only:
+        for app in a.apps:
+            for np_ in a.np:
+                trace = out / "traces" / f"{app}-{np_}"
+                if not (trace / "run.json").exists():
+                    write_trace(trace, app, np_, a.iterations)
+                print(trace, flush=True)
+        return 0
     platforms = make_platforms(a.gridcast, out, a.rpn)
     results = []
     for app in a.apps:

@@ -150,7 +150,13 @@ std::string line_plot(const std::string& title, const std::string& ylabel, const
                       bool zero_line = false)
 {
   std::ostringstream s;
-  s << kTerminal << "set title " << gp(title) << " noenhanced\n"
+  if (series.lines().size() > 8)  // the legend under the plot, four names a row, the plot taller for it
+    s << "set terminal svg size 760," << 400 + 16 * ((series.lines().size() + 3) / 4)
+      << " font 'DejaVu Sans,11' background rgb 'white'\nset grid\nset tics noenhanced\n"
+      << "set key outside below horizontal maxcols 4 noenhanced font ',9'\n";
+  else
+    s << kTerminal;
+  s << "set title " << gp(title) << " noenhanced\n"
     << "set xlabel " << gp(xlabel) << " noenhanced\nset ylabel " << gp(ylabel) << " noenhanced\n";
   if (log_x)
     s << "set logscale x 2\n";
@@ -162,6 +168,15 @@ std::string line_plot(const std::string& title, const std::string& ylabel, const
   }
   if (zero_line)
     s << "set xzeroaxis lt -1\n";
+  // Values over more than a decade and a half (a slow variant beside fast ones): a log scale keeps both readable.
+  double lo = 0, hi = 0;
+  for (const auto& line : series.lines())
+    for (const auto& [x, y] : line.points) {
+      lo = lo == 0 ? y : std::min(lo, y);
+      hi = std::max(hi, y);
+    }
+  if (not zero_line && lo > 0 && hi / lo > 30)
+    s << "set logscale y\n";
   std::size_t k = 0;
   for (const auto& line : series.lines()) {
     s << "$d" << k++ << " << EOD\n";
@@ -172,9 +187,11 @@ std::string line_plot(const std::string& title, const std::string& ylabel, const
   s << "plot ";
   k = 0;
   for (const auto& line : series.lines()) {
+    // gnuplot has 8 colours: past them, the dash and the point tell the lines apart.
     const auto colour = colours.find(line.name);
-    s << (k ? ", " : "") << "$d" << k << " using 1:2 with linespoints lw 2 pt 7 lt "
-      << (colour == colours.end() ? 1 : colour->second) << " title " << gp(line.name.empty() ? "makespan" : line.name);
+    const int c       = (colour == colours.end() ? 1 : colour->second) - 1;
+    s << (k ? ", " : "") << "$d" << k << " using 1:2 with linespoints lw 2 lt " << c % 8 + 1 << " dt " << c / 8 % 5 + 1
+      << " pt " << (c / 8 % 6) + 5 << " title " << gp(line.name.empty() ? "makespan" : line.name);
     ++k;
   }
   s << "\n";

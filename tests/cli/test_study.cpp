@@ -171,3 +171,30 @@ TEST_CASE("study: a point that fails is recorded with its error and the others r
   CHECK(status.exit_code == 0);
   CHECK_THAT(status.output, Catch::Contains("8 done, 4 failed, 0 left"));
 }
+
+TEST_CASE("study: examples/study-gpudirect expands into its 64 replays and its six-GPU variant runs", "[cli][study]")
+{
+  TempDir dir;
+  const std::string root = GRIDCAST_SOURCE_DIR;
+  auto traces = run_command("python3 " + root + "/bench/gpudirect/gpudirect_study.py --traces-only --out " +
+                            (dir / "gd").string() + " --np 32 64");
+  INFO(traces.output);
+  REQUIRE(traces.exit_code == 0);
+  // The example's study, its paths made absolute: the traces here, the spec in the repository.
+  std::string text = read_file(root + "/examples/study-gpudirect/study.json");
+  text.replace(text.find("../../out/study-gpudirect/traces"), 32, (dir / "gd" / "traces").string());
+  text.replace(text.find("../../platforms"), 15, root + "/platforms");
+  write_file(dir / "study.json", text);
+  auto submit = run_gridcast("study submit " + (dir / "study.json").string() + " --out " + (dir / "out").string() +
+                             " --no-submit");
+  INFO(submit.output);
+  REQUIRE(submit.exit_code == 0);
+  CHECK_THAT(submit.output, Catch::Contains("64 of 64 points as a job array"));
+  const auto manifest = nlohmann::json::parse(read_file(dir / "out" / "manifest.json"));
+  CHECK(manifest["platforms"].size() == 2);  // Lassen, and Lassen with 6 GPUs a node
+  CHECK(manifest["points"][63]["variant"] == "6/node");
+  auto last = run_gridcast("study run --out " + (dir / "out").string() + " --task-index 63");
+  INFO(last.output);
+  CHECK(last.exit_code == 0);
+  CHECK_THAT(last.output, Catch::Contains("1 point, 1 run now, 0 done before, 0 failed"));
+}
