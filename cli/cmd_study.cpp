@@ -20,7 +20,10 @@
 #include <thread>
 #include <vector>
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 namespace po = boost::program_options;
 namespace fs = std::filesystem;
@@ -50,15 +53,42 @@ fs::path self_executable()
   return self;
 }
 
-/// Reads and expands the study, and writes its manifest into `out` (the points' checks come first:
-/// nothing is written for a bad study).
-study::Manifest prepare(const std::string& file, const fs::path& out)
+/// A lock on the study's folder: a local pool holds it alone (two pools on one folder would run the same
+/// points twice), Slurm tasks share it (each runs its own point), and submit shares it for the moment it
+/// writes the array (no array of points a local pool is running). Released when the process ends.
+class FolderLock {
+public:
+  enum class Kind { Alone, Shared, SharedWait };
+  FolderLock(const fs::path& out, Kind kind, const std::string& action)
+  {
+    fs::create_directories(out);
+    const fs::path file = out / ".lock";
+    fd_                 = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0)
+      throw InputError({file.string(), 0, {}, -1}, std::string("cannot open the study's lock: ") + std::strerror(errno));
+    const int op = kind == Kind::Alone ? LOCK_EX | LOCK_NB : kind == Kind::Shared ? LOCK_SH | LOCK_NB : LOCK_SH;
+    while (::flock(fd_, op) != 0) {
+      if (errno == EINTR)
+        continue;
+      ::close(fd_);
+      throw InputError({out.string(), 0, {}, -1},
+                       action + ": another `gridcast study run` is running the points of this folder (" +
+                           file.string() + " is locked); wait for it, or stop it");
+    }
+  }
+  ~FolderLock() { ::close(fd_); }
+  FolderLock(const FolderLock&)            = delete;
+  FolderLock& operator=(const FolderLock&) = delete;
+
+private:
+  int fd_ = -1;
+};
+
+/// Reads and expands the study into its manifest for `out`: every point is checked, nothing is written.
+study::Manifest plan(const std::string& file, const fs::path& out)
 {
   const study::StudyFile s = study::read_study(file);
-  const auto points        = study::expand(s);
-  study::Manifest manifest = study::make_manifest(s, points, out);
-  study::write_manifest(manifest, out);
-  return manifest;
+  return study::make_manifest(s, study::expand(s), out);
 }
 
 void print_collect(const study::CollectSummary& c, const fs::path& out)
@@ -103,11 +133,15 @@ int study_run(const std::vector<std::string>& args)
     throw UsageError{"--task-index must be 0 or more", "study run"};
   study::Manifest manifest;
   if (not file.empty())
-    manifest = prepare(file, out);
-  else if (vm.count("task-index") || fs::exists(fs::path(out) / "manifest.json"))
-    manifest = study::read_manifest(out);
-  else
+    manifest = plan(file, out);
+  else if (not fs::exists(fs::path(out) / "manifest.json"))
     throw UsageError{"give the study file (or --out DIR with the manifest of an earlier run)", "study run"};
+  const FolderLock lock(out, vm.count("task-index") ? FolderLock::Kind::SharedWait : FolderLock::Kind::Alone,
+                        "study run");
+  if (not file.empty())
+    study::write_manifest(manifest, out);
+  else
+    manifest = study::read_manifest(out);
 
   study::RunOptions ro;
   ro.jobs         = jobs;
@@ -166,7 +200,9 @@ int study_submit(const std::vector<std::string>& args)
   for (const std::string& text : {out, so.partition, so.time})
     if (text.find_first_of("'\n") != std::string::npos)
       throw UsageError{"quotes and line breaks cannot go into the sbatch script: " + text, "study submit"};
-  const study::Manifest manifest = prepare(file, out);
+  const study::Manifest manifest = plan(file, out);
+  const FolderLock lock(out, FolderLock::Kind::Shared, "study submit");
+  study::write_manifest(manifest, out);
   so.executable                  = self_executable();
   std::vector<std::size_t> indices;
   for (const auto& p : manifest.points)

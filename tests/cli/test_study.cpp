@@ -100,10 +100,15 @@ TEST_CASE("study: an interrupted study keeps what finished and the next run does
   const std::string out = (dir / "out").string();
   // SIGINT once the first point has its result, as Ctrl-C would.
   const std::string first = out + "/points/*/result.json";
-  auto stopped = run_command("(" + std::string(GRIDCAST_BIN) + " study run " + study.string() + " --out " + out +
+  // Meanwhile, a second pool on the same folder is refused (it would run the same points).
+  const std::string g = std::string(GRIDCAST_BIN);
+  auto stopped = run_command("(" + g + " study run " + study.string() + " --out " + out +
                              " -j 1 & pid=$!; for i in $(seq 600); do ls " + first +
-                             " >/dev/null 2>&1 && break; sleep 0.05; done; kill -INT $pid; wait $pid; echo exit=$?)");
+                             " >/dev/null 2>&1 && break; sleep 0.05; done; " + g + " study run " + study.string() +
+                             " --out " + out + " -q; echo second=$?; kill -INT $pid; wait $pid; echo exit=$?)");
   INFO(stopped.output);
+  CHECK_THAT(stopped.output, Catch::Contains("second=1"));
+  CHECK_THAT(stopped.output, Catch::Contains("another `gridcast study run` is running the points of this folder"));
   CHECK_THAT(stopped.output, Catch::Contains("exit=1"));
   CHECK_THAT(stopped.output, Catch::Contains("interrupted: the points under way have no result"));
   const int kept = result_files(dir / "out");
