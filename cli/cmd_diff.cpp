@@ -7,6 +7,7 @@
 #include "diff.hpp"
 #include "options.hpp"
 
+#include "gridcast/foundation/csv.hpp"
 #include "gridcast/foundation/errors.hpp"
 #include "gridcast/foundation/json_reader.hpp"
 #include "gridcast/foundation/output_file.hpp"
@@ -17,7 +18,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <optional>
 #include <string>
@@ -95,6 +98,40 @@ fs::path prediction_file(const std::string& arg)
   return p;
 }
 
+/// ranks.csv of a run whose tables are beside its prediction.json (--tables csv).
+std::vector<Run::Rank> read_rank_table(const fs::path& file)
+{
+  std::ifstream in(file);
+  if (not in)
+    throw InputError({file.string(), 0, {}, -1}, "cannot open the rank table that prediction.json names");
+  std::string line;
+  std::getline(in, line);
+  if (line != "rank,host,compute_s,comm_s,wait_s,finish_s,calls")
+    throw InputError({file.string(), 1, {}, -1}, "not a rank table of gridcast (its header differs)");
+  std::vector<Run::Rank> ranks;
+  for (std::uint64_t n = 2; std::getline(in, line); ++n) {
+    const ErrorContext where{file.string(), n, {}, -1};
+    const auto f = csv_fields(line, where);
+    if (f.size() != 7)
+      throw InputError(where, "expected 7 fields, got " + std::to_string(f.size()));
+    auto value = [&](const std::string& text, const char* name) {
+      char* end      = nullptr;
+      const double v = std::strtod(text.c_str(), &end);
+      if (text.empty() || *end != '\0' || not std::isfinite(v) || v < 0)
+        throw InputError(where, std::string(name) + ": expected a number >= 0, got '" + text + "'");
+      return v;
+    };
+    Run::Rank r;
+    r.rank      = static_cast<int>(value(f[0], "rank"));
+    r.compute_s = value(f[2], "compute_s");
+    r.comm_s    = value(f[3], "comm_s");
+    r.wait_s    = value(f[4], "wait_s");
+    r.finish_s  = value(f[5], "finish_s");
+    ranks.push_back(r);
+  }
+  return ranks;
+}
+
 Run read_run(const std::string& arg)
 {
   Run run;
@@ -108,18 +145,22 @@ Run read_run(const std::string& arg)
     root.fail("format_version", "expected 1");
   run.command = root.string("command");
   run.makespan_s = root.number("makespan_s", JsonObject::Bound::NonNegative);
-  const nlohmann::json& ranks = root.need("ranks");
-  if (not ranks.is_array())
-    root.fail("ranks", "expected an array");
-  for (std::size_t i = 0; i < ranks.size(); ++i) {
-    JsonObject r(ranks[i], file, "ranks[" + std::to_string(i) + "]");
-    Run::Rank x;
-    x.rank = static_cast<int>(r.integer("rank", 0, (1 << 30)));
-    x.finish_s = r.number("finish_s", JsonObject::Bound::NonNegative);
-    x.compute_s = r.number("compute_s", JsonObject::Bound::NonNegative);
-    x.comm_s = r.number("comm_s", JsonObject::Bound::NonNegative);
-    x.wait_s = r.number("wait_s", JsonObject::Bound::NonNegative);
-    run.ranks.push_back(x);
+  if (root.has("ranks_table")) {  // a run of many ranks: the table is ranks.csv beside it (--tables)
+    run.ranks = read_rank_table(run.prediction.parent_path() / root.string("ranks_table"));
+  } else {
+    const nlohmann::json& ranks = root.need("ranks");
+    if (not ranks.is_array())
+      root.fail("ranks", "expected an array");
+    for (std::size_t i = 0; i < ranks.size(); ++i) {
+      JsonObject r(ranks[i], file, "ranks[" + std::to_string(i) + "]");
+      Run::Rank x;
+      x.rank = static_cast<int>(r.integer("rank", 0, (1 << 30)));
+      x.finish_s = r.number("finish_s", JsonObject::Bound::NonNegative);
+      x.compute_s = r.number("compute_s", JsonObject::Bound::NonNegative);
+      x.comm_s = r.number("comm_s", JsonObject::Bound::NonNegative);
+      x.wait_s = r.number("wait_s", JsonObject::Bound::NonNegative);
+      run.ranks.push_back(x);
+    }
   }
   const nlohmann::json& functions = root.need("functions");
   if (not functions.is_array())

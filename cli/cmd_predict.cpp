@@ -197,6 +197,7 @@ int run_predict(const std::vector<std::string>& args)
   std::vector<std::string> cfg;
   std::string analysis;
   std::vector<std::string> what_if_exprs;
+  std::string tables_spec;
   std::string timeline_ranks_spec;
   GpuModelArgs gpu_model;
   po::options_description options("predict options");
@@ -214,6 +215,7 @@ int run_predict(const std::vector<std::string>& args)
     ("out,o", po::value(&out), "write prediction.json, timeline.json and contribution.json into this directory")
     ("no-timeline", "do not write timeline.json")
     ("timeline-ranks", po::value(&timeline_ranks_spec)->default_value("auto"), kTimelineRanksHelp)
+    ("tables", po::value(&tables_spec)->default_value("auto"), kTablesHelp)
     ("analysis", po::value(&analysis),
      "comma-separated analyses of the run, as for replay: waits, critical-path (every iteration is emulated: "
      "fast-forward is off unless asked for, which is refused; docs/guides/wait-states.md)")
@@ -300,6 +302,7 @@ int run_predict(const std::vector<std::string>& args)
   const RunTarget target{platform, hostfile, ranks_per_host, seed, out, vm.count("no-timeline") == 0 && announce};
   emulator::ReplayOptions opts = replay_options(target);
   opts.timeline_ranks = timeline_ranks(timeline_ranks_spec, np, "predict", target.timeline && not target.out.empty());
+  const emulator::Tables tables = emulator::parse_tables(tables_spec, "--tables");
   opts.note = [](const std::string& n) { std::cerr << "gridcast predict: note: " << n << '\n'; };
   opts.what_if = what_if.expressions;
   opts.link_scales = what_if.links;
@@ -357,6 +360,7 @@ int run_predict(const std::vector<std::string>& args)
     run.command = "predict";
     run.options       = &opts;
     run.model_quality = &synth.quality();
+    run.tables        = tables;
     run.inputs.push_back({"model", model_file, digest_file(model_file)});
     add_target_inputs(run, target);
     add_gpu_model_inputs(run, gpu_model);
@@ -366,6 +370,8 @@ int run_predict(const std::vector<std::string>& args)
     write_contribution(dir / "contribution.json", {nw, np}, synth_options, warnings, totals, result, *model);
     if (announce) {
       std::cout << "wrote " << (dir / "prediction.json").string();
+      if (emulator::tables_in_csv(tables, result.ranks.size()))
+        std::cout << ", " << (dir / "ranks.csv").string() << ", " << (dir / "links.csv").string();
       if (not timeline_path.empty())
         std::cout << ", " << timeline_path.string();
       std::cout << " and " << (dir / "contribution.json").string() << '\n';

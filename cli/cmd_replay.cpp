@@ -119,6 +119,7 @@ int run_replay(const std::vector<std::string>& args)
   std::vector<std::string> cfg;
   std::string analysis;
   std::vector<std::string> what_if_exprs;
+  std::string tables_spec;
   std::string timeline_ranks_spec;
   GpuModelArgs gpu_model;
   po::options_description options("replay options");
@@ -136,6 +137,7 @@ int run_replay(const std::vector<std::string>& args)
     ("out,o", po::value(&out), "write prediction.json and timeline.json into this directory")
     ("no-timeline", "do not write timeline.json")
     ("timeline-ranks", po::value(&timeline_ranks_spec)->default_value("auto"), kTimelineRanksHelp)
+    ("tables", po::value(&tables_spec)->default_value("auto"), kTablesHelp)
     ("analysis", po::value(&analysis),
      "comma-separated analyses of the run: waits (wait states per rank, function and kind: late sender, late "
      "receiver, wait at N x N, wait at barrier, late broadcast, early reduce, early scan), critical-path (the "
@@ -194,6 +196,7 @@ int run_replay(const std::vector<std::string>& args)
     evidence.mpi_library = models::recorded_mpi_library(*t.info);
   emulator::resolve_coll_selector(opts, evidence);
   opts.recorded_host_speed_flops = t.recorded_speed_flops;
+  const emulator::Tables tables = emulator::parse_tables(tables_spec, "--tables");
   opts.timeline_ranks = timeline_ranks(timeline_ranks_spec, t.source->rank_count(), "replay",
                                        target.timeline && not target.out.empty());
 
@@ -219,6 +222,7 @@ int run_replay(const std::vector<std::string>& args)
     emulator::RunDescription run;
     run.command = "replay";
     run.options = &opts;
+    run.tables  = tables;
     run.inputs.push_back({"trace", trace, digest_files(t.files)});
     // Said only where the working directory was used: gridcast's own indexes are read beside themselves.
     if (t.path_base == models::tit_path_base_name(models::TitPathBase::WorkingDirectory))
@@ -228,6 +232,9 @@ int run_replay(const std::vector<std::string>& args)
     emulator::write_prediction(std::filesystem::path(out) / "prediction.json", result, run);
     if (not(what_if_run && what_if_run->temporary())) {
       std::cout << "wrote " << (std::filesystem::path(out) / "prediction.json").string();
+      if (emulator::tables_in_csv(tables, result.ranks.size()))
+        std::cout << ", " << (std::filesystem::path(out) / "ranks.csv").string() << ", "
+                  << (std::filesystem::path(out) / "links.csv").string();
       if (not timeline_path.empty())
         std::cout << " and " << timeline_path.string();
       std::cout << '\n';

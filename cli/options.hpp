@@ -76,6 +76,12 @@ models::TraceEncoding encoding_from(const std::string& name, const std::string& 
 /// bundled stencil is 266 MB, more than a viewer opens.
 inline constexpr int kTimelineAllRanks = 1024;
 inline constexpr int kTimelineDetailRanks = 16;
+/// The help text of --tables (replay and predict).
+inline constexpr const char* kTablesHelp =
+    "where prediction.json's per-rank and per-link tables go: json (in it), csv (ranks.csv and links.csv "
+    "beside it, with summaries in prediction.json: the slowest ranks, the busiest links, min/mean/max), or "
+    "auto (csv above 16384 ranks)";
+
 /// The help text of --timeline-ranks (replay and predict).
 inline constexpr const char* kTimelineRanksHelp =
     "ranks timeline.json draws call by call: all, auto (all up to 1024 ranks, ranks 0-15 above), or a list of "

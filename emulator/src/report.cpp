@@ -1,5 +1,6 @@
 #include "gridcast/emulator/report.hpp"
 
+#include "gridcast/foundation/csv.hpp"
 #include "gridcast/foundation/errors.hpp"
 #include "gridcast/foundation/output_file.hpp"
 #include "gridcast/version.hpp"
@@ -21,9 +22,109 @@
 
 namespace gridcast::emulator {
 
+namespace {
+
+using ordered = nlohmann::ordered_json;
+
+/// A number as prediction.json writes it (nlohmann's shortest text that reads back the same double).
+std::string number(double v) { return nlohmann::json(v).dump(); }
+
+void write_rank_table(const std::filesystem::path& file, const ReplayResult& result)
+{
+  OutputFile out(file, "the rank table");
+  out.write("rank,host,compute_s,comm_s,wait_s,finish_s,calls\n");
+  std::string line;
+  for (const RankStats& r : result.ranks) {
+    line = std::to_string(r.rank) + "," + csv_field(r.host) + "," + number(r.compute_s) + "," + number(r.comm_s) + "," +
+           number(r.wait_s) + "," + number(r.finish_s) + "," + std::to_string(r.calls) + "\n";
+    out.write(line);
+  }
+  out.commit();
+}
+
+void write_link_table(const std::filesystem::path& file, const ReplayResult& result)
+{
+  OutputFile out(file, "the link table");
+  out.write("name,bytes,bandwidth_Bps,utilisation\n");
+  for (const LinkStats& l : result.links)
+    out.write(csv_field(l.name) + "," + number(l.bytes) + "," + number(l.bandwidth_Bps) + "," + number(l.utilisation) +
+              "\n");
+  out.commit();
+}
+
+/// min, mean and max of one field over the ranks.
+template <class Get> ordered spread(const std::vector<RankStats>& ranks, Get get)
+{
+  double lo = 0, hi = 0, sum = 0;
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    const double v = get(ranks[i]);
+    lo = i == 0 ? v : std::min(lo, v);
+    hi = i == 0 ? v : std::max(hi, v);
+    sum += v;
+  }
+  return {{"min", lo}, {"mean", ranks.empty() ? 0.0 : sum / static_cast<double>(ranks.size())}, {"max", hi}};
+}
+
+template <class Row> ordered rank_summary(const ReplayResult& result, Row row)
+{
+  const auto& ranks = result.ranks;
+  ordered s;
+  s["count"]     = ranks.size();
+  s["compute_s"] = spread(ranks, [](const RankStats& r) { return r.compute_s; });
+  s["comm_s"]    = spread(ranks, [](const RankStats& r) { return r.comm_s; });
+  s["wait_s"]    = spread(ranks, [](const RankStats& r) { return r.wait_s; });
+  s["finish_s"]  = spread(ranks, [](const RankStats& r) { return r.finish_s; });
+  s["calls"]     = spread(ranks, [](const RankStats& r) { return static_cast<double>(r.calls); });
+  std::vector<const RankStats*> order;
+  for (const RankStats& r : ranks)
+    order.push_back(&r);
+  const std::size_t n = std::min(kSummaryRows, order.size());
+  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(n), order.end(),
+                    [](const RankStats* a, const RankStats* b) {
+                      return a->finish_s != b->finish_s ? a->finish_s > b->finish_s : a->rank < b->rank;
+                    });
+  ordered slowest = ordered::array();
+  for (std::size_t i = 0; i < n; ++i)
+    slowest.push_back(row(*order[i]));
+  s["slowest"] = std::move(slowest);
+  return s;
+}
+
+template <class Row> ordered link_summary(const ReplayResult& result, Row row)
+{
+  const auto& links = result.links;
+  double bytes = 0;
+  std::vector<const LinkStats*> order;
+  for (const LinkStats& l : links) {
+    bytes += l.bytes;
+    order.push_back(&l);
+  }
+  const std::size_t n = std::min(kSummaryRows, order.size());
+  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(n), order.end(),
+                    [](const LinkStats* a, const LinkStats* b) {
+                      return a->utilisation != b->utilisation ? a->utilisation > b->utilisation : a->name < b->name;
+                    });
+  ordered busiest = ordered::array();
+  for (std::size_t i = 0; i < n; ++i)
+    busiest.push_back(row(*order[i]));
+  return {{"count", links.size()}, {"bytes", bytes}, {"busiest", std::move(busiest)}};
+}
+
+}  // namespace
+
+Tables parse_tables(const std::string& text, const std::string& option)
+{
+  if (text == "auto")
+    return Tables::Auto;
+  if (text == "json")
+    return Tables::Json;
+  if (text == "csv")
+    return Tables::Csv;
+  throw InputError({{}, 0, option, -1}, "'" + text + "': expected auto, json or csv");
+}
+
 void write_prediction(const std::filesystem::path& file, const ReplayResult& result, const RunDescription& run)
 {
-  using ordered = nlohmann::ordered_json;
   ordered j;
   j["format"] = "gridcast-prediction";
   j["format_version"] = 1;
@@ -36,12 +137,21 @@ void write_prediction(const std::filesystem::path& file, const ReplayResult& res
     j["first_unmatched_send"] = result.first_unmatched_send;
   }
 
-  ordered ranks = ordered::array();
-  for (const RankStats& r : result.ranks)
-    ranks.push_back({{"rank", r.rank},         {"host", r.host},     {"compute_s", r.compute_s},
-                     {"comm_s", r.comm_s},     {"wait_s", r.wait_s}, {"finish_s", r.finish_s},
-                     {"calls", r.calls}});
-  j["ranks"] = std::move(ranks);
+  const bool csv = tables_in_csv(run.tables, result.ranks.size());
+  auto rank_row = [](const RankStats& r) {
+    return ordered{{"rank", r.rank},     {"host", r.host},         {"compute_s", r.compute_s}, {"comm_s", r.comm_s},
+                   {"wait_s", r.wait_s}, {"finish_s", r.finish_s}, {"calls", r.calls}};
+  };
+  if (csv) {
+    write_rank_table(file.parent_path() / "ranks.csv", result);
+    j["ranks_table"]   = "ranks.csv";
+    j["ranks_summary"] = rank_summary(result, rank_row);
+  } else {
+    ordered ranks = ordered::array();
+    for (const RankStats& r : result.ranks)
+      ranks.push_back(rank_row(r));
+    j["ranks"] = std::move(ranks);
+  }
 
   const bool skipped = result.fast_forward && result.fast_forward->applied;
   ordered functions = ordered::array();
@@ -64,11 +174,19 @@ void write_prediction(const std::filesystem::path& file, const ReplayResult& res
   }
   j["collectives"] = std::move(collectives);
 
-  ordered links = ordered::array();
-  for (const LinkStats& l : result.links)
-    links.push_back({{"name", l.name}, {"bytes", l.bytes}, {"bandwidth_Bps", l.bandwidth_Bps},
-                     {"utilisation", l.utilisation}});
-  j["links"] = std::move(links);
+  auto link_row = [](const LinkStats& l) {
+    return ordered{{"name", l.name}, {"bytes", l.bytes}, {"bandwidth_Bps", l.bandwidth_Bps}, {"utilisation", l.utilisation}};
+  };
+  if (csv) {
+    write_link_table(file.parent_path() / "links.csv", result);
+    j["links_table"]   = "links.csv";
+    j["links_summary"] = link_summary(result, link_row);
+  } else {
+    ordered links = ordered::array();
+    for (const LinkStats& l : result.links)
+      links.push_back(link_row(l));
+    j["links"] = std::move(links);
+  }
 
   ordered config = ordered::object();
   if (run.options != nullptr) {

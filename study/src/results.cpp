@@ -1,6 +1,7 @@
 // The manifest, each point's result.json and results.csv.
 #include "gridcast/study/results.hpp"
 
+#include "gridcast/foundation/csv.hpp"
 #include "gridcast/foundation/errors.hpp"
 #include "gridcast/foundation/json_reader.hpp"
 #include "gridcast/foundation/output_file.hpp"
@@ -30,16 +31,6 @@ std::string csv_number(double v)
   char buf[40];
   std::snprintf(buf, sizeof buf, "%.10g", v);
   return buf;
-}
-
-std::string csv_field(const std::string& text)
-{
-  if (text.find_first_of(",\"\n\r") == std::string::npos)
-    return text;
-  std::string out = "\"";
-  for (char c : text)
-    out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
 }
 
 ordered coordinates_json(const std::vector<Setting>& coordinates)
@@ -214,17 +205,33 @@ PointResult result_from_prediction(const ManifestPoint& point, const fs::path& p
   r.makespan_s = j.at("makespan_s").get<double>();
   r.events     = j.at("events").get<std::uint64_t>();
   r.messages   = j.at("messages").get<std::uint64_t>();
-  const auto& ranks = j.at("ranks");
-  r.ranks = static_cast<int>(ranks.size());
-  for (const auto& rank : ranks) {
-    r.compute_s += rank.at("compute_s").get<double>();
-    r.comm_s += rank.at("comm_s").get<double>();
-    r.wait_s += rank.at("wait_s").get<double>();
+  if (j.contains("ranks_summary")) {  // a run of many ranks: the tables are CSV beside it, the means here
+    const auto& s = j["ranks_summary"];
+    r.ranks       = s.at("count").get<int>();
+    r.compute_s   = s.at("compute_s").at("mean").get<double>();
+    r.comm_s      = s.at("comm_s").at("mean").get<double>();
+    r.wait_s      = s.at("wait_s").at("mean").get<double>();
+  } else {
+    const auto& ranks = j.at("ranks");
+    r.ranks           = static_cast<int>(ranks.size());
+    for (const auto& rank : ranks) {
+      r.compute_s += rank.at("compute_s").get<double>();
+      r.comm_s += rank.at("comm_s").get<double>();
+      r.wait_s += rank.at("wait_s").get<double>();
+    }
+    if (r.ranks > 0) {
+      r.compute_s /= r.ranks;
+      r.comm_s /= r.ranks;
+      r.wait_s /= r.ranks;
+    }
   }
-  if (r.ranks > 0) {
-    r.compute_s /= r.ranks;
-    r.comm_s /= r.ranks;
-    r.wait_s /= r.ranks;
+  if (j.contains("links_summary")) {
+    r.link_bytes        = j["links_summary"].at("bytes").get<double>();
+    const auto& busiest = j["links_summary"].at("busiest");
+    if (not busiest.empty()) {
+      r.busiest_link             = busiest[0].at("name").get<std::string>();
+      r.busiest_link_utilisation = busiest[0].at("utilisation").get<double>();
+    }
   }
   const nlohmann::json links       = j.value("links", nlohmann::json::array());
   const nlohmann::json collectives = j.value("collectives", nlohmann::json::object());

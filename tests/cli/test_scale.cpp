@@ -1,12 +1,14 @@
 // Runs of many ranks (docs/reference/emulator.md, "Runs of many ranks"): timeline.json drawn in full for
 // chosen ranks only, with a summary slice for each other rank, and a run whose stacks cannot fit the
-// process's memory-map limit refused before anything is simulated.
+// process's memory-map limit refused before anything is simulated, and the rank and link tables as CSV
+// beside prediction.json (--tables).
 #include "../support.hpp"
 
 #include <catch2/catch.hpp>
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 #include <string>
@@ -92,4 +94,60 @@ TEST_CASE("cli: a run whose guarded stacks exceed vm.max_map_count stops before 
   CHECK_THAT(r.output, Catch::Contains(std::to_string(np) + " ranks need about " + std::to_string(2 * np) + " memory maps"));
   CHECK_THAT(r.output, Catch::Contains("vm.max_map_count allows " + std::to_string(max_maps)));
   CHECK_THAT(r.output, Catch::Contains("sysctl -w vm.max_map_count="));
+}
+
+TEST_CASE("cli: --tables csv puts the rank and link tables beside prediction.json with summaries in it", "[cli][scale]")
+{
+  gridcast::test::TempDir dir;
+  const std::string example = std::string(GRIDCAST_SOURCE_DIR) + "/examples/wait-states/";
+  const std::string replay  = "replay " + example + "profile --platform " + example + "platform.xml --no-timeline ";
+  auto csv = gridcast::test::run_gridcast(replay + "--tables csv --out " + (dir / "csv").string());
+  INFO(csv.output);
+  REQUIRE(csv.exit_code == 0);
+  CHECK_THAT(csv.output, Catch::Contains("ranks.csv") && Catch::Contains("links.csv"));
+  REQUIRE(gridcast::test::run_gridcast(replay + "--out " + (dir / "json").string()).exit_code == 0);
+
+  auto a = nlohmann::json::parse(gridcast::test::read_file(dir / "csv" / "prediction.json"));
+  auto b = nlohmann::json::parse(gridcast::test::read_file(dir / "json" / "prediction.json"));
+  CHECK_FALSE(a.contains("ranks"));
+  CHECK(a["ranks_table"] == "ranks.csv");
+  CHECK(a["ranks_summary"]["count"] == 4);
+  // Rank 2 computes 0.5 ms more a step: the most compute, and the slowest list holds every rank here.
+  CHECK(a["ranks_summary"]["compute_s"]["max"] == b["ranks"][2]["compute_s"]);
+  CHECK(a["ranks_summary"]["slowest"].size() == 4);
+  double bytes = 0, busiest = 0;
+  for (const auto& l : b["links"]) {
+    bytes += l["bytes"].get<double>();
+    busiest = std::max(busiest, l["utilisation"].get<double>());
+  }
+  CHECK(a["links_summary"]["count"] == b["links"].size());
+  CHECK(a["links_summary"]["bytes"].get<double>() == Approx(bytes).epsilon(1e-12));
+  CHECK(a["links_summary"]["busiest"][0]["utilisation"] == busiest);
+
+  // The CSV rows are the JSON's rows, digit for digit.
+  const std::string table = gridcast::test::read_file(dir / "csv" / "ranks.csv");
+  CHECK_THAT(table, Catch::StartsWith("rank,host,compute_s,comm_s,wait_s,finish_s,calls\n"));
+  CHECK(std::count(table.begin(), table.end(), '\n') == 5);
+  const auto& r2 = b["ranks"][2];
+  CHECK_THAT(table, Catch::Contains("\n2,node-2," + r2["compute_s"].dump() + "," + r2["comm_s"].dump() + "," +
+                                    r2["wait_s"].dump() + "," + r2["finish_s"].dump() + "," + r2["calls"].dump() + "\n"));
+  // Everything else is the same prediction.
+  for (const char* key : {"ranks_table", "ranks_summary", "links_table", "links_summary"})
+    a.erase(key);
+  b.erase("ranks");
+  b.erase("links");
+  CHECK(a == b);
+
+  // gridcast diff reads the table: the same run, nothing changed.
+  auto diff = gridcast::test::run_gridcast("diff " + (dir / "csv").string() + " " + (dir / "json").string());
+  CHECK(diff.exit_code == 0);
+  CHECK_THAT(diff.output, Catch::Contains("+0 s (+0.00 %)"));
+  gridcast::test::write_file(dir / "csv" / "ranks.csv", "rank,host\n");
+  auto broken = gridcast::test::run_gridcast("diff " + (dir / "csv").string() + " " + (dir / "json").string());
+  CHECK(broken.exit_code == 1);
+  CHECK_THAT(broken.output, Catch::Contains("ranks.csv") && Catch::Contains("header"));
+
+  auto bad = gridcast::test::run_gridcast(replay + "--tables yaml");
+  CHECK(bad.exit_code == 1);
+  CHECK_THAT(bad.output, Catch::Contains("--tables") && Catch::Contains("yaml"));
 }

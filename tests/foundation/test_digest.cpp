@@ -1,4 +1,6 @@
-// The digests of input files (prediction.json's inputs, a study's point ids).
+// The digests of input files (prediction.json's inputs, a study's point ids), and the CSV fields of the
+// tables gridcast writes.
+#include "gridcast/foundation/csv.hpp"
 #include "gridcast/foundation/digest.hpp"
 
 #include "foundation_support.hpp"
@@ -41,4 +43,18 @@ TEST_CASE("a text digests as a file of the same bytes", "[foundation][digest]")
   TempDir s;
   CHECK(digest_text("abc") == "a9993e364706816aba3e25717850c26c9cd0d89d");
   CHECK(digest_text(std::string(1000000, 'a')) == digest_file(write(s, "million", std::string(1000000, 'a'))));
+}
+
+TEST_CASE("csv fields are quoted only where they must be and read back as written", "[foundation][csv]")
+{
+  CHECK(gridcast::csv_field("node-1") == "node-1");
+  CHECK(gridcast::csv_field("a,b") == "\"a,b\"");
+  CHECK(gridcast::csv_field("say \"hi\"") == "\"say \"\"hi\"\"\"");
+  const std::vector<std::string> fields = {"1", "a,b", "say \"hi\"", "", "x"};
+  std::string line;
+  for (const auto& f : fields)
+    line += (line.empty() ? "" : ",") + gridcast::csv_field(f);
+  CHECK(gridcast::csv_fields(line, {}) == fields);
+  const auto e = gridcast::test::expect_input_error([] { gridcast::csv_fields("1,\"open", {"t.csv", 3, {}, -1}); });
+  CHECK_THAT(std::string(e.what()), Catch::Contains("t.csv") && Catch::Contains("not closed"));
 }

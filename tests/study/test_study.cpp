@@ -210,3 +210,30 @@ TEST_CASE("study: a trace path template picks each point's trace and its np must
              Catch::Contains("names {app}, which this point does not set"));
   CHECK_THAT(error(write("ring-2", R"({"key": "nw", "values": [1]})")), Catch::Contains("a replay runs the trace"));
 }
+
+TEST_CASE("study: a point's figures come from the summaries of a prediction whose tables are CSV", "[study]")
+{
+  TempDir dir;
+  const fs::path file = write_study(dir, R"("set": {"nw": 1, "np": 2})");
+  const auto s        = study::read_study(file);
+  const auto manifest = study::make_manifest(s, study::expand(s), dir / "out");
+  // Two predictions of the same run, its tables inline and as CSV (--tables csv): the same figures.
+  const std::string head = R"({"format": "gridcast-prediction", "makespan_s": 2.5, "events": 10, "messages": 4, )";
+  write_file(dir / "json.json", head + R"("ranks": [{"compute_s": 1, "comm_s": 0.5, "wait_s": 0},
+    {"compute_s": 2, "comm_s": 0.25, "wait_s": 1}], "links": [{"name": "a", "bytes": 10, "utilisation": 0.5},
+    {"name": "b", "bytes": 30, "utilisation": 0.75}]})");
+  write_file(dir / "csv.json", head + R"("ranks_table": "ranks.csv", "ranks_summary": {"count": 2,
+    "compute_s": {"mean": 1.5}, "comm_s": {"mean": 0.375}, "wait_s": {"mean": 0.5}}, "links_table": "links.csv",
+    "links_summary": {"count": 2, "bytes": 40, "busiest": [{"name": "b", "bytes": 30, "utilisation": 0.75}]}})");
+  const auto a = study::result_from_prediction(manifest.points[0], dir / "json.json");
+  const auto b = study::result_from_prediction(manifest.points[0], dir / "csv.json");
+  for (const auto& r : {a, b}) {
+    CHECK(r.ranks == 2);
+    CHECK(r.compute_s == 1.5);
+    CHECK(r.comm_s == 0.375);
+    CHECK(r.wait_s == 0.5);
+    CHECK(r.link_bytes == 40);
+    CHECK(r.busiest_link == "b");
+    CHECK(r.busiest_link_utilisation == 0.75);
+  }
+}

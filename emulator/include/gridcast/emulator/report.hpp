@@ -20,6 +20,15 @@ struct InputDigest {
   std::string paths_relative_to = {};
 };
 
+/// Where prediction.json's per-rank and per-link tables go. A run of many ranks makes them tens of megabytes
+/// (about 140 bytes a rank, twice that for the links): beside it as ranks.csv and links.csv, with summaries
+/// in prediction.json (docs/reference/outputs.md, "Tables of many ranks").
+enum class Tables { Auto, Json, Csv };
+/// Tables::Auto writes the CSV files above this many ranks.
+inline constexpr std::size_t kRanksInJson = 16384;
+/// The slowest ranks and busiest links a summary lists in full.
+inline constexpr std::size_t kSummaryRows = 16;
+
 struct RunDescription {
   std::string command;  ///< "replay"
   std::vector<InputDigest> inputs;
@@ -27,7 +36,17 @@ struct RunDescription {
   /// Predictions from a trace model: what it expresses exactly and how far it extrapolates
   /// (prediction.json "model_quality"); nullptr for replays of recorded traces.
   const models::trace::ModelQuality* model_quality = nullptr;
+  Tables tables = Tables::Auto;
 };
+
+/// Whether `tables` puts a run of `ranks` ranks' tables into ranks.csv and links.csv.
+inline bool tables_in_csv(Tables tables, std::size_t ranks)
+{
+  return tables == Tables::Csv || (tables == Tables::Auto && ranks > kRanksInJson);
+}
+
+/// --tables of replay and predict: auto, json or csv; anything else is an InputError naming `option`.
+Tables parse_tables(const std::string& text, const std::string& option);
 
 /// Writes prediction.json (deterministic: fixed key order, fixed number formatting).
 void write_prediction(const std::filesystem::path& file, const ReplayResult& result, const RunDescription& run);
