@@ -336,17 +336,17 @@ int run_predict(const std::vector<std::string>& args)
   Progress progress("predict", synth.total_calls());
   CountingSource counting(synth, totals, progress);
   std::unique_ptr<models::TraceSource> changed;
-  if (what_if_run) {
+  if (what_if_run)
     changed = what_if_source(counting, what_if);
-    what_if_run->run_baseline("predict", args, analysis);
-  }
   const models::TraceSource& source = changed ? *changed : counting;
 
   const std::filesystem::path timeline_path = prepare_output(target);
 
   emulator::ReplayResult result = emulator::replay(source, opts, timeline_path);
-  if (what_if_run)
+  if (what_if_run) {  // the changes matched what the run has: now the run without them
     check_what_if_matched(what_if);
+    what_if_run->run_baseline("predict", args, analysis);
+  }
   std::cout << "predicted at Nw " << number(nw) << ", Np " << np << " from " << model_file
             << (synth_options.variability ? " (variability on, seed " + std::to_string(seed) + ")" : "") << '\n';
   emulator::print_summary(std::cout, result);

@@ -200,8 +200,6 @@ int run_replay(const std::vector<std::string>& args)
   opts.timeline_ranks = timeline_ranks(timeline_ranks_spec, t.source->rank_count(), "replay",
                                        target.timeline && not target.out.empty());
 
-  if (what_if_run)
-    what_if_run->run_baseline("replay", args, analysis);
   const std::filesystem::path timeline_path = prepare_output(target);
 
   Progress progress("replay", 0);
@@ -211,8 +209,10 @@ int run_replay(const std::vector<std::string>& args)
     changed = what_if_source(progress_source, what_if);
   const models::TraceSource& source = changed ? *changed : progress_source;
   emulator::ReplayResult result = emulator::replay(source, opts, timeline_path);
-  if (what_if_run)
+  if (what_if_run) {  // the changes matched what the run has: now the run without them
     check_what_if_matched(what_if);
+    what_if_run->run_baseline("replay", args, analysis);
+  }
   emulator::print_summary(std::cout, result);
   print_coll_selector(std::cout, opts, result);
   print_gpu_model(std::cout, opts, result);

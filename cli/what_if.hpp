@@ -4,9 +4,11 @@
 //   rank:R compute*F    every compute call of rank R takes F times its work
 //   link:NAME bw*F      the link NAME (or both directions of a split-duplex NAME) has F times its bandwidth
 //   link:NAME lat*F     ... F times its latency
-// F is a finite number > 0. The run without the changes goes first, in a child process of the same
-// program (SimGrid runs one simulation per process), into DIR/baseline with --out DIR or a temporary
-// folder otherwise; both carry the critical path, and `gridcast diff` of the two is printed.
+// F is a finite number > 0. The run with the changes goes first, so that a change naming a function or
+// a link the run does not have stops before the other run is paid for; the run without them follows, in a
+// child process of the same program (SimGrid runs one simulation per process), into DIR/baseline with
+// --out DIR or a temporary folder otherwise; both carry the critical path, and `gridcast diff` of the two
+// is printed.
 #pragma once
 
 #include "gridcast/emulator/config.hpp"
@@ -25,8 +27,9 @@ inline constexpr const char* kWhatIfHelp =
     "rerun with a change, repeatable: compute:FUNC*F (every compute call named FUNC, or `compute`, the time "
     "between calls, takes F times its work), rank:R compute*F (every compute call of rank R), link:NAME bw*F or "
     "link:NAME lat*F (a link's bandwidth or latency; the stem of a NAME_UP/NAME_DOWN pair scales both). The run "
-    "without the changes goes first (into DIR/baseline with --out DIR); both get the critical path, and what "
-    "changed is printed as `gridcast diff` prints it";
+    "with the changes goes first (a FUNC or NAME the run lacks stops it), then the run without them (into "
+    "DIR/baseline with --out DIR); both get the critical path, and what changed is printed as `gridcast diff` "
+    "prints it";
 
 struct WhatIf {
   struct ComputeScale {

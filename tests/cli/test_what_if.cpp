@@ -128,6 +128,14 @@ TEST_CASE("cli: what-if on a link and on every compute call changes the run and 
     CHECK(r.exit_code == 1);
     CHECK_THAT(r.output, Catch::Contains(e));
   }
+  // A name the run does not have stops it before the run without the changes is paid for.
+  TempDir dir;
+  for (const char* e : {"link:no-such-link bw*2", "compute:nothing*0.5"}) {
+    auto r = run_gridcast(replay(kExample + "platform.xml", "--what-if '" + std::string(e) + "' --out " +
+                                                              (dir / "out").string()));
+    CHECK(r.exit_code == 1);
+    CHECK_FALSE(std::filesystem::exists(dir / "out" / "baseline"));
+  }
 }
 
 TEST_CASE("cli: --analysis draws every wait inside its call and the critical path on its own track of timeline.json",
