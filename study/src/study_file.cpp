@@ -5,6 +5,10 @@
 #include "gridcast/foundation/errors.hpp"
 #include "gridcast/foundation/json_reader.hpp"
 #include "gridcast/platform/spec.hpp"
+#include "gridcast/version.hpp"
+
+#include <xbt/base.h>  // before simgrid/version.h, which uses its macros
+#include <simgrid/version.h>
 
 #include <algorithm>
 #include <functional>
@@ -449,7 +453,12 @@ std::vector<Point> expand(const StudyFile& s)
         settings["gpu_mpi"] = p.settings.gpu_mpi;
       if (not p.settings.fast_forward.empty())
         settings["fast_forward"] = p.settings.fast_forward;
-      const nlohmann::json inputs = {{"command", s.command == Command::Predict ? "predict" : "replay"},
+      // The versions too: a result of another gridcast or SimGrid is not this run's (an upgrade reruns the study).
+      const nlohmann::json inputs = {{"gridcast", kVersion},
+                                     {"simgrid", std::to_string(SIMGRID_VERSION_MAJOR) + "." +
+                                                     std::to_string(SIMGRID_VERSION_MINOR) + "." +
+                                                     std::to_string(SIMGRID_VERSION_PATCH)},
+                                     {"command", s.command == Command::Predict ? "predict" : "replay"},
                                      {"input", input_digests[input]},
                                      {"platform", platform_inputs},
                                      {"settings", settings}};

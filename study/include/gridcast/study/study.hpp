@@ -93,7 +93,8 @@ struct Point {
 /// slowest), each checked: required settings present, values of the right type, the spec with the
 /// point's changes valid, the platform's nodes enough for the ranks, no two points the same run.
 /// The id is the digest of what the run depends on (the contents of the model or trace, platform spec,
-/// calibration or XML, and the settings), not of paths: a study moved to another machine keeps its ids.
+/// calibration or XML, the settings, and the gridcast and SimGrid versions), not of paths: a study moved to
+/// another machine with the same versions keeps its ids, and an upgrade runs its points again.
 std::vector<Point> expand(const StudyFile& study);
 
 /// The SHA-1 of the model or trace: a file, or every regular file under a directory in path order.
