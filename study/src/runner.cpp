@@ -34,7 +34,9 @@ volatile std::sig_atomic_t g_stop = 0;
 void on_stop(int) { g_stop = 1; }
 
 /// SIGINT and SIGTERM set g_stop for the pool's lifetime (installed without SA_RESTART, so that the wait
-/// for children returns), and the former handlers come back afterwards.
+/// for children returns), and SIGCHLD has its default action: a SIGCHLD ignored by whoever started gridcast
+/// (inherited across exec) would have the kernel reap the points itself, and the pool could not wait for
+/// them. The former handlers come back afterwards.
 class StopSignals {
 public:
   StopSignals()
@@ -45,17 +47,22 @@ public:
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &old_int_);
     sigaction(SIGTERM, &sa, &old_term_);
+    struct sigaction child {};
+    child.sa_handler = SIG_DFL;
+    sigemptyset(&child.sa_mask);
+    sigaction(SIGCHLD, &child, &old_child_);
   }
   ~StopSignals()
   {
     sigaction(SIGINT, &old_int_, nullptr);
     sigaction(SIGTERM, &old_term_, nullptr);
+    sigaction(SIGCHLD, &old_child_, nullptr);
   }
   StopSignals(const StopSignals&)            = delete;
   StopSignals& operator=(const StopSignals&) = delete;
 
 private:
-  struct sigaction old_int_ {}, old_term_ {};
+  struct sigaction old_int_ {}, old_term_ {}, old_child_ {};
 };
 
 /// Starts `executable args...` with stdin from /dev/null and stdout and stderr into `log`.
@@ -254,7 +261,7 @@ RunSummary run_points(const Manifest& m, const fs::path& out, const RunOptions& 
     int status      = 0;
     const pid_t pid = waitpid(-1, &status, 0);
     if (pid < 0) {
-      if (errno == EINTR || errno == ECHILD)
+      if (errno == EINTR)
         return;
       throw InternalError(std::string("study: waiting for the runs: ") + std::strerror(errno));
     }

@@ -203,3 +203,16 @@ TEST_CASE("study: examples/study-gpudirect expands into its 64 replays and its s
   CHECK(last.exit_code == 0);
   CHECK_THAT(last.output, Catch::Contains("1 point, 1 run now, 0 done before, 0 failed"));
 }
+
+TEST_CASE("study: a pool started with SIGCHLD ignored still waits for its points", "[cli][study]")
+{
+  // An ignored SIGCHLD is inherited across exec: the kernel would reap the points before the pool waits.
+  TempDir dir;
+  const fs::path study = write_stencil_study(dir);
+  auto r = run_command("timeout 120 python3 -c \"import os, signal, sys; signal.signal(signal.SIGCHLD, "
+                       "signal.SIG_IGN); os.execv(sys.argv[1], sys.argv[1:])\" " + std::string(GRIDCAST_BIN) +
+                       " study run " + study.string() + " --out " + (dir / "out").string() + " -j 2 --quiet");
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.output, Catch::Contains("12 points, 12 run now, 0 done before, 0 failed"));
+}
