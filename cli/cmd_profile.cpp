@@ -101,6 +101,7 @@ struct ProfileRequest {
   std::string out, functions, calibration, raw_dir;
   models::TraceEncoding encoding = models::TraceEncoding::Binary;
   double share = 0.85;
+  double kill_wait_s = 30;  ///< profiler::RunWatch
   bool keep_raw = false, discover = false, force = false;
 };
 
@@ -128,6 +129,9 @@ std::optional<ProfileRequest> parse_request(const std::vector<std::string>& all_
     ("keep-raw", "keep the hook's raw files (DIR/raw, or --raw-dir) after the conversion")
     ("raw-dir", po::value<std::string>(&r.raw_dir), "where the hook writes its raw files (default DIR/raw): a "
                 "directory every rank can write and this command can read, e.g. a local disk apart from --out's")
+    ("kill-wait", po::value<double>(&r.kill_wait_s), "seconds the launcher has to return once every rank has "
+                  "ended after a fault (MPI_Abort, a signal, an exit without MPI_Finalize) before gridcast stops "
+                  "it, and rank processes that outlive it get before they are killed (default 30; 0: wait for ever)")
     ("force", "replace the trace that --out already holds (its files only; without it, exit 1)")
     ("discover", "record every function the hook can see and write the list of those covering --share")
     ("share", po::value<double>(&r.share), "--discover: share of the total time the listed functions must cover "
@@ -174,6 +178,8 @@ std::optional<ProfileRequest> parse_request(const std::vector<std::string>& all_
     throw UsageError{"--share must be in (0, 1]", "profile"};
   if (r.nw < 0)
     throw UsageError{"--nw must be >= 0", "profile"};
+  if (not(r.kill_wait_s >= 0))
+    throw UsageError{"--kill-wait must be >= 0 seconds", "profile"};
   if (encoding == "binary")
     r.encoding = models::TraceEncoding::Binary;
   else if (encoding == "jsonl")
@@ -302,7 +308,7 @@ int run_profile(const std::vector<std::string>& all_args)
   info.origin   = "profile";
   host_speed(r, info);
 
-  profiler::RunOutcome run = profiler::run_with_hook(r.command, env);
+  profiler::RunOutcome run = profiler::run_with_hook(r.command, env, {raw_dir, r.kill_wait_s});
   info.complete = run.ok();
   bool any_meta = false;
   for (const auto& entry : fs::directory_iterator(raw_dir))

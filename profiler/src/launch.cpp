@@ -92,8 +92,9 @@ std::string join_command(const std::vector<std::string>& command)
 
 std::string RunOutcome::describe() const
 {
-  return signal != 0 ? "killed by signal " + std::to_string(signal) + " (" + strsignal(signal) + ")"
-                     : "exit status " + std::to_string(exit_code);
+  return std::string(stopped ? "stopped by gridcast after a fault, then " : "") +
+         (signal != 0 ? "killed by signal " + std::to_string(signal) + " (" + strsignal(signal) + ")"
+                      : "exit status " + std::to_string(exit_code));
 }
 
 Environment hook_environment(const fs::path& hook, const fs::path& raw_dir, const fs::path& function_list,
@@ -121,7 +122,7 @@ extern "C" void forward_signal(int sig)
 
 }  // namespace
 
-RunOutcome run_with_hook(std::vector<std::string> command, const Environment& env)
+RunOutcome run_with_hook(std::vector<std::string> command, const Environment& env, const RunWatch& watch)
 {
   const bool pass_with_x = is_open_mpi_launcher(command[0]);
   if (pass_with_x) {
@@ -155,17 +156,10 @@ RunOutcome run_with_hook(std::vector<std::string> command, const Environment& en
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, &old_int);
   sigaction(SIGTERM, &sa, &old_term);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  RunOutcome out = wait_watching(pid, watch);
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGTERM, &old_term, nullptr);
   g_child = -1;
-  RunOutcome out;
-  if (WIFEXITED(status))
-    out.exit_code = WEXITSTATUS(status);
-  else if (WIFSIGNALED(status))
-    out.signal = WTERMSIG(status);
   if (out.exit_code == 127)
     throw InputError({command[0], 0, {}, -1}, "the command could not be started");
   return out;

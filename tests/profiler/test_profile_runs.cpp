@@ -310,9 +310,16 @@ TEST_CASE("profile: bad command lines exit 1 with a clear message", "[profiler][
   r = run(bin + " profile --out '" + out.string() + "' -- " + kMpirun + GRIDCAST_MPI_SAMPLE);
   CHECK(r.code == 1);
   CHECK_THAT(r.output, Catch::Contains("--nw VALUE is required"));
+  for (const std::string wait : {"-1", "nan"}) {
+    r = run(bin + " profile --nw 1 --kill-wait " + wait + " --out '" + out.string() + "' -- " + kMpirun +
+            GRIDCAST_MPI_SAMPLE);
+    CHECK(r.code == 1);
+    CHECK_THAT(r.output, Catch::Contains("--kill-wait must be >= 0 seconds"));
+  }
   r = run(bin + " profile --help");
   CHECK(r.code == 0);
-  CHECK_THAT(r.output, Catch::Contains("--functions") && Catch::Contains("--discover"));
+  CHECK_THAT(r.output, Catch::Contains("--functions") && Catch::Contains("--discover") &&
+                           Catch::Contains("--kill-wait"));
 }
 
 TEST_CASE("profile: converting the same raw files twice gives identical profiles", "[profiler][mpi]")

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <string>
+#include <sys/types.h>
 #include <utility>
 #include <vector>
 
@@ -44,9 +45,44 @@ std::string join_command(const std::vector<std::string>& command);
 struct RunOutcome {
   int exit_code = 0;
   int signal = 0;
-  bool ok() const { return exit_code == 0 && signal == 0; }
-  std::string describe() const;  ///< "exit status N" or "killed by signal N (name)"
+  bool stopped = false;  ///< gridcast stopped the launcher or a rank after a fault (RunWatch)
+  bool ok() const { return exit_code == 0 && signal == 0 && not stopped; }
+  /// "exit status N" or "killed by signal N (name)", after "stopped by gridcast after a fault, then " if so
+  std::string describe() const;
 };
+
+/// How `gridcast profile` watches a run that had a fault (docs/guides/profiling.md "How a run ends").
+struct RunWatch {
+  std::filesystem::path raw_dir;  ///< where the ranks' meta files appear (GRIDCAST_HOOK_DIR)
+  /// Once a rank has faulted and every rank has ended, the seconds the launcher has left to return before
+  /// gridcast stops it; also what rank processes that outlive it get. 0: wait for ever.
+  double kill_wait_s = 30;
+};
+
+/// A rank process still running on this host.
+struct RankProcess {
+  int rank = 0;
+  pid_t pid = 0;
+};
+
+/// What the meta files of a run say about its ranks, with /proc for the ones on this host.
+struct RanksState {
+  int size = 0;       ///< world size (0: no meta file read yet)
+  int seen = 0;       ///< ranks whose meta file reads
+  bool fault = false;  ///< a rank aborted, took a signal, exited without MPI_Finalize or died unrecorded
+  std::string first_fault;  ///< "rank R: abort" (or signal, exit-without-finalize, killed)
+  /// Every rank has ended for good (its process is gone, or it called MPI_Abort or exit), or one called
+  /// MPI_Abort, which ends them all. A rank on another host counts by its meta file only.
+  bool all_over = false;
+  std::vector<RankProcess> alive_here;  ///< ranks whose process still runs here (zombies do not)
+};
+
+RanksState scan_ranks(const std::filesystem::path& raw_dir);
+
+/// Waits for `launcher` (a child of this process) while watching its ranks: after a fault, when every rank
+/// has ended and `watch.kill_wait_s` has passed, the launcher gets SIGTERM, then SIGKILL; rank processes
+/// that outlive it by as long get SIGKILL. Each step is said on stderr and sets RunOutcome::stopped.
+RunOutcome wait_watching(pid_t launcher, const RunWatch& watch);
 
 using Environment = std::vector<std::pair<std::string, std::string>>;
 
@@ -57,8 +93,8 @@ Environment hook_environment(const std::filesystem::path& hook, const std::files
 
 /// Runs `command` with `env` and waits for it. Open MPI's launcher gets `-x VAR=value` for each, so that
 /// only the application processes load the hook (mpirun itself and its daemons stay clean); any other
-/// command gets them in its environment. SIGINT and SIGTERM are forwarded to it meanwhile. InputError
-/// when the command cannot be started.
-RunOutcome run_with_hook(std::vector<std::string> command, const Environment& env);
+/// command gets them in its environment. SIGINT and SIGTERM are forwarded to it meanwhile, and it is
+/// watched as wait_watching() says. InputError when the command cannot be started.
+RunOutcome run_with_hook(std::vector<std::string> command, const Environment& env, const RunWatch& watch);
 
 }  // namespace gridcast::profiler
