@@ -198,7 +198,7 @@ int run_predict(const std::vector<std::string>& args)
   std::string analysis;
   std::vector<std::string> what_if_exprs;
   std::string tables_spec;
-  std::string timeline_ranks_spec;
+  std::string timeline_ranks_spec, timeline_format_name;
   GpuModelArgs gpu_model;
   po::options_description options("predict options");
   options.add_options()
@@ -215,6 +215,7 @@ int run_predict(const std::vector<std::string>& args)
     ("out,o", po::value(&out), "write prediction.json, timeline.json and contribution.json into this directory")
     ("no-timeline", "do not write timeline.json")
     ("timeline-ranks", po::value(&timeline_ranks_spec)->default_value("auto"), kTimelineRanksHelp)
+    ("timeline-format", po::value(&timeline_format_name)->default_value("json"), kTimelineFormatHelp)
     ("tables", po::value(&tables_spec)->default_value("auto"), kTablesHelp)
     ("analysis", po::value(&analysis),
      "comma-separated analyses of the run, as for replay: waits, critical-path (every iteration is emulated: "
@@ -299,7 +300,8 @@ int run_predict(const std::vector<std::string>& args)
     out = what_if_run->out_dir().string();
   }
   const bool announce = not(what_if_run && what_if_run->temporary());
-  const RunTarget target{platform, hostfile, ranks_per_host, seed, out, vm.count("no-timeline") == 0 && announce};
+  const RunTarget target{platform, hostfile, ranks_per_host, seed, out, vm.count("no-timeline") == 0 && announce,
+                         timeline_format(timeline_format_name, "predict")};
   emulator::ReplayOptions opts = replay_options(target);
   opts.timeline_ranks = timeline_ranks(timeline_ranks_spec, np, "predict", target.timeline && not target.out.empty());
   const emulator::Tables tables = emulator::parse_tables(tables_spec, "--tables");

@@ -120,7 +120,7 @@ int run_replay(const std::vector<std::string>& args)
   std::string analysis;
   std::vector<std::string> what_if_exprs;
   std::string tables_spec;
-  std::string timeline_ranks_spec;
+  std::string timeline_ranks_spec, timeline_format_name;
   GpuModelArgs gpu_model;
   po::options_description options("replay options");
   options.add_options()
@@ -137,6 +137,7 @@ int run_replay(const std::vector<std::string>& args)
     ("out,o", po::value(&out), "write prediction.json and timeline.json into this directory")
     ("no-timeline", "do not write timeline.json")
     ("timeline-ranks", po::value(&timeline_ranks_spec)->default_value("auto"), kTimelineRanksHelp)
+    ("timeline-format", po::value(&timeline_format_name)->default_value("json"), kTimelineFormatHelp)
     ("tables", po::value(&tables_spec)->default_value("auto"), kTablesHelp)
     ("analysis", po::value(&analysis),
      "comma-separated analyses of the run: waits (wait states per rank, function and kind: late sender, late "
@@ -175,8 +176,13 @@ int run_replay(const std::vector<std::string>& args)
     analysis = with_critical_path(analysis);
     out = what_if_run->out_dir().string();
   }
-  const RunTarget target{platform, hostfile, ranks_per_host, seed, out,
-                         vm.count("no-timeline") == 0 && not(what_if_run && what_if_run->temporary())};
+  const RunTarget target{platform,
+                         hostfile,
+                         ranks_per_host,
+                         seed,
+                         out,
+                         vm.count("no-timeline") == 0 && not(what_if_run && what_if_run->temporary()),
+                         timeline_format(timeline_format_name, "replay")};
   emulator::ReplayOptions opts = replay_options(target);
   opts.note = [](const std::string& n) { std::cerr << "gridcast replay: note: " << n << '\n'; };
   opts.gpu.mpi = emulator::parse_gpu_mpi_mode(gpu_mpi, "--gpu-mpi");

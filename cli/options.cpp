@@ -4,6 +4,7 @@
 
 #include "gridcast/foundation/digest.hpp"
 #include "gridcast/emulator/report.hpp"
+#include "gridcast/emulator/timeline.hpp"
 #include "gridcast/foundation/errors.hpp"
 
 #include <boost/program_options.hpp>
@@ -63,7 +64,11 @@ std::filesystem::path prepare_output(const RunTarget& target)
   std::filesystem::create_directories(target.out, ec);
   if (ec)
     throw InputError({target.out, 0, {}, -1}, "cannot create the output directory: " + ec.message());
-  return target.timeline ? std::filesystem::path(target.out) / "timeline.json" : std::filesystem::path();
+  if (not target.timeline)
+    return {};
+  return std::filesystem::path(target.out) /
+         (target.timeline_format == "perfetto" ? std::string("timeline") + emulator::TimelineWriter::kPerfettoExtension
+                                               : std::string("timeline.json"));
 }
 
 void print_coll_selector(std::ostream& out, const emulator::ReplayOptions& options, const emulator::ReplayResult& result)
@@ -160,6 +165,13 @@ void report_analysis(const emulator::ReplayResult& result, const emulator::RunDe
   emulator::write_analysis(file, result, run);
   if (announce)
     std::cout << "wrote " << file.string() << '\n';
+}
+
+std::string timeline_format(const std::string& format, const std::string& command)
+{
+  if (format != "json" && format != "perfetto")
+    throw UsageError{"--timeline-format " + format + ": expected json or perfetto", command};
+  return format;
 }
 
 std::vector<bool> timeline_ranks(const std::string& spec, int np, const std::string& command, bool timeline_on)

@@ -34,13 +34,15 @@ struct RunTarget {
   std::uint64_t seed = 0;
   std::string out;  ///< output directory; empty: print only
   bool timeline  = true;
+  std::string timeline_format = "json";  ///< json (timeline.json) or perfetto (timeline.pftrace)
 };
 
 /// The replay options of `target` (before any --cfg setting is applied).
 emulator::ReplayOptions replay_options(const RunTarget& target);
 
-/// Creates the output directory of `target` if one is given; returns where timeline.json goes (empty when
-/// there is no output directory or the timeline is off).
+/// Creates the output directory of `target` if one is given; returns where the timeline goes (timeline.json,
+/// or timeline.pftrace for --timeline-format perfetto; empty when there is no output directory or the
+/// timeline is off).
 std::filesystem::path prepare_output(const RunTarget& target);
 
 /// The console line saying whose rules chose the collectives' algorithms and why (the selector's
@@ -81,6 +83,13 @@ inline constexpr const char* kTablesHelp =
     "where prediction.json's per-rank and per-link tables go: json (in it), csv (ranks.csv and links.csv "
     "beside it, with summaries in prediction.json: the slowest ranks, the busiest links, min/mean/max), or "
     "auto (csv above 16384 ranks)";
+
+/// The help text of --timeline-format (replay and predict).
+inline constexpr const char* kTimelineFormatHelp =
+    "json: timeline.json, Chrome's trace events (Perfetto and chrome://tracing open it); perfetto: "
+    "timeline.pftrace, Perfetto's protobuf format (ui.perfetto.dev opens it), about half the bytes";
+/// --timeline-format `format` checked: json or perfetto, else a UsageError naming `command`.
+std::string timeline_format(const std::string& format, const std::string& command);
 
 /// The help text of --timeline-ranks (replay and predict).
 inline constexpr const char* kTimelineRanksHelp =

@@ -12,6 +12,7 @@ packages=(
   libeigen3-dev libdtl-dev  # trace model: least squares (Eigen), Myers diffs (dtl, header-only)
   libdlib-dev             # latency model: random forest regression of call latency ratios
   libblas-dev hpcc lammps     # profiler: BLAS of its test program; HPCC and LAMMPS for examples/ and bench/
+  libprotobuf-dev protobuf-compiler  # timeline.pftrace (--timeline-format perfetto): Perfetto's protobuf format
   libelf-dev              # profiler: reads the symbol tables of the application and its libraries (--functions check)
   linux-perf              # bench/profiler_overhead.py --cycles: the ranks' own CPU cycles (perf stat)
   clang-14 libclang-rt-14-dev  # fuzz/: libFuzzer harnesses of the readers (-fsanitize=fuzzer, scripts/fuzz.sh)

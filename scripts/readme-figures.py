@@ -201,12 +201,23 @@ def study_speed(d: dict) -> str:
             f"whatever the pool's size ({origin(d, 'bench/study_speed.py')}; docs/guides/studies.md).")
 
 
+def timeline_formats(d: dict) -> str:
+    s, rows = d["summary"], d["rows"]
+    big = max(rows, key=lambda r: r["np"])
+    return (f"- Timelines in Perfetto's protobuf format (`--timeline-format perfetto`): {s['median_bytes_ratio']:.2f} "
+            f"of timeline.json's bytes and {s['median_wall_ratio']:.2f} of its wall time (medians over "
+            f"{len(rows)} rank counts, every rank drawn); at {big['np']:,} ranks {big['perfetto_bytes'] / 1e6:.0f} MB "
+            f"against {big['json_bytes'] / 1e6:.0f} MB ({origin(d, 'bench/timeline_formats.py')}; "
+            f"docs/reference/outputs.md).")
+
+
 RENDER = {"corpus_validation": corpus_validation, "smpi_agreement": smpi_agreement, "smpi_extrapolation": smpi_extrapolation,
           "trace_model_validation": trace_model_validation, "real_size": real_size, "speed": speed,
           "calibration_validation": calibration_validation, "gpu_cache_h100": gpu_cache_measured,
           "gpu_cache_h200": gpu_cache_measured, "gpu_cache_h100_ci": gpu_cache_measured,
           "gpu_cache_h200_ci": gpu_cache_measured,
-          "gpu_cache_speed": gpu_cache_speed, "scale": scale, "study_speed": study_speed}
+          "gpu_cache_speed": gpu_cache_speed, "scale": scale, "study_speed": study_speed,
+          "timeline_formats": timeline_formats}
 
 
 def render(results: Path) -> str:

@@ -1,6 +1,7 @@
 #include "gridcast/emulator/timeline.hpp"
 
 #include "gridcast/foundation/errors.hpp"
+#include "timeline_perfetto.hpp"
 
 #include <charconv>
 #include <string>
@@ -10,6 +11,7 @@ namespace gridcast::emulator {
 namespace {
 
 constexpr std::size_t kFlushBytes = 1 << 20;
+constexpr std::string_view kFlowStart = R"j({"ph":"s")j";
 
 /// JSON string escaping for function and host names.
 bool needs_escape(std::string_view s)
@@ -49,6 +51,14 @@ TimelineWriter::TimelineWriter(const std::filesystem::path& file, const std::vec
 {
   file_.emplace(file, "the timeline");
   out_.reserve(kFlushBytes + 4096);
+  if (file.extension() == kPerfettoExtension) {
+    perfetto_ = std::make_unique<PerfettoPackets>();
+    perfetto_->track(out_, 1, "gridcast replay", 0);
+    for (std::size_t r = 0; r < rank_hosts.size(); ++r)
+      perfetto_->track(out_, PerfettoPackets::track_of(static_cast<int>(r)),
+                       "rank " + std::to_string(r) + " (" + rank_hosts[r]->get_name() + ")", 1);
+    return;
+  }
   put("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
   begin_event();
   put(R"j({"ph":"M","pid":0,"tid":0,"name":"process_name","args":{"name":"gridcast replay"}})j");
@@ -113,6 +123,13 @@ void TimelineWriter::slice(int tid, std::string_view name, std::string_view cate
 {
   if (not detailed(tid))
     return;
+  if (perfetto_) {
+    if (out_.size() >= kFlushBytes)
+      flush();
+    const std::uint64_t begin_ns = PerfettoPackets::ns(begin_s);
+    perfetto_->slice(out_, tid, name, category, begin_ns, PerfettoPackets::ns(begin_s + duration_s));
+    return;
+  }
   begin_event();
   put(R"j({"ph":"X","pid":0,"tid":)j");
   put_int(tid);
@@ -134,6 +151,10 @@ void TimelineWriter::slice(int tid, std::string_view name, std::string_view cate
 
 void TimelineWriter::track_name(int tid, std::string_view name)
 {
+  if (perfetto_) {
+    perfetto_->track(out_, PerfettoPackets::track_of(tid), name, 1);
+    return;
+  }
   begin_event();
   put(R"j({"ph":"M","pid":0,"tid":)j");
   put_int(tid);
@@ -146,6 +167,13 @@ void TimelineWriter::flow(std::string_view phase, int rank, std::uint64_t messag
 {
   if (not detailed(rank))
     return;
+  if (perfetto_) {
+    if (out_.size() >= kFlushBytes)
+      flush();
+    // Flow ids start at 1 (a message's id can be 0).
+    perfetto_->flow(out_, rank, message + 1, PerfettoPackets::ns(at_s), phase != kFlowStart);
+    return;
+  }
   begin_event();
   put(phase);
   put(R"j(,"pid":0,"tid":)j");
@@ -159,7 +187,7 @@ void TimelineWriter::flow(std::string_view phase, int rank, std::uint64_t messag
 
 void TimelineWriter::flow_start(int rank, std::uint64_t message, double at_s)
 {
-  flow(R"j({"ph":"s")j", rank, message, at_s);
+  flow(kFlowStart, rank, message, at_s);
 }
 
 void TimelineWriter::flow_end(int rank, std::uint64_t message, double at_s)
@@ -170,6 +198,12 @@ void TimelineWriter::flow_end(int rank, std::uint64_t message, double at_s)
 void TimelineWriter::summary(int rank, double finish_s, double compute_s, double comm_s, double wait_s,
                              std::uint64_t calls)
 {
+  if (perfetto_) {
+    if (out_.size() >= kFlushBytes)
+      flush();
+    perfetto_->summary(out_, rank, PerfettoPackets::ns(finish_s), calls, compute_s, comm_s, wait_s);
+    return;
+  }
   begin_event();
   put(R"j({"ph":"X","pid":0,"tid":)j");
   put_int(rank);
@@ -192,7 +226,8 @@ void TimelineWriter::close()
 {
   if (not file_)
     return;
-  put("\n]}\n");
+  if (not perfetto_)
+    put("\n]}\n");
   flush();
   file_->commit();
   file_.reset();
