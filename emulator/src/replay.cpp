@@ -10,6 +10,7 @@
 #include "gridcast/emulator/p2p.hpp"
 #include "gridcast/emulator/timeline.hpp"
 #include "gridcast/foundation/errors.hpp"
+#include "gridcast/models/recorded_loop.hpp"
 
 #include <simgrid/Exception.hpp>
 #include <simgrid/s4u/Engine.hpp>
@@ -156,6 +157,29 @@ void scale_links(const std::vector<ReplayOptions::LinkScale>& scales)
   }
 }
 
+/// The imbalance per iteration of a recorded trace stands only where every rank's calls fold into a main
+/// loop of the same number of iterations: otherwise iteration k of one rank need not be iteration k of
+/// another, and the figures are withdrawn with the reason.
+void judge_recorded_loops(WaitStateReport& report, const std::vector<models::RecordedLoop>& loops)
+{
+  report.iterations_loop = "the recorded loop";
+  std::string why;
+  for (std::size_t r = 0; r < loops.size() && why.empty(); ++r)
+    if (loops[r].iterations == 0)
+      why = "rank " + std::to_string(r) + "'s calls have no loop of two iterations or more";
+    else if (loops[r].iterations != loops[0].iterations)
+      why = "the ranks' loops differ: rank 0's has " + std::to_string(loops[0].iterations) + " iterations, rank " +
+            std::to_string(r) + "'s " + std::to_string(loops[r].iterations);
+  if (loops.empty())
+    why = "no rank";
+  if (not why.empty()) {
+    report.iterations.clear();
+    report.iterations_note = why;
+  } else {
+    report.iterations_loop += " of " + std::to_string(loops[0].body_calls) +
+                              (loops[0].body_calls == 1 ? " call" : " calls") + " on rank 0";
+  }
+}
 
 ReplayResult replay_here(const models::TraceSource& trace, const ReplayOptions& options,
                          const std::filesystem::path& timeline_path, const ContextPlan& plan)
@@ -242,10 +266,16 @@ ReplayResult replay_here(const models::TraceSource& trace, const ReplayOptions& 
       throw InputError({}, "--analysis needs every iteration emulated: use --fast-forward off");
     world.waits = std::make_unique<WaitStateRecorder>(np, options.critical_path, timeline != nullptr);
   }
+  // The imbalance per iteration needs the iterations' heads: a recorded trace's are found by folding each
+  // rank's calls (a synthesized one marks its steady loop's itself).
+  std::optional<models::LoopMarkedSource> marked;
+  if (world.waits && trace.steady_loop().iterations == 0)
+    marked.emplace(trace);
+  const models::TraceSource& source = marked ? static_cast<const models::TraceSource&>(*marked) : trace;
   std::vector<std::unique_ptr<RankRunner>> runners;
   runners.reserve(np);
   for (int r = 0; r < np; ++r)
-    runners.push_back(std::make_unique<RankRunner>(world, r, trace.open(r), options.recorded_host_speed_flops));
+    runners.push_back(std::make_unique<RankRunner>(world, r, source.open(r), options.recorded_host_speed_flops));
 
   // The first exception thrown inside an actor is kept (World::failure) and rethrown after the simulation stops.
   for (int r = 0; r < np; ++r) {
@@ -307,6 +337,8 @@ ReplayResult replay_here(const models::TraceSource& trace, const ReplayOptions& 
     for (const RankStats& r : result.ranks)
       finish.push_back(r.finish_s);
     result.wait_states = world.waits->report(finish);
+    if (marked)
+      judge_recorded_loops(*result.wait_states, marked->loops());
     if (result.wait_states->critical_path)
       attribute_to_links(*result.wait_states->critical_path, hosts);
   }

@@ -350,6 +350,9 @@ void write_analysis(const std::filesystem::path& file, const ReplayResult& resul
                               {"max_rank", it.max_rank},
                               {"imbalance_s", it.imbalance_s()}});
       j["iterations"] = std::move(iterations);
+      j["iterations_loop"] = w.iterations_loop;
+    } else if (not w.iterations_note.empty()) {
+      j["iterations_note"] = w.iterations_note;
     }
   }
   write_file_atomically(file, j.dump(2) + "\n", "the analysis");
@@ -379,10 +382,16 @@ void print_wait_states(std::ostream& out, const WaitStateReport& w, std::size_t 
         worst = &it;
     }
     const double n = static_cast<double>(w.iterations.size());
-    out << "  imbalance per iteration of the steady loop (" << w.iterations.size()
-        << " measured): most loaded rank's compute over the mean " << sum / n << " s ("
+    out << "  imbalance per iteration of " << w.iterations_loop << " (" << w.iterations.size() << " measured): ";
+    // Each iteration's compute is a difference of running sums: a balanced loop leaves rounding (1e-19 s).
+    if (worst->imbalance_s() <= 1e-9 * worst->mean_compute_s)
+      out << "none, every rank's compute within 1e-9 of the mean in every iteration\n";
+    else
+      out << "most loaded rank's compute over the mean " << sum / n << " s ("
         << (mean_compute > 0 ? 100.0 * sum / mean_compute : 0.0) << " % of the mean), the largest "
         << worst->imbalance_s() << " s in iteration " << worst->iteration << " (rank " << worst->max_rank << ")\n";
+  } else if (not w.iterations_note.empty()) {
+    out << "  imbalance per iteration: not measured: " << w.iterations_note << '\n';
   }
   out.flags(old_flags);
   out.precision(old_precision);

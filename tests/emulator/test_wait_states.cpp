@@ -233,3 +233,50 @@ TEST_CASE("imbalance per iteration: the most loaded rank's compute over the mean
   CHECK_THAT(text.str(), Catch::Contains("imbalance per iteration of the steady loop (2 measured)"));
   CHECK_THAT(text.str(), Catch::Contains("the largest 0.002 s in iteration 0 (rank 2)"));
 }
+
+TEST_CASE("imbalance per iteration: a replay finds a recorded trace's loop by folding each rank's calls",
+          "[wait_states]")
+{
+  // A barrier, 4 iterations of compute + allreduce, a barrier. Rank 1 computes 4 ms in iteration 2, every
+  // other rank 1 ms in each: iteration 2's mean is 2 ms, rank 1 2 ms over it; the others are balanced.
+  TempDir dir;
+  std::vector<std::string> ranks;
+  for (int r = 0; r < 3; ++r) {
+    std::string text = R"({"op":"barrier","fn":"MPI_Barrier"})" "\n";
+    for (int i = 0; i < 4; ++i)
+      text += compute(r == 1 && i == 2 ? 0.004 : 0.001) + R"({"op":"allreduce","fn":"MPI_Allreduce","bytes":8})" "\n";
+    ranks.push_back(text + R"({"op":"barrier","fn":"MPI_Barrier"})" "\n");
+  }
+  auto result = replay_jsonl(dir, ranks, 3, 1e9, {}, true);
+  REQUIRE(result.wait_states);
+  const WaitStateReport& w = *result.wait_states;
+  CHECK(w.iterations_note.empty());
+  REQUIRE(w.iterations.size() == 4);  // the loop's end is marked too: its last iteration is measured
+  for (const IterationImbalance& it : w.iterations) {
+    INFO("iteration " << it.iteration);
+    CHECK(it.iteration == static_cast<std::uint64_t>(&it - w.iterations.data()));
+    CHECK(it.imbalance_s() == Approx(it.iteration == 2 ? 0.002 : 0.0).margin(1e-12));
+    if (it.iteration == 2)
+      CHECK(it.max_rank == 1);
+  }
+  std::ostringstream text;
+  emulator::print_wait_states(text, w);
+  CHECK_THAT(text.str(), Catch::Contains("imbalance per iteration of the recorded loop of 1 call on rank 0 (4 "
+                                         "measured)"));
+  CHECK_THAT(text.str(), Catch::Contains("the largest 0.002 s in iteration 2 (rank 1)"));
+}
+
+TEST_CASE("imbalance per iteration: ranks whose recorded loops differ are not measured and say why",
+          "[wait_states]")
+{
+  // No communication: rank 0 calls dgemm_ 4 times, rank 1 3 times; iteration k of one is not of the other.
+  TempDir dir;
+  const std::string dgemm = R"({"op":"compute","fn":"dgemm_","seconds":0.001})" "\n";
+  auto result = replay_jsonl(dir, {dgemm + dgemm + dgemm + dgemm, dgemm + dgemm + dgemm}, 2, 1e9, {}, true);
+  REQUIRE(result.wait_states);
+  CHECK(result.wait_states->iterations.empty());
+  CHECK(result.wait_states->iterations_note == "the ranks' loops differ: rank 0's has 4 iterations, rank 1's 3");
+  std::ostringstream text;
+  emulator::print_wait_states(text, *result.wait_states);
+  CHECK_THAT(text.str(), Catch::Contains("imbalance per iteration: not measured: the ranks' loops differ"));
+}

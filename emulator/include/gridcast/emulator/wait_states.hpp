@@ -108,8 +108,11 @@ struct WaitStateReport {
   std::optional<CriticalPath> critical_path;  ///< set when the recorder logged every call
   std::vector<WaitMark> marks;  ///< every wait, in the order they were noted (only with marks on)
   /// Per iteration of the steady loop, where the run has one (predict: synthesized streams mark its heads;
-  /// a recorded trace does not): every iteration whose start and the next one's were seen on every rank.
+  /// replay: each rank's recorded calls folded, models/recorded_loop.hpp): every iteration whose start and
+  /// the next one's were seen on every rank.
   std::vector<IterationImbalance> iterations;
+  std::string iterations_loop = "the steady loop";  ///< which loop, for reports
+  std::string iterations_note;  ///< why a recorded trace's iterations are not measured (empty: they are)
 };
 
 /// What one rank's calls tell the recorder. The emulator calls it; it computes the collective waits once
