@@ -65,6 +65,21 @@ template <class Get> ordered spread(const std::vector<RankStats>& ranks, Get get
   return {{"min", lo}, {"mean", ranks.empty() ? 0.0 : sum / static_cast<double>(ranks.size())}, {"max", hi}};
 }
 
+/// The first kSummaryRows of `items` in `first` order, each written by `row`: a summary's in-full rows.
+template <class T, class Row, class First> ordered top_rows(const std::vector<T>& items, Row row, First first)
+{
+  std::vector<const T*> order;
+  for (const T& item : items)
+    order.push_back(&item);
+  const std::size_t n = std::min(kSummaryRows, order.size());
+  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(n), order.end(),
+                    [&](const T* a, const T* b) { return first(*a, *b); });
+  ordered out = ordered::array();
+  for (std::size_t i = 0; i < n; ++i)
+    out.push_back(row(*order[i]));
+  return out;
+}
+
 template <class Row> ordered rank_summary(const ReplayResult& result, Row row)
 {
   const auto& ranks = result.ranks;
@@ -75,18 +90,9 @@ template <class Row> ordered rank_summary(const ReplayResult& result, Row row)
   s["wait_s"]    = spread(ranks, [](const RankStats& r) { return r.wait_s; });
   s["finish_s"]  = spread(ranks, [](const RankStats& r) { return r.finish_s; });
   s["calls"]     = spread(ranks, [](const RankStats& r) { return static_cast<double>(r.calls); });
-  std::vector<const RankStats*> order;
-  for (const RankStats& r : ranks)
-    order.push_back(&r);
-  const std::size_t n = std::min(kSummaryRows, order.size());
-  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(n), order.end(),
-                    [](const RankStats* a, const RankStats* b) {
-                      return a->finish_s != b->finish_s ? a->finish_s > b->finish_s : a->rank < b->rank;
-                    });
-  ordered slowest = ordered::array();
-  for (std::size_t i = 0; i < n; ++i)
-    slowest.push_back(row(*order[i]));
-  s["slowest"] = std::move(slowest);
+  s["slowest"] = top_rows(ranks, row, [](const RankStats& a, const RankStats& b) {
+    return a.finish_s != b.finish_s ? a.finish_s > b.finish_s : a.rank < b.rank;
+  });
   return s;
 }
 
@@ -94,19 +100,11 @@ template <class Row> ordered link_summary(const ReplayResult& result, Row row)
 {
   const auto& links = result.links;
   double bytes = 0;
-  std::vector<const LinkStats*> order;
-  for (const LinkStats& l : links) {
+  for (const LinkStats& l : links)
     bytes += l.bytes;
-    order.push_back(&l);
-  }
-  const std::size_t n = std::min(kSummaryRows, order.size());
-  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(n), order.end(),
-                    [](const LinkStats* a, const LinkStats* b) {
-                      return a->utilisation != b->utilisation ? a->utilisation > b->utilisation : a->name < b->name;
-                    });
-  ordered busiest = ordered::array();
-  for (std::size_t i = 0; i < n; ++i)
-    busiest.push_back(row(*order[i]));
+  ordered busiest = top_rows(links, row, [](const LinkStats& a, const LinkStats& b) {
+    return a.utilisation != b.utilisation ? a.utilisation > b.utilisation : a.name < b.name;
+  });
   return {{"count", links.size()}, {"bytes", bytes}, {"busiest", std::move(busiest)}};
 }
 

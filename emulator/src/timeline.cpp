@@ -103,10 +103,15 @@ void TimelineWriter::flush()
   out_.clear();
 }
 
-void TimelineWriter::begin_event()
+void TimelineWriter::make_room()
 {
   if (out_.size() >= kFlushBytes)
     flush();
+}
+
+void TimelineWriter::begin_event()
+{
+  make_room();
   if (not first_)
     put(",\n");
   first_ = false;
@@ -124,8 +129,7 @@ void TimelineWriter::slice(int tid, std::string_view name, std::string_view cate
   if (not detailed(tid))
     return;
   if (perfetto_) {
-    if (out_.size() >= kFlushBytes)
-      flush();
+    make_room();
     const std::uint64_t begin_ns = PerfettoPackets::ns(begin_s);
     perfetto_->slice(out_, tid, name, category, begin_ns, PerfettoPackets::ns(begin_s + duration_s));
     return;
@@ -168,8 +172,7 @@ void TimelineWriter::flow(std::string_view phase, int rank, std::uint64_t messag
   if (not detailed(rank))
     return;
   if (perfetto_) {
-    if (out_.size() >= kFlushBytes)
-      flush();
+    make_room();
     // Flow ids start at 1 (a message's id can be 0).
     perfetto_->flow(out_, rank, message + 1, PerfettoPackets::ns(at_s), phase != kFlowStart);
     return;
@@ -199,8 +202,7 @@ void TimelineWriter::summary(int rank, double finish_s, double compute_s, double
                              std::uint64_t calls)
 {
   if (perfetto_) {
-    if (out_.size() >= kFlushBytes)
-      flush();
+    make_room();
     perfetto_->summary(out_, rank, PerfettoPackets::ns(finish_s), calls, compute_s, comm_s, wait_s);
     return;
   }

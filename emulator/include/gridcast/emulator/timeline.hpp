@@ -59,6 +59,7 @@ public:
 private:
   // Events are formatted with std::to_chars into out_ and written in large blocks: printf-style
   // formatting of doubles dominated replay time when the timeline was on.
+  void make_room();  ///< writes the buffer out once it holds kFlushBytes
   void begin_event();
   void put(std::string_view s);
   void put_int(std::int64_t v);
