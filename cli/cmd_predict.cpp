@@ -292,6 +292,8 @@ int run_predict(const std::vector<std::string>& args)
   for (const std::string& w : warnings)
     std::cerr << "gridcast predict: warning: " << w << '\n';
 
+  refuse_idle_timeline_options(not vm["timeline-format"].defaulted(), not vm["timeline-ranks"].defaulted(),
+                               vm.count("no-timeline") > 0, not out.empty(), "predict");
   WhatIf what_if = parse_what_if(what_if_exprs, "predict");
   std::optional<WhatIfRun> what_if_run;
   if (not what_if.empty()) {

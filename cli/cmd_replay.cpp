@@ -169,6 +169,8 @@ int run_replay(const std::vector<std::string>& args)
   if (not hostfile.empty() && ranks_per_host > 0)
     throw UsageError{"--hostfile and --ranks-per-host exclude each other", "replay"};
 
+  refuse_idle_timeline_options(not vm["timeline-format"].defaulted(), not vm["timeline-ranks"].defaulted(),
+                               vm.count("no-timeline") > 0, not out.empty(), "replay");
   WhatIf what_if = parse_what_if(what_if_exprs, "replay");
   std::optional<WhatIfRun> what_if_run;
   if (not what_if.empty()) {

@@ -174,6 +174,18 @@ std::string timeline_format(const std::string& format, const std::string& comman
   return format;
 }
 
+void refuse_idle_timeline_options(bool format_given, bool ranks_given, bool no_timeline, bool has_out,
+                                  const std::string& command)
+{
+  if (not format_given && not ranks_given)
+    return;
+  const std::string option = format_given ? "--timeline-format" : "--timeline-ranks";
+  if (no_timeline)
+    throw UsageError{option + " changes the timeline, which --no-timeline turns off: give one of them", command};
+  if (not has_out)
+    throw UsageError{option + " changes the timeline, which is written only with --out DIR", command};
+}
+
 std::vector<bool> timeline_ranks(const std::string& spec, int np, const std::string& command, bool timeline_on)
 {
   if (spec == "all")

@@ -91,6 +91,11 @@ inline constexpr const char* kTimelineFormatHelp =
 /// --timeline-format `format` checked: json or perfetto, else a UsageError naming `command`.
 std::string timeline_format(const std::string& format, const std::string& command);
 
+/// --timeline-format and --timeline-ranks change only a timeline that is written: given (not defaulted) with
+/// --no-timeline or without --out, each is a UsageError naming the option and `command`, never ignored.
+void refuse_idle_timeline_options(bool format_given, bool ranks_given, bool no_timeline, bool has_out,
+                                  const std::string& command);
+
 /// The help text of --timeline-ranks (replay and predict).
 inline constexpr const char* kTimelineRanksHelp =
     "ranks timeline.json draws call by call: all, auto (all up to 1024 ranks, ranks 0-15 above), or a list of "

@@ -74,6 +74,34 @@ TEST_CASE("cli: --timeline-ranks draws the chosen ranks in full and the others a
   }
 }
 
+TEST_CASE("cli: timeline options without a timeline to change are refused naming the option", "[cli]")
+{
+  TempDir dir;
+  const std::string replay = "replay " + kExample + "profile --platform " + kExample + "platform.xml ";
+  const std::string predict = "predict " + std::string(GRIDCAST_SOURCE_DIR) +
+                              "/examples/predict-stencil/model.json --nw 8 --np 4 --platform " +
+                              std::string(GRIDCAST_SOURCE_DIR) + "/examples/stencil3d/platform.xml ";
+  struct Case {
+    std::string args, option, why;
+  };
+  for (const Case& c : {Case{replay + "--timeline-format perfetto", "--timeline-format", "--out"},
+                        Case{replay + "--timeline-ranks 0", "--timeline-ranks", "--out"},
+                        Case{replay + "--no-timeline --timeline-ranks 0 --out " + (dir / "a").string(),
+                             "--timeline-ranks", "--no-timeline"},
+                        Case{predict + "--timeline-format json", "--timeline-format", "--out"},
+                        Case{predict + "--no-timeline --timeline-format perfetto --out " + (dir / "b").string(),
+                             "--timeline-format", "--no-timeline"}}) {
+    auto r = run_gridcast(c.args);
+    INFO(c.args << ": " << r.output);
+    CHECK(r.exit_code == 1);
+    CHECK_THAT(r.output, Catch::Contains(c.option) && Catch::Contains(c.why));
+    CHECK_FALSE(std::filesystem::exists(dir / "a"));
+    CHECK_FALSE(std::filesystem::exists(dir / "b"));
+  }
+  // The defaults alone stay accepted without a timeline.
+  CHECK(run_gridcast(replay + "--no-timeline --out " + (dir / "c").string()).exit_code == 0);
+}
+
 TEST_CASE("cli: a run whose guarded stacks exceed vm.max_map_count stops before simulating and says what to change",
           "[cli]")
 {
