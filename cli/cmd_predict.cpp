@@ -5,6 +5,7 @@
 #include "gpu_model.hpp"
 #include "options.hpp"
 #include "progress.hpp"
+#include "sampling.hpp"
 #include "what_if.hpp"
 
 #include "gridcast/foundation/digest.hpp"
@@ -200,6 +201,7 @@ int run_predict(const std::vector<std::string>& args)
   std::string tables_spec;
   std::string timeline_ranks_spec, timeline_format_name;
   GpuModelArgs gpu_model;
+  SamplingArgs sampling_args;
   po::options_description options("predict options");
   options.add_options()
     ("model", po::value(&model_file)->required(), "model.json written by `gridcast fit` (trace and latency model)")
@@ -252,10 +254,12 @@ int run_predict(const std::vector<std::string>& args)
   po::positional_options_description positional;
   positional.add("model", 1);
   add_gpu_model_options(options, gpu_model);
+  add_sampling_options(options, sampling_args);
   po::variables_map vm;
   if (not parse("predict",
                 "predict model.json --nw X --np Y --platform P.xml [--hostfile F | --ranks-per-host K]\n"
                 "       [--out DIR] [--seed S] [--variability on|off] [--fast-forward auto|off] [--ff-... N]\n"
+                "       [--sample auto|N [--confidence C] [--margin M] [--sample-seed S]]\n"
                 "       [--cfg name:value ...]",
                 args, options, positional, vm,
                 "Synthesizes every rank's calls at (Nw, Np) from the model (loop counts, sizes and peers from the\n"
@@ -264,6 +268,8 @@ int run_predict(const std::vector<std::string>& args)
                 "(as `gridcast replay`) and contribution.json (what the model predicted, per function). Progress\n"
                 "goes to stderr on long runs when it is a terminal, and a warning when Nw or Np is outside the fitted range.\n"
                 "Long loops are fast-forwarded once stable (--fast-forward, docs/reference/emulator.md); a line says so.\n"
+                "--sample emulates a stratified sample of the loop's iterations instead and gives the makespan with a\n"
+                "confidence interval (docs/reference/sampling.md).\n"
                 "See docs/reference/latency-model.md."))
     return 0;
   if (not hostfile.empty() && ranks_per_host > 0)
@@ -284,6 +290,16 @@ int run_predict(const std::vector<std::string>& args)
   if (ff.tail < 1)
     throw UsageError{"--ff-tail must be at least 1", "predict"};
   ff.mode = fast_forward == "auto" ? emulator::FastForwardOptions::Mode::Auto : emulator::FastForwardOptions::Mode::Off;
+  const std::optional<models::sampling::Request> sample_request = sampling_request(sampling_args, vm, seed);
+  if (sample_request) {
+    if (not vm["fast-forward"].defaulted() && fast_forward == "auto")
+      throw UsageError{"--sample and --fast-forward auto each leave iterations out: give one", "predict"};
+    if (vm.count("analysis") > 0)
+      throw UsageError{"--analysis needs every iteration emulated, --sample emulates some: give one", "predict"};
+    if (not what_if_exprs.empty())
+      throw UsageError{"--what-if analyses every iteration, --sample emulates some: give one", "predict"};
+    ff.mode = emulator::FastForwardOptions::Mode::Off;
+  }
   if (vm.count("ranks-per-host") > 0 && ranks_per_host < 1)
     throw UsageError{"--ranks-per-host must be at least 1", "predict"};
 
@@ -335,6 +351,12 @@ int run_predict(const std::vector<std::string>& args)
   synth_options.seed        = seed;
   models::trace::SynthSource synth(model, {nw, np}, synth_options);
   models::trace::print_quality(std::cerr, synth.quality());
+  emulator::SamplingReport sampling_report;
+  if (sample_request) {
+    opts.sampling_plan = plan_sampling(synth, *sample_request, sampling_report);
+    if (not opts.sampling_plan)
+      std::cerr << "gridcast predict: note: --sample: every iteration emulated: " << sampling_report.why_not << '\n';
+  }
   std::map<std::string, FunctionTotals> totals;
   check_call_count(synth.total_calls(), max_calls, model_file, nw, np);
   Progress progress("predict", synth.total_calls());
@@ -347,6 +369,12 @@ int run_predict(const std::vector<std::string>& args)
   const std::filesystem::path timeline_path = prepare_output(target);
 
   emulator::ReplayResult result = emulator::replay(source, opts, timeline_path);
+  if (sample_request) {
+    if (result.sampling)
+      merge_sampling_report(*result.sampling, sampling_report);
+    else
+      result.sampling = sampling_report;
+  }
   if (what_if_run) {  // the changes matched what the run has: now the run without them
     check_what_if_matched(what_if);
     what_if_run->run_baseline("predict", args, analysis);
@@ -358,6 +386,7 @@ int run_predict(const std::vector<std::string>& args)
   print_gpu_model(std::cout, opts, result);
   print_run_warnings(std::cerr, "predict", result);
   print_fast_forward(result);
+  print_sampling(std::cout, result);
 
   if (not out.empty()) {
     emulator::RunDescription run;

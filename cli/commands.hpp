@@ -16,6 +16,7 @@ int run_algorithms(const std::vector<std::string>& args);  // cmd_algorithms.cpp
 int run_fit(const std::vector<std::string>& args);         // cmd_fit.cpp
 int run_synth(const std::vector<std::string>& args);       // cmd_synth.cpp
 int run_predict(const std::vector<std::string>& args);     // cmd_predict.cpp
+int run_phases(const std::vector<std::string>& args);      // cmd_phases.cpp
 int run_calibrate(const std::vector<std::string>& args);   // cmd_calibrate.cpp
 int run_platform(const std::vector<std::string>& args);    // cmd_platform.cpp
 int run_profile(const std::vector<std::string>& args);     // cmd_profile.cpp

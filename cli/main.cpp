@@ -24,6 +24,7 @@ constexpr Command kCommands[] = {
     {"fit", "fit a trace-scaling model (model.json) to profiles at several (Nw, Np) points", run_fit},
     {"synth", "synthesize every rank's calls at a new (Nw, Np) from a model", run_synth},
     {"predict", "predict a run at a new (Nw, Np) from a model: synthesize and emulate in one pass", run_predict},
+    {"phases", "group a run's main-loop iterations into phases, as predict --sample stratifies them", run_phases},
     {"platform", "generate a SimGrid platform from a JSON spec (+ calibration): docs/guides/platforms.md", run_platform},
     {"calibrate", "measure this machine (compute, MPI, GPU) into calibration.json", run_calibrate},
     {"profile", "run an MPI application with the profiling hook and write its profile directory", run_profile},

@@ -17,7 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "docs" / "reference" / "cli.md"
 # The order of the page: the commands a newcomer meets first.
-COMMANDS = [["replay"], ["predict"], ["fit"], ["synth"], ["profile"], ["import", "tit"], ["convert"],
+COMMANDS = [["replay"], ["predict"], ["phases"], ["fit"], ["synth"], ["profile"], ["import", "tit"], ["convert"],
             ["calibrate"], ["platform"], ["study"], ["study", "run"], ["study", "submit"], ["study", "status"],
             ["study", "collect"], ["gpu-cache"], ["diff"], ["algorithms"], ["version"]]
 HEAD = """# Command-line reference

@@ -213,14 +213,7 @@ void RankFastForward::skip(std::uint64_t k)
       break;
     if (not core_.stream->next(call))
       throw InternalError("fast-forward: rank " + std::to_string(rank) + "'s stream ended inside the skipped span");
-    if (call.function >= fns.calls.size()) {
-      fns.seconds.resize(call.function + 1, 0.0);
-      fns.calls.resize(call.function + 1, 0);
-    }
-    if (call.function >= fns.extra_calls.size())
-      fns.extra_calls.resize(call.function + 1, 0);
-    ++fns.calls[call.function];
-    ++fns.extra_calls[call.function];
+    fns.record_skipped(call.function);
     ++drained;
     if (call.op == Op::Compute) {
       if (call.function >= skipped_flops.size())

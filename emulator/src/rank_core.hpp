@@ -39,6 +39,20 @@ struct FunctionTotals {
     calls[id] += 1;
   }
 
+  /// One call of function `id` pulled from the stream but not performed (fast-forward's skip, a unit a
+  /// sampled run drains): counted, and counted as extrapolated.
+  void record_skipped(std::uint32_t id)
+  {
+    if (id >= calls.size()) {
+      seconds.resize(id + 1, 0.0);
+      calls.resize(id + 1, 0);
+    }
+    if (id >= extra_calls.size())
+      extra_calls.resize(id + 1, 0);
+    ++calls[id];
+    ++extra_calls[id];
+  }
+
   /// Adds these totals to `out`, by name.
   void merge_into(std::map<std::string, FunctionStats>& out, const models::FunctionTable& names) const
   {

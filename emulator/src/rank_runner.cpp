@@ -53,7 +53,7 @@ RankRunner::RankRunner(World& world, int rank, models::CallStreamPtr stream, dou
     : core_(world, rank, std::move(stream)), recorded_speed_(recorded_speed), device_(core_),
       requests_(core_, device_), comms_(core_, requests_), p2p_(core_, comms_, device_, requests_),
       collectives_(core_, comms_, device_, requests_), creator_(core_, comms_, collectives_),
-      fast_forward_(core_, recorded_speed)
+      fast_forward_(core_, recorded_speed), sampling_(core_)
 {
 }
 
@@ -68,6 +68,11 @@ void RankRunner::run()
       if (auto head = stream.loop_head();
           head && fast_forward_.at_head(*head, requests_.quiet(), collectives_.choices()))
         continue;  // skipped: the stream is at the head after the skipped span now
+    }
+    if (world.sampled) {
+      // A sampled run: units the plan does not emulate are drained at their heads.
+      if (auto head = stream.loop_head(); head && sampling_.at_head(*head, requests_.quiet()))
+        continue;  // drained: the stream is at the next emulated head now
     }
     if (world.waits) {
       // The imbalance per iteration of the steady loop: the rank's compute at each of its heads.

@@ -33,6 +33,8 @@ public:
   RankStats& stats() { return core_.stats; }
 
   /// Adds this rank's per-function totals to `out`, by name.
+  /// A sampled run, after it ended: the rank's times become their estimates (RankSampling::apply_estimate).
+  void apply_sampling_estimate(double shift_s) { sampling_.apply_estimate(shift_s); }
   void merge_functions(std::map<std::string, FunctionStats>& out) const
   {
     core_.functions.merge_into(out, core_.stream->functions());
@@ -56,6 +58,7 @@ private:
   RankCollectives collectives_;
   CommCreator creator_;
   RankFastForward fast_forward_;
+  RankSampling sampling_;
   bool finished_ = false;
   std::map<int, std::uint64_t> coll_sequence_;  ///< blocking collectives called so far, by communicator id
 };

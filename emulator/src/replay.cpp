@@ -259,11 +259,16 @@ ReplayResult replay_here(const models::TraceSource& trace, const ReplayOptions& 
   std::optional<FastForwardReport> ff_report = plan_fast_forward(trace, options.fast_forward, np, world.steady);
   if (world.steady)
     world.board.track_iterations();
+  if (options.sampling_plan) {
+    if (world.steady)
+      throw InternalError("a sampled run with fast-forward");
+    world.sampled = std::make_unique<SampledRun>(options.sampling_plan);
+  }
   if (options.wait_states || options.critical_path) {
     // Waits are classified on emulated calls; skipped iterations would have none (the CLI turns
     // fast-forward off, or refuses it, with --analysis).
-    if (world.steady)
-      throw InputError({}, "--analysis needs every iteration emulated: use --fast-forward off");
+    if (world.steady || world.sampled)
+      throw InputError({}, "--analysis needs every iteration emulated: use --fast-forward off, without --sample");
     world.waits = std::make_unique<WaitStateRecorder>(np, options.critical_path, timeline != nullptr);
   }
   // The imbalance per iteration needs the iterations' heads: a recorded trace's are found by folding each
@@ -308,6 +313,15 @@ ReplayResult replay_here(const models::TraceSource& trace, const ReplayOptions& 
     const Request& s = *unmatched.front();
     result.first_unmatched_send = "rank " + std::to_string(s.owner) + " to rank " + std::to_string(s.peer) + ", tag " +
                                   std::to_string(s.tag) + ", " + std::to_string(s.bytes) + " B";
+  }
+  // A sampled run: the makespan and every rank's times become the estimates (emulator/src/sampling.cpp).
+  if (world.sampled && std::all_of(runners.begin(), runners.end(), [](const auto& r) { return r->finished(); })) {
+    result.sampling = estimate_run(*world.sampled, result.makespan_s);
+    const double shift = result.sampling->loop_estimate_s - result.sampling->emulated_loop_s;
+    result.makespan_s += shift;
+    result.sampling->estimate_s = result.makespan_s;
+    for (const auto& runner : runners)
+      runner->apply_sampling_estimate(shift);
   }
   for (const auto& runner : runners) {
     if (not runner->finished())

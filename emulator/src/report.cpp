@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -25,6 +26,55 @@ namespace gridcast::emulator {
 namespace {
 
 using ordered = nlohmann::ordered_json;
+
+/// prediction.json's `sampling` (docs/reference/outputs.md).
+ordered sampling_json(const SamplingReport& s)
+{
+  ordered o = ordered::object();
+  o["applied"] = s.applied;
+  o["reason"] = s.applied ? std::string() : s.why_not;
+  o["loop"] = s.loop;
+  o["loop_iterations"] = s.loop_iterations;
+  o["units"] = s.units;
+  o["mode"] = s.automatic ? "auto" : "size";
+  o["note"] = s.note;
+  o["features"] = s.features;
+  o["silhouette"] = s.silhouette;
+  ordered phases = ordered::array();
+  for (std::size_t h = 0; h < s.phases.size(); ++h) {
+    const SamplingReport::Phase& p = s.phases[h];
+    phases.push_back({{"phase", h},
+                      {"kind", p.transient ? "transient" : "phase"},
+                      {"units", p.units},
+                      {"sampled", p.sampled},
+                      {"mean_s", p.mean_s},
+                      {"std_s", p.std_s},
+                      {"share", p.share},
+                      {"distinct_features", p.distinct}});
+  }
+  o["phases"] = std::move(phases);
+  o["units_sampled"] = s.sampled;
+  o["units_warm_up"] = s.warm_up;
+  o["units_transient"] = s.transient;
+  o["units_emulated"] = s.sampled + s.warm_up + s.transient;
+  o["confidence"] = s.confidence;
+  o["margin"] = s.margin;
+  if (s.applied) {
+    const double makespan = s.estimate_s;
+    o["estimate_s"] = makespan;
+    o["standard_error_s"] = s.standard_error_s;
+    o["degrees_of_freedom"] = std::isfinite(s.degrees_of_freedom) ? ordered(s.degrees_of_freedom) : ordered(nullptr);
+    o["interval_s"] = {makespan - s.half_width_s, makespan + s.half_width_s};
+    o["half_width_relative"] = makespan > 0 ? s.half_width_s / makespan : 0.0;
+    o["margin_met"] = makespan > 0 && s.half_width_s <= s.margin * makespan;
+    o["loop_estimate_s"] = s.loop_estimate_s;
+    o["emulated_makespan_s"] = s.emulated_makespan_s;
+    o["emulated_loop_s"] = s.emulated_loop_s;
+    o["estimated_fields"] = "makespan_s, ranks' finish_s, compute_s, comm_s, wait_s, functions' seconds";
+    o["emulated_units_only"] = "messages, links' bytes and utilisation, collectives' calls";
+  }
+  return o;
+}
 
 /// A number as prediction.json writes it (nlohmann's shortest text that reads back the same double).
 std::string number(double v) { return nlohmann::json(v).dump(); }
@@ -151,7 +201,8 @@ void write_prediction(const std::filesystem::path& file, const ReplayResult& res
     j["ranks"] = std::move(ranks);
   }
 
-  const bool skipped = result.fast_forward && result.fast_forward->applied;
+  const bool skipped = (result.fast_forward && result.fast_forward->applied) ||
+                       (result.sampling && result.sampling->applied);
   ordered functions = ordered::array();
   for (const auto& [name, f] : result.functions) {
     ordered fn{{"name", name}, {"calls", f.calls}, {"seconds", f.seconds}};
@@ -264,6 +315,9 @@ void write_prediction(const std::filesystem::path& file, const ReplayResult& res
     f["min_iterations"] = ff.options.min_iterations;
     j["fast_forward"] = std::move(f);
   }
+
+  if (result.sampling)
+    j["sampling"] = sampling_json(*result.sampling);
 
   if (run.model_quality != nullptr) {
     const models::trace::ModelQuality& q = *run.model_quality;

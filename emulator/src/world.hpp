@@ -3,6 +3,7 @@
 #pragma once
 
 #include "fast_forward.hpp"
+#include "sampling.hpp"
 
 #include "gridcast/emulator/collectives.hpp"
 #include "gridcast/emulator/config.hpp"
@@ -68,6 +69,7 @@ struct World {
   std::unique_ptr<GpuSystem> gpus;  ///< GPU hosts and costs (docs/guides/gpu.md)
   std::unique_ptr<NodeMap> nodes;   ///< ranks sharing a host, and its gridcast:llc-bytes (cold copies)
   std::unique_ptr<SteadyState> steady;  ///< set when the run may fast-forward
+  std::unique_ptr<SampledRun> sampled;  ///< set when the run is sampled (predict --sample)
   std::unique_ptr<WaitStateRecorder> waits;  ///< set with --analysis waits (ReplayOptions::wait_states)
   /// Matching contexts of nonblocking collectives in flight, keyed by (comm id, sequence number of the
   /// nonblocking collective on that comm): each gets its own, so that two of them, or one and a blocking

@@ -5,6 +5,7 @@
 
 #include "gridcast/emulator/collectives.hpp"
 #include "gridcast/emulator/gpu.hpp"
+#include "gridcast/models/sampling.hpp"
 #include "gridcast/models/tit.hpp"
 #include "gridcast/platform/placement.hpp"
 
@@ -12,6 +13,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -83,6 +85,9 @@ struct ReplayOptions {
   double recorded_host_speed_flops = 0;   ///< from run.json; 0 when the trace gives flops (TIT)
   GpuOptions gpu;                         ///< --gpu-mpi and gridcast/gpu/... (docs/guides/gpu.md)
   FastForwardOptions fast_forward;        ///< predict only
+  /// predict --sample: the units emulated, by phase (models/sampling.hpp); null: every unit. Excludes
+  /// fast-forward and --analysis.
+  std::shared_ptr<const models::sampling::Plan> sampling_plan;
   /// --analysis waits: classify every wait of the run (wait_states.hpp) into ReplayResult::wait_states.
   bool wait_states = false;
   /// --analysis critical-path: log every call and walk the critical path (wait_states.hpp); implies the

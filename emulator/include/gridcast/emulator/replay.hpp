@@ -48,6 +48,37 @@ struct FastForwardReport {
   std::uint64_t extrapolated_messages = 0;  ///< all ranks
 };
 
+/// What a sampled prediction did (`predict --sample`, docs/reference/sampling.md); in prediction.json as
+/// `sampling`. The emulator fills the estimate; the command fills how the units were grouped.
+struct SamplingReport {
+  struct Phase {
+    std::uint64_t units = 0, sampled = 0;
+    double mean_s = 0, std_s = 0;  ///< of the sampled units' times (Eq. 5)
+    double share = 0;              ///< of the loop's estimated time
+    bool transient = false;        ///< the loop's first units, always emulated (models/sampling.hpp)
+    std::vector<std::string> distinct;  ///< features that set the phase apart
+  };
+  bool applied = false;
+  std::string why_not;  ///< when not applied (every unit was emulated)
+  std::string loop;
+  std::uint64_t loop_iterations = 0, units = 0;
+  std::vector<Phase> phases;
+  std::vector<double> silhouette;  ///< k = 1, 2, ...
+  std::vector<std::string> features;
+  /// Units emulated: drawn at random, as the warm-ups of those, and the transient first ones.
+  std::uint64_t sampled = 0, warm_up = 0, transient = 0;
+  double confidence = 0.95, margin = 0.02;
+  bool automatic = false;
+  std::string note;
+  double estimate_s = 0;           ///< the makespan: emulated_makespan_s - emulated_loop_s + loop_estimate_s
+  double emulated_makespan_s = 0;  ///< the run's clock at its end: every unit not emulated took no time
+  double emulated_loop_s = 0;      ///< of which the loop's units (the latest rank's heads)
+  double loop_estimate_s = 0;      ///< Eq. 2: the units' estimated sum
+  double standard_error_s = 0;     ///< Eq. 4, of the sum
+  double half_width_s = 0;         ///< Eq. 3, with Student's t (models/sampling.hpp)
+  double degrees_of_freedom = 0;   ///< of the standard error (Satterthwaite; infinite: no phase varies)
+};
+
 struct LinkStats {
   std::string name;
   double bytes = 0;        ///< bytes carried over the run
@@ -102,6 +133,11 @@ struct ReplayResult {
   std::map<std::string, std::uint64_t> gpu_unpriced_kernels;
   /// Set when the run could fast-forward (predict), applied or not.
   std::optional<FastForwardReport> fast_forward;
+  /// Set when ReplayOptions::sampling_plan is: the sampled estimate. makespan_s, every rank's finish_s,
+  /// compute_s, comm_s and wait_s and every function's seconds are then estimates (the units not emulated
+  /// by their phase's sampled units); calls are counted exactly; messages and link bytes are the emulated
+  /// units' only.
+  std::optional<SamplingReport> sampling;
   /// Set when ReplayOptions::wait_states: the run's wait states (`--analysis waits`).
   std::optional<WaitStateReport> wait_states;
 };

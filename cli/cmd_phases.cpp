@@ -1,0 +1,176 @@
+// `gridcast phases`: the sampling units of a run and their phases (docs/reference/sampling.md), from a model
+// at a target (Nw, Np) or from a recorded profile: what `predict --sample` would stratify, readable.
+#include "commands.hpp"
+#include "options.hpp"
+
+#include "gridcast/foundation/errors.hpp"
+#include "gridcast/foundation/output_file.hpp"
+#include "gridcast/models/profile.hpp"
+#include "gridcast/models/sampling.hpp"
+#include "gridcast/models/trace_synth.hpp"
+
+#include <boost/program_options.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+
+namespace po = boost::program_options;
+
+namespace gridcast::cli {
+
+namespace {
+
+struct PhaseRow {
+  std::uint64_t units = 0;
+  double proxy_s = 0, proxy_mean_s = 0, proxy_cv = 0;
+  std::uint64_t first_unit = 0;
+  std::vector<std::string> distinct;
+};
+
+std::vector<PhaseRow> phase_rows(const models::sampling::Units& u, const models::sampling::Phases& p)
+{
+  std::vector<PhaseRow> rows(static_cast<std::size_t>(p.k));
+  std::vector<double> sum2(rows.size());
+  for (std::size_t i = 0; i < u.count; ++i) {
+    PhaseRow& r = rows[static_cast<std::size_t>(p.of_unit[i])];
+    if (r.units == 0)
+      r.first_unit = i;
+    ++r.units;
+    r.proxy_s += u.proxy_s[i];
+  }
+  for (std::size_t h = 0; h < rows.size(); ++h) {
+    rows[h].proxy_mean_s = rows[h].proxy_s / static_cast<double>(rows[h].units);
+    rows[h].distinct = p.distinct[h];
+  }
+  for (std::size_t i = 0; i < u.count; ++i) {
+    const std::size_t h = static_cast<std::size_t>(p.of_unit[i]);
+    sum2[h] += std::pow(u.proxy_s[i] - rows[h].proxy_mean_s, 2);
+  }
+  for (std::size_t h = 0; h < rows.size(); ++h)
+    rows[h].proxy_cv = rows[h].units > 1 && rows[h].proxy_mean_s > 0
+                           ? std::sqrt(sum2[h] / static_cast<double>(rows[h].units - 1)) / rows[h].proxy_mean_s
+                           : 0.0;
+  return rows;
+}
+
+std::string joined(const std::vector<std::string>& v)
+{
+  std::string s;
+  for (const std::string& x : v)
+    s += (s.empty() ? "" : ", ") + x;
+  return s.empty() ? "-" : s;
+}
+
+}  // namespace
+
+int run_phases(const std::vector<std::string>& args)
+{
+  std::string input, json_out, variability = "off";
+  double nw = -1;
+  int np = 0;
+  std::uint64_t seed = 0;
+  po::options_description options("phases options");
+  options.add_options()
+    ("input", po::value(&input)->required(), "model.json (with --nw and --np) or a profile directory")
+    ("nw", po::value(&nw), "a model's target workload size")
+    ("np", po::value(&np), "a model's target number of ranks")
+    ("variability", po::value(&variability)->default_value("off"), "a model's compute drawn at random: on or off, as predict")
+    ("seed", po::value(&seed)->default_value(0), "the draws of --variability on")
+    ("json", po::value(&json_out), "also write the units' phases to this file");
+  po::positional_options_description positional;
+  positional.add("input", 1);
+  po::variables_map vm;
+  if (not parse("phases", "phases model.json --nw X --np Y | phases PROFILE_DIR  [--json FILE]", args, options,
+                positional, vm,
+                "Reads every rank's calls once and prints the main loop's iterations grouped into phases, as\n"
+                "`predict --sample` forms them (features: calls, bytes and work per function; k-means with the\n"
+                "silhouette; docs/reference/sampling.md): each phase's share of the cost, its spread and the\n"
+                "features that set it apart. For a profile the cost is the recorded time, for a model a proxy."))
+    return 0;
+  if (variability != "on" && variability != "off")
+    throw UsageError{"--variability must be on or off, not '" + variability + "'", "phases"};
+
+  models::sampling::Units units;
+  std::string what;
+  if (models::is_profile_dir(input)) {
+    if (vm.count("nw") || vm.count("np") || not vm["variability"].defaulted() || not vm["seed"].defaulted())
+      throw UsageError{"--nw, --np, --variability and --seed apply to a model, not to a profile directory", "phases"};
+    models::ProfileDir dir(input);
+    units = models::sampling::collect_recorded_units(dir, dir.info().host.speed_flops);
+    what = input + " (recorded)";
+  } else {
+    if (vm.count("nw") == 0 || vm.count("np") == 0)
+      throw UsageError{"a model needs --nw and --np (the target to synthesize)", "phases"};
+    check_target_np(np, "phases");
+    if (not(nw >= 0) || not std::isfinite(nw))
+      throw UsageError{"--nw must be a finite number >= 0", "phases"};
+    auto model = std::make_shared<const models::trace::TraceModel>(models::trace::read_model(input));
+    for (const std::string& w : model_range_warnings(*model, nw, np))
+      std::cerr << "gridcast phases: warning: " << w << '\n';
+    models::trace::SynthOptions so;
+    so.variability = variability == "on";
+    so.seed = seed;
+    models::trace::SynthSource synth(model, {nw, np}, so);
+    units = models::sampling::collect_units(synth, 0);
+    std::ostringstream o;
+    o << input << " at Nw " << nw << ", Np " << np;
+    what = o.str();
+  }
+
+  nlohmann::ordered_json j;
+  j["format"] = "gridcast-phases";
+  j["format_version"] = 1;
+  j["input"] = what;
+  j["loop"] = units.loop;
+  j["units"] = units.count;
+  std::cout << "phases of " << what << '\n';
+  // A unit set that cannot be sampled still has phases worth seeing; only a missing loop has none.
+  if (units.count == 0) {
+    std::cout << "no units: " << units.why_not << '\n';
+    j["reason"] = units.why_not;
+  } else {
+    const models::sampling::Phases phases = models::sampling::form_phases(units);
+    const std::vector<PhaseRow> rows = phase_rows(units, phases);
+    double total = 0;
+    for (const PhaseRow& r : rows)
+      total += r.proxy_s;
+    std::cout << units.count << " units (iterations of " << units.loop << "), " << phases.k
+              << (phases.k == 1 ? " phase" : " phases") << " from " << phases.features.size() << " varying features\n";
+    if (not units.why_not.empty())
+      std::cout << "predict --sample would emulate every iteration: " << units.why_not << '\n';
+    std::cout << "silhouette by k:";
+    for (std::size_t k = 0; k < phases.silhouette.size(); ++k)
+      std::cout << ' ' << k + 1 << '=' << std::fixed << std::setprecision(3) << phases.silhouette[k];
+    std::cout << "\n\nphase  units  first  share of cost  mean cost (s)  spread (cv)  what sets it apart\n";
+    nlohmann::ordered_json pj = nlohmann::ordered_json::array();
+    for (std::size_t h = 0; h < rows.size(); ++h) {
+      const PhaseRow& r = rows[h];
+      const double share = total > 0 ? r.proxy_s / total : 0.0;
+      std::cout << std::setw(5) << h << std::setw(7) << r.units << std::setw(7) << r.first_unit << std::setw(14)
+                << std::fixed << std::setprecision(1) << 100 * share << " %" << std::setw(15) << std::scientific
+                << std::setprecision(3) << r.proxy_mean_s << std::setw(13) << std::fixed << std::setprecision(3)
+                << r.proxy_cv << "  " << joined(r.distinct) << '\n';
+      pj.push_back({{"phase", h}, {"units", r.units}, {"first_unit", r.first_unit}, {"share", share},
+                    {"mean_cost_s", r.proxy_mean_s}, {"cv", r.proxy_cv}, {"distinct_features", r.distinct}});
+    }
+    std::cout << "(cost: " << (units.loop.find("recorded") != std::string::npos ? "the recorded time"
+                                                                              : "the allocation's proxy")
+              << " of the slowest rank, docs/reference/sampling.md)\n";
+    j["sampleable"] = units.why_not.empty();
+    j["reason"] = units.why_not;
+    j["features"] = phases.features;
+    j["silhouette"] = phases.silhouette;
+    j["phases"] = std::move(pj);
+    j["unit_phase"] = phases.of_unit;
+  }
+  if (not json_out.empty()) {
+    write_file_atomically(json_out, j.dump(2) + "\n", "the phases");
+    std::cout << "wrote " << json_out << '\n';
+  }
+  return 0;
+}
+
+}  // namespace gridcast::cli

@@ -1,0 +1,48 @@
+// --sample, --confidence and --margin of `predict` (docs/reference/sampling.md): the units of the
+// synthesized run, their phases and the plan handed to the emulator, and the console line of the estimate.
+#pragma once
+
+#include "gridcast/emulator/replay.hpp"
+#include "gridcast/models/sampling.hpp"
+#include "gridcast/models/stream.hpp"
+
+#include <boost/program_options.hpp>
+
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+
+namespace gridcast::cli {
+
+struct SamplingArgs {
+  std::string sample;  ///< empty: off; auto or a number of units
+  double confidence = 0.95;
+  double margin = 0.02;
+  std::uint64_t seed = 0;  ///< --sample-seed; defaulted: --seed
+};
+
+void add_sampling_options(boost::program_options::options_description& options, SamplingArgs& args);
+
+/// The checked request, or nothing without --sample. UsageError naming the option: --sample 0 or not a
+/// number, a confidence outside (0, 1), a margin <= 0, --confidence or --margin without --sample, --margin
+/// with a fixed size (it applies to auto only).
+std::optional<models::sampling::Request> sampling_request(const SamplingArgs& args,
+                                                          const boost::program_options::variables_map& vm,
+                                                          std::uint64_t seed);
+
+/// Reads the run's units and forms their phases; returns the plan to emulate, or null when the run cannot
+/// be sampled (every unit is then emulated, and the report says why). `report` gets everything but the
+/// estimate.
+std::shared_ptr<const models::sampling::Plan> plan_sampling(const models::TraceSource& source,
+                                                            const models::sampling::Request& request,
+                                                            emulator::SamplingReport& report);
+
+/// Completes the emulator's report with what plan_sampling knew (phases' features, silhouette, loop).
+void merge_sampling_report(emulator::SamplingReport& into, const emulator::SamplingReport& plan_report);
+
+/// The console line: the estimate with its interval, the units emulated, the phases; or why every unit was
+/// emulated.
+void print_sampling(std::ostream& out, const emulator::ReplayResult& result);
+
+}  // namespace gridcast::cli

@@ -1,0 +1,120 @@
+// Sampled prediction (docs/reference/sampling.md; seed 003, SimProf): the iterations of a synthesized run's
+// main loop are its sampling units; their features (calls, bytes and work per function, every rank together)
+// come from the synthesized streams, which are cheap; k-means groups them into phases; a stratified random
+// sample of units is emulated (each after a warm-up unit) and the loop's time is estimated with its standard
+// error. No SimGrid here: the emulator runs the plan (emulator/src/sampling.cpp).
+#pragma once
+
+#include "gridcast/models/stream.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gridcast::models::sampling {
+
+/// The sampling units of a run: iterations 0 .. loop_iterations-2 of its steady loop, each from the head
+/// of its iteration to the head of the next on every rank. The last iteration runs into the code after the
+/// loop, so it is no unit and is always emulated.
+struct Units {
+  std::string loop;                   ///< the loop, as SteadyLoop::name says it
+  std::uint64_t loop_iterations = 0;
+  std::uint64_t count = 0;            ///< units (loop_iterations - 1)
+  std::vector<std::string> feature_names;     ///< "calls MPI_Send", "bytes MPI_Send", "work compute"
+  std::vector<std::vector<double>> features;  ///< [unit][feature], summed over ranks
+  /// Per unit, a cost in seconds from the streams alone: the largest over ranks of its compute work at the
+  /// recorded speed plus, per communication call, its recorded seconds where it has them (a profile), else
+  /// its bytes at 10 GB/s and 1 us. Only the allocation of samples to phases
+  /// uses it (an auxiliary variable); the estimate uses emulated times.
+  std::vector<double> proxy_s;
+  std::string why_not;  ///< non-empty: the run cannot be sampled, and why
+};
+
+/// Reads every rank's stream of `source` once. `why_not` is set when there is no loop to sample, when it
+/// has fewer than 3 units, when a request is still pending at a head of the loop, or when a message
+/// crosses from one unit to another (a skipped unit must take all its messages with it).
+Units collect_units(const TraceSource& source, double recorded_speed_flops);
+
+/// The units of a recorded trace: the iterations of each rank's main loop as the fold finds it
+/// (recorded_loop.hpp), when every rank has the same number of them; `why_not` otherwise. A call's recorded
+/// seconds count in the proxy, which is then the unit's measured time on its slowest rank.
+Units collect_recorded_units(const TraceSource& recorded, double recorded_speed_flops);
+
+/// Phases of the units (the seed's phase formation): the top-K features by univariate regression against
+/// the units' proxy cost, standardized; k-means (dlib) for k = 1..20; the smallest k whose silhouette
+/// coefficient reaches 90 % of the best. Deterministic.
+struct Phases {
+  int k = 1;
+  std::vector<int> of_unit;           ///< phase of each unit, 0..k-1, numbered by first appearance
+  std::vector<double> silhouette;     ///< score of k = 1, 2, ... (k = 1 scores 0)
+  std::vector<std::string> features;  ///< the features the clustering used
+  /// Per phase, up to 3 features whose mean in the phase is furthest above the mean of all units, in
+  /// standard deviations: what sets the phase apart.
+  std::vector<std::vector<std::string>> distinct;
+};
+Phases form_phases(const Units& units, std::size_t top_k = 100, int max_k = 20);
+
+/// What the user asked for: --sample N (a total sample size) or auto, --confidence, --margin, --seed.
+struct Request {
+  std::optional<std::uint64_t> size;  ///< empty: auto
+  double confidence = 0.95;
+  double margin = 0.02;  ///< auto: the interval's half-width over the estimate
+  std::uint64_t seed = 0;
+};
+
+/// The first units of the loop are always emulated, as a stratum of their own taken whole (sampled: all;
+/// no sampling error): the ranks' skew and the pipelines settle there, so they differ from the units after
+/// them in time though not in calls. A quarter of the units at most.
+inline constexpr std::uint64_t kTransientUnits = 2;
+
+/// Which units a sampled run emulates.
+struct Plan {
+  enum Role : std::uint8_t { Skipped = 0, WarmUp = 1, Sampled = 2 };
+  std::uint64_t loop_iterations = 0;
+  std::vector<int> phase;          ///< per unit
+  std::vector<std::uint8_t> role;  ///< per unit
+  /// Strata: the phases, then (when transient > 0) the first units, taken whole as stratum `phases - 1`.
+  int phases = 1;
+  std::uint64_t transient = 0;
+  std::vector<int> formed;  ///< per stratum: its phase in Phases (-1: the transient units)
+  std::vector<std::uint64_t> phase_units;    ///< N_h
+  std::vector<std::uint64_t> phase_sampled;  ///< n_h
+  double confidence = 0.95;
+  double margin = 0.02;
+  bool automatic = false;
+  std::string note;  ///< how the size was chosen (auto, raised to 2 per phase, every unit)
+  bool emulates(std::uint64_t unit) const { return unit >= role.size() || role[unit] != Skipped; }
+};
+
+/// The first kTransientUnits units taken whole; for the others, Eq. 1 (Neyman allocation) with the proxy's
+/// standard deviation per phase, at least 2 per phase (Eq. 5 needs two) and at most N_h; a simple random
+/// sample per phase drawn from the seed; the unit before each sampled one emulated as its warm-up. auto: the
+/// smallest total whose expected half-width, with the proxy's relative spread per phase, is within the
+/// margin. A size N counts the random sample, not the transient units.
+Plan plan_sample(const Units& units, const Phases& phases, const Request& request);
+
+/// Eq. 2-5: the stratified estimate of a sum over all units from the sampled units' values.
+struct PhaseEstimate {
+  std::uint64_t units = 0, sampled = 0;
+  double mean = 0, std = 0;  ///< of the sampled values (std: Eq. 5, 0 with one sample)
+};
+struct Estimate {
+  double total = 0;           ///< sum over phases of N_h times the phase's sample mean
+  double standard_error = 0;  ///< of the total: N times Eq. 4
+  /// Satterthwaite's effective degrees of freedom of the standard error (infinite when no phase varies).
+  double degrees_of_freedom = 0;
+  /// Eq. 3 with Student's t quantile at those degrees of freedom instead of the seed's z: a phase of a few
+  /// samples estimates its spread poorly, and the normal quantile then under-covers (bench/sampling.py).
+  double half_width = 0;
+  std::vector<PhaseEstimate> phases;
+};
+/// `values[u]` is read for the sampled units of `plan` only.
+Estimate estimate_total(const Plan& plan, const std::vector<double>& values);
+
+/// The two-sided normal quantile of a confidence level in (0, 1): 1.96 for 0.95.
+double z_of(double confidence);
+/// The two-sided Student's t quantile of a confidence level at `degrees_of_freedom` (> 0; infinite: z_of).
+double t_of(double confidence, double degrees_of_freedom);
+
+}  // namespace gridcast::models::sampling

@@ -1,0 +1,268 @@
+// Phase sampling and the estimate (docs/reference/sampling.md; seed 003, section III-C, Eq. 1-5): optimal
+// allocation, a simple random sample per phase, the stratified estimator and its standard error.
+#include "gridcast/models/sampling.hpp"
+
+#include "gridcast/foundation/errors.hpp"
+#include "gridcast/foundation/rng.hpp"
+
+#include <boost/math/distributions/normal.hpp>
+#include <boost/math/distributions/students_t.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace gridcast::models::sampling {
+
+namespace {
+
+/// Samples per phase: Eq. 5 needs two; auto takes five, so that s_h is less of a guess.
+constexpr std::uint64_t kLeastPerPhase = 2;
+constexpr std::uint64_t kLeastPerPhaseAuto = 5;
+
+struct Stratum {
+  std::uint64_t units = 0;
+  double mean = 0, std = 0;  ///< of the proxy
+};
+
+/// Eq. 1: `n` samples over the phases in proportion to N_h * sigma_h (to N_h where no phase's proxy
+/// varies), at least `least` and at most N_h each, summing to n (largest remainders).
+std::vector<std::uint64_t> allocate(const std::vector<Stratum>& strata, std::uint64_t n, std::uint64_t least)
+{
+  const std::size_t k = strata.size();
+  std::vector<std::uint64_t> out(k);
+  std::uint64_t given = 0;
+  for (std::size_t h = 0; h < k; ++h) {
+    out[h] = std::min(least, strata[h].units);
+    given += out[h];
+  }
+  double weight_sum = 0;
+  for (const Stratum& s : strata)
+    weight_sum += static_cast<double>(s.units) * s.std;
+  const bool by_sigma = weight_sum > 0;
+  while (given < n) {
+    // Share the rest among the phases that can take more, by their weights.
+    double open_weight = 0;
+    for (std::size_t h = 0; h < k; ++h)
+      if (out[h] < strata[h].units)
+        open_weight += by_sigma ? static_cast<double>(strata[h].units) * strata[h].std : static_cast<double>(strata[h].units);
+    if (not(open_weight > 0)) {
+      // The phases that vary are full; the rest go to the others by size.
+      bool any = false;
+      for (std::size_t h = 0; h < k && given < n; ++h)
+        if (out[h] < strata[h].units) {
+          ++out[h];
+          ++given;
+          any = true;
+        }
+      if (not any)
+        break;
+      continue;
+    }
+    const std::uint64_t rest = n - given;
+    std::vector<std::pair<double, std::size_t>> remainders;
+    std::uint64_t placed = 0;
+    for (std::size_t h = 0; h < k; ++h) {
+      if (out[h] >= strata[h].units)
+        continue;
+      const double w = by_sigma ? static_cast<double>(strata[h].units) * strata[h].std : static_cast<double>(strata[h].units);
+      const double share = static_cast<double>(rest) * w / open_weight;
+      std::uint64_t whole = std::min<std::uint64_t>(static_cast<std::uint64_t>(share), strata[h].units - out[h]);
+      out[h] += whole;
+      placed += whole;
+      remainders.emplace_back(-(share - std::floor(share)), h);
+    }
+    std::stable_sort(remainders.begin(), remainders.end());
+    for (const auto& [r, h] : remainders)
+      if (placed < rest && out[h] < strata[h].units) {
+        ++out[h];
+        ++placed;
+      }
+    if (placed == 0)
+      break;
+    given += placed;
+  }
+  return out;
+}
+
+/// The expected half-width over the expected total with allocation `nh`, the proxy standing in for the
+/// units' times (Eq. 3-4).
+double expected_relative_half_width(const std::vector<Stratum>& strata, const std::vector<std::uint64_t>& nh, double z)
+{
+  double total = 0, var = 0;
+  for (std::size_t h = 0; h < strata.size(); ++h) {
+    const double N = static_cast<double>(strata[h].units), n = static_cast<double>(nh[h]);
+    total += N * strata[h].mean;
+    if (n > 0)
+      var += N * N * (1 - n / N) * strata[h].std * strata[h].std / n;
+  }
+  return total > 0 ? z * std::sqrt(var) / total : 0.0;
+}
+
+}  // namespace
+
+double z_of(double confidence)
+{
+  if (not(confidence > 0 && confidence < 1))
+    throw InternalError("z_of: confidence outside (0, 1)");
+  return boost::math::quantile(boost::math::normal(), 0.5 + confidence / 2);
+}
+
+double t_of(double confidence, double degrees_of_freedom)
+{
+  if (not(degrees_of_freedom > 0))
+    throw InternalError("t_of: degrees of freedom <= 0");
+  if (std::isinf(degrees_of_freedom))
+    return z_of(confidence);
+  return boost::math::quantile(boost::math::students_t(degrees_of_freedom), 0.5 + confidence / 2);
+}
+
+Plan plan_sample(const Units& units, const Phases& phases, const Request& request)
+{
+  if (units.count == 0 || phases.of_unit.size() != units.count)
+    throw InternalError("plan_sample: no units, or phases of other units");
+  Plan plan;
+  plan.loop_iterations = units.loop_iterations;
+  plan.phase = phases.of_unit;
+  plan.phases = phases.k;
+  plan.confidence = request.confidence;
+  plan.margin = request.margin;
+  plan.automatic = not request.size.has_value();
+  const std::size_t k = static_cast<std::size_t>(phases.k);
+  plan.transient = std::min<std::uint64_t>(kTransientUnits, units.count / 4);
+  std::vector<Stratum> strata(k);
+  std::vector<std::vector<std::uint64_t>> members(k);
+  for (std::uint64_t u = plan.transient; u < units.count; ++u) {
+    const std::size_t h = static_cast<std::size_t>(plan.phase[u]);
+    members[h].push_back(u);
+    strata[h].mean += units.proxy_s[u];
+  }
+  // A phase whose units are all transient ones has nothing left to sample: it is dropped.
+  for (std::size_t h = k; h-- > 0;)
+    if (members[h].empty()) {
+      members.erase(members.begin() + static_cast<std::ptrdiff_t>(h));
+      strata.erase(strata.begin() + static_cast<std::ptrdiff_t>(h));
+    }
+  const std::size_t kept = members.size();
+  std::vector<int> renumber(k, -1);
+  for (std::size_t h = 0; h < kept; ++h) {
+    plan.formed.push_back(plan.phase[members[h].front()]);
+    renumber[static_cast<std::size_t>(plan.formed.back())] = static_cast<int>(h);
+  }
+  for (std::uint64_t u = plan.transient; u < units.count; ++u)
+    plan.phase[u] = renumber[static_cast<std::size_t>(plan.phase[u])];
+  for (std::size_t h = 0; h < kept; ++h) {
+    strata[h].units = members[h].size();
+    strata[h].mean /= static_cast<double>(strata[h].units);
+    for (std::uint64_t u : members[h])
+      strata[h].std += (units.proxy_s[u] - strata[h].mean) * (units.proxy_s[u] - strata[h].mean);
+    strata[h].std = strata[h].units > 1 ? std::sqrt(strata[h].std / static_cast<double>(strata[h].units - 1)) : 0.0;
+  }
+
+  std::vector<std::uint64_t> nh;
+  if (plan.automatic) {
+    const double z = z_of(request.confidence);
+    std::uint64_t n = 0;
+    for (const Stratum& s : strata)
+      n += std::min(kLeastPerPhaseAuto, s.units);
+    nh = allocate(strata, n, kLeastPerPhaseAuto);
+    // Double, then bisect: the smallest total whose expected half-width is within the margin.
+    std::uint64_t lo = n, hi = n;
+    const std::uint64_t sampleable = units.count - plan.transient;
+    while (hi < sampleable && expected_relative_half_width(strata, allocate(strata, hi, kLeastPerPhaseAuto), z) > request.margin)
+      hi = std::min<std::uint64_t>(sampleable, hi * 2);
+    while (lo < hi) {
+      const std::uint64_t mid = lo + (hi - lo) / 2;
+      if (expected_relative_half_width(strata, allocate(strata, mid, kLeastPerPhaseAuto), z) > request.margin)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    nh = allocate(strata, lo, kLeastPerPhaseAuto);
+    plan.note = "auto: " + std::to_string(lo) + " units expected to give a half-width within " +
+                std::to_string(request.margin * 100).substr(0, 4) + " % (the allocation's cost proxy per phase)";
+  } else {
+    std::uint64_t least = 0;
+    for (const Stratum& s : strata)
+      least += std::min(kLeastPerPhase, s.units);
+    std::uint64_t n = std::min<std::uint64_t>(*request.size, units.count - plan.transient);
+    if (n < least) {
+      plan.note = "--sample " + std::to_string(*request.size) + " raised to " + std::to_string(least) + ": " +
+                  std::to_string(kLeastPerPhase) + " per phase";
+      n = least;
+    }
+    nh = allocate(strata, n, kLeastPerPhase);
+  }
+
+  plan.role.assign(units.count, Plan::Skipped);
+  plan.phase_units.resize(kept);
+  plan.phase_sampled = nh;
+  for (std::size_t h = 0; h < kept; ++h) {
+    plan.phase_units[h] = strata[h].units;
+    // A simple random sample of n_h units of the phase: a partial Fisher-Yates shuffle from the seed.
+    SplitMix64 rng(splitmix64(request.seed ^ (0x9e37'79b9'7f4a'7c15ULL * (h + 1))));
+    std::vector<std::uint64_t>& m = members[h];
+    for (std::uint64_t i = 0; i < nh[h]; ++i) {
+      const std::uint64_t j = i + rng.next() % (m.size() - i);
+      std::swap(m[i], m[j]);
+      plan.role[m[i]] = Plan::Sampled;
+    }
+  }
+  // The transient units: one more stratum, taken whole.
+  plan.phases = static_cast<int>(kept);
+  if (plan.transient > 0) {
+    for (std::uint64_t u = 0; u < plan.transient; ++u) {
+      plan.phase[u] = plan.phases;
+      plan.role[u] = Plan::Sampled;
+    }
+    plan.phase_units.push_back(plan.transient);
+    plan.phase_sampled.push_back(plan.transient);
+    plan.formed.push_back(-1);
+    ++plan.phases;
+  }
+  for (std::uint64_t u = 1; u < units.count; ++u)
+    if (plan.role[u] == Plan::Sampled && plan.role[u - 1] == Plan::Skipped)
+      plan.role[u - 1] = Plan::WarmUp;
+  return plan;
+}
+
+Estimate estimate_total(const Plan& plan, const std::vector<double>& values)
+{
+  Estimate e;
+  e.phases.resize(static_cast<std::size_t>(plan.phases));
+  std::vector<double> sum(e.phases.size()), sum2(e.phases.size());
+  for (std::size_t u = 0; u < plan.role.size(); ++u) {
+    PhaseEstimate& p = e.phases[static_cast<std::size_t>(plan.phase[u])];
+    ++p.units;
+    if (plan.role[u] != Plan::Sampled)
+      continue;
+    ++p.sampled;
+    sum[static_cast<std::size_t>(plan.phase[u])] += values.at(u);
+  }
+  double var = 0, df_denominator = 0;
+  for (std::size_t h = 0; h < e.phases.size(); ++h) {
+    PhaseEstimate& p = e.phases[h];
+    if (p.sampled == 0)
+      throw InternalError("estimate_total: phase " + std::to_string(h) + " has no sampled unit");
+    p.mean = sum[h] / static_cast<double>(p.sampled);
+    for (std::size_t u = 0; u < plan.role.size(); ++u)
+      if (plan.role[u] == Plan::Sampled && static_cast<std::size_t>(plan.phase[u]) == h)
+        sum2[h] += (values[u] - p.mean) * (values[u] - p.mean);
+    // Eq. 5.
+    p.std = p.sampled > 1 ? std::sqrt(sum2[h] / static_cast<double>(p.sampled - 1)) : 0.0;
+    const double N = static_cast<double>(p.units), n = static_cast<double>(p.sampled);
+    e.total += N * p.mean;
+    // Eq. 4 times N: the standard error of the total, with the finite-population correction.
+    const double part = N * N * (1 - n / N) * p.std * p.std / n;
+    var += part;
+    if (part > 0)
+      df_denominator += part * part / (n - 1);
+  }
+  e.standard_error = std::sqrt(var);
+  // Satterthwaite: (sum of the phases' variance terms)^2 over the sum of each squared over its n_h - 1.
+  e.degrees_of_freedom = df_denominator > 0 ? var * var / df_denominator : std::numeric_limits<double>::infinity();
+  e.half_width = t_of(plan.confidence, e.degrees_of_freedom) * e.standard_error;
+  return e;
+}
+
+}  // namespace gridcast::models::sampling

@@ -1,0 +1,212 @@
+// The sampling units of a synthesized run and their features, read from every rank's stream once
+// (docs/reference/sampling.md, "Units and features").
+#include "gridcast/models/sampling.hpp"
+
+#include "gridcast/foundation/rng.hpp"
+#include "gridcast/models/call.hpp"
+#include "gridcast/models/recorded_loop.hpp"
+
+#include <algorithm>
+#include <map>
+
+namespace gridcast::models::sampling {
+
+namespace {
+
+/// The allocation's cost of a unit (Units::proxy_s): its bytes at 10 GB/s and 1 us per message.
+constexpr double kProxyBytesPerSecond = 10e9;
+constexpr double kProxyMessageSeconds = 1e-6;
+/// The nominal speed of compute work given in flops when the trace has no recorded speed.
+constexpr double kProxyFlopsPerSecond = 1e9;
+
+bool is_send(Op op) { return op == Op::Send || op == Op::Ssend || op == Op::Isend || op == Op::Issend; }
+bool is_receive(Op op) { return op == Op::Recv || op == Op::Irecv; }
+
+/// Messages of one span (a unit, the code before the loop, the last iteration and after), every rank
+/// together: a hash of each message's destination summed where it is sent and where it is received. The
+/// sums differ when a message leaves the span, except with a probability of about 2^-64.
+struct Balance {
+  std::uint64_t sent = 0, received = 0;
+  std::uint64_t sends = 0, receives = 0;
+  bool even() const { return sent == received && sends == receives; }
+};
+
+std::uint64_t key_of(int rank) { return splitmix64(0x5a3c'96e1'7b2d'04f8ULL + static_cast<std::uint64_t>(rank)); }
+
+/// Feature columns by name, added as functions appear.
+class Columns {
+public:
+  std::size_t of(const std::string& kind, const std::string& function)
+  {
+    auto [it, added] = index_.try_emplace(kind + " " + function, names_.size());
+    if (added)
+      names_.push_back(it->first);
+    return it->second;
+  }
+  const std::vector<std::string>& names() const { return names_; }
+
+private:
+  std::map<std::string, std::size_t> index_;
+  std::vector<std::string> names_;
+};
+
+}  // namespace
+
+Units collect_units(const TraceSource& source, double recorded_speed_flops)
+{
+  Units u;
+  const TraceSource::SteadyLoop loop = source.steady_loop();
+  u.loop            = loop.name;
+  u.loop_iterations = loop.iterations;
+  if (loop.iterations == 0) {
+    u.why_not = loop.why_not.empty() ? "the run has no main loop" : loop.why_not;
+    return u;
+  }
+  if (loop.iterations < 4) {
+    u.why_not = "the main loop has " + std::to_string(loop.iterations) + " iterations: too few units to sample";
+    return u;
+  }
+  u.count = loop.iterations - 1;
+  const std::size_t units = static_cast<std::size_t>(u.count);
+  const double speed = recorded_speed_flops > 0 ? recorded_speed_flops : kProxyFlopsPerSecond;
+  Columns columns;
+  u.features.assign(units, {});
+  u.proxy_s.assign(units, 0.0);
+  // Spans: units 0..count-1, then the code before the loop, then the last iteration and what follows.
+  std::vector<Balance> balance(units + 2);
+  const std::size_t before = units, after = units + 1;
+  std::vector<double> rank_cost(units);
+  CallRecord c;
+  for (int r = 0; r < source.rank_count(); ++r) {
+    CallStreamPtr stream = source.open(r);
+    std::fill(rank_cost.begin(), rank_cost.end(), 0.0);
+    std::size_t span = before;
+    std::vector<std::int64_t> pending;  // requests created and not completed yet
+    for (;;) {
+      if (auto head = stream->loop_head()) {
+        if (not pending.empty() && u.why_not.empty())
+          u.why_not = "rank " + std::to_string(r) + " has requests pending at the head of iteration " +
+                      std::to_string(*head) + ": the loop's iterations are not self-contained";
+        span = *head < u.count ? static_cast<std::size_t>(*head) : after;
+      }
+      if (not stream->next(c))
+        break;
+      // Requests: created by nonblocking calls, completed by waits and tests.
+      // (MPI_Request_free and MPI_Cancel are CommSize records naming the request.)
+      if (c.op == Op::Wait || c.op == Op::Test || c.op == Op::Waitany || c.op == Op::Waitall ||
+          c.op == Op::CommSize) {
+        auto done = [&](std::int64_t id) { std::erase(pending, id); };
+        if (c.request != kNoRequest)
+          done(c.request);
+        for (std::int64_t id : c.requests)
+          done(id);
+      } else if (c.request != kNoRequest) {
+        pending.push_back(c.request);
+      }
+      Balance& b = balance[span];
+      std::uint64_t bytes = 0;
+      if (is_send(c.op) || c.op == Op::Sendrecv) {
+        if (c.peer >= 0) {
+          b.sent += key_of(c.peer);
+          ++b.sends;
+          bytes += c.bytes;
+        }
+      }
+      if (is_receive(c.op) && c.peer != kNoRank) {
+        b.received += key_of(r);
+        ++b.receives;
+      }
+      if (c.op == Op::Sendrecv && c.src != kNoRank && c.src >= kAnySource) {
+        b.received += key_of(r);
+        ++b.receives;
+      }
+      if (span >= units)
+        continue;
+      const std::string& name = stream->functions().name(c.function);
+      std::vector<double>& f = u.features[span];
+      auto add = [&](const char* kind, double v) {
+        const std::size_t col = columns.of(kind, name);
+        if (f.size() <= col)
+          f.resize(col + 1, 0.0);
+        f[col] += v;
+      };
+      add("calls", 1);
+      double work = 0;
+      if (c.op == Op::Compute)
+        work = c.flops > 0 ? c.flops : c.seconds > 0 ? c.seconds * speed : 0.0;
+      if (work > 0)
+        add("work", work);
+      if (c.op != Op::Compute && c.bytes > 0) {
+        add("bytes", static_cast<double>(c.bytes));
+        bytes = std::max<std::uint64_t>(bytes, c.bytes);
+      }
+      double comm_s = 0;
+      if (c.op != Op::Compute && c.seconds >= 0)
+        comm_s = c.seconds;  // measured (a profile)
+      else if (bytes > 0)
+        comm_s = static_cast<double>(bytes) / kProxyBytesPerSecond + kProxyMessageSeconds;
+      rank_cost[span] += work / speed + comm_s;
+    }
+    for (std::size_t i = 0; i < units; ++i)
+      u.proxy_s[i] = std::max(u.proxy_s[i], rank_cost[i]);
+  }
+  u.feature_names = columns.names();
+  for (std::vector<double>& f : u.features)
+    f.resize(u.feature_names.size(), 0.0);
+  if (u.why_not.empty())
+    for (std::size_t s = 0; s < balance.size(); ++s)
+      if (not balance[s].even()) {
+        const std::string where = s == before  ? "the code before the loop"
+                                  : s == after ? "the loop's last iteration and the code after it"
+                                               : "iteration " + std::to_string(s);
+        u.why_not = "messages cross from one iteration to another (" + where + " sends " +
+                    std::to_string(balance[s].sends) + " and receives " + std::to_string(balance[s].receives) +
+                    " that do not pair within it): a skipped iteration would take half of them";
+        break;
+      }
+  return u;
+}
+
+namespace {
+
+/// A recorded trace whose streams mark the heads of their main loop, 0 .. N with N at the loop's end, said
+/// as a steady loop of N + 1 iterations: the units are then the N iterations and the "last iteration" is
+/// what follows the loop.
+class RecordedUnits final : public TraceSource {
+public:
+  RecordedUnits(const LoopMarkedSource& marked, std::uint64_t iterations) : marked_(marked), iterations_(iterations) {}
+  int rank_count() const override { return marked_.rank_count(); }
+  CallStreamPtr open(int rank) const override { return marked_.open(rank); }
+  SteadyLoop steady_loop() const override
+  {
+    return {iterations_ + 1, "the main loop of every rank's recorded calls", {}, false};
+  }
+
+private:
+  const LoopMarkedSource& marked_;
+  std::uint64_t iterations_;
+};
+
+}  // namespace
+
+Units collect_recorded_units(const TraceSource& recorded, double recorded_speed_flops)
+{
+  LoopMarkedSource marked(recorded);
+  for (int r = 0; r < recorded.rank_count(); ++r)
+    marked.open(r);  // finds the rank's loop
+  const std::vector<RecordedLoop>& loops = marked.loops();
+  Units none;
+  if (loops.empty() || loops.front().iterations == 0) {
+    none.why_not = "rank 0's recorded calls have no loop";
+    return none;
+  }
+  for (std::size_t r = 1; r < loops.size(); ++r)
+    if (loops[r].iterations != loops.front().iterations) {
+      none.why_not = "the ranks' main loops differ in length (rank 0: " + std::to_string(loops.front().iterations) +
+                     " iterations, rank " + std::to_string(r) + ": " + std::to_string(loops[r].iterations) + ")";
+      return none;
+    }
+  return collect_units(RecordedUnits(marked, loops.front().iterations), recorded_speed_flops);
+}
+
+}  // namespace gridcast::models::sampling

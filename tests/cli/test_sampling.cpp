@@ -1,0 +1,141 @@
+// predict --sample (docs/reference/sampling.md): the estimate against the full emulation, prediction.json's
+// `sampling`, determinism, the fallback when a run cannot be sampled, and bad options.
+#include "../support.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <string>
+
+using gridcast::test::read_file;
+using gridcast::test::run_gridcast;
+using gridcast::test::TempDir;
+
+namespace {
+
+const std::string kSource = GRIDCAST_SOURCE_DIR;
+const std::string kPredict = "predict " + kSource + "/examples/predict-stencil/model.json --np 16 --platform " + kSource +
+                             "/examples/stencil3d/platform.xml --ranks-per-host 2 ";
+
+double makespan_of(const std::string& output)
+{
+  const auto at = output.find("makespan: ");
+  REQUIRE(at != std::string::npos);
+  return std::stod(output.substr(at + 10));
+}
+
+}  // namespace
+
+TEST_CASE("cli: predict --sample estimates a steady loop's makespan as the full emulation gives it", "[cli]")
+{
+  TempDir dir;
+  auto full = run_gridcast(kPredict + "--nw 256 --fast-forward off --out " + (dir / "full").string());
+  INFO(full.output);
+  REQUIRE(full.exit_code == 0);
+  const double exact = makespan_of(full.output);
+
+  auto sampled = run_gridcast(kPredict + "--nw 256 --sample 6 --out " + (dir / "a").string());
+  INFO(sampled.output);
+  REQUIRE(sampled.exit_code == 0);
+  CHECK_THAT(sampled.output, Catch::Contains("sampling: makespan") && Catch::Contains("6 of 63 iterations sampled"));
+  const auto p = nlohmann::json::parse(read_file(dir / "a" / "prediction.json"));
+  const auto& s = p["sampling"];
+  CHECK(s["applied"] == true);
+  CHECK(s["units"] == 63);
+  CHECK(s["units_sampled"] == 6);
+  CHECK(s["units_transient"] == 2);
+  CHECK(s["units_emulated"].get<int>() <= 14);
+  const double estimate = p["makespan_s"].get<double>();
+  CHECK(s["estimate_s"].get<double>() == estimate);
+  // The iterations of this loop take nearly the same time (two ranks share each host): the estimate is
+  // the full emulation's within 1e-4, and so is its interval.
+  CHECK(std::abs(estimate - exact) <= 1e-4 * exact);
+  CHECK(s["interval_s"][0].get<double>() <= exact * (1 + 1e-4));
+  CHECK(s["interval_s"][1].get<double>() >= exact * (1 - 1e-4));
+  CHECK(s["interval_s"][0].get<double>() <= estimate);
+  CHECK(s["interval_s"][1].get<double>() >= estimate);
+  // Calls are counted exactly, the units not emulated included.
+  const auto f = nlohmann::json::parse(read_file(dir / "full" / "prediction.json"));
+  CHECK(p["events"] == f["events"]);
+  for (std::size_t r = 0; r < 16; ++r) {
+    CHECK(p["ranks"][r]["calls"] == f["ranks"][r]["calls"]);
+    CHECK(p["ranks"][r]["compute_s"].get<double>() ==
+          Approx(f["ranks"][r]["compute_s"].get<double>()).epsilon(1e-4));
+  }
+
+  // The same inputs and seed: the same bytes; another --sample-seed draws other iterations.
+  REQUIRE(run_gridcast(kPredict + "--nw 256 --sample 6 --out " + (dir / "b").string()).exit_code == 0);
+  CHECK(read_file(dir / "a" / "prediction.json") == read_file(dir / "b" / "prediction.json"));
+  CHECK(read_file(dir / "a" / "timeline.json") == read_file(dir / "b" / "timeline.json"));
+  REQUIRE(run_gridcast(kPredict + "--nw 256 --sample 6 --sample-seed 9 --out " + (dir / "c").string()).exit_code == 0);
+  const auto c = nlohmann::json::parse(read_file(dir / "c" / "prediction.json"));
+  CHECK(c["sampling"]["units_emulated"] != s["units_emulated"]);
+}
+
+TEST_CASE("cli: predict --sample on a run without enough iterations emulates every one and says why", "[cli]")
+{
+  TempDir dir;
+  auto r = run_gridcast(kPredict + "--nw 32 --sample 7 --out " + dir.path().string());
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.output, Catch::Contains("sampling: not applied, every iteration emulated: the sample takes every iteration"));
+  const auto p = nlohmann::json::parse(read_file(dir / "prediction.json"));
+  CHECK(p["sampling"]["applied"] == false);
+  CHECK_THAT(p["sampling"]["reason"].get<std::string>(), Catch::Contains("every iteration (7 units)"));
+  CHECK(p["fast_forward"]["applied"] == false);
+}
+
+TEST_CASE("cli: bad --sample --confidence and --margin values exit 1 naming the option", "[cli]")
+{
+  struct Case {
+    std::string args, says;
+  };
+  for (const Case& c : {Case{"--sample 0", "--sample 0"}, Case{"--sample many", "--sample many"},
+                        Case{"--sample auto --confidence 1", "--confidence 1"},
+                        Case{"--sample auto --confidence 0", "--confidence 0"},
+                        Case{"--sample auto --margin 0", "--margin 0"}, Case{"--sample auto --margin -1", "--margin -1"},
+                        Case{"--sample 5 --margin 0.01", "--margin applies to --sample auto"},
+                        Case{"--confidence 0.9", "--confidence applies to a sampled run"},
+                        Case{"--sample-seed 3", "--sample-seed applies to a sampled run"},
+                        Case{"--sample auto --fast-forward auto", "--sample and --fast-forward auto"},
+                        Case{"--sample auto --analysis waits", "--analysis needs every iteration"}}) {
+    auto r = run_gridcast(kPredict + "--nw 256 " + c.args);
+    INFO(c.args << ": " << r.output);
+    CHECK(r.exit_code == 1);
+    CHECK_THAT(r.output, Catch::Contains(c.says));
+  }
+}
+
+TEST_CASE("cli: gridcast phases groups a model's or a profile's iterations and writes them as JSON", "[cli]")
+{
+  TempDir dir;
+  auto m = run_gridcast("phases " + kSource + "/examples/predict-stencil/model.json --nw 256 --np 16 --json " +
+                        (dir / "m.json").string());
+  INFO(m.output);
+  REQUIRE(m.exit_code == 0);
+  CHECK_THAT(m.output, Catch::Contains("63 units (iterations of") && Catch::Contains("1 phase"));
+  const auto j = nlohmann::json::parse(read_file(dir / "m.json"));
+  CHECK(j["units"] == 63);
+  CHECK(j["unit_phase"].size() == 63);
+  CHECK(j["sampleable"] == true);
+  CHECK(j["phases"][0]["share"].get<double>() == Approx(1.0));
+
+  // A recorded profile: the units are the iterations of every rank's main loop, costed by recorded time.
+  auto p = run_gridcast("phases " + kSource + "/examples/wait-states/profile --json " + (dir / "p.json").string());
+  INFO(p.output);
+  REQUIRE(p.exit_code == 0);
+  CHECK_THAT(p.output, Catch::Contains("the recorded time"));
+  const auto pj = nlohmann::json::parse(read_file(dir / "p.json"));
+  CHECK(pj["units"].get<int>() >= 3);
+  CHECK(pj["unit_phase"].size() == pj["units"].get<std::size_t>());
+
+  for (const std::string& bad : {"phases " + kSource + "/examples/predict-stencil/model.json --nw 256",
+                                 "phases " + kSource + "/examples/wait-states/profile --np 4",
+                                 "phases " + kSource + "/examples/predict-stencil/model.json --nw 256 --np 16 --variability x"}) {
+    auto r = run_gridcast(bad);
+    INFO(bad << ": " << r.output);
+    CHECK(r.exit_code == 1);
+  }
+}

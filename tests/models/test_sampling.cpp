@@ -1,0 +1,305 @@
+// Sampled prediction's model side (models/sampling.hpp): units and features from streams, phases,
+// allocation and the stratified estimate (seed 003, Eq. 1-5), against values computed by hand.
+#include "gridcast/models/sampling.hpp"
+
+#include "gridcast/foundation/errors.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <limits>
+#include <functional>
+#include <numeric>
+#include <set>
+
+using namespace gridcast::models;
+using namespace gridcast::models::sampling;
+
+namespace {
+
+/// A source whose ranks' streams are given call by call, with the loop heads marked: every rank runs
+/// `iterations` of a loop whose body `body(rank, iteration)` writes, after one prologue call.
+class ScriptedSource final : public TraceSource {
+public:
+  using Body = std::function<std::vector<CallRecord>(int rank, std::uint64_t iteration)>;
+  ScriptedSource(int np, std::uint64_t iterations, Body body) : np_(np), iterations_(iterations), body_(std::move(body))
+  {
+    table_.intern("MPI_Init");
+    table_.intern("compute");
+    table_.intern("MPI_Send");
+    table_.intern("MPI_Recv");
+    table_.intern("MPI_Irecv");
+    table_.intern("MPI_Wait");
+  }
+  int rank_count() const override { return np_; }
+  SteadyLoop steady_loop() const override { return {iterations_, "scripted loop", {}, false}; }
+  CallStreamPtr open(int rank) const override
+  {
+    auto s = std::make_unique<Stream>(table_);
+    CallRecord init;
+    init.op = Op::Init;
+    s->calls.push_back({std::nullopt, init});
+    for (std::uint64_t i = 0; i < iterations_; ++i) {
+      std::vector<CallRecord> body = body_(rank, i);
+      for (std::size_t k = 0; k < body.size(); ++k)
+        s->calls.push_back({k == 0 ? std::optional<std::uint64_t>(i) : std::nullopt, body[k]});
+    }
+    return s;
+  }
+
+private:
+  struct Stream final : CallStream {
+    explicit Stream(const FunctionTable& t) : table(t) {}
+    bool next(CallRecord& out) override
+    {
+      if (at >= calls.size())
+        return false;
+      out = calls[at++].second;
+      return true;
+    }
+    std::optional<std::uint64_t> loop_head() override { return at < calls.size() ? calls[at].first : std::nullopt; }
+    const FunctionTable& functions() const override { return table; }
+    const std::string& source() const override { return name; }
+    const FunctionTable& table;
+    std::string name = "scripted";
+    std::vector<std::pair<std::optional<std::uint64_t>, CallRecord>> calls;
+    std::size_t at = 0;
+  };
+  int np_;
+  std::uint64_t iterations_;
+  Body body_;
+  FunctionTable table_;
+};
+
+CallRecord compute(double flops)
+{
+  CallRecord c;
+  c.op = Op::Compute;
+  c.function = 1;
+  c.flops = flops;
+  return c;
+}
+
+CallRecord send(int peer, std::uint64_t bytes)
+{
+  CallRecord c;
+  c.op = Op::Send;
+  c.function = 2;
+  c.peer = peer;
+  c.bytes = bytes;
+  return c;
+}
+
+CallRecord recv(int peer, std::uint64_t bytes)
+{
+  CallRecord c;
+  c.op = Op::Recv;
+  c.function = 3;
+  c.peer = peer;
+  c.bytes = bytes;
+  return c;
+}
+
+/// A ring exchange of two ranks with compute that is heavy on every third iteration.
+std::vector<CallRecord> ring_body(int rank, std::uint64_t i)
+{
+  const double work = i % 3 == 2 ? 8e9 : 1e9;
+  return {compute(work), send(1 - rank, 1000), recv(1 - rank, 1000)};
+}
+
+Units units_of(const std::vector<std::vector<double>>& rows, std::vector<double> proxy)
+{
+  Units u;
+  u.count = rows.size();
+  u.loop_iterations = u.count + 1;
+  for (std::size_t j = 0; j < rows.front().size(); ++j)
+    u.feature_names.push_back("calls f" + std::to_string(j));
+  u.features = rows;
+  u.proxy_s = std::move(proxy);
+  return u;
+}
+
+}  // namespace
+
+TEST_CASE("sampling units: one per iteration but the last with calls bytes and work summed over ranks", "[models]")
+{
+  ScriptedSource src(2, 9, ring_body);
+  const Units u = collect_units(src, 0);
+  REQUIRE(u.why_not.empty());
+  CHECK(u.loop_iterations == 9);
+  REQUIRE(u.count == 8);
+  const auto col = [&](const std::string& name) {
+    auto it = std::find(u.feature_names.begin(), u.feature_names.end(), name);
+    REQUIRE(it != u.feature_names.end());
+    return static_cast<std::size_t>(it - u.feature_names.begin());
+  };
+  CHECK(u.features[0][col("calls MPI_Send")] == 2);
+  CHECK(u.features[0][col("bytes MPI_Send")] == 2000);
+  CHECK(u.features[0][col("work compute")] == 2e9);
+  CHECK(u.features[2][col("work compute")] == 16e9);
+  // The proxy: the busiest rank's work at 1 Gflop/s plus its largest message at 10 GB/s and 1 us.
+  CHECK(u.proxy_s[0] == Approx(1.0 + 1000 / 10e9 + 1e-6));
+  CHECK(u.proxy_s[2] == Approx(8.0 + 1000 / 10e9 + 1e-6));
+}
+
+TEST_CASE("sampling units: a message across iterations or a request pending at a head is refused with the reason",
+          "[models]")
+{
+  // Rank 0 sends in iteration i, rank 1 receives it in iteration i+1.
+  ScriptedSource crossing(2, 6, [](int rank, std::uint64_t i) {
+    if (rank == 0)
+      return std::vector<CallRecord>{compute(1e6), send(1, 8)};
+    std::vector<CallRecord> b{compute(1e6)};
+    if (i > 0)
+      b.push_back(recv(0, 8));
+    return b;
+  });
+  const Units a = collect_units(crossing, 0);
+  CHECK_THAT(a.why_not, Catch::Contains("messages cross from one iteration to another"));
+
+  // An irecv posted in one iteration and waited in the next.
+  ScriptedSource pending(1, 6, [](int, std::uint64_t i) {
+    CallRecord post;
+    post.op = Op::Irecv;
+    post.function = 4;
+    post.peer = 0;
+    post.request = static_cast<std::int64_t>(i);
+    std::vector<CallRecord> b{compute(1e6), post};
+    if (i > 0) {
+      CallRecord w;
+      w.op = Op::Wait;
+      w.function = 5;
+      w.request = static_cast<std::int64_t>(i - 1);
+      b.insert(b.begin(), w);
+    }
+    return b;
+  });
+  CHECK_THAT(collect_units(pending, 0).why_not, Catch::Contains("requests pending at the head of iteration 1"));
+
+  ScriptedSource short_loop(2, 3, ring_body);
+  CHECK_THAT(collect_units(short_loop, 0).why_not, Catch::Contains("too few units"));
+}
+
+TEST_CASE("sampling phases: two separated groups make two phases and alike units one", "[models]")
+{
+  std::vector<std::vector<double>> rows;
+  std::vector<double> proxy;
+  for (int i = 0; i < 60; ++i) {
+    const bool heavy = i % 4 == 3;
+    const double wobble = 0.01 * (i % 5);
+    rows.push_back({heavy ? 10.0 + wobble : 1.0 + wobble, heavy ? 0.0 : 5.0, 7.0});
+    proxy.push_back(heavy ? 10.0 : 1.0);
+  }
+  const Phases p = form_phases(units_of(rows, proxy));
+  REQUIRE(p.k == 2);
+  CHECK(p.of_unit[0] == 0);  // numbered by first appearance
+  CHECK(p.of_unit[3] == 1);
+  for (int i = 0; i < 60; ++i)
+    CHECK(p.of_unit[static_cast<std::size_t>(i)] == (i % 4 == 3 ? 1 : 0));
+  // The constant feature is left out; the heavy phase is told apart by its first feature.
+  CHECK(p.features.size() == 2);
+  CHECK(p.distinct[1] == std::vector<std::string>{"calls f0"});
+  CHECK(p.silhouette.size() >= 2);
+  CHECK(p.silhouette[0] == 0.0);
+
+  const Phases same = form_phases(units_of(std::vector<std::vector<double>>(30, {3.0, 4.0}), std::vector<double>(30, 1.0)));
+  CHECK(same.k == 1);
+  CHECK(same.features.empty());
+  // Deterministic.
+  CHECK(form_phases(units_of(rows, proxy)).of_unit == p.of_unit);
+}
+
+TEST_CASE("sampling plan: Neyman allocation with two per phase and warm-ups before the sampled units", "[models]")
+{
+  // Phase 0: 80 units whose proxy varies (1 or 3); phase 1: 20 alike.
+  std::vector<std::vector<double>> rows;
+  std::vector<double> proxy;
+  for (int i = 0; i < 100; ++i) {
+    const bool second = i >= 80;
+    rows.push_back({second ? 50.0 : 1.0});
+    proxy.push_back(second ? 5.0 : (i % 2 == 0 ? 1.0 : 3.0));
+  }
+  const Units u = units_of(rows, proxy);
+  const Phases ph = form_phases(u);
+  REQUIRE(ph.k == 2);
+  Request r;
+  r.size = 20;
+  r.seed = 7;
+  const Plan plan = plan_sample(u, ph, r);
+  // Two phases, then the first two units taken whole.
+  REQUIRE(plan.phase_sampled.size() == 3);
+  CHECK(plan.transient == 2);
+  CHECK(plan.formed == std::vector<int>{0, 1, -1});
+  CHECK(plan.phase_units == std::vector<std::uint64_t>{78, 20, 2});
+  CHECK(plan.phase[0] == 2);
+  CHECK(plan.phase[1] == 2);
+  CHECK(plan.phase[2] == 0);
+  // Eq. 1: every sample beyond the minimum goes to the phase that varies.
+  CHECK(plan.phase_sampled[0] == 18);
+  CHECK(plan.phase_sampled[1] == 2);
+  CHECK(plan.phase_sampled[2] == 2);
+  CHECK(plan.role[0] == Plan::Sampled);
+  CHECK(plan.role[1] == Plan::Sampled);
+  std::uint64_t sampled = 0;
+  for (std::size_t i = 0; i < plan.role.size(); ++i) {
+    if (plan.role[i] != Plan::Sampled)
+      continue;
+    ++sampled;
+    if (i > 0)
+      CHECK(plan.role[i - 1] != Plan::Skipped);  // its warm-up
+  }
+  CHECK(sampled == 22);
+  // The same seed draws the same units; another seed others.
+  CHECK(plan_sample(u, ph, r).role == plan.role);
+  r.seed = 8;
+  CHECK(plan_sample(u, ph, r).role != plan.role);
+  // A size below two per phase is raised, and says so.
+  r.size = 1;
+  const Plan raised = plan_sample(u, ph, r);
+  CHECK(raised.phase_sampled == std::vector<std::uint64_t>{2, 2, 2});
+  CHECK_THAT(raised.note, Catch::Contains("raised to 4"));
+  // auto: five per phase at least, more where the proxy varies and the margin is tight.
+  Request a;
+  a.margin = 0.005;
+  const Plan automatic = plan_sample(u, ph, a);
+  CHECK(automatic.automatic);
+  CHECK(automatic.phase_sampled[1] == 5);
+  CHECK(automatic.phase_sampled[2] == 2);
+  CHECK(automatic.phase_sampled[0] > 5);
+  a.margin = 0.5;
+  CHECK(plan_sample(u, ph, a).phase_sampled == std::vector<std::uint64_t>{5, 5, 2});
+}
+
+TEST_CASE("sampling estimate: the stratified total and its standard error as Eq. 2-5 give them", "[models]")
+{
+  Plan plan;
+  plan.phases = 2;
+  plan.confidence = 0.95;
+  // Phase 0: units 0-5, sampled 1, 3, 5; phase 1: units 6-9, sampled 6, 8.
+  plan.phase = {0, 0, 0, 0, 0, 0, 1, 1, 1, 1};
+  plan.role.assign(10, Plan::Skipped);
+  for (int u : {1, 3, 5, 6, 8})
+    plan.role[static_cast<std::size_t>(u)] = Plan::Sampled;
+  std::vector<double> v(10, 1000.0);  // units not sampled are never read
+  v[1] = 1;
+  v[3] = 2;
+  v[5] = 6;
+  v[6] = 10;
+  v[8] = 14;
+  const Estimate e = estimate_total(plan, v);
+  // Means 3 and 12: 6*3 + 4*12 = 66. s0^2 = ((1-3)^2 + (2-3)^2 + (6-3)^2)/2 = 7, s1^2 = 8.
+  CHECK(e.total == Approx(66));
+  CHECK(e.phases[0].std == Approx(std::sqrt(7.0)));
+  CHECK(e.phases[1].std == Approx(std::sqrt(8.0)));
+  // var = 36*(1-3/6)*7/3 + 16*(1-2/4)*8/2 = 42 + 32 = 74.
+  CHECK(e.standard_error == Approx(std::sqrt(74.0)));
+  // Satterthwaite: 74^2 / (42^2/2 + 32^2/1) = 5476 / 1906 = 2.873 degrees of freedom; Student's t there.
+  CHECK(e.degrees_of_freedom == Approx(5476.0 / 1906.0));
+  CHECK(e.half_width == Approx(t_of(0.95, 5476.0 / 1906.0) * std::sqrt(74.0)));
+  CHECK(t_of(0.95, 4) == Approx(2.776445105));
+  CHECK(t_of(0.95, std::numeric_limits<double>::infinity()) == Approx(1.959963985));
+  CHECK(z_of(0.99) == Approx(2.575829304));
+  // Every unit sampled: no sampling error.
+  plan.role.assign(10, Plan::Sampled);
+  CHECK(estimate_total(plan, v).standard_error == 0.0);
+}
