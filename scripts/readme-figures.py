@@ -211,13 +211,24 @@ def timeline_formats(d: dict) -> str:
             f"docs/reference/outputs.md).")
 
 
+def sampling(d: dict) -> str:
+    parts = []
+    for r in d["rows"]:
+        parts.append(f"{r['workload']} ({r['np']:,} ranks, {r['units']} iterations): median |error| "
+                     f"{r['median_abs_error_pct']:.3f}% (max {r['max_abs_error_pct']:.3f}%), the 95% interval held the full "
+                     f"emulation's makespan in {r['covered']} of {r['seeds']} draws, {r['median_emulated_pct']:.1f}% of "
+                     f"iterations emulated, {r['speedup']:.1f}x faster")
+    return (f"- Sampled prediction (`--sample auto`, against full emulation, one run per sample seed): "
+            + "; ".join(parts) + f" ({origin(d, 'bench/sampling.py')}; docs/reference/sampling.md).")
+
+
 RENDER = {"corpus_validation": corpus_validation, "smpi_agreement": smpi_agreement, "smpi_extrapolation": smpi_extrapolation,
           "trace_model_validation": trace_model_validation, "real_size": real_size, "speed": speed,
           "calibration_validation": calibration_validation, "gpu_cache_h100": gpu_cache_measured,
           "gpu_cache_h200": gpu_cache_measured, "gpu_cache_h100_ci": gpu_cache_measured,
           "gpu_cache_h200_ci": gpu_cache_measured,
           "gpu_cache_speed": gpu_cache_speed, "scale": scale, "study_speed": study_speed,
-          "timeline_formats": timeline_formats}
+          "timeline_formats": timeline_formats, "sampling": sampling}
 
 
 def render(results: Path) -> str:
