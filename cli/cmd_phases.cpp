@@ -64,37 +64,92 @@ std::string joined(const std::vector<std::string>& v)
   return s.empty() ? "-" : s;
 }
 
+/// The input-sensitivity table of the training input's phases against the other profiles; its JSON.
+nlohmann::ordered_json report_sensitivity(const models::sampling::Units& train, const models::sampling::Phases& phases,
+                                          const std::vector<models::sampling::Units>& refs,
+                                          const std::vector<std::string>& names)
+{
+  const std::vector<models::sampling::PhaseSensitivity> s = models::sampling::input_sensitivity(train, phases, refs);
+  std::cout << "\ninput sensitivity (Eq. 6: mean or spread of the units' time moved by more than 10 %):\n";
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (std::size_t h = 0; h < s.size(); ++h) {
+    const models::sampling::PhaseSensitivity& p = s[h];
+    std::cout << "phase " << h << ": " << (p.sensitive ? "input sensitive" : "not input sensitive") << "; training "
+              << std::scientific << std::setprecision(3) << p.train_mean << " s +/- " << p.train_std << " s";
+    nlohmann::ordered_json inputs = nlohmann::ordered_json::array();
+    for (std::size_t r = 0; r < refs.size(); ++r) {
+      std::cout << "; " << names[r] << ": ";
+      if (p.units[r] == 0)
+        std::cout << "no unit";
+      else
+        std::cout << p.mean[r] << " s +/- " << p.std[r] << " s (" << p.units[r] << " units)";
+      inputs.push_back({{"input", names[r]}, {"units", p.units[r]}, {"mean_s", p.mean[r]}, {"std_s", p.std[r]}});
+    }
+    std::cout << std::fixed << '\n';
+    if (not p.sensitive_functions.empty())
+      std::cout << "  functions whose work per unit moved: " << joined(p.sensitive_functions) << '\n';
+    out.push_back({{"phase", h},
+                   {"sensitive", p.sensitive},
+                   {"train_mean_s", p.train_mean},
+                   {"train_std_s", p.train_std},
+                   {"inputs", std::move(inputs)},
+                   {"sensitive_functions", p.sensitive_functions}});
+  }
+  return out;
+}
+
 }  // namespace
 
 int run_phases(const std::vector<std::string>& args)
 {
-  std::string input, json_out, variability = "off";
+  std::vector<std::string> inputs;
+  std::string json_out, variability = "off";
   double nw = -1;
   int np = 0;
   std::uint64_t seed = 0;
   po::options_description options("phases options");
   options.add_options()
-    ("input", po::value(&input)->required(), "model.json (with --nw and --np) or a profile directory")
+    ("input", po::value(&inputs)->required(),
+     "model.json (with --nw and --np), or profile directories: the first is the training input, the others are "
+     "compared with it phase by phase (input sensitivity)")
     ("nw", po::value(&nw), "a model's target workload size")
     ("np", po::value(&np), "a model's target number of ranks")
     ("variability", po::value(&variability)->default_value("off"), "a model's compute drawn at random: on or off, as predict")
     ("seed", po::value(&seed)->default_value(0), "the draws of --variability on")
     ("json", po::value(&json_out), "also write the units' phases to this file");
   po::positional_options_description positional;
-  positional.add("input", 1);
+  positional.add("input", -1);
   po::variables_map vm;
-  if (not parse("phases", "phases model.json --nw X --np Y | phases PROFILE_DIR  [--json FILE]", args, options,
+  if (not parse("phases", "phases model.json --nw X --np Y | phases PROFILE_DIR [PROFILE_DIR...]  [--json FILE]", args, options,
                 positional, vm,
                 "Reads every rank's calls once and prints the main loop's iterations grouped into phases, as\n"
                 "`predict --sample` forms them (features: calls, bytes and work per function; k-means with the\n"
                 "silhouette; docs/reference/sampling.md): each phase's share of the cost, its spread and the\n"
-                "features that set it apart. For a profile the cost is the recorded time, for a model a proxy."))
+                "features that set it apart. For a profile the cost is the recorded time, for a model a proxy.\n"
+                "With several profiles (the same program at other sizes), each phase of the first is tested for\n"
+                "input sensitivity (the seed's Eq. 6: mean or spread of its units' time moved by more than 10 %)."))
     return 0;
   if (variability != "on" && variability != "off")
     throw UsageError{"--variability must be on or off, not '" + variability + "'", "phases"};
 
   models::sampling::Units units;
+  std::vector<models::sampling::Units> references;
+  std::vector<std::string> reference_names;
   std::string what;
+  const std::string& input = inputs.front();
+  if (inputs.size() > 1) {
+    for (const std::string& i : inputs)
+      if (not models::is_profile_dir(i))
+        throw UsageError{i + ": several inputs are compared as profile directories; this is none (no run.json)",
+                         "phases"};
+    for (std::size_t i = 1; i < inputs.size(); ++i) {
+      models::ProfileDir ref(inputs[i]);
+      references.push_back(models::sampling::collect_recorded_units(ref, ref.info().host.speed_flops));
+      if (references.back().count == 0)
+        throw InputError({inputs[i], 0, {}, -1}, "no units to compare: " + references.back().why_not);
+      reference_names.push_back(inputs[i]);
+    }
+  }
   if (models::is_profile_dir(input)) {
     if (vm.count("nw") || vm.count("np") || not vm["variability"].defaulted() || not vm["seed"].defaulted())
       throw UsageError{"--nw, --np, --variability and --seed apply to a model, not to a profile directory", "phases"};
@@ -165,6 +220,8 @@ int run_phases(const std::vector<std::string>& args)
     j["silhouette"] = phases.silhouette;
     j["phases"] = std::move(pj);
     j["unit_phase"] = phases.of_unit;
+    if (not references.empty())
+      j["sensitivity"] = report_sensitivity(units, phases, references, reference_names);
   }
   if (not json_out.empty()) {
     write_file_atomically(json_out, j.dump(2) + "\n", "the phases");

@@ -8,7 +8,11 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <cstdint>
+#include <limits>
+#include <map>
 #include <set>
+#include <tuple>
 
 namespace gridcast::models::sampling {
 
@@ -212,6 +216,132 @@ Phases form_phases(const Units& units, std::size_t top_k, int max_k)
       ph.distinct[static_cast<std::size_t>(p)].push_back(units.feature_names[above[a].second]);
   }
   return ph;
+}
+
+}  // namespace gridcast::models::sampling
+
+namespace gridcast::models::sampling {
+
+namespace {
+
+double relative_change(double train, double ref, double scale)
+{
+  return scale > 0 ? std::abs(train - ref) / scale : (ref != train ? std::numeric_limits<double>::infinity() : 0.0);
+}
+
+/// Mean and standard deviation (n - 1) of `v`.
+std::pair<double, double> mean_std(const std::vector<double>& v)
+{
+  if (v.empty())
+    return {0, 0};
+  const double m = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+  double s = 0;
+  for (double x : v)
+    s += (x - m) * (x - m);
+  return {m, v.size() > 1 ? std::sqrt(s / static_cast<double>(v.size() - 1)) : 0.0};
+}
+
+}  // namespace
+
+std::vector<PhaseSensitivity> input_sensitivity(const Units& train, const Phases& phases,
+                                                const std::vector<Units>& references, double threshold)
+{
+  const std::size_t k = static_cast<std::size_t>(phases.k);
+  std::vector<PhaseSensitivity> out(k);
+  // The training input's call-count features: their columns, scales and per-phase centres.
+  std::vector<std::string> calls;
+  std::vector<std::size_t> col;
+  for (std::size_t j = 0; j < train.feature_names.size(); ++j)
+    if (train.feature_names[j].rfind("calls ", 0) == 0) {
+      calls.push_back(train.feature_names[j]);
+      col.push_back(j);
+    }
+  std::vector<double> scale(col.size(), 1.0);
+  for (std::size_t c = 0; c < col.size(); ++c) {
+    const Column s = column_stats(train.features, col[c]);
+    scale[c] = s.std > 0 ? s.std : std::max(1.0, std::abs(s.mean));
+  }
+  std::vector<std::vector<double>> centre(k, std::vector<double>(col.size(), 0.0));
+  std::vector<std::vector<double>> train_cost(k);
+  for (std::size_t i = 0; i < train.count; ++i) {
+    const std::size_t h = static_cast<std::size_t>(phases.of_unit[i]);
+    for (std::size_t c = 0; c < col.size(); ++c)
+      centre[h][c] += train.features[i][col[c]];
+    train_cost[h].push_back(train.proxy_s[i]);
+  }
+  for (std::size_t h = 0; h < k; ++h) {
+    for (double& x : centre[h])
+      x /= static_cast<double>(train_cost[h].size());
+    std::tie(out[h].train_mean, out[h].train_std) = mean_std(train_cost[h]);
+  }
+  // Per phase, the mean work per unit of each function in training.
+  auto work_means = [](const Units& u, const std::vector<std::size_t>& members) {
+    std::map<std::string, double> m;
+    for (std::size_t j = 0; j < u.feature_names.size(); ++j) {
+      if (u.feature_names[j].rfind("work ", 0) != 0 || members.empty())
+        continue;
+      double sum = 0;
+      for (std::size_t i : members)
+        sum += u.features[i][j];
+      m[u.feature_names[j].substr(5)] = sum / static_cast<double>(members.size());
+    }
+    return m;
+  };
+  std::vector<std::vector<std::size_t>> train_members(k);
+  for (std::size_t i = 0; i < train.count; ++i)
+    train_members[static_cast<std::size_t>(phases.of_unit[i])].push_back(i);
+  std::vector<std::set<std::string>> sensitive_functions(k);
+
+  for (const Units& ref : references) {
+    std::vector<std::size_t> ref_col(col.size(), SIZE_MAX);
+    for (std::size_t c = 0; c < col.size(); ++c)
+      for (std::size_t j = 0; j < ref.feature_names.size(); ++j)
+        if (ref.feature_names[j] == calls[c])
+          ref_col[c] = j;
+    std::vector<std::vector<std::size_t>> members(k);
+    for (std::size_t i = 0; i < ref.count; ++i) {
+      std::size_t best = 0;
+      double best_d = std::numeric_limits<double>::infinity();
+      for (std::size_t h = 0; h < k; ++h) {
+        double d = 0;
+        for (std::size_t c = 0; c < col.size(); ++c) {
+          const double x = ref_col[c] == SIZE_MAX ? 0.0 : ref.features[i][ref_col[c]];
+          d += std::pow((x - centre[h][c]) / scale[c], 2);
+        }
+        if (d < best_d) {
+          best_d = d;
+          best = h;
+        }
+      }
+      members[best].push_back(i);
+    }
+    for (std::size_t h = 0; h < k; ++h) {
+      PhaseSensitivity& p = out[h];
+      std::vector<double> cost;
+      for (std::size_t i : members[h])
+        cost.push_back(ref.proxy_s[i]);
+      const auto [m, sd] = mean_std(cost);
+      p.units.push_back(members[h].size());
+      p.mean.push_back(m);
+      p.std.push_back(sd);
+      if (members[h].empty())
+        continue;  // the input never enters this phase: nothing to compare
+      // Eq. 6.
+      if (relative_change(p.train_mean, m, p.train_mean) > threshold ||
+          relative_change(p.train_std, sd, p.train_std > 0 ? p.train_std : p.train_mean) > threshold)
+        p.sensitive = true;
+      const auto train_work = work_means(train, train_members[h]);
+      const auto ref_work = work_means(ref, members[h]);
+      for (const auto& [name, w] : train_work) {
+        auto it = ref_work.find(name);
+        if (relative_change(w, it == ref_work.end() ? 0.0 : it->second, w) > threshold)
+          sensitive_functions[h].insert(name);
+      }
+    }
+  }
+  for (std::size_t h = 0; h < k; ++h)
+    out[h].sensitive_functions.assign(sensitive_functions[h].begin(), sensitive_functions[h].end());
+  return out;
 }
 
 }  // namespace gridcast::models::sampling

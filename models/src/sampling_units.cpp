@@ -62,10 +62,13 @@ Units collect_units(const TraceSource& source, double recorded_speed_flops)
     u.why_not = loop.why_not.empty() ? "the run has no main loop" : loop.why_not;
     return u;
   }
-  if (loop.iterations < 4) {
-    u.why_not = "the main loop has " + std::to_string(loop.iterations) + " iterations: too few units to sample";
+  if (loop.iterations < 2) {
+    u.why_not = "the main loop has 1 iteration: no unit";
     return u;
   }
+  // Fewer than 3 units are read (phases and their comparison still apply) but not sampled.
+  if (loop.iterations < 4)
+    u.why_not = "the main loop has " + std::to_string(loop.iterations) + " iterations: too few units to sample";
   u.count = loop.iterations - 1;
   const std::size_t units = static_cast<std::size_t>(u.count);
   const double speed = recorded_speed_flops > 0 ? recorded_speed_flops : kProxyFlopsPerSecond;

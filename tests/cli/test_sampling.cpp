@@ -131,6 +131,19 @@ TEST_CASE("cli: gridcast phases groups a model's or a profile's iterations and w
   CHECK(pj["units"].get<int>() >= 3);
   CHECK(pj["unit_phase"].size() == pj["units"].get<std::size_t>());
 
+  // Several profiles: the first one's phases tested for input sensitivity against the others.
+  const std::string profiles = kSource + "/examples/predict-stencil/profiles/";
+  auto s = run_gridcast("phases " + profiles + "np4-nw8 " + profiles + "np4-nw12 " + profiles + "np4-nw16 --json " +
+                        (dir / "s.json").string());
+  INFO(s.output);
+  REQUIRE(s.exit_code == 0);
+  CHECK_THAT(s.output, Catch::Contains("phase 0: input sensitive") &&
+                           Catch::Contains("functions whose work per unit moved: compute"));
+  const auto sj = nlohmann::json::parse(read_file(dir / "s.json"));
+  CHECK(sj["sensitivity"][0]["sensitive"] == true);
+  CHECK(sj["sensitivity"][0]["inputs"].size() == 2);
+  CHECK(run_gridcast("phases " + profiles + "np4-nw8 " + kSource + "/examples/predict-stencil/model.json").exit_code == 1);
+
   for (const std::string& bad : {"phases " + kSource + "/examples/predict-stencil/model.json --nw 256",
                                  "phases " + kSource + "/examples/wait-states/profile --np 4",
                                  "phases " + kSource + "/examples/predict-stencil/model.json --nw 256 --np 16 --variability x"}) {

@@ -303,3 +303,44 @@ TEST_CASE("sampling estimate: the stratified total and its standard error as Eq.
   plan.role.assign(10, Plan::Sampled);
   CHECK(estimate_total(plan, v).standard_error == 0.0);
 }
+
+TEST_CASE("input sensitivity: a phase whose cost scales with the input is sensitive and one that does not is not",
+          "[models]")
+{
+  // Two phases told apart by their calls: A (f0 called once, cost 1 s whatever the input) and B (f1 called
+  // twice, cost 2 s in training, 4 s at the larger input, its work doubled). Alternating units.
+  auto input = [](double b_cost, double b_work, double jitter) {
+    Units u;
+    u.feature_names = {"calls f0", "calls f1", "work f0", "work f1"};
+    for (int i = 0; i < 40; ++i) {
+      const double wobble = jitter * ((i / 2) % 3 - 1);
+      if (i % 2 == 0) {
+        u.features.push_back({1, 0, 1e9, 0});
+        u.proxy_s.push_back(1.0 + wobble);
+      } else {
+        u.features.push_back({0, 2, 0, b_work});
+        u.proxy_s.push_back(b_cost + 2 * wobble);
+      }
+    }
+    u.count = 40;
+    u.loop_iterations = 41;
+    return u;
+  };
+  const Units train = input(2.0, 2e9, 0.01);
+  const Phases ph = form_phases(train);
+  REQUIRE(ph.k == 2);
+  const int a = ph.of_unit[0], b = ph.of_unit[1];
+  // The reference input: B's cost and work doubled, A's the same; and a third input like training.
+  const auto s = input_sensitivity(train, ph, {input(4.0, 4e9, 0.01), input(2.0, 2e9, 0.01)});
+  REQUIRE(s.size() == 2);
+  CHECK_FALSE(s[static_cast<std::size_t>(a)].sensitive);
+  CHECK(s[static_cast<std::size_t>(b)].sensitive);
+  CHECK(s[static_cast<std::size_t>(b)].units == std::vector<std::uint64_t>{20, 20});
+  CHECK(s[static_cast<std::size_t>(b)].mean[0] == Approx(4.0).epsilon(0.01));
+  CHECK(s[static_cast<std::size_t>(b)].train_mean == Approx(2.0).epsilon(0.01));
+  CHECK(s[static_cast<std::size_t>(b)].sensitive_functions == std::vector<std::string>{"f1"});
+  CHECK(s[static_cast<std::size_t>(a)].sensitive_functions.empty());
+  // A spread that grows by more than 10 % alone makes a phase sensitive (Eq. 6's second test).
+  const auto spread = input_sensitivity(train, ph, {input(2.0, 2e9, 0.05)});
+  CHECK(spread[static_cast<std::size_t>(a)].sensitive);
+}

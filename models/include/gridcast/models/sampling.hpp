@@ -31,9 +31,10 @@ struct Units {
   std::string why_not;  ///< non-empty: the run cannot be sampled, and why
 };
 
-/// Reads every rank's stream of `source` once. `why_not` is set when there is no loop to sample, when it
-/// has fewer than 3 units, when a request is still pending at a head of the loop, or when a message
-/// crosses from one unit to another (a skipped unit must take all its messages with it).
+/// Reads every rank's stream of `source` once. `why_not` is set when there is no loop to sample (then
+/// `count` is 0), when it has fewer than 3 units (they are read, not sampled), when a request is still
+/// pending at a head of the loop, or when a message crosses from one unit to another (a skipped unit must
+/// take all its messages with it).
 Units collect_units(const TraceSource& source, double recorded_speed_flops);
 
 /// The units of a recorded trace: the iterations of each rank's main loop as the fold finds it
@@ -54,6 +55,23 @@ struct Phases {
   std::vector<std::vector<std::string>> distinct;
 };
 Phases form_phases(const Units& units, std::size_t top_k = 100, int max_k = 20);
+
+/// The seed's input-sensitivity test (Algorithm 1, Eq. 6): the units of reference inputs (runs at other
+/// sizes) classified into the training input's phases by the nearest phase centre of their call counts
+/// (`calls F` features only: bytes and work grow with the input, the code path need not), then each phase's
+/// mean and standard deviation of the unit cost compared with the training input's. A phase is input
+/// sensitive when any reference input moves either by more than `threshold` (10 %): a standard deviation
+/// of 0 in training compares against the mean. Per function, the phase's mean `work F` per unit is compared
+/// the same way.
+struct PhaseSensitivity {
+  double train_mean = 0, train_std = 0;
+  std::vector<std::uint64_t> units;  ///< per reference input: its units classified here
+  std::vector<double> mean, std;     ///< per reference input (0 and 0 where it has none)
+  bool sensitive = false;
+  std::vector<std::string> sensitive_functions;  ///< whose work per unit moved by more than the threshold
+};
+std::vector<PhaseSensitivity> input_sensitivity(const Units& train, const Phases& phases,
+                                                const std::vector<Units>& references, double threshold = 0.10);
 
 /// What the user asked for: --sample N (a total sample size) or auto, --confidence, --margin, --seed.
 struct Request {
