@@ -169,6 +169,7 @@ int run_phases(const std::vector<std::string>& args)
     so.variability = variability == "on";
     so.seed = seed;
     models::trace::SynthSource synth(model, {nw, np}, so);
+    check_call_count(synth.total_calls(), kDefaultMaxCalls, input, nw, np);  // every call is read once
     units = models::sampling::collect_units(synth, 0);
     std::ostringstream o;
     o << input << " at Nw " << nw << ", Np " << np;

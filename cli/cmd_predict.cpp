@@ -351,14 +351,15 @@ int run_predict(const std::vector<std::string>& args)
   synth_options.seed        = seed;
   models::trace::SynthSource synth(model, {nw, np}, synth_options);
   models::trace::print_quality(std::cerr, synth.quality());
+  std::map<std::string, FunctionTotals> totals;
+  check_call_count(synth.total_calls(), max_calls, model_file, nw, np);
+  // After the call-count check: reading the units walks every call once.
   emulator::SamplingReport sampling_report;
   if (sample_request) {
     opts.sampling_plan = plan_sampling(synth, *sample_request, sampling_report);
     if (not opts.sampling_plan)
       std::cerr << "gridcast predict: note: --sample: every iteration emulated: " << sampling_report.why_not << '\n';
   }
-  std::map<std::string, FunctionTotals> totals;
-  check_call_count(synth.total_calls(), max_calls, model_file, nw, np);
   Progress progress("predict", synth.total_calls());
   CountingSource counting(synth, totals, progress);
   std::unique_ptr<models::TraceSource> changed;
