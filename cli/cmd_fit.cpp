@@ -1,6 +1,7 @@
 // `gridcast fit`: fits the representative trace model (models/trace_model.hpp) to profile directories.
 #include "commands.hpp"
 #include "options.hpp"
+#include "sampling.hpp"
 
 #include "gridcast/models/trace_model.hpp"
 
@@ -187,6 +188,7 @@ int run_fit(const std::vector<std::string>& args)
   // without them every library site is regressed, as before).
   if (not model.library_rates.empty())
     print_library_pricing(model);
+  print_input_phases(std::cout, model, "  ");
   for (const std::string& w : model.warnings)
     std::cerr << "gridcast fit: warning: " << w << '\n';
   return 0;

@@ -2,6 +2,7 @@
 // at a target (Nw, Np) or from a recorded profile: what `predict --sample` would stratify, readable.
 #include "commands.hpp"
 #include "options.hpp"
+#include "sampling.hpp"
 
 #include "gridcast/foundation/errors.hpp"
 #include "gridcast/foundation/output_file.hpp"
@@ -74,7 +75,9 @@ nlohmann::ordered_json report_sensitivity(const models::sampling::Units& train, 
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (std::size_t h = 0; h < s.size(); ++h) {
     const models::sampling::PhaseSensitivity& p = s[h];
-    std::cout << "phase " << h << ": " << (p.sensitive ? "input sensitive" : "not input sensitive") << "; training "
+    std::cout << "phase " << h << ": " << (p.compared == 0 ? "untested (no unit of the other inputs in it)"
+                                                : p.sensitive   ? "input sensitive"
+                                                                : "not input sensitive") << "; training "
               << std::scientific << std::setprecision(3) << p.train_mean << " s +/- " << p.train_std << " s";
     nlohmann::ordered_json inputs = nlohmann::ordered_json::array();
     for (std::size_t r = 0; r < refs.size(); ++r) {
@@ -90,6 +93,7 @@ nlohmann::ordered_json report_sensitivity(const models::sampling::Units& train, 
       std::cout << "  functions whose work per unit moved: " << joined(p.sensitive_functions) << '\n';
     out.push_back({{"phase", h},
                    {"sensitive", p.sensitive},
+                   {"compared_inputs", p.compared},
                    {"train_mean_s", p.train_mean},
                    {"train_std_s", p.train_std},
                    {"inputs", std::move(inputs)},
@@ -127,7 +131,8 @@ int run_phases(const std::vector<std::string>& args)
                 "silhouette; docs/reference/sampling.md): each phase's share of the cost, its spread and the\n"
                 "features that set it apart. For a profile the cost is the recorded time, for a model a proxy.\n"
                 "With several profiles (the same program at other sizes), each phase of the first is tested for\n"
-                "input sensitivity (the seed's Eq. 6: mean or spread of its units' time moved by more than 10 %)."))
+                "input sensitivity (the seed's Eq. 6: mean or spread of its units' time moved by more than 10 %).\n"
+                "For a model, the test `gridcast fit` ran on its training profiles is printed too."))
     return 0;
   if (variability != "on" && variability != "off")
     throw UsageError{"--variability must be on or off, not '" + variability + "'", "phases"};
@@ -136,6 +141,7 @@ int run_phases(const std::vector<std::string>& args)
   std::vector<models::sampling::Units> references;
   std::vector<std::string> reference_names;
   std::string what;
+  std::shared_ptr<const models::trace::TraceModel> model_of_input;  // a model's fit-time test is printed too
   const std::string& input = inputs.front();
   if (inputs.size() > 1) {
     for (const std::string& i : inputs)
@@ -174,6 +180,7 @@ int run_phases(const std::vector<std::string>& args)
     std::ostringstream o;
     o << input << " at Nw " << nw << ", Np " << np;
     what = o.str();
+    model_of_input = model;
   }
 
   nlohmann::ordered_json j;
@@ -223,6 +230,11 @@ int run_phases(const std::vector<std::string>& args)
     j["unit_phase"] = phases.of_unit;
     if (not references.empty())
       j["sensitivity"] = report_sensitivity(units, phases, references, reference_names);
+  }
+  if (model_of_input && model_of_input->input_phases) {
+    std::cout << "\nfrom the fit's profiles (the training sizes' recorded iterations, not this target's):\n";
+    print_input_phases(std::cout, *model_of_input, "");
+    j["fit_input_phases"] = models::trace::model_to_json(*model_of_input)["input_phases"];
   }
   if (not json_out.empty()) {
     write_file_atomically(json_out, j.dump(2) + "\n", "the phases");

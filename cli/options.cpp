@@ -6,6 +6,7 @@
 #include "gridcast/emulator/report.hpp"
 #include "gridcast/emulator/timeline.hpp"
 #include "gridcast/foundation/errors.hpp"
+#include "gridcast/models/sampling.hpp"
 
 #include <boost/program_options.hpp>
 
@@ -131,6 +132,8 @@ std::vector<std::string> model_range_warnings(const models::trace::TraceModel& m
   };
   check("Nw", nw, nw_lo, nw_hi);
   check("Np", np, np_lo, np_hi);
+  for (std::string& w : models::sampling::input_phase_warnings(model, nw))
+    out.push_back(std::move(w));
   return out;
 }
 

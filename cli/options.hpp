@@ -65,8 +65,9 @@ void report_analysis(const emulator::ReplayResult& result, const emulator::RunDe
 /// Adds the platform and the hostfile (when given) with their digests to the inputs of prediction.json.
 void add_target_inputs(emulator::RunDescription& run, const RunTarget& target);
 
-/// Where the target (nw, np) lies outside the Nw or Np range of the model's training points, and how far:
-/// one warning each, which predict and synth print.
+/// Where the target (nw, np) lies outside the Nw or Np range of the model's training points, and how far;
+/// and where it leans on an input-sensitive phase tested on few sizes (sampling::input_phase_warnings):
+/// one warning each, which predict, synth and phases print.
 std::vector<std::string> model_range_warnings(const models::trace::TraceModel& model, double nw, int np);
 
 /// The profile encoding named on the command line (--to, --encoding): jsonl (or json), binary (or gct); any

@@ -152,4 +152,36 @@ void print_sampling(std::ostream& out, const emulator::ReplayResult& result)
         << " (the units' times vary more than the allocation expected): a larger --sample N narrows it\n";
 }
 
+void print_input_phases(std::ostream& out, const models::trace::TraceModel& model, const std::string& indent)
+{
+  if (not model.input_phases) {
+    if (not model.input_phases_note.empty())
+      out << indent << "input sensitivity: not tested: " << model.input_phases_note << '\n';
+    return;
+  }
+  const models::trace::InputPhases& ip = *model.input_phases;
+  out << indent << "input sensitivity at Np " << ip.np << ": " << ip.phases.size()
+      << (ip.phases.size() == 1 ? " phase" : " phases") << " of " << ip.units << " iterations at Nw "
+      << general(ip.training_nw) << ", compared with Nw ";
+  for (std::size_t i = 0; i < ip.compared_nw.size(); ++i)
+    out << (i ? ", " : "") << general(ip.compared_nw[i]);
+  out << " (Eq. 6: a phase whose units' mean or spread moved by more than 10 % is input sensitive)\n";
+  for (std::size_t h = 0; h < ip.phases.size(); ++h) {
+    const models::trace::InputPhase& p = ip.phases[h];
+    out << indent << "  phase " << h << ": " << fixed(100 * p.share, 1) << " % of the loop's time, " << p.units
+        << (p.units == 1 ? " iteration, " : " iterations, ") << (p.compared_inputs == 0 ? "untested (no iteration of the other sizes in it)"
+            : p.sensitive       ? "input sensitive"
+                                : "not input sensitive");
+    if (not p.sensitive_functions.empty()) {
+      out << " (work of ";
+      for (std::size_t f = 0; f < p.sensitive_functions.size(); ++f)
+        out << (f ? ", " : "") << p.sensitive_functions[f];
+      out << " moved)";
+    }
+    out << '\n';
+  }
+  if (not model.input_phases_note.empty())
+    out << indent << "  (" << model.input_phases_note << ")\n";
+}
+
 }  // namespace gridcast::cli

@@ -1,5 +1,6 @@
 // --sample, --confidence and --margin of `predict` (docs/reference/sampling.md): the units of the
-// synthesized run, their phases and the plan handed to the emulator, and the console line of the estimate.
+// synthesized run, their phases and the plan handed to the emulator, and the console line of the estimate;
+// the input-sensitivity test a model keeps, as `fit` and `phases` print it.
 #pragma once
 
 #include "gridcast/emulator/replay.hpp"
@@ -44,5 +45,9 @@ void merge_sampling_report(emulator::SamplingReport& into, const emulator::Sampl
 /// The console line: the estimate with its interval, the units emulated, the phases; or why every unit was
 /// emulated.
 void print_sampling(std::ostream& out, const emulator::ReplayResult& result);
+
+/// The fit's input-sensitivity test kept in a model (TraceModel::input_phases): one line for the test and one
+/// per phase, each prefixed by `indent`; or why it did not run (`input_phases_note`, known only to the fit).
+void print_input_phases(std::ostream& out, const models::trace::TraceModel& model, const std::string& indent);
 
 }  // namespace gridcast::cli

@@ -229,6 +229,25 @@ double relative_change(double train, double ref, double scale)
   return scale > 0 ? std::abs(train - ref) / scale : (ref != train ? std::numeric_limits<double>::infinity() : 0.0);
 }
 
+/// The features `names` of every unit of `u`, each standardized over the units of `u` (0 for a feature `u`
+/// lacks or that does not vary in it).
+std::vector<std::vector<double>> standardized_within(const Units& u, const std::vector<std::string>& names)
+{
+  std::vector<std::vector<double>> z(u.count, std::vector<double>(names.size(), 0.0));
+  for (std::size_t c = 0; c < names.size(); ++c) {
+    const auto it = std::find(u.feature_names.begin(), u.feature_names.end(), names[c]);
+    if (it == u.feature_names.end() || u.count == 0)
+      continue;
+    const std::size_t j = static_cast<std::size_t>(it - u.feature_names.begin());
+    const Column s = column_stats(u.features, j);
+    if (not(s.std > 0))
+      continue;
+    for (std::size_t i = 0; i < u.count; ++i)
+      z[i][c] = (u.features[i][j] - s.mean) / s.std;
+  }
+  return z;
+}
+
 /// Mean and standard deviation (n - 1) of `v`.
 std::pair<double, double> mean_std(const std::vector<double>& v)
 {
@@ -287,6 +306,26 @@ std::vector<PhaseSensitivity> input_sensitivity(const Units& train, const Phases
     }
     return m;
   };
+  // The tie-break (below): the other features, standardized within the training input, and their centres.
+  std::vector<std::string> others;
+  std::vector<std::vector<double>> other_centre(k);
+  {
+    std::vector<std::size_t> ocol;
+    for (std::size_t j = 0; j < train.feature_names.size(); ++j)
+      if (train.feature_names[j].rfind("calls ", 0) != 0) {
+        others.push_back(train.feature_names[j]);
+        ocol.push_back(j);
+      }
+    const std::vector<std::vector<double>> z = standardized_within(train, others);
+    for (std::size_t h = 0; h < k; ++h)
+      other_centre[h].assign(others.size(), 0.0);
+    for (std::size_t i = 0; i < train.count; ++i)
+      for (std::size_t c = 0; c < others.size(); ++c)
+        other_centre[static_cast<std::size_t>(phases.of_unit[i])][c] += z[i][c];
+    for (std::size_t h = 0; h < k; ++h)
+      for (double& x : other_centre[h])
+        x /= static_cast<double>(train_cost[h].size());
+  }
   std::vector<std::vector<std::size_t>> train_members(k);
   for (std::size_t i = 0; i < train.count; ++i)
     train_members[static_cast<std::size_t>(phases.of_unit[i])].push_back(i);
@@ -298,18 +337,28 @@ std::vector<PhaseSensitivity> input_sensitivity(const Units& train, const Phases
       for (std::size_t j = 0; j < ref.feature_names.size(); ++j)
         if (ref.feature_names[j] == calls[c])
           ref_col[c] = j;
+    const std::vector<std::vector<double>> ref_z = standardized_within(ref, others);
     std::vector<std::vector<std::size_t>> members(k);
     for (std::size_t i = 0; i < ref.count; ++i) {
+      // Nearest centre by call counts; among centres equally near (phases that make the same calls and
+      // differ in bytes or work, as LAMMPS' first step and the steps after it), nearest by the other
+      // features standardized within each input: the unit that sends more than its input's others joins the
+      // phase that sends more than training's others, whatever the sizes.
       std::size_t best = 0;
-      double best_d = std::numeric_limits<double>::infinity();
+      double best_d = std::numeric_limits<double>::infinity(), best_tie = best_d;
       for (std::size_t h = 0; h < k; ++h) {
-        double d = 0;
+        double d = 0, tie = 0;
         for (std::size_t c = 0; c < col.size(); ++c) {
           const double x = ref_col[c] == SIZE_MAX ? 0.0 : ref.features[i][ref_col[c]];
           d += std::pow((x - centre[h][c]) / scale[c], 2);
         }
-        if (d < best_d) {
-          best_d = d;
+        for (std::size_t c = 0; c < others.size(); ++c)
+          tie += std::pow(ref_z[i][c] - other_centre[h][c], 2);
+        const bool nearer = d < best_d * (1 - 1e-9) - 1e-12;
+        const bool as_near = not nearer && d <= best_d * (1 + 1e-9) + 1e-12;
+        if (nearer || (as_near && tie < best_tie)) {
+          best_d = std::min(d, best_d);
+          best_tie = tie;
           best = h;
         }
       }
@@ -326,6 +375,7 @@ std::vector<PhaseSensitivity> input_sensitivity(const Units& train, const Phases
       p.std.push_back(sd);
       if (members[h].empty())
         continue;  // the input never enters this phase: nothing to compare
+      ++p.compared;
       // Eq. 6.
       if (relative_change(p.train_mean, m, p.train_mean) > threshold ||
           relative_change(p.train_std, sd, p.train_std > 0 ? p.train_std : p.train_mean) > threshold)

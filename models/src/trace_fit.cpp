@@ -6,6 +6,7 @@
 // the compute functions (latency_fit.cpp).
 #include "gridcast/foundation/errors.hpp"
 #include "gridcast/models/profile.hpp"
+#include "gridcast/models/sampling.hpp"
 #include "gridcast/models/trace_model.hpp"
 #include "latency_fit.hpp"
 #include "trace_fit_group.hpp"
@@ -224,9 +225,7 @@ TraceModel fit_largest_size_class(const std::vector<std::filesystem::path>& prof
   throw why;
 }
 
-}  // namespace
-
-TraceModel fit_trace_model(const std::vector<std::filesystem::path>& profiles, const FitOptions& options)
+TraceModel fit_code_paths(const std::vector<std::filesystem::path>& profiles, const FitOptions& options)
 {
   try {
     return fit_one_size_class(profiles, options);
@@ -248,6 +247,15 @@ TraceModel fit_trace_model(const std::vector<std::filesystem::path>& profiles, c
     }
     return fit_largest_size_class(profiles, options, e);
   }
+}
+
+}  // namespace
+
+TraceModel fit_trace_model(const std::vector<std::filesystem::path>& profiles, const FitOptions& options)
+{
+  TraceModel m = fit_code_paths(profiles, options);
+  sampling::test_input_phases(m);  // on the profiles the model kept (m.training)
+  return m;
 }
 
 }  // namespace gridcast::models::trace

@@ -638,6 +638,8 @@ nlohmann::ordered_json model_to_json(const TraceModel& m)
       sweeps.push_back(sweep_json(a, m));
     o["axis_sweeps"] = sweeps;
   }
+  if (m.input_phases)
+    o["input_phases"] = input_phases_json(*m.input_phases);
   return o;
 }
 
@@ -646,7 +648,8 @@ TraceModel model_from_json(const nlohmann::json& j, const std::string& file)
 {
   JsonObject top(j, file);
   top.only({"format", "format_version", "group_threshold", "features", "training", "tokens", "rule", "groups",
-            "library", "latency", "warnings", "size_class", "numbered_loops", "tree_sequences", "axis_sweeps"});
+            "library", "latency", "warnings", "size_class", "numbered_loops", "tree_sequences", "axis_sweeps",
+            "input_phases"});
   if (top.string("format") != kFormatName)
     top.fail("format", std::string("expected \"") + kFormatName + "\"");
   if (top.integer("format_version") != TraceModel::kFormatVersion)
@@ -778,6 +781,8 @@ TraceModel model_from_json(const nlohmann::json& j, const std::string& file)
     for (std::size_t i = 0; i < sweeps.size(); ++i)
       m.axis_sweeps.push_back(read_sweep(top.element("axis_sweeps", i), m));
   }
+  if (top.has("input_phases"))
+    m.input_phases = read_input_phases(top.child("input_phases"));
   return m;
 }
 

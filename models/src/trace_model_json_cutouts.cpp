@@ -1,5 +1,5 @@
 // model.json: the constructs cut out of the ranks' calls (numbered loops, binomial tree sequences, axis
-// sweeps), written and read strictly. Format: docs/reference/model-json.md.
+// sweeps), and the fit's input-sensitivity test of the phases; written and read strictly. Format: docs/reference/model-json.md.
 #include "trace_model_json_detail.hpp"
 
 #include "gridcast/foundation/errors.hpp"
@@ -258,6 +258,58 @@ AxisSweep read_sweep(const JsonObject& r, const TraceModel& m)
     a.blocks[c] = std::move(calls);
   }
   return a;
+}
+
+ojson input_phases_json(const InputPhases& ip)
+{
+  ojson phases = ojson::array();
+  for (const InputPhase& p : ip.phases)
+    phases.push_back({{"share", p.share},
+                      {"mean_s", p.mean_s},
+                      {"std_s", p.std_s},
+                      {"units", p.units},
+                      {"sensitive", p.sensitive},
+                      {"compared_inputs", p.compared_inputs},
+                      {"sensitive_functions", p.sensitive_functions},
+                      {"distinct_features", p.distinct}});
+  return ojson{{"np", ip.np},           {"training_nw", ip.training_nw}, {"compared_nw", ip.compared_nw},
+               {"loop", ip.loop},       {"units", ip.units},             {"phases", std::move(phases)}};
+}
+
+InputPhases read_input_phases(const JsonObject& r)
+{
+  r.only({"np", "training_nw", "compared_nw", "loop", "units", "phases"});
+  InputPhases ip;
+  ip.np = r.int32("np", 1);
+  ip.training_nw = r.number("training_nw", JsonObject::Bound::NonNegative);
+  ip.compared_nw = r.numbers("compared_nw");
+  if (ip.compared_nw.empty())
+    r.fail("compared_nw", "expected at least one size compared with the training size");
+  ip.loop = r.string("loop");
+  ip.units = r.uint64("units");
+  const json& phases = r.array("phases");
+  if (phases.empty())
+    r.fail("phases", "expected at least one phase");
+  for (std::size_t i = 0; i < phases.size(); ++i) {
+    JsonObject pj = r.element("phases", i);
+    pj.only({"share", "mean_s", "std_s", "units", "sensitive", "compared_inputs", "sensitive_functions",
+             "distinct_features"});
+    InputPhase p;
+    p.share = pj.number("share", JsonObject::Bound::NonNegative);
+    if (p.share > 1)
+      pj.fail("share", "expected a share of the loop's time in [0, 1]");
+    p.mean_s = pj.number("mean_s", JsonObject::Bound::NonNegative);
+    p.std_s = pj.number("std_s", JsonObject::Bound::NonNegative);
+    p.units = pj.uint64("units");
+    p.sensitive = pj.boolean("sensitive");
+    p.compared_inputs = pj.uint64("compared_inputs");
+    if (p.compared_inputs > ip.compared_nw.size())
+      pj.fail("compared_inputs", "more than the " + std::to_string(ip.compared_nw.size()) + " sizes compared");
+    p.sensitive_functions = pj.strings("sensitive_functions");
+    p.distinct = pj.strings("distinct_features");
+    ip.phases.push_back(std::move(p));
+  }
+  return ip;
 }
 
 }  // namespace gridcast::models::trace::json_detail

@@ -1,5 +1,5 @@
 // model.json's internal pieces shared by its two source files (trace_model_json.cpp: the model and its
-// template; trace_model_json_cutouts.cpp: numbered loops, tree sequences and axis sweeps).
+// template; trace_model_json_cutouts.cpp: numbered loops, tree sequences, axis sweeps and input phases).
 #pragma once
 
 #include "gridcast/foundation/json_reader.hpp"
@@ -26,5 +26,7 @@ ojson sweep_json(const AxisSweep& a, const TraceModel& m);
 NumberedLoop read_numbered(const JsonObject& r, const TraceModel& m);
 TreeSequence read_trees(const JsonObject& r, const TraceModel& m);
 AxisSweep read_sweep(const JsonObject& r, const TraceModel& m);
+ojson input_phases_json(const InputPhases& ip);
+InputPhases read_input_phases(const JsonObject& r);
 
 }  // namespace gridcast::models::trace::json_detail

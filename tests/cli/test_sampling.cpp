@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <fstream>
 #include <string>
 
 using gridcast::test::read_file;
@@ -151,4 +152,63 @@ TEST_CASE("cli: gridcast phases groups a model's or a profile's iterations and w
     INFO(bad << ": " << r.output);
     CHECK(r.exit_code == 1);
   }
+}
+
+TEST_CASE("cli: fit keeps its input-sensitivity test in model.json and predict warns at an untested size", "[cli]")
+{
+  // The stencil's profiles at two sizes per Np: the largest Np's phases are compared between Nw 8 and 16.
+  TempDir dir;
+  const std::string profiles = kSource + "/examples/predict-stencil/profiles/";
+  std::string two;
+  for (const char* p : {"np4-nw8", "np4-nw16", "np16-nw8", "np16-nw16"})
+    two += profiles + p + " ";
+  auto fit = run_gridcast("fit " + two + "-o " + (dir / "two.json").string());
+  INFO(fit.output);
+  REQUIRE(fit.exit_code == 0);
+  CHECK_THAT(fit.output, Catch::Contains("input sensitivity at Np 16") && Catch::Contains("compared with Nw 8 ") &&
+                             Catch::Contains("input sensitive (work of compute moved)"));
+  const auto m = nlohmann::json::parse(read_file(dir / "two.json"));
+  const auto& ip = m["input_phases"];
+  CHECK(ip["np"] == 16);
+  CHECK(ip["training_nw"].get<double>() == 16.0);
+  CHECK(ip["compared_nw"] == nlohmann::json::array({8.0}));
+  double share = 0;
+  for (const auto& p : ip["phases"]) {
+    share += p["share"].get<double>();
+    CHECK(p["sensitive"] == true);
+    CHECK(p["compared_inputs"] == 1);
+  }
+  CHECK(share == Approx(1.0));
+
+  // At an untested size predict (and synth, phases) say the target leans on a phase tested on two sizes;
+  // at a tested size they do not.
+  const std::string synth = "synth " + (dir / "two.json").string() + " --np 16 --out " + (dir / "s").string();
+  auto untested = run_gridcast(synth + "32 --nw 32");
+  INFO(untested.output);
+  REQUIRE(untested.exit_code == 0);
+  CHECK_THAT(untested.output, Catch::Contains("is input sensitive (work of compute) and was tested on 2 input sizes "
+                                              "only (Nw 8, 16): Nw 32 leans on how it scales"));
+  auto tested = run_gridcast(synth + "8 --nw 8");
+  CHECK(tested.exit_code == 0);
+  CHECK_THAT(tested.output, !Catch::Contains("leans on"));
+
+  // Three sizes: tested enough, no warning; the model round-trips through phases' report.
+  std::string three = two + profiles + "np16-nw12";
+  auto fit3 = run_gridcast("fit " + three + " -o " + (dir / "three.json").string());
+  REQUIRE(fit3.exit_code == 0);
+  auto ph = run_gridcast("phases " + (dir / "three.json").string() + " --nw 32 --np 16 --json " +
+                         (dir / "p.json").string());
+  INFO(ph.output);
+  REQUIRE(ph.exit_code == 0);
+  CHECK_THAT(ph.output, !Catch::Contains("leans on") && Catch::Contains("from the fit's profiles"));
+  CHECK(nlohmann::json::parse(read_file(dir / "p.json"))["fit_input_phases"]["compared_nw"].size() == 2);
+
+  // A broken test in model.json is refused naming the key.
+  auto broken = m;
+  broken["input_phases"]["phases"][0]["share"] = 2.5;
+  std::ofstream(dir / "broken.json") << broken.dump();
+  auto bad = run_gridcast(synth.substr(0, 6) + (dir / "broken.json").string() + " --np 16 --nw 32 --out " +
+                          (dir / "b").string());
+  CHECK(bad.exit_code == 1);
+  CHECK_THAT(bad.output, Catch::Contains("input_phases.phases[0].share"));
 }

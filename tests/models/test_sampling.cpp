@@ -344,3 +344,43 @@ TEST_CASE("input sensitivity: a phase whose cost scales with the input is sensit
   const auto spread = input_sensitivity(train, ph, {input(2.0, 2e9, 0.05)});
   CHECK(spread[static_cast<std::size_t>(a)].sensitive);
 }
+
+TEST_CASE("input sensitivity: phases with the same calls are told apart by bytes relative to their input",
+          "[models]")
+{
+  // Every unit makes the same calls; one in five sends four times the bytes of the others (a rebuild
+  // step). At the larger input every unit sends eight times more: by raw bytes every unit of it is nearer
+  // the heavy phase; within its input, one in five still stands out, and joins the heavy phase alone.
+  auto input = [](double scale, int units) {
+    Units u;
+    u.feature_names = {"calls MPI_Send", "bytes MPI_Send", "work compute"};
+    for (int i = 0; i < units; ++i) {
+      const bool heavy = i % 5 == 0;
+      u.features.push_back({2, scale * (heavy ? 4e6 : 1e6), scale * 1e9});
+      u.proxy_s.push_back(scale * (heavy ? 1.5 : 1.0));
+    }
+    u.count = static_cast<std::uint64_t>(units);
+    u.loop_iterations = u.count + 1;
+    return u;
+  };
+  const Units train = input(1.0, 40);
+  const Phases ph = form_phases(train);
+  REQUIRE(ph.k == 2);
+  const auto heavy = static_cast<std::size_t>(ph.of_unit[0]), light = static_cast<std::size_t>(ph.of_unit[1]);
+  const auto s = input_sensitivity(train, ph, {input(8.0, 20)});
+  CHECK(s[heavy].units == std::vector<std::uint64_t>{4});
+  CHECK(s[light].units == std::vector<std::uint64_t>{16});
+  CHECK(s[heavy].compared == 1);
+  CHECK(s[light].compared == 1);
+  CHECK(s[heavy].sensitive);
+  CHECK(s[light].sensitive);
+  // An input with no unit like the heavy ones (none stands out): the heavy phase is not compared, and is
+  // not called insensitive for it.
+  Units flat = input(1.0, 10);
+  for (auto& row : flat.features)
+    row[1] = 1e6;
+  const auto t = input_sensitivity(train, ph, {flat});
+  CHECK(t[heavy].compared == 0);
+  CHECK_FALSE(t[heavy].sensitive);
+  CHECK(t[light].compared == 1);
+}

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "gridcast/models/stream.hpp"
+#include "gridcast/models/trace_model.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -58,7 +59,8 @@ Phases form_phases(const Units& units, std::size_t top_k = 100, int max_k = 20);
 
 /// The seed's input-sensitivity test (Algorithm 1, Eq. 6): the units of reference inputs (runs at other
 /// sizes) classified into the training input's phases by the nearest phase centre of their call counts
-/// (`calls F` features only: bytes and work grow with the input, the code path need not), then each phase's
+/// (`calls F` features only: bytes and work grow with the input, the code path need not; among phases as
+/// near, by the other features standardized within each input), then each phase's
 /// mean and standard deviation of the unit cost compared with the training input's. A phase is input
 /// sensitive when any reference input moves either by more than `threshold` (10 %): a standard deviation
 /// of 0 in training compares against the mean. Per function, the phase's mean `work F` per unit is compared
@@ -68,10 +70,28 @@ struct PhaseSensitivity {
   std::vector<std::uint64_t> units;  ///< per reference input: its units classified here
   std::vector<double> mean, std;     ///< per reference input (0 and 0 where it has none)
   bool sensitive = false;
+  std::size_t compared = 0;  ///< reference inputs with a unit in the phase (0: the phase could not be tested)
   std::vector<std::string> sensitive_functions;  ///< whose work per unit moved by more than the threshold
 };
 std::vector<PhaseSensitivity> input_sensitivity(const Units& train, const Phases& phases,
                                                 const std::vector<Units>& references, double threshold = 0.10);
+
+/// Runs the input-sensitivity test on a fitted model's training profiles and keeps it in
+/// `model.input_phases` (`input_phases_note` says why not where it cannot run): at the Np with the most
+/// training sizes, the phases of the largest size's recorded main loop, and every other size's units
+/// classified into them (input_sensitivity). Reads those profiles once more.
+void test_input_phases(trace::TraceModel& model);
+
+/// A phase leans on its inputs' sizes when it holds at least this share of the loop's time...
+inline constexpr double kLeaningShare = 0.10;
+/// ...and a sensitive phase tested on fewer inputs than this is flagged at an untested size (the rule:
+/// two sizes fit a line through any two points; a third checks it).
+inline constexpr std::size_t kInputsForSensitivePhase = 3;
+
+/// One warning per phase of `model` holding kLeaningShare of the loop's time or more that is input sensitive
+/// with fewer than kInputsForSensitivePhase sizes tested, or that no other size had iterations in (untested),
+/// when `nw` is none of the sizes tested; empty otherwise.
+std::vector<std::string> input_phase_warnings(const trace::TraceModel& model, double nw);
 
 /// What the user asked for: --sample N (a total sample size) or auto, --confidence, --margin, --seed.
 struct Request {

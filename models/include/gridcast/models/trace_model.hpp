@@ -375,6 +375,32 @@ struct AxisSweep {
   static int extent_class(int extent) { return extent <= 1 ? 0 : extent == 2 ? 1 : 2; }
 };
 
+/// One phase of the training profiles' main loop and whether its time moves with the input (InputPhases).
+struct InputPhase {
+  double share = 0;              ///< of the training input's loop time (its recorded units, slowest rank)
+  double mean_s = 0, std_s = 0;  ///< of its units' time at the training input
+  std::uint64_t units = 0;       ///< of the training input
+  bool sensitive = false;        ///< some other input moved its mean or spread by more than 10 % (Eq. 6)
+  /// How many of the other sizes have iterations in this phase (0: it could not be tested, as sensitive).
+  std::uint64_t compared_inputs = 0;
+  std::vector<std::string> sensitive_functions;  ///< whose work per unit moved by more than 10 %
+  std::vector<std::string> distinct;             ///< the features that set the phase apart
+};
+
+/// The seed's input-sensitivity test (Algorithm 1, Eq. 6; docs/reference/sampling.md) run by the fit where
+/// training profiles at two or more sizes share an Np: the phases of the largest size's main loop, and the
+/// other sizes' units classified into them. `predict` warns when a target leans on a sensitive phase tested
+/// on fewer than 3 inputs.
+struct InputPhases {
+  int np = 0;
+  double training_nw = 0;           ///< the input the phases were formed on (the largest size at `np`)
+  std::vector<double> compared_nw;  ///< the other sizes at `np`, compared with it
+  std::string loop;
+  std::uint64_t units = 0;          ///< of the training input
+  std::vector<InputPhase> phases;
+  std::size_t inputs() const { return 1 + compared_nw.size(); }
+};
+
 struct TraceModel {
   /// 2: compute work in flops with the latency model (`latency`); 1 had per-position seconds.
   static constexpr int kFormatVersion = 2;
@@ -388,6 +414,10 @@ struct TraceModel {
   /// which sizes the model was fitted on and which it left out (empty: every profile). Synthesis lists
   /// it in model_quality.
   std::string size_class;
+  /// The input-sensitivity test of the training profiles' phases; empty where it could not run (no Np with
+  /// profiles at two sizes, or no main loop to form phases in: `input_phases_note` says which).
+  std::optional<InputPhases> input_phases;
+  std::string input_phases_note;  ///< not in model.json: what the fit prints when the test did not run
   /// The latency model of every function with compute calls, by function name.
   std::vector<FunctionLatency> latency;
   const FunctionLatency* latency_of(const std::string& function) const;
