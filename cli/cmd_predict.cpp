@@ -290,7 +290,7 @@ int run_predict(const std::vector<std::string>& args)
   if (ff.tail < 1)
     throw UsageError{"--ff-tail must be at least 1", "predict"};
   ff.mode = fast_forward == "auto" ? emulator::FastForwardOptions::Mode::Auto : emulator::FastForwardOptions::Mode::Off;
-  const std::optional<models::sampling::Request> sample_request = sampling_request(sampling_args, vm, seed);
+  const std::optional<models::sampling::Request> sample_request = sampling_request(sampling_args, vm, seed, "predict");
   if (sample_request) {
     if (not vm["fast-forward"].defaulted() && fast_forward == "auto")
       throw UsageError{"--sample and --fast-forward auto each leave iterations out: give one", "predict"};
@@ -356,7 +356,7 @@ int run_predict(const std::vector<std::string>& args)
   // After the call-count check: reading the units walks every call once.
   emulator::SamplingReport sampling_report;
   if (sample_request) {
-    opts.sampling_plan = plan_sampling(synth, *sample_request, sampling_report);
+    opts.sampling_plan = plan_sampling(models::sampling::collect_units(synth, 0), *sample_request, sampling_report);
     if (not opts.sampling_plan)
       std::cerr << "gridcast predict: note: --sample: every iteration emulated: " << sampling_report.why_not << '\n';
   }

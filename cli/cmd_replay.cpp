@@ -3,6 +3,7 @@
 #include "gpu_model.hpp"
 #include "options.hpp"
 #include "progress.hpp"
+#include "sampling.hpp"
 #include "what_if.hpp"
 
 #include "gridcast/foundation/digest.hpp"
@@ -122,6 +123,7 @@ int run_replay(const std::vector<std::string>& args)
   std::string tables_spec;
   std::string timeline_ranks_spec, timeline_format_name;
   GpuModelArgs gpu_model;
+  SamplingArgs sampling_args;
   po::options_description options("replay options");
   options.add_options()
     ("trace", po::value(&trace)->required(), "profile directory, or SMPI time-independent trace (index file or single file)")
@@ -155,13 +157,22 @@ int run_replay(const std::vector<std::string>& args)
      "tracing:yes). Collectives: the default selector (auto) takes the recorded run's: SMPI's for an SMPI "
      "trace (as smpirun -replay), Open MPI 4.1's for a profile recorded with Open MPI, MPICH's otherwise");
   add_gpu_model_options(options, gpu_model);
+  add_sampling_options(options, sampling_args);
   po::positional_options_description positional;
   positional.add("trace", 1);
   po::variables_map vm;
   if (not parse("replay", "replay TRACE --platform P.xml [--hostfile F | --ranks-per-host K | --ranks-per-node K] "
-                          "[--gpu-mpi hostcopy|gpudirect] [--out DIR] [--seed S] [--cfg name:value ...]",
+                          "[--gpu-mpi hostcopy|gpudirect] [--out DIR] [--seed S] [--cfg name:value ...]\n"
+                          "       [--sample auto|N [--confidence C] [--margin M] [--sample-seed S]]",
                 args, options, positional, vm))
     return 0;
+  const std::optional<models::sampling::Request> sample_request = sampling_request(sampling_args, vm, seed, "replay");
+  if (sample_request) {
+    if (vm.count("analysis") > 0)
+      throw UsageError{"--analysis needs every iteration emulated, --sample emulates some: give one", "replay"};
+    if (not what_if_exprs.empty())
+      throw UsageError{"--what-if analyses every iteration, --sample emulates some: give one", "replay"};
+  }
   if (ranks_per_node > 0 && ranks_per_host > 0 && ranks_per_node != ranks_per_host)
     throw UsageError{"--ranks-per-node and --ranks-per-host name the same thing: give one", "replay"};
   if (ranks_per_node > 0)
@@ -215,8 +226,26 @@ int run_replay(const std::vector<std::string>& args)
   std::unique_ptr<models::TraceSource> changed;
   if (what_if_run)
     changed = what_if_source(progress_source, what_if);
-  const models::TraceSource& source = changed ? *changed : progress_source;
+  // --sample: the recorded main loop's iterations are the units (docs/reference/sampling.md), read before the
+  // emulation from the trace itself, so that the progress counts the emulation's reading only.
+  emulator::SamplingReport sampling_report;
+  std::unique_ptr<models::TraceSource> sampled;
+  if (sample_request) {
+    const models::sampling::Units units = models::sampling::collect_recorded_units(*t.source, t.recorded_speed_flops);
+    opts.sampling_plan = plan_sampling(units, *sample_request, sampling_report);
+    if (opts.sampling_plan)
+      sampled = models::sampling::recorded_loop_source(progress_source, units.loop_iterations);
+    else
+      std::cerr << "gridcast replay: note: --sample: every iteration emulated: " << sampling_report.why_not << '\n';
+  }
+  const models::TraceSource& source = changed ? *changed : sampled ? *sampled : progress_source;
   emulator::ReplayResult result = emulator::replay(source, opts, timeline_path);
+  if (sample_request) {
+    if (result.sampling)
+      merge_sampling_report(*result.sampling, sampling_report);
+    else
+      result.sampling = sampling_report;
+  }
   if (what_if_run) {  // the changes matched what the run has: now the run without them
     check_what_if_matched(what_if);
     what_if_run->run_baseline("replay", args, analysis);
@@ -225,6 +254,7 @@ int run_replay(const std::vector<std::string>& args)
   print_coll_selector(std::cout, opts, result);
   print_gpu_model(std::cout, opts, result);
   print_run_warnings(std::cerr, "replay", result);
+  print_sampling(std::cout, result);
 
   if (not out.empty()) {
     emulator::RunDescription run;

@@ -46,7 +46,7 @@ void add_sampling_options(po::options_description& options, SamplingArgs& args)
 }
 
 std::optional<models::sampling::Request> sampling_request(const SamplingArgs& args, const po::variables_map& vm,
-                                                          std::uint64_t seed)
+                                                          std::uint64_t seed, const std::string& command)
 {
   const bool confidence_given = not vm["confidence"].defaulted();
   const bool margin_given = not vm["margin"].defaulted();
@@ -55,7 +55,7 @@ std::optional<models::sampling::Request> sampling_request(const SamplingArgs& ar
     if (confidence_given || margin_given || seed_given)
       throw UsageError{std::string(confidence_given ? "--confidence" : margin_given ? "--margin" : "--sample-seed") +
                            " applies to a sampled run: give --sample auto or --sample N",
-                       "predict"};
+                       command};
     return std::nullopt;
   }
   models::sampling::Request r;
@@ -64,27 +64,26 @@ std::optional<models::sampling::Request> sampling_request(const SamplingArgs& ar
     const bool digits = not args.sample.empty() && args.sample.size() <= 18 &&
                         args.sample.find_first_not_of("0123456789") == std::string::npos;
     if (not digits || std::stoull(args.sample) == 0)
-      throw UsageError{"--sample " + args.sample + ": expected auto or a number of iterations >= 1", "predict"};
+      throw UsageError{"--sample " + args.sample + ": expected auto or a number of iterations >= 1", command};
     r.size = std::stoull(args.sample);
     if (margin_given)
-      throw UsageError{"--margin applies to --sample auto; --sample " + args.sample + " fixes the size", "predict"};
+      throw UsageError{"--margin applies to --sample auto; --sample " + args.sample + " fixes the size", command};
   }
   if (not(args.confidence > 0 && args.confidence < 1))
     throw UsageError{"--confidence " + general(args.confidence) + ": expected a level in (0, 1), such as 0.95",
-                     "predict"};
+                     command};
   if (not(args.margin > 0) || not std::isfinite(args.margin))
     throw UsageError{"--margin " + general(args.margin) + ": expected a relative half-width > 0, such as 0.02",
-                     "predict"};
+                     command};
   r.confidence = args.confidence;
   r.margin = args.margin;
   return r;
 }
 
-std::shared_ptr<const models::sampling::Plan> plan_sampling(const models::TraceSource& source,
+std::shared_ptr<const models::sampling::Plan> plan_sampling(const models::sampling::Units& units,
                                                             const models::sampling::Request& request,
                                                             emulator::SamplingReport& report)
 {
-  const models::sampling::Units units = models::sampling::collect_units(source, 0);
   report.loop = units.loop;
   report.loop_iterations = units.loop_iterations;
   report.units = units.count;

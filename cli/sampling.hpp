@@ -30,12 +30,12 @@ void add_sampling_options(boost::program_options::options_description& options, 
 /// with a fixed size (it applies to auto only).
 std::optional<models::sampling::Request> sampling_request(const SamplingArgs& args,
                                                           const boost::program_options::variables_map& vm,
-                                                          std::uint64_t seed);
+                                                          std::uint64_t seed, const std::string& command);
 
-/// Reads the run's units and forms their phases; returns the plan to emulate, or null when the run cannot
-/// be sampled (every unit is then emulated, and the report says why). `report` gets everything but the
-/// estimate.
-std::shared_ptr<const models::sampling::Plan> plan_sampling(const models::TraceSource& source,
+/// Forms the phases of the run's units (collect_units, collect_recorded_units); returns the plan to
+/// emulate, or null when the run cannot be sampled (every unit is then emulated, and the report says why).
+/// `report` gets everything but the estimate.
+std::shared_ptr<const models::sampling::Plan> plan_sampling(const models::sampling::Units& units,
                                                             const models::sampling::Request& request,
                                                             emulator::SamplingReport& report);
 

@@ -2,6 +2,7 @@
 // (docs/reference/sampling.md, "Units and features").
 #include "gridcast/models/sampling.hpp"
 
+#include "gridcast/foundation/errors.hpp"
 #include "gridcast/foundation/rng.hpp"
 #include "gridcast/models/call.hpp"
 #include "gridcast/models/recorded_loop.hpp"
@@ -180,14 +181,27 @@ public:
   RecordedUnits(const LoopMarkedSource& marked, std::uint64_t iterations) : marked_(marked), iterations_(iterations) {}
   int rank_count() const override { return marked_.rank_count(); }
   CallStreamPtr open(int rank) const override { return marked_.open(rank); }
-  SteadyLoop steady_loop() const override
-  {
-    return {iterations_ + 1, "the main loop of every rank's recorded calls", {}, false};
-  }
+  SteadyLoop steady_loop() const override { return {iterations_ + 1, kRecordedLoopName, {}, false}; }
 
 private:
   const LoopMarkedSource& marked_;
   std::uint64_t iterations_;
+};
+
+/// RecordedUnits with its own marking source, for a sampled replay.
+class OwnedRecordedUnits final : public TraceSource {
+public:
+  OwnedRecordedUnits(const TraceSource& recorded, std::uint64_t iterations)
+      : marked_(recorded), units_(marked_, iterations)
+  {
+  }
+  int rank_count() const override { return units_.rank_count(); }
+  CallStreamPtr open(int rank) const override { return units_.open(rank); }
+  SteadyLoop steady_loop() const override { return units_.steady_loop(); }
+
+private:
+  LoopMarkedSource marked_;
+  RecordedUnits units_;
 };
 
 }  // namespace
@@ -210,6 +224,13 @@ Units collect_recorded_units(const TraceSource& recorded, double recorded_speed_
       return none;
     }
   return collect_units(RecordedUnits(marked, loops.front().iterations), recorded_speed_flops);
+}
+
+std::unique_ptr<TraceSource> recorded_loop_source(const TraceSource& recorded, std::uint64_t loop_iterations)
+{
+  if (loop_iterations < 2)
+    throw InternalError("recorded_loop_source: a loop of " + std::to_string(loop_iterations) + " iterations");
+  return std::make_unique<OwnedRecordedUnits>(recorded, loop_iterations - 1);
 }
 
 }  // namespace gridcast::models::sampling

@@ -212,3 +212,47 @@ TEST_CASE("cli: fit keeps its input-sensitivity test in model.json and predict w
   CHECK(bad.exit_code == 1);
   CHECK_THAT(bad.output, Catch::Contains("input_phases.phases[0].share"));
 }
+
+TEST_CASE("cli: replay --sample estimates a recorded trace's makespan from a sample of its main loop", "[cli]")
+{
+  TempDir dir;
+  const std::string replay = "replay " + kSource + "/examples/wait-states/profile --platform " + kSource +
+                             "/examples/wait-states/platform.xml --no-timeline ";
+  auto full = run_gridcast(replay + "--out " + (dir / "full").string());
+  INFO(full.output);
+  REQUIRE(full.exit_code == 0);
+  const double exact = nlohmann::json::parse(read_file(dir / "full" / "prediction.json"))["makespan_s"].get<double>();
+
+  auto sampled = run_gridcast(replay + "--sample 4 --sample-seed 3 --out " + (dir / "s").string());
+  INFO(sampled.output);
+  REQUIRE(sampled.exit_code == 0);
+  CHECK_THAT(sampled.output, Catch::Contains("4 of 20 iterations sampled"));
+  const auto p = nlohmann::json::parse(read_file(dir / "s" / "prediction.json"));
+  const auto& s = p["sampling"];
+  CHECK(s["applied"] == true);
+  CHECK(s["units"] == 20);
+  CHECK(s["loop"] == "the main loop of every rank's recorded calls");
+  CHECK(s["units_emulated"].get<int>() < 20);
+  // The recorded iterations are alike: the estimate is the full replay's up to rounding.
+  CHECK(std::abs(p["makespan_s"].get<double>() - exact) <= 1e-9 * exact);
+  // Every call is counted, the skipped iterations' included.
+  const auto f = nlohmann::json::parse(read_file(dir / "full" / "prediction.json"));
+  CHECK(p["events"] == f["events"]);
+
+  // Deterministic for a seed.
+  auto again = run_gridcast(replay + "--sample 4 --sample-seed 3 --out " + (dir / "t").string());
+  REQUIRE(again.exit_code == 0);
+  CHECK(read_file(dir / "s" / "prediction.json") == read_file(dir / "t" / "prediction.json"));
+
+  // Options that need every iteration, and bad values, exit 1 naming the option.
+  for (const auto& [bad, named] : std::vector<std::pair<std::string, std::string>>{
+           {"--sample 4 --analysis waits", "--analysis"},
+           {"--sample 0", "--sample"},
+           {"--sample auto --confidence 1.5", "--confidence"},
+           {"--margin 0.1", "--margin"}}) {
+    auto r = run_gridcast(replay + bad);
+    INFO(bad << ": " << r.output);
+    CHECK(r.exit_code == 1);
+    CHECK_THAT(r.output, Catch::Contains(named) && Catch::Contains("replay"));
+  }
+}

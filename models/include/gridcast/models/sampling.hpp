@@ -9,6 +9,7 @@
 #include "gridcast/models/trace_model.hpp"
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,6 +43,15 @@ Units collect_units(const TraceSource& source, double recorded_speed_flops);
 /// (recorded_loop.hpp), when every rank has the same number of them; `why_not` otherwise. A call's recorded
 /// seconds count in the proxy, which is then the unit's measured time on its slowest rank.
 Units collect_recorded_units(const TraceSource& recorded, double recorded_speed_flops);
+
+/// The loop name collect_recorded_units' units carry.
+inline constexpr const char* kRecordedLoopName = "the main loop of every rank's recorded calls";
+
+/// `recorded` as a sampled replay reads it: each rank's stream marks the heads of its main loop (found by
+/// reading the rank once more, LoopMarkedSource), said as a steady loop of `loop_iterations` (the
+/// Units::loop_iterations collect_recorded_units gave: the loop's iterations are the units, what follows
+/// the loop its last iteration). `recorded` must outlive it.
+std::unique_ptr<TraceSource> recorded_loop_source(const TraceSource& recorded, std::uint64_t loop_iterations);
 
 /// Phases of the units (the seed's phase formation): the top-K features by univariate regression against
 /// the units' proxy cost, standardized; k-means (dlib) for k = 1..20; the smallest k whose silhouette
