@@ -3,11 +3,13 @@
 
     cmake --build build --target gridcast && python3 bench/sampling.py --json bench/results/sampling.json
     python3 bench/sampling.py --seeds 10 --workloads stencil-steady         # a quick look
+    python3 bench/sampling.py --workloads rebuild-grow,rebuild-grow-2pc --keep --json bench/results/sampling.json
 
 For each workload below:
-  full      `predict --fast-forward off`: every iteration emulated, the exact answer, and its wall time;
+  full      `predict --fast-forward off` (or `replay`): every iteration emulated, the exact answer, and its
+            wall time;
   ff        `predict` with fast-forward (the default), for the steady workloads' comparison;
-  sampled   `predict --sample auto` once per --sample-seed 1..S (the same run, another draw of iterations):
+  sampled   `predict --sample auto` (`replay --sample auto`) once per --sample-seed 1..S (the same run, another draw of iterations):
             the estimate's error against full, whether full lies in the 95 % interval (coverage, up to
             1e-9 of rounding: an interval of width 0 is exact only to the clock's rounding), the
             share of iterations emulated and the wall time (median), and full's wall over that median.
@@ -22,7 +24,15 @@ Workloads:
   cg-dot           the corpus' conjugate gradient (examples/corpus/cg-dot), fitted from its training
                    recordings (bench/corpus_validation.py's cache), at Nw 1024 and 1,024 ranks, with
                    --variability on: each call's work drawn from its fitted distribution, so iterations
-                   differ and fast-forward's window is a guess.
+                   differ and fast-forward's window is a guess;
+  rebuild-grow     bench/sampling/rebuild_grow.c recorded under SMPI at 1,024 ranks (NW 16, 256 steps; cached
+                   under $GRIDCAST_CACHE/sampling-bench) and replayed: `replay --sample` of a recorded trace,
+                   with phases (a rebuild every 10th step: 4x the bytes, 3x the flops) and messages that grow
+                   with the step. A replay has no fast-forward: its ff columns are empty. Run with
+                   --margin 0.05: at the default 2 % auto takes a second pass (below);
+  rebuild-grow-2pc the same at the default --margin 0.02, 10 seeds at most (each run takes two passes, the
+                   second sized from the first's emulated spread).
+Each row says when it was measured; --keep keeps the rows of workloads not run from the --json file.
 Exit 0 when every run succeeded (the figures are reported, not judged), 1 otherwise, 77 when gridcast is
 missing.
 """
@@ -64,8 +74,8 @@ def cg_dot_model(gridcast: str, work: Path) -> Path:
     return model
 
 
-def predict(gridcast: str, model: Path, nw: int, np_: int, platform: Path, extra: list[str]) -> dict:
-    cmd = [gridcast, "predict", str(model), "--nw", str(nw), "--np", str(np_), "--platform", str(platform), *extra]
+def run(cmd: list[str]) -> dict:
+    """One gridcast predict or replay into a scratch folder: its wall time and prediction.json's figures."""
     with tempfile.TemporaryDirectory() as tmp:
         start = time.monotonic()
         p = subprocess.run([*cmd, "--out", tmp, "--no-timeline"], capture_output=True, text=True)
@@ -77,15 +87,50 @@ def predict(gridcast: str, model: Path, nw: int, np_: int, platform: Path, extra
             "fast_forward": doc.get("fast_forward")}
 
 
+def rebuild_grow(gridcast: str, np_: int, nw: int, steps: int) -> tuple[Path, Path]:
+    """bench/sampling/rebuild_grow.c recorded under SMPI at np_ ranks (cached under $GRIDCAST_CACHE): the
+    profile directory and the platform it ran on (record.sh's cluster: one rank per host)."""
+    cache = Path(os.environ.get("GRIDCAST_CACHE", str(Path.home() / ".cache" / "gridcast"))) / "sampling-bench"
+    profile = cache / f"rebuild-grow-np{np_}-nw{nw}-s{steps}"
+    platform = profile.with_name(profile.name + ".platform.xml")
+    if (profile / "run.json").exists() and platform.exists():
+        return profile, platform
+    cache.mkdir(parents=True, exist_ok=True)
+    gridcast = str(Path(gridcast).resolve())  # run from the scratch folder below
+    print(f"rebuild-grow: recording at {np_} ranks under SMPI ...", file=sys.stderr, flush=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        t = Path(tmp)
+        subprocess.run(["smpicc", "-O2", "-o", str(t / "rg"), str(ROOT / "bench/sampling/rebuild_grow.c")], check=True,
+                       capture_output=True)
+        subprocess.run([sys.executable, str(ROOT / "scripts/gen_cluster.py"), "--hosts", str(np_), "--bw", "1.25GBps",
+                        "--lat", "5us", "--backbone-bw", "100GBps", "--out-dir", tmp], check=True, capture_output=True)
+        subprocess.run(["smpirun", "-np", str(np_), "-platform", "platform.xml", "-hostfile", "hostfile", "-trace-ti",
+                        "--cfg=tracing/filename:trace.txt", "--cfg=smpi/simulate-computation:no",
+                        "--log=root.thres:warning", "./rg", str(nw), str(steps)], cwd=tmp, check=True,
+                       capture_output=True)
+        subprocess.run([gridcast, "import", "tit", "trace.txt", "--nw", str(nw), "--out", str(profile), "--force",
+                        "--encoding", "binary"], cwd=tmp, check=True, capture_output=True)
+        platform.write_bytes((t / "platform.xml").read_bytes())
+    return profile, platform
+
+
 def measure(gridcast: str, name: str, model: Path, nw: int, np_: int, platform: Path, extra: list[str],
-            seeds: int) -> dict:
+            seeds: int, recorded: bool = False, sample_extra: list[str] | None = None) -> dict:
+    """`model` is a model.json predicted at (nw, np_), or with `recorded` a profile directory replayed;
+    `sample_extra` goes to the sampled runs only (--margin)."""
+    if recorded:
+        base = [gridcast, "replay", str(model), "--platform", str(platform), *extra]
+        full_extra = []
+    else:
+        base = [gridcast, "predict", str(model), "--nw", str(nw), "--np", str(np_), "--platform", str(platform), *extra]
+        full_extra = ["--fast-forward", "off"]
     print(f"{name}: full emulation ...", file=sys.stderr, flush=True)
-    full = predict(gridcast, model, nw, np_, platform, [*extra, "--fast-forward", "off"])
-    ff = predict(gridcast, model, nw, np_, platform, extra)
+    full = run([*base, *full_extra])
+    ff = None if recorded else run(base)  # a replay has no fast-forward
     exact = full["makespan_s"]
     runs = []
     for s in range(1, seeds + 1):
-        r = predict(gridcast, model, nw, np_, platform, [*extra, "--sample", "auto", "--sample-seed", str(s)])
+        r = run([*base, "--sample", "auto", "--sample-seed", str(s), *(sample_extra or [])])
         smp = r["sampling"]
         if not smp["applied"]:
             raise RuntimeError(f"{name}: sampling not applied: {smp['reason']}")
@@ -103,17 +148,19 @@ def measure(gridcast: str, name: str, model: Path, nw: int, np_: int, platform: 
               f"{r['wall_s']:.2f} s", file=sys.stderr, flush=True)
     wall = statistics.median(r["wall_s"] for r in runs)
     errors = [abs(r["error_pct"]) for r in runs]
-    return {"workload": name, "nw": nw, "np": np_, "options": extra, "units": units,
+    return {"workload": name, "nw": nw, "np": np_, "options": extra + (sample_extra or []), "units": units,
             "full_makespan_s": exact, "full_wall_s": full["wall_s"],
-            "ff_makespan_s": ff["makespan_s"], "ff_error_pct": 100 * (ff["makespan_s"] - exact) / exact,
-            "ff_applied": bool(ff["fast_forward"] and ff["fast_forward"]["applied"]), "ff_wall_s": ff["wall_s"],
+            "command": "replay" if recorded else "predict",
+            "ff_makespan_s": ff and ff["makespan_s"], "ff_error_pct": ff and 100 * (ff["makespan_s"] - exact) / exact,
+            "ff_applied": bool(ff and ff["fast_forward"] and ff["fast_forward"]["applied"]),
+            "ff_wall_s": ff and ff["wall_s"],
             "seeds": seeds, "median_abs_error_pct": statistics.median(errors), "max_abs_error_pct": max(errors),
             "covered": sum(r["covered"] for r in runs),
             "median_half_width_pct": statistics.median(r["half_width_pct"] for r in runs),
             "median_emulated_pct": statistics.median(r["emulated_pct"] for r in runs),
             "phases": statistics.median(r["phases"] for r in runs),
             "median_sampled_wall_s": wall, "speedup": full["wall_s"] / wall,
-            "sample_vs_ff_pct": 100 * (statistics.median(r["estimate_s"] for r in runs) - ff["makespan_s"]) /
+            "sample_vs_ff_pct": ff and 100 * (statistics.median(r["estimate_s"] for r in runs) - ff["makespan_s"]) /
             ff["makespan_s"], "runs": runs}
 
 
@@ -121,9 +168,11 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--gridcast", default=str(ROOT / "build" / "bin" / "gridcast"))
     ap.add_argument("--seeds", type=int, default=100, help="sample seeds per workload (default 100)")
-    ap.add_argument("--workloads", default="stencil-steady,overlap-solver,cg-dot")
+    ap.add_argument("--workloads", default="stencil-steady,overlap-solver,cg-dot,rebuild-grow,rebuild-grow-2pc")
     ap.add_argument("--work", default=str(Path(tempfile.gettempdir()) / "gridcast-sampling-bench"))
     ap.add_argument("--json", help="write the figures here (bench/results/sampling.json)")
+    ap.add_argument("--keep", action="store_true",
+                    help="with --json: keep the rows of the workloads not run this time from that file")
     a = ap.parse_args(argv)
     if not Path(a.gridcast).exists():
         print(f"sampling: {a.gridcast} not built", file=sys.stderr)
@@ -142,6 +191,14 @@ def main(argv: list[str] | None = None) -> int:
         if "cg-dot" in wanted:
             rows.append(measure(a.gridcast, "cg-dot", cg_dot_model(a.gridcast, work), 1024, 1024, cluster(1024, work),
                                 ["--variability", "on", "--seed", "1"], a.seeds))
+        if "rebuild-grow" in wanted or "rebuild-grow-2pc" in wanted:
+            profile, platform = rebuild_grow(a.gridcast, 1024, 16, 256)
+            if "rebuild-grow" in wanted:
+                rows.append(measure(a.gridcast, "rebuild-grow", profile, 16, 1024, platform, [], a.seeds,
+                                    recorded=True, sample_extra=["--margin", "0.05"]))
+            if "rebuild-grow-2pc" in wanted:
+                rows.append(measure(a.gridcast, "rebuild-grow-2pc", profile, 16, 1024, platform, [],
+                                    min(a.seeds, 10), recorded=True))
     except (RuntimeError, subprocess.CalledProcessError) as e:
         print(f"sampling: {e}", file=sys.stderr)
         return 1
@@ -151,8 +208,20 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{r['workload']:<16} {r['np']:>6} {r['units']:>6} {r['phases']:>6g} {r['median_abs_error_pct']:>8.3f}% "
               f"{r['max_abs_error_pct']:>6.3f}% {r['covered']:>4}/{r['seeds']:<4} {r['median_half_width_pct']:>7.3f}% "
               f"{r['median_emulated_pct']:>5.1f}% {r['full_wall_s']:>8.2f} {r['median_sampled_wall_s']:>9.2f} "
-              f"{r['speedup']:>6.1f}x {r['ff_error_pct']:>+6.3f}%")
+              f"{r['speedup']:>6.1f}x " + (f"{r['ff_error_pct']:>+6.3f}%" if r["ff_error_pct"] is not None else "      -"))
     if a.json:
+        for r in rows:
+            r["measured"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        if a.keep and Path(a.json).exists():
+            # Workloads not run this time keep their rows from the file, with the date they were measured.
+            ran = {r["workload"] for r in rows}
+            old = json.loads(Path(a.json).read_text())
+            kept = [r for r in old["rows"] if r["workload"] not in ran]
+            for r in kept:
+                r.setdefault("measured", old["date"])
+            rows = kept + rows
+            order = ["stencil-steady", "overlap-solver", "cg-dot", "rebuild-grow", "rebuild-grow-2pc"]
+            rows.sort(key=lambda r: order.index(r["workload"]) if r["workload"] in order else len(order))
         summary = {r["workload"]: {k: r[k] for k in ("median_abs_error_pct", "max_abs_error_pct", "covered", "seeds",
                                                      "median_emulated_pct", "speedup", "sample_vs_ff_pct")}
                    for r in rows}

@@ -355,8 +355,10 @@ int run_predict(const std::vector<std::string>& args)
   check_call_count(synth.total_calls(), max_calls, model_file, nw, np);
   // After the call-count check: reading the units walks every call once.
   emulator::SamplingReport sampling_report;
+  models::sampling::Units sampling_units;
   if (sample_request) {
-    opts.sampling_plan = plan_sampling(models::sampling::collect_units(synth, 0), *sample_request, sampling_report);
+    sampling_units = models::sampling::collect_units(synth, 0);
+    opts.sampling_plan = plan_sampling(sampling_units, *sample_request, sampling_report);
     if (not opts.sampling_plan)
       std::cerr << "gridcast predict: note: --sample: every iteration emulated: " << sampling_report.why_not << '\n';
   }
@@ -369,13 +371,11 @@ int run_predict(const std::vector<std::string>& args)
 
   const std::filesystem::path timeline_path = prepare_output(target);
 
-  emulator::ReplayResult result = emulator::replay(source, opts, timeline_path);
-  if (sample_request) {
-    if (result.sampling)
-      merge_sampling_report(*result.sampling, sampling_report);
-    else
-      result.sampling = sampling_report;
-  }
+  SampledEmulation run = emulate_sampled(sampling_units, sample_request, opts, sampling_report,
+                                         [&] { return emulator::replay(source, opts, timeline_path); });
+  if (run.exit_code)
+    return *run.exit_code;  // auto's first pass ran in a child process, which finished the command
+  emulator::ReplayResult& result = run.result;
   if (what_if_run) {  // the changes matched what the run has: now the run without them
     check_what_if_matched(what_if);
     what_if_run->run_baseline("predict", args, analysis);

@@ -230,8 +230,9 @@ int run_replay(const std::vector<std::string>& args)
   // emulation from the trace itself, so that the progress counts the emulation's reading only.
   emulator::SamplingReport sampling_report;
   std::unique_ptr<models::TraceSource> sampled;
+  models::sampling::Units units;
   if (sample_request) {
-    const models::sampling::Units units = models::sampling::collect_recorded_units(*t.source, t.recorded_speed_flops);
+    units = models::sampling::collect_recorded_units(*t.source, t.recorded_speed_flops);
     opts.sampling_plan = plan_sampling(units, *sample_request, sampling_report);
     if (opts.sampling_plan)
       sampled = models::sampling::recorded_loop_source(progress_source, units.loop_iterations);
@@ -239,13 +240,11 @@ int run_replay(const std::vector<std::string>& args)
       std::cerr << "gridcast replay: note: --sample: every iteration emulated: " << sampling_report.why_not << '\n';
   }
   const models::TraceSource& source = changed ? *changed : sampled ? *sampled : progress_source;
-  emulator::ReplayResult result = emulator::replay(source, opts, timeline_path);
-  if (sample_request) {
-    if (result.sampling)
-      merge_sampling_report(*result.sampling, sampling_report);
-    else
-      result.sampling = sampling_report;
-  }
+  SampledEmulation run = emulate_sampled(units, sample_request, opts, sampling_report,
+                                         [&] { return emulator::replay(source, opts, timeline_path); });
+  if (run.exit_code)
+    return *run.exit_code;  // auto's first pass ran in a child process, which finished the command
+  emulator::ReplayResult& result = run.result;
   if (what_if_run) {  // the changes matched what the run has: now the run without them
     check_what_if_matched(what_if);
     what_if_run->run_baseline("replay", args, analysis);

@@ -3,8 +3,16 @@
 
 #include "gridcast/foundation/errors.hpp"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <iomanip>
+#include <iostream>
 #include <sstream>
 
 namespace gridcast::cli {
@@ -35,11 +43,12 @@ void add_sampling_options(po::options_description& options, SamplingArgs& args)
     ("sample", po::value(&args.sample),
      "auto or N: emulate a stratified random sample of the main loop's iterations (N in all, or as many as "
      "--margin needs), each after a warm-up iteration, and estimate the makespan with a confidence interval "
-     "(docs/reference/sampling.md); fast-forward is then off")
+     "(docs/reference/sampling.md); predict's fast-forward is then off")
     ("confidence", po::value(&args.confidence)->default_value(args.confidence),
      "--sample: the confidence level of the interval, in (0, 1)")
     ("margin", po::value(&args.margin)->default_value(args.margin),
-     "--sample auto: the interval's half-width the sample size aims at, relative to the estimate (> 0)")
+     "--sample auto: the interval's half-width the sample size aims at, relative to the estimate (> 0); where "
+     "the first pass misses it, a second pass sized from the emulated spread runs")
     ("sample-seed", po::value(&args.seed),
      "--sample: the seed of the draw of iterations (default: --seed); another draw of the same run gives "
      "another estimate, for the spread of the method itself");
@@ -113,6 +122,163 @@ std::shared_ptr<const models::sampling::Plan> plan_sampling(const models::sampli
     return nullptr;
   }
   return plan;
+}
+
+namespace {
+
+/// The first pass's verdict, sent from the child to the parent through a pipe: one line per stratum
+/// ("mean std sampled", the doubles in hexadecimal, exact), then the relative half-width.
+std::string observed_text(const emulator::SamplingReport& r)
+{
+  std::ostringstream o;
+  o << std::hexfloat;
+  for (const emulator::SamplingReport::Phase& p : r.phases)
+    if (not p.transient)
+      o << p.mean_s << ' ' << p.std_s << ' ' << p.sampled << '\n';
+  o << "half " << (r.estimate_s > 0 ? r.half_width_s / r.estimate_s : 0.0) << '\n';
+  return o.str();
+}
+
+models::sampling::Request::Observed observed_of(const std::string& text)
+{
+  models::sampling::Request::Observed o;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream l(line);
+    if (line.rfind("half ", 0) == 0) {
+      std::string word, value;
+      l >> word >> value;
+      o.half_width_relative = std::strtod(value.c_str(), nullptr);
+      return o;
+    }
+    std::string mean, sd;
+    std::uint64_t n = 0;
+    if (not(l >> mean >> sd >> n))
+      throw InternalError("sampling: unreadable first-pass line '" + line + "'");
+    o.mean_s.push_back(std::strtod(mean.c_str(), nullptr));
+    o.std_s.push_back(std::strtod(sd.c_str(), nullptr));
+    o.sampled.push_back(n);
+  }
+  throw InternalError("sampling: the first pass's report has no half-width");
+}
+
+}  // namespace
+
+AutoSampleOutcome run_auto_sample(
+    const models::sampling::Units& units, const models::sampling::Request& request,
+    std::shared_ptr<const models::sampling::Plan> first, const emulator::SamplingReport& first_report,
+    const std::function<emulator::ReplayResult(std::shared_ptr<const models::sampling::Plan>)>& emulate)
+{
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
+  int fds[2];
+  if (::pipe(fds) != 0)
+    throw InternalError(std::string("sampling: pipe: ") + std::strerror(errno));
+  const pid_t child = ::fork();
+  if (child < 0)
+    throw InternalError(std::string("sampling: fork: ") + std::strerror(errno));
+  if (child == 0) {
+    ::close(fds[0]);
+    emulator::ReplayResult result = emulate(first);
+    const emulator::SamplingReport* s = result.sampling ? &*result.sampling : nullptr;
+    std::uint64_t sampleable = 0, sampled = 0;
+    if (s)
+      for (const emulator::SamplingReport::Phase& p : s->phases)
+        if (not p.transient) {
+          sampleable += p.units;
+          sampled += p.sampled;
+        }
+    bool enough = s == nullptr || not s->applied || s->half_width_s <= request.margin * s->estimate_s ||
+                  sampled >= sampleable;
+    if (not enough) {
+      // A second pass that would sample as many units per phase draws the same ones: not worth running.
+      models::sampling::Request second = request;
+      second.observed = observed_of(observed_text(*s));
+      emulator::SamplingReport ignored;
+      const auto next = plan_sampling(units, second, ignored);
+      enough = next && next->phase_sampled == first->phase_sampled;
+    }
+    if (enough) {
+      ::close(fds[1]);
+      AutoSampleOutcome out;
+      out.result = std::move(result);
+      out.plan = std::move(first);
+      out.report = first_report;
+      return out;  // the child goes on with the command
+    }
+    const std::string text = observed_text(*s);
+    std::size_t at = 0;
+    while (at < text.size()) {
+      const ssize_t w = ::write(fds[1], text.data() + at, text.size() - at);
+      if (w <= 0)
+        std::_Exit(2);
+      at += static_cast<std::size_t>(w);
+    }
+    ::close(fds[1]);
+    std::_Exit(0);  // nothing of this process's state is written: the parent runs the second pass
+  }
+  ::close(fds[1]);
+  std::string text;
+  char buf[4096];
+  for (;;) {
+    const ssize_t r = ::read(fds[0], buf, sizeof buf);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r <= 0)
+      break;
+    text.append(buf, static_cast<std::size_t>(r));
+  }
+  ::close(fds[0]);
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0)
+    if (errno != EINTR)
+      throw InternalError(std::string("sampling: waitpid: ") + std::strerror(errno));
+  if (not WIFEXITED(status))
+    throw InternalError("sampling: the first pass ended by signal " + std::to_string(WTERMSIG(status)));
+  AutoSampleOutcome out;
+  if (text.empty() || WEXITSTATUS(status) != 0) {
+    out.exit_code = WEXITSTATUS(status);  // the child finished the command (or failed, and said why)
+    return out;
+  }
+  models::sampling::Request second = request;
+  second.observed = observed_of(text);
+  out.plan = plan_sampling(units, second, out.report);
+  std::cerr << "gridcast: note: --sample auto: "
+            << (out.plan ? out.plan->note : "the first pass was over the margin and " + out.report.why_not) << '\n';
+  out.result = emulate(out.plan);  // null: every unit
+  return out;
+}
+
+SampledEmulation emulate_sampled(const models::sampling::Units& units,
+                                 const std::optional<models::sampling::Request>& request,
+                                 emulator::ReplayOptions& opts, emulator::SamplingReport& report,
+                                 const std::function<emulator::ReplayResult()>& emulate)
+{
+  SampledEmulation out;
+  if (request && not request->size && opts.sampling_plan) {
+    AutoSampleOutcome pass =
+        run_auto_sample(units, *request, opts.sampling_plan, report, [&](std::shared_ptr<const models::sampling::Plan> plan) {
+          opts.sampling_plan = std::move(plan);
+          return emulate();
+        });
+    if (pass.exit_code) {
+      out.exit_code = pass.exit_code;
+      return out;
+    }
+    out.result = std::move(*pass.result);
+    report = std::move(pass.report);
+  } else {
+    out.result = emulate();
+  }
+  if (request) {
+    if (out.result.sampling)
+      merge_sampling_report(*out.result.sampling, report);
+    else
+      out.result.sampling = report;
+  }
+  return out;
 }
 
 void merge_sampling_report(emulator::SamplingReport& into, const emulator::SamplingReport& plan_report)

@@ -9,6 +9,7 @@
 
 #include <boost/program_options.hpp>
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <ostream>
@@ -38,6 +39,37 @@ std::optional<models::sampling::Request> sampling_request(const SamplingArgs& ar
 std::shared_ptr<const models::sampling::Plan> plan_sampling(const models::sampling::Units& units,
                                                             const models::sampling::Request& request,
                                                             emulator::SamplingReport& report);
+
+/// `--sample auto` in two passes at most. `emulate` runs the emulation with `plan` (the first pass's);
+/// it runs in a child process, since SimGrid runs one engine per process. Where the first pass's interval is
+/// within the margin (or it could not sample more), the child goes on with the command: run_auto_sample
+/// returns its result there, and in the parent the child's exit code once it has finished (the parent
+/// prints and writes nothing). Otherwise the child hands the strata's observed means and spreads to the
+/// parent and exits; the parent plans the second pass from them (plan_sample's Request::observed), runs
+/// `emulate` with it and returns its result. stdout and stderr are flushed before the fork.
+struct AutoSampleOutcome {
+  std::optional<int> exit_code;            ///< the parent, where the child finished the command
+  std::optional<emulator::ReplayResult> result;
+  std::shared_ptr<const models::sampling::Plan> plan;  ///< the plan `result` ran with
+  emulator::SamplingReport report;                     ///< plan_sampling's report of that plan
+};
+AutoSampleOutcome run_auto_sample(
+    const models::sampling::Units& units, const models::sampling::Request& request,
+    std::shared_ptr<const models::sampling::Plan> first, const emulator::SamplingReport& first_report,
+    const std::function<emulator::ReplayResult(std::shared_ptr<const models::sampling::Plan>)>& emulate);
+
+/// The emulation of predict and replay: `emulate` once, or, for --sample auto with a plan, auto's passes
+/// (run_auto_sample, which sets opts.sampling_plan before each); the result's `sampling` completed with
+/// `report` where a sample was asked for. `exit_code` set: this process is the parent of a first pass that
+/// finished the command, and returns that code.
+struct SampledEmulation {
+  std::optional<int> exit_code;
+  emulator::ReplayResult result;
+};
+SampledEmulation emulate_sampled(const models::sampling::Units& units,
+                                 const std::optional<models::sampling::Request>& request,
+                                 emulator::ReplayOptions& opts, emulator::SamplingReport& report,
+                                 const std::function<emulator::ReplayResult()>& emulate);
 
 /// Completes the emulator's report with what plan_sampling knew (phases' features, silhouette, loop).
 void merge_sampling_report(emulator::SamplingReport& into, const emulator::SamplingReport& plan_report);

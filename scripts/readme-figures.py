@@ -214,7 +214,10 @@ def timeline_formats(d: dict) -> str:
 def sampling(d: dict) -> str:
     parts = []
     for r in d["rows"]:
-        parts.append(f"{r['workload']} ({r['np']:,} ranks, {r['units']} iterations): median |error| "
+        opts = r.get("options", [])
+        shown = [f"`{opts[i]} {opts[i + 1]}`" for i in range(0, len(opts) - 1, 2) if opts[i] != "--seed"]
+        how = ", ".join((["a recorded trace replayed"] if r.get("command") == "replay" else []) + shown)
+        parts.append(f"{r['workload']} ({how + ', ' if how else ''}{r['np']:,} ranks, {r['units']} iterations): median |error| "
                      f"{r['median_abs_error_pct']:.3f}% (max {r['max_abs_error_pct']:.3f}%), the 95% interval held the full "
                      f"emulation's makespan in {r['covered']} of {r['seeds']} draws, {r['median_emulated_pct']:.1f}% of "
                      f"iterations emulated, {r['speedup']:.1f}x faster")

@@ -9,6 +9,7 @@
 #include <boost/math/distributions/students_t.hpp>
 
 #include <algorithm>
+#include <sstream>
 #include <cmath>
 #include <limits>
 
@@ -160,8 +161,26 @@ Plan plan_sample(const Units& units, const Phases& phases, const Request& reques
   }
 
   std::vector<std::uint64_t> nh;
+  const Request::Observed* observed = request.observed ? &*request.observed : nullptr;
+  if (observed && (observed->mean_s.size() != kept || observed->std_s.size() != kept || observed->sampled.size() != kept))
+    throw InternalError("plan_sample: the first pass has " + std::to_string(observed->mean_s.size()) +
+                        " strata, this plan " + std::to_string(kept));
+  if (observed)
+    for (std::size_t h = 0; h < kept; ++h) {
+      strata[h].mean = observed->mean_s[h];
+      strata[h].std = observed->std_s[h];
+    }
   if (plan.automatic) {
-    const double z = z_of(request.confidence);
+    // Before any sample the degrees of freedom are unknown: z. A second pass knows the first's sample size,
+    // and its interval will use Student's t: the quantile at the first pass's n - (phases) degrees of freedom,
+    // so that the size it asks for is not the first pass's again when z would call it enough.
+    double z = z_of(request.confidence);
+    if (observed) {
+      std::uint64_t first = 0;
+      for (std::uint64_t n : observed->sampled)
+        first += n;
+      z = t_of(request.confidence, static_cast<double>(std::max<std::uint64_t>(first, kept + 1) - kept));
+    }
     std::uint64_t n = 0;
     for (const Stratum& s : strata)
       n += std::min(kLeastPerPhaseAuto, s.units);
@@ -179,8 +198,23 @@ Plan plan_sample(const Units& units, const Phases& phases, const Request& reques
         hi = mid;
     }
     nh = allocate(strata, lo, kLeastPerPhaseAuto);
-    plan.note = "auto: " + std::to_string(lo) + " units expected to give a half-width within " +
-                std::to_string(request.margin * 100).substr(0, 4) + " % (the allocation's cost proxy per phase)";
+    if (observed) {
+      std::uint64_t first = 0, total = 0;
+      for (std::size_t h = 0; h < kept; ++h) {
+        nh[h] = std::min(strata[h].units, std::max(nh[h], observed->sampled[h]));
+        first += observed->sampled[h];
+        total += nh[h];
+      }
+      std::ostringstream o;
+      o.precision(3);
+      o << "auto, second pass: the first pass's " << first << " units gave a half-width of "
+        << 100 * observed->half_width_relative << " %, over the margin of " << 100 * request.margin << " %; "
+        << total << " units from the spread of their emulated times per phase";
+      plan.note = o.str();
+    } else {
+      plan.note = "auto: " + std::to_string(lo) + " units expected to give a half-width within " +
+                  std::to_string(request.margin * 100).substr(0, 4) + " % (the allocation's cost proxy per phase)";
+    }
   } else {
     std::uint64_t least = 0;
     for (const Stratum& s : strata)
@@ -199,13 +233,15 @@ Plan plan_sample(const Units& units, const Phases& phases, const Request& reques
   plan.phase_sampled = nh;
   for (std::size_t h = 0; h < kept; ++h) {
     plan.phase_units[h] = strata[h].units;
-    // A simple random sample of n_h units of the phase: a partial Fisher-Yates shuffle from the seed.
+    // One unit drawn at random from each of n_h contiguous blocks of the phase's units, in loop order (the
+    // phase's units split as evenly as they go): a stratified sample along the loop, so that a phase whose
+    // time drifts with the iteration (messages that grow, refinement) is sampled over its whole length.
     SplitMix64 rng(splitmix64(request.seed ^ (0x9e37'79b9'7f4a'7c15ULL * (h + 1))));
-    std::vector<std::uint64_t>& m = members[h];
-    for (std::uint64_t i = 0; i < nh[h]; ++i) {
-      const std::uint64_t j = i + rng.next() % (m.size() - i);
-      std::swap(m[i], m[j]);
-      plan.role[m[i]] = Plan::Sampled;
+    const std::vector<std::uint64_t>& m = members[h];  // ascending
+    const std::uint64_t M = m.size(), n = nh[h];
+    for (std::uint64_t b = 0; b < n; ++b) {
+      const std::uint64_t from = b * M / n, to = (b + 1) * M / n;
+      plan.role[m[from + rng.next() % (to - from)]] = Plan::Sampled;
     }
   }
   // The transient units: one more stratum, taken whole.
@@ -245,11 +281,19 @@ Estimate estimate_total(const Plan& plan, const std::vector<double>& values)
     if (p.sampled == 0)
       throw InternalError("estimate_total: phase " + std::to_string(h) + " has no sampled unit");
     p.mean = sum[h] / static_cast<double>(p.sampled);
+    // Eq. 5's spread, by successive differences of the sampled units in loop order (Wolter's estimator for
+    // a sample of one unit per contiguous block): s^2 = sum (y_i - y_{i-1})^2 / (2 (n - 1)). Without a drift
+    // along the loop it estimates what Eq. 5 does; with one it leaves the drift out, as the blocks do.
+    bool first = true;
+    double previous = 0;
     for (std::size_t u = 0; u < plan.role.size(); ++u)
-      if (plan.role[u] == Plan::Sampled && static_cast<std::size_t>(plan.phase[u]) == h)
-        sum2[h] += (values[u] - p.mean) * (values[u] - p.mean);
-    // Eq. 5.
-    p.std = p.sampled > 1 ? std::sqrt(sum2[h] / static_cast<double>(p.sampled - 1)) : 0.0;
+      if (plan.role[u] == Plan::Sampled && static_cast<std::size_t>(plan.phase[u]) == h) {
+        if (not first)
+          sum2[h] += (values[u] - previous) * (values[u] - previous);
+        previous = values[u];
+        first = false;
+      }
+    p.std = p.sampled > 1 ? std::sqrt(sum2[h] / (2.0 * static_cast<double>(p.sampled - 1))) : 0.0;
     const double N = static_cast<double>(p.units), n = static_cast<double>(p.sampled);
     e.total += N * p.mean;
     // Eq. 4 times N: the standard error of the total, with the finite-population correction.

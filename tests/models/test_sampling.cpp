@@ -287,15 +287,22 @@ TEST_CASE("sampling estimate: the stratified total and its standard error as Eq.
   v[6] = 10;
   v[8] = 14;
   const Estimate e = estimate_total(plan, v);
-  // Means 3 and 12: 6*3 + 4*12 = 66. s0^2 = ((1-3)^2 + (2-3)^2 + (6-3)^2)/2 = 7, s1^2 = 8.
+  // Means 3 and 12: 6*3 + 4*12 = 66. Spreads by successive differences in loop order:
+  // s0^2 = ((2-1)^2 + (6-2)^2) / (2*2) = 4.25, s1^2 = (14-10)^2 / (2*1) = 8.
   CHECK(e.total == Approx(66));
-  CHECK(e.phases[0].std == Approx(std::sqrt(7.0)));
+  CHECK(e.phases[0].std == Approx(std::sqrt(4.25)));
   CHECK(e.phases[1].std == Approx(std::sqrt(8.0)));
-  // var = 36*(1-3/6)*7/3 + 16*(1-2/4)*8/2 = 42 + 32 = 74.
-  CHECK(e.standard_error == Approx(std::sqrt(74.0)));
-  // Satterthwaite: 74^2 / (42^2/2 + 32^2/1) = 5476 / 1906 = 2.873 degrees of freedom; Student's t there.
-  CHECK(e.degrees_of_freedom == Approx(5476.0 / 1906.0));
-  CHECK(e.half_width == Approx(t_of(0.95, 5476.0 / 1906.0) * std::sqrt(74.0)));
+  // var = 36*(1-3/6)*4.25/3 + 16*(1-2/4)*8/2 = 25.5 + 32 = 57.5.
+  CHECK(e.standard_error == Approx(std::sqrt(57.5)));
+  // Satterthwaite: 57.5^2 / (25.5^2/2 + 32^2/1) degrees of freedom; Student's t there.
+  const double df = 57.5 * 57.5 / (25.5 * 25.5 / 2 + 32.0 * 32.0);
+  CHECK(e.degrees_of_freedom == Approx(df));
+  CHECK(e.half_width == Approx(t_of(0.95, df) * std::sqrt(57.5)));
+  // In loop order 1, 3, 2: differences 2 and -1, s0^2 = (4 + 1) / (2*2).
+  v[1] = 1;
+  v[3] = 3;
+  v[5] = 2;
+  CHECK(estimate_total(plan, v).phases[0].std == Approx(std::sqrt(5.0 / 4.0)));
   CHECK(t_of(0.95, 4) == Approx(2.776445105));
   CHECK(t_of(0.95, std::numeric_limits<double>::infinity()) == Approx(1.959963985));
   CHECK(z_of(0.99) == Approx(2.575829304));
@@ -383,4 +390,47 @@ TEST_CASE("input sensitivity: phases with the same calls are told apart by bytes
   CHECK(t[heavy].compared == 0);
   CHECK_FALSE(t[heavy].sensitive);
   CHECK(t[light].compared == 1);
+}
+
+TEST_CASE("sampling plan: auto's second pass sizes from the observed spread and keeps the first pass's count", "[models]")
+{
+  // Two phases whose proxy is flat: auto's first pass takes the least per phase. The emulated times of
+  // phase 0 turned out to vary: the second pass gives it more, and no phase fewer than before.
+  std::vector<std::vector<double>> rows;
+  std::vector<double> proxy;
+  for (int i = 0; i < 200; ++i) {
+    rows.push_back({i >= 160 ? 50.0 : 1.0});
+    proxy.push_back(i >= 160 ? 5.0 : 1.0);
+  }
+  const Units u = units_of(rows, proxy);
+  const Phases ph = form_phases(u);
+  REQUIRE(ph.k == 2);
+  Request r;
+  r.seed = 11;
+  r.margin = 0.01;
+  const Plan first = plan_sample(u, ph, r);
+  REQUIRE(first.phase_sampled.size() == 3);
+  CHECK(first.phase_sampled[0] == 5);
+  CHECK(first.phase_sampled[1] == 5);
+
+  Request second = r;
+  second.observed = Request::Observed{{1.0, 5.0}, {0.4, 0.01}, {5, 5}, 0.05};
+  const Plan next = plan_sample(u, ph, second);
+  CHECK(next.phase_sampled[0] > 20);
+  CHECK(next.phase_sampled[1] >= 5);
+  CHECK_THAT(next.note, Catch::Contains("second pass") && Catch::Contains("half-width of 5 %"));
+  // One unit per contiguous block of each phase: the sample spans the loop.
+  std::uint64_t sampled_before_half = 0, sampled = 0;
+  for (std::size_t i = 2; i < 160; ++i)
+    if (next.role[i] == Plan::Sampled) {
+      ++sampled;
+      sampled_before_half += i < 81 ? 1 : 0;
+    }
+  CHECK(sampled == next.phase_sampled[0]);
+  CHECK(sampled_before_half * 2 >= sampled - 1);
+  CHECK(sampled_before_half * 2 <= sampled + 1);
+  // The strata must be the first pass's.
+  Request wrong = r;
+  wrong.observed = Request::Observed{{1.0}, {0.4}, {5}, 0.05};
+  CHECK_THROWS_AS(plan_sample(u, ph, wrong), gridcast::InternalError);
 }

@@ -109,6 +109,16 @@ struct Request {
   double confidence = 0.95;
   double margin = 0.02;  ///< auto: the interval's half-width over the estimate
   std::uint64_t seed = 0;
+  /// auto's second pass (cli/sampling.cpp): the first pass's strata, in its Plan's order (the transient one
+  /// left out), with the means and standard deviations of their emulated units' times and how many it
+  /// sampled. The size and the allocation then use these instead of the proxy's, and every stratum keeps at
+  /// least its first-pass count.
+  struct Observed {
+    std::vector<double> mean_s, std_s;
+    std::vector<std::uint64_t> sampled;
+    double half_width_relative = 0;  ///< the first pass's, for the note
+  };
+  std::optional<Observed> observed;
 };
 
 /// The first units of the loop are always emulated, as a stratum of their own taken whole (sampled: all;
@@ -136,8 +146,8 @@ struct Plan {
 };
 
 /// The first kTransientUnits units taken whole; for the others, Eq. 1 (Neyman allocation) with the proxy's
-/// standard deviation per phase, at least 2 per phase (Eq. 5 needs two) and at most N_h; a simple random
-/// sample per phase drawn from the seed; the unit before each sampled one emulated as its warm-up. auto: the
+/// standard deviation per phase, at least 2 per phase (Eq. 5 needs two) and at most N_h; per phase, one unit
+/// drawn from the seed in each of n_h contiguous blocks of its units (a stratified sample along the loop); the unit before each sampled one emulated as its warm-up. auto: the
 /// smallest total whose expected half-width, with the proxy's relative spread per phase, is within the
 /// margin. A size N counts the random sample, not the transient units.
 Plan plan_sample(const Units& units, const Phases& phases, const Request& request);
@@ -145,7 +155,9 @@ Plan plan_sample(const Units& units, const Phases& phases, const Request& reques
 /// Eq. 2-5: the stratified estimate of a sum over all units from the sampled units' values.
 struct PhaseEstimate {
   std::uint64_t units = 0, sampled = 0;
-  double mean = 0, std = 0;  ///< of the sampled values (std: Eq. 5, 0 with one sample)
+  /// Of the sampled values. std: Eq. 5 by successive differences in loop order, sqrt(sum (y_i - y_{i-1})^2 /
+  /// (2 (n - 1))), the estimator of a one-per-block sample (Wolter 1984); 0 with one sample.
+  double mean = 0, std = 0;
 };
 struct Estimate {
   double total = 0;           ///< sum over phases of N_h times the phase's sample mean
