@@ -168,7 +168,8 @@ models::sampling::Request::Observed observed_of(const std::string& text)
 AutoSampleOutcome run_auto_sample(
     const models::sampling::Units& units, const models::sampling::Request& request,
     std::shared_ptr<const models::sampling::Plan> first, const emulator::SamplingReport& first_report,
-    const std::function<emulator::ReplayResult(std::shared_ptr<const models::sampling::Plan>)>& emulate)
+    const std::function<emulator::ReplayResult(std::shared_ptr<const models::sampling::Plan>)>& emulate,
+    const std::function<void(const std::string&)>& note)
 {
   std::cout.flush();
   std::cerr.flush();
@@ -245,8 +246,12 @@ AutoSampleOutcome run_auto_sample(
   models::sampling::Request second = request;
   second.observed = observed_of(text);
   out.plan = plan_sampling(units, second, out.report);
-  std::cerr << "gridcast: note: --sample auto: "
-            << (out.plan ? out.plan->note : "the first pass was over the margin and " + out.report.why_not) << '\n';
+  const std::string said =
+      "--sample auto: " + (out.plan ? out.plan->note : "the first pass was over the margin and " + out.report.why_not);
+  if (note)
+    note(said);
+  else
+    std::cerr << "gridcast: note: " << said << '\n';
   out.result = emulate(out.plan);  // null: every unit
   return out;
 }
@@ -262,7 +267,7 @@ SampledEmulation emulate_sampled(const models::sampling::Units& units,
         run_auto_sample(units, *request, opts.sampling_plan, report, [&](std::shared_ptr<const models::sampling::Plan> plan) {
           opts.sampling_plan = std::move(plan);
           return emulate();
-        });
+        }, opts.note);
     if (pass.exit_code) {
       out.exit_code = pass.exit_code;
       return out;

@@ -46,7 +46,8 @@ std::shared_ptr<const models::sampling::Plan> plan_sampling(const models::sampli
 /// returns its result there, and in the parent the child's exit code once it has finished (the parent
 /// prints and writes nothing). Otherwise the child hands the strata's observed means and spreads to the
 /// parent and exits; the parent plans the second pass from them (plan_sample's Request::observed), runs
-/// `emulate` with it and returns its result. stdout and stderr are flushed before the fork.
+/// `emulate` with it and returns its result; `note` says so (the command's note, as ReplayOptions::note).
+/// stdout and stderr are flushed before the fork.
 struct AutoSampleOutcome {
   std::optional<int> exit_code;            ///< the parent, where the child finished the command
   std::optional<emulator::ReplayResult> result;
@@ -56,7 +57,8 @@ struct AutoSampleOutcome {
 AutoSampleOutcome run_auto_sample(
     const models::sampling::Units& units, const models::sampling::Request& request,
     std::shared_ptr<const models::sampling::Plan> first, const emulator::SamplingReport& first_report,
-    const std::function<emulator::ReplayResult(std::shared_ptr<const models::sampling::Plan>)>& emulate);
+    const std::function<emulator::ReplayResult(std::shared_ptr<const models::sampling::Plan>)>& emulate,
+    const std::function<void(const std::string&)>& note);
 
 /// The emulation of predict and replay: `emulate` once, or, for --sample auto with a plan, auto's passes
 /// (run_auto_sample, which sets opts.sampling_plan before each); the result's `sampling` completed with
