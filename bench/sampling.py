@@ -31,7 +31,11 @@ Workloads:
                    with the step. A replay has no fast-forward: its ff columns are empty. Run with
                    --margin 0.05: at the default 2 % auto takes a second pass (below);
   rebuild-grow-2pc the same at the default --margin 0.02, 10 seeds at most (each run takes two passes, the
-                   second sized from the first's emulated spread).
+                   second sized from the first's emulated spread);
+  varying-solver   bench/sampling/varying_solver.c recorded under SMPI at 1,024 ranks (NW 16, 64 steps): a time
+                   stepper whose solver takes 2 to 8 iterations a step (two MPI_Allreduce each on
+                   MPI_COMM_WORLD) and checkpoints every 16th step, so no loop repeats: `replay --sample` cuts it
+                   into the windows between collectives on MPI_COMM_WORLD. --margin 0.05, as rebuild-grow.
 Each row says when it was measured; --keep keeps the rows of workloads not run from the --json file.
 Exit 0 when every run succeeded (the figures are reported, not judged), 1 otherwise, 77 when gridcast is
 missing.
@@ -87,20 +91,20 @@ def run(cmd: list[str]) -> dict:
             "fast_forward": doc.get("fast_forward")}
 
 
-def rebuild_grow(gridcast: str, np_: int, nw: int, steps: int) -> tuple[Path, Path]:
-    """bench/sampling/rebuild_grow.c recorded under SMPI at np_ ranks (cached under $GRIDCAST_CACHE): the
-    profile directory and the platform it ran on (record.sh's cluster: one rank per host)."""
+def recording(gridcast: str, program: str, np_: int, nw: int, steps: int) -> tuple[Path, Path]:
+    """bench/sampling/PROGRAM.c (rebuild_grow, varying_solver) recorded under SMPI at np_ ranks (cached under
+    $GRIDCAST_CACHE): the profile directory and the platform it ran on (record.sh's cluster: one rank per host)."""
     cache = Path(os.environ.get("GRIDCAST_CACHE", str(Path.home() / ".cache" / "gridcast"))) / "sampling-bench"
-    profile = cache / f"rebuild-grow-np{np_}-nw{nw}-s{steps}"
+    profile = cache / f"{program.replace('_', '-')}-np{np_}-nw{nw}-s{steps}"
     platform = profile.with_name(profile.name + ".platform.xml")
     if (profile / "run.json").exists() and platform.exists():
         return profile, platform
     cache.mkdir(parents=True, exist_ok=True)
     gridcast = str(Path(gridcast).resolve())  # run from the scratch folder below
-    print(f"rebuild-grow: recording at {np_} ranks under SMPI ...", file=sys.stderr, flush=True)
+    print(f"{program}: recording at {np_} ranks under SMPI ...", file=sys.stderr, flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         t = Path(tmp)
-        subprocess.run(["smpicc", "-O2", "-o", str(t / "rg"), str(ROOT / "bench/sampling/rebuild_grow.c")], check=True,
+        subprocess.run(["smpicc", "-O2", "-o", str(t / "rg"), str(ROOT / f"bench/sampling/{program}.c")], check=True,
                        capture_output=True)
         subprocess.run([sys.executable, str(ROOT / "scripts/gen_cluster.py"), "--hosts", str(np_), "--bw", "1.25GBps",
                         "--lat", "5us", "--backbone-bw", "100GBps", "--out-dir", tmp], check=True, capture_output=True)
@@ -168,7 +172,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--gridcast", default=str(ROOT / "build" / "bin" / "gridcast"))
     ap.add_argument("--seeds", type=int, default=100, help="sample seeds per workload (default 100)")
-    ap.add_argument("--workloads", default="stencil-steady,overlap-solver,cg-dot,rebuild-grow,rebuild-grow-2pc")
+    ap.add_argument("--workloads",
+                    default="stencil-steady,overlap-solver,cg-dot,rebuild-grow,rebuild-grow-2pc,varying-solver")
     ap.add_argument("--work", default=str(Path(tempfile.gettempdir()) / "gridcast-sampling-bench"))
     ap.add_argument("--json", help="write the figures here (bench/results/sampling.json)")
     ap.add_argument("--keep", action="store_true",
@@ -192,13 +197,17 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(measure(a.gridcast, "cg-dot", cg_dot_model(a.gridcast, work), 1024, 1024, cluster(1024, work),
                                 ["--variability", "on", "--seed", "1"], a.seeds))
         if "rebuild-grow" in wanted or "rebuild-grow-2pc" in wanted:
-            profile, platform = rebuild_grow(a.gridcast, 1024, 16, 256)
+            profile, platform = recording(a.gridcast, "rebuild_grow", 1024, 16, 256)
             if "rebuild-grow" in wanted:
                 rows.append(measure(a.gridcast, "rebuild-grow", profile, 16, 1024, platform, [], a.seeds,
                                     recorded=True, sample_extra=["--margin", "0.05"]))
             if "rebuild-grow-2pc" in wanted:
                 rows.append(measure(a.gridcast, "rebuild-grow-2pc", profile, 16, 1024, platform, [],
                                     min(a.seeds, 10), recorded=True))
+        if "varying-solver" in wanted:
+            profile, platform = recording(a.gridcast, "varying_solver", 1024, 16, 64)
+            rows.append(measure(a.gridcast, "varying-solver", profile, 16, 1024, platform, [], a.seeds,
+                                recorded=True, sample_extra=["--margin", "0.05"]))
     except (RuntimeError, subprocess.CalledProcessError) as e:
         print(f"sampling: {e}", file=sys.stderr)
         return 1
@@ -220,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
             for r in kept:
                 r.setdefault("measured", old["date"])
             rows = kept + rows
-            order = ["stencil-steady", "overlap-solver", "cg-dot", "rebuild-grow", "rebuild-grow-2pc"]
+            order = ["stencil-steady", "overlap-solver", "cg-dot", "rebuild-grow", "rebuild-grow-2pc", "varying-solver"]
             rows.sort(key=lambda r: order.index(r["workload"]) if r["workload"] in order else len(order))
         summary = {r["workload"]: {k: r[k] for k in ("median_abs_error_pct", "max_abs_error_pct", "covered", "seeds",
                                                      "median_emulated_pct", "speedup", "sample_vs_ff_pct")}

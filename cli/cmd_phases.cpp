@@ -126,7 +126,8 @@ int run_phases(const std::vector<std::string>& args)
   po::variables_map vm;
   if (not parse("phases", "phases model.json --nw X --np Y | phases PROFILE_DIR [PROFILE_DIR...]  [--json FILE]", args, options,
                 positional, vm,
-                "Reads every rank's calls once and prints the main loop's iterations grouped into phases, as\n"
+                "Reads every rank's calls once and prints the main loop's iterations (where the loop gives too\n"
+                "few, the windows between collectives on MPI_COMM_WORLD) grouped into phases, as\n"
                 "`predict --sample` forms them (features: calls, bytes and work per function; k-means with the\n"
                 "silhouette; docs/reference/sampling.md): each phase's share of the cost, its spread and the\n"
                 "features that set it apart. For a profile the cost is the recorded time, for a model a proxy.\n"
@@ -141,6 +142,7 @@ int run_phases(const std::vector<std::string>& args)
   std::vector<models::sampling::Units> references;
   std::vector<std::string> reference_names;
   std::string what;
+  bool recorded = false;  // the cost is then the recorded time, not the allocation's proxy
   std::shared_ptr<const models::trace::TraceModel> model_of_input;  // a model's fit-time test is printed too
   const std::string& input = inputs.front();
   if (inputs.size() > 1) {
@@ -148,20 +150,25 @@ int run_phases(const std::vector<std::string>& args)
       if (not models::is_profile_dir(i))
         throw UsageError{i + ": several inputs are compared as profile directories; this is none (no run.json)",
                          "phases"};
-    for (std::size_t i = 1; i < inputs.size(); ++i) {
-      models::ProfileDir ref(inputs[i]);
-      references.push_back(models::sampling::collect_recorded_units(ref, ref.info().host.speed_flops));
-      if (references.back().count == 0)
-        throw InputError({inputs[i], 0, {}, -1}, "no units to compare: " + references.back().why_not);
-      reference_names.push_back(inputs[i]);
-    }
   }
   if (models::is_profile_dir(input)) {
     if (vm.count("nw") || vm.count("np") || not vm["variability"].defaulted() || not vm["seed"].defaulted())
       throw UsageError{"--nw, --np, --variability and --seed apply to a model, not to a profile directory", "phases"};
     models::ProfileDir dir(input);
-    units = models::sampling::collect_recorded_units(dir, dir.info().host.speed_flops);
+    units = models::sampling::choose_units(dir, dir.info().host.speed_flops, true);
     what = input + " (recorded)";
+    recorded = true;
+    // The other sizes' units are cut as the first's: the same loop, or the same windows.
+    for (std::size_t i = 1; i < inputs.size(); ++i) {
+      models::ProfileDir ref(inputs[i]);
+      const double speed = ref.info().host.speed_flops;
+      references.push_back(units.kind == models::sampling::UnitKind::Windows
+                               ? models::sampling::collect_window_units(ref, speed)
+                               : models::sampling::collect_recorded_units(ref, speed));
+      if (references.back().count == 0)
+        throw InputError({inputs[i], 0, {}, -1}, "no units to compare: " + references.back().why_not);
+      reference_names.push_back(inputs[i]);
+    }
   } else {
     if (vm.count("nw") == 0 || vm.count("np") == 0)
       throw UsageError{"a model needs --nw and --np (the target to synthesize)", "phases"};
@@ -176,7 +183,7 @@ int run_phases(const std::vector<std::string>& args)
     so.seed = seed;
     models::trace::SynthSource synth(model, {nw, np}, so);
     check_call_count(synth.total_calls(), kDefaultMaxCalls, input, nw, np);  // every call is read once
-    units = models::sampling::collect_units(synth, 0);
+    units = models::sampling::choose_units(synth, 0, false);
     std::ostringstream o;
     o << input << " at Nw " << nw << ", Np " << np;
     what = o.str();
@@ -200,7 +207,8 @@ int run_phases(const std::vector<std::string>& args)
     double total = 0;
     for (const PhaseRow& r : rows)
       total += r.proxy_s;
-    std::cout << units.count << " units (iterations of " << units.loop << "), " << phases.k
+    std::cout << units.count << " units ("
+              << (units.kind == models::sampling::UnitKind::Windows ? "" : "iterations of ") << units.loop << "), " << phases.k
               << (phases.k == 1 ? " phase" : " phases") << " from " << phases.features.size() << " varying features\n";
     if (not units.why_not.empty())
       std::cout << "predict --sample would emulate every iteration: " << units.why_not << '\n';
@@ -219,7 +227,7 @@ int run_phases(const std::vector<std::string>& args)
       pj.push_back({{"phase", h}, {"units", r.units}, {"first_unit", r.first_unit}, {"share", share},
                     {"mean_cost_s", r.proxy_mean_s}, {"cv", r.proxy_cv}, {"distinct_features", r.distinct}});
     }
-    std::cout << "(cost: " << (units.loop.find("recorded") != std::string::npos ? "the recorded time"
+    std::cout << "(cost: " << (recorded ? "the recorded time"
                                                                               : "the allocation's proxy")
               << " of the slowest rank, docs/reference/sampling.md)\n";
     j["sampleable"] = units.why_not.empty();

@@ -268,8 +268,9 @@ int run_predict(const std::vector<std::string>& args)
                 "(as `gridcast replay`) and contribution.json (what the model predicted, per function). Progress\n"
                 "goes to stderr on long runs when it is a terminal, and a warning when Nw or Np is outside the fitted range.\n"
                 "Long loops are fast-forwarded once stable (--fast-forward, docs/reference/emulator.md); a line says so.\n"
-                "--sample emulates a stratified sample of the loop's iterations instead and gives the makespan with a\n"
-                "confidence interval (docs/reference/sampling.md).\n"
+                "--sample emulates a stratified sample of the loop's iterations (where the loop gives too few, of the\n"
+                "windows between collectives on MPI_COMM_WORLD) instead and gives the makespan with a confidence\n"
+                "interval (docs/reference/sampling.md).\n"
                 "See docs/reference/latency-model.md."))
     return 0;
   if (not hostfile.empty() && ranks_per_host > 0)
@@ -357,7 +358,7 @@ int run_predict(const std::vector<std::string>& args)
   emulator::SamplingReport sampling_report;
   models::sampling::Units sampling_units;
   if (sample_request) {
-    sampling_units = models::sampling::collect_units(synth, 0);
+    sampling_units = models::sampling::choose_units(synth, 0, false);
     opts.sampling_plan = plan_sampling(sampling_units, *sample_request, sampling_report);
     if (not opts.sampling_plan)
       std::cerr << "gridcast predict: note: --sample: every iteration emulated: " << sampling_report.why_not << '\n';
@@ -367,7 +368,11 @@ int run_predict(const std::vector<std::string>& args)
   std::unique_ptr<models::TraceSource> changed;
   if (what_if_run)
     changed = what_if_source(counting, what_if);
-  const models::TraceSource& source = changed ? *changed : counting;
+  // Units other than the steady loop's (windows between world collectives) are marked on the way.
+  std::unique_ptr<models::TraceSource> marked;
+  if (opts.sampling_plan)
+    marked = models::sampling::unit_source(counting, sampling_units);
+  const models::TraceSource& source = changed ? *changed : marked ? *marked : counting;
 
   const std::filesystem::path timeline_path = prepare_output(target);
 

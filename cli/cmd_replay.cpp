@@ -232,10 +232,10 @@ int run_replay(const std::vector<std::string>& args)
   std::unique_ptr<models::TraceSource> sampled;
   models::sampling::Units units;
   if (sample_request) {
-    units = models::sampling::collect_recorded_units(*t.source, t.recorded_speed_flops);
+    units = models::sampling::choose_units(*t.source, t.recorded_speed_flops, true);
     opts.sampling_plan = plan_sampling(units, *sample_request, sampling_report);
     if (opts.sampling_plan)
-      sampled = models::sampling::recorded_loop_source(progress_source, units.loop_iterations);
+      sampled = models::sampling::unit_source(progress_source, units);
     else
       std::cerr << "gridcast replay: note: --sample: every iteration emulated: " << sampling_report.why_not << '\n';
   }

@@ -109,7 +109,8 @@ std::shared_ptr<const models::sampling::Plan> plan_sampling(const models::sampli
   auto plan = std::make_shared<const models::sampling::Plan>(models::sampling::plan_sample(units, phases, request));
   for (int formed : plan->formed) {
     report.phases.emplace_back();
-    report.phases.back().transient = formed < 0;
+    report.phases.back().transient = formed == models::sampling::Plan::kTransientStratum;
+    report.phases.back().rare = formed == models::sampling::Plan::kRareStratum;
     if (formed >= 0)
       report.phases.back().distinct = phases.distinct[static_cast<std::size_t>(formed)];
   }
@@ -118,7 +119,9 @@ std::shared_ptr<const models::sampling::Plan> plan_sampling(const models::sampli
   for (std::uint8_t role : plan->role)
     emulated += role != models::sampling::Plan::Skipped ? 1 : 0;
   if (emulated == units.count) {
-    report.why_not = "the sample takes every iteration (" + std::to_string(units.count) + " units)";
+    report.why_not = std::string("the sample takes every ") +
+                     (units.kind == models::sampling::UnitKind::Windows ? "window" : "iteration") + " (" +
+                     std::to_string(units.count) + " units)";
     return nullptr;
   }
   return plan;
@@ -133,7 +136,7 @@ std::string observed_text(const emulator::SamplingReport& r)
   std::ostringstream o;
   o << std::hexfloat;
   for (const emulator::SamplingReport::Phase& p : r.phases)
-    if (not p.transient)
+    if (not p.transient && not p.rare)
       o << p.mean_s << ' ' << p.std_s << ' ' << p.sampled << '\n';
   o << "half " << (r.estimate_s > 0 ? r.half_width_s / r.estimate_s : 0.0) << '\n';
   return o.str();
@@ -187,7 +190,7 @@ AutoSampleOutcome run_auto_sample(
     std::uint64_t sampleable = 0, sampled = 0;
     if (s)
       for (const emulator::SamplingReport::Phase& p : s->phases)
-        if (not p.transient) {
+        if (not p.transient && not p.rare) {
           sampleable += p.units;
           sampled += p.sampled;
         }
@@ -306,14 +309,22 @@ void print_sampling(std::ostream& out, const emulator::ReplayResult& result)
   }
   std::size_t phases = 0;
   for (const emulator::SamplingReport::Phase& p : s.phases)
-    phases += p.transient ? 0 : 1;
-  const std::string transient = s.transient > 0 ? " (and the first " + std::to_string(s.transient) + " whole)" : "";
-  const std::uint64_t emulated = s.sampled + s.warm_up + s.transient;
+    phases += p.transient || p.rare ? 0 : 1;
+  std::string transient;
+  if (s.transient > 0 && s.rare > 0)
+    transient = " (and the first " + std::to_string(s.transient) + " and " + std::to_string(s.rare) +
+                " with rare calls whole)";
+  else if (s.transient > 0)
+    transient = " (and the first " + std::to_string(s.transient) + " whole)";
+  else if (s.rare > 0)
+    transient = " (and " + std::to_string(s.rare) + " with rare calls whole)";
+  const std::uint64_t emulated = s.sampled + s.warm_up + s.transient + s.rare;
   const double half = s.half_width_s;
   const double m = result.makespan_s;
   out << "sampling: makespan " << general(m) << " s +/- " << general(half) << " s (" << fixed(100 * half / m, 2)
       << " %, " << fixed(100 * s.confidence, 0) << " % interval " << general(m - half) << " - " << general(m + half)
-      << " s); " << s.sampled << " of " << s.units << " iterations sampled in " << phases
+      << " s); " << s.sampled << " of " << s.units
+      << (s.loop == models::sampling::kWindowLoopName ? " windows" : " iterations") << " sampled in " << phases
       << (phases == 1 ? " phase" : " phases") << transient << ", " << emulated << " emulated ("
       << fixed(100.0 * static_cast<double>(emulated) / static_cast<double>(s.units), 1)
       << " %) with their warm-ups\n";

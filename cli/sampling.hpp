@@ -33,7 +33,7 @@ std::optional<models::sampling::Request> sampling_request(const SamplingArgs& ar
                                                           const boost::program_options::variables_map& vm,
                                                           std::uint64_t seed, const std::string& command);
 
-/// Forms the phases of the run's units (collect_units, collect_recorded_units); returns the plan to
+/// Forms the phases of the run's units (models::sampling::choose_units); returns the plan to
 /// emulate, or null when the run cannot be sampled (every unit is then emulated, and the report says why).
 /// `report` gets everything but the estimate.
 std::shared_ptr<const models::sampling::Plan> plan_sampling(const models::sampling::Units& units,

@@ -44,7 +44,7 @@ ordered sampling_json(const SamplingReport& s)
   for (std::size_t h = 0; h < s.phases.size(); ++h) {
     const SamplingReport::Phase& p = s.phases[h];
     phases.push_back({{"phase", h},
-                      {"kind", p.transient ? "transient" : "phase"},
+                      {"kind", p.transient ? "transient" : p.rare ? "rare" : "phase"},
                       {"units", p.units},
                       {"sampled", p.sampled},
                       {"mean_s", p.mean_s},
@@ -56,7 +56,8 @@ ordered sampling_json(const SamplingReport& s)
   o["units_sampled"] = s.sampled;
   o["units_warm_up"] = s.warm_up;
   o["units_transient"] = s.transient;
-  o["units_emulated"] = s.sampled + s.warm_up + s.transient;
+  o["units_rare"] = s.rare;
+  o["units_emulated"] = s.sampled + s.warm_up + s.transient + s.rare;
   o["confidence"] = s.confidence;
   o["margin"] = s.margin;
   if (s.applied) {

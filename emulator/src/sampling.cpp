@@ -39,9 +39,15 @@ SamplingReport estimate_run(const SampledRun& run, double emulated_makespan_s)
   r.standard_error_s    = e.standard_error;
   r.half_width_s        = e.half_width;
   r.degrees_of_freedom  = e.degrees_of_freedom;
+  const auto stratum_is = [&](std::uint64_t u, int kind) {
+    const std::size_t h = static_cast<std::size_t>(plan.phase[u]);
+    return h < plan.formed.size() && plan.formed[h] == kind;
+  };
   for (std::uint64_t u = 0; u < units; ++u) {
     if (u < plan.transient)
       ++r.transient;
+    else if (stratum_is(u, Plan::kRareStratum))
+      ++r.rare;
     else if (plan.role[u] == Plan::Sampled)
       ++r.sampled;
     else if (plan.role[u] == Plan::WarmUp)
@@ -50,7 +56,8 @@ SamplingReport estimate_run(const SampledRun& run, double emulated_makespan_s)
   for (std::size_t h = 0; h < e.phases.size(); ++h) {
     const models::sampling::PhaseEstimate& p = e.phases[h];
     SamplingReport::Phase ph;
-    ph.transient = h < plan.formed.size() && plan.formed[h] < 0;
+    ph.transient = h < plan.formed.size() && plan.formed[h] == Plan::kTransientStratum;
+    ph.rare = h < plan.formed.size() && plan.formed[h] == Plan::kRareStratum;
     ph.units   = p.units;
     ph.sampled = p.sampled;
     ph.mean_s  = p.mean;

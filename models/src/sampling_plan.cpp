@@ -9,6 +9,7 @@
 #include <boost/math/distributions/students_t.hpp>
 
 #include <algorithm>
+#include <map>
 #include <sstream>
 #include <cmath>
 #include <limits>
@@ -100,6 +101,73 @@ double expected_relative_half_width(const std::vector<Stratum>& strata, const st
   return total > 0 ? z * std::sqrt(var) / total : 0.0;
 }
 
+/// Per unit: whether it is rare, taken whole (kRareShare, kRareOutlier, kRareBudget). The first `transient`
+/// units are taken whole anyway and count in no group.
+std::vector<bool> rare_units(const Units& units, const Phases& phases, std::uint64_t transient)
+{
+  std::vector<bool> rare(units.count, false);
+  std::vector<std::size_t> calls;  // the `calls F` columns
+  for (std::size_t j = 0; j < units.feature_names.size(); ++j)
+    if (units.feature_names[j].rfind("calls ", 0) == 0)
+      calls.push_back(j);
+  std::map<std::vector<double>, std::vector<std::uint64_t>> groups;
+  for (std::uint64_t u = transient; u < units.count; ++u) {
+    std::vector<double> signature;
+    signature.reserve(calls.size());
+    for (std::size_t j : calls)
+      signature.push_back(j < units.features[u].size() ? units.features[u][j] : 0.0);
+    groups[signature].push_back(u);
+  }
+  const double n = static_cast<double>(units.count - transient);
+  const double budget = kRareBudget * static_cast<double>(units.count);
+  std::vector<std::vector<std::uint64_t>> candidates;
+  if (groups.size() > 1)
+    for (const auto& [signature, members] : groups)
+      if (static_cast<double>(members.size()) <= kRareShare * n)
+        candidates.push_back(members);
+  // Rarest first, then by first appearance: deterministic whatever the map's order.
+  std::sort(candidates.begin(), candidates.end(), [](const auto& a, const auto& b) {
+    return a.size() != b.size() ? a.size() < b.size() : a.front() < b.front();
+  });
+  std::uint64_t taken = 0;
+  for (const std::vector<std::uint64_t>& members : candidates) {
+    if (static_cast<double>(taken + members.size()) > budget)
+      break;
+    for (std::uint64_t u : members)
+      rare[u] = true;
+    taken += members.size();
+  }
+  // Then the units whose proxy cost is far above the rest of their phase's, furthest first.
+  const std::size_t k = static_cast<std::size_t>(phases.k);
+  std::vector<double> sum(k), sum2(k);
+  std::vector<std::uint64_t> count(k);
+  for (std::uint64_t u = transient; u < units.count; ++u)
+    if (not rare[u]) {
+      const std::size_t h = static_cast<std::size_t>(phases.of_unit[u]);
+      sum[h] += units.proxy_s[u];
+      sum2[h] += units.proxy_s[u] * units.proxy_s[u];
+      ++count[h];
+    }
+  std::vector<std::pair<double, std::uint64_t>> outliers;  // (-z, unit)
+  for (std::uint64_t u = transient; u < units.count; ++u) {
+    const std::size_t h = static_cast<std::size_t>(phases.of_unit[u]);
+    if (rare[u] || count[h] < 2)
+      continue;
+    const double c = static_cast<double>(count[h]), mean = sum[h] / c;
+    const double sd = std::sqrt(std::max(0.0, (sum2[h] - c * mean * mean) / (c - 1)));
+    if (sd > 0 && units.proxy_s[u] > mean + kRareOutlier * sd)
+      outliers.emplace_back(-(units.proxy_s[u] - mean) / sd, u);
+  }
+  std::sort(outliers.begin(), outliers.end());
+  for (const auto& [z, u] : outliers) {
+    if (static_cast<double>(taken + 1) > budget)
+      break;
+    rare[u] = true;
+    ++taken;
+  }
+  return rare;
+}
+
 }  // namespace
 
 double z_of(double confidence)
@@ -131,9 +199,13 @@ Plan plan_sample(const Units& units, const Phases& phases, const Request& reques
   plan.automatic = not request.size.has_value();
   const std::size_t k = static_cast<std::size_t>(phases.k);
   plan.transient = std::min<std::uint64_t>(kTransientUnits, units.count / 4);
+  const std::vector<bool> rare = rare_units(units, phases, plan.transient);
+  plan.rare = static_cast<std::uint64_t>(std::count(rare.begin(), rare.end(), true));
   std::vector<Stratum> strata(k);
   std::vector<std::vector<std::uint64_t>> members(k);
   for (std::uint64_t u = plan.transient; u < units.count; ++u) {
+    if (rare[u])
+      continue;
     const std::size_t h = static_cast<std::size_t>(plan.phase[u]);
     members[h].push_back(u);
     strata[h].mean += units.proxy_s[u];
@@ -151,7 +223,8 @@ Plan plan_sample(const Units& units, const Phases& phases, const Request& reques
     renumber[static_cast<std::size_t>(plan.formed.back())] = static_cast<int>(h);
   }
   for (std::uint64_t u = plan.transient; u < units.count; ++u)
-    plan.phase[u] = renumber[static_cast<std::size_t>(plan.phase[u])];
+    if (not rare[u])
+      plan.phase[u] = renumber[static_cast<std::size_t>(plan.phase[u])];
   for (std::size_t h = 0; h < kept; ++h) {
     strata[h].units = members[h].size();
     strata[h].mean /= static_cast<double>(strata[h].units);
@@ -187,7 +260,7 @@ Plan plan_sample(const Units& units, const Phases& phases, const Request& reques
     nh = allocate(strata, n, kLeastPerPhaseAuto);
     // Double, then bisect: the smallest total whose expected half-width is within the margin.
     std::uint64_t lo = n, hi = n;
-    const std::uint64_t sampleable = units.count - plan.transient;
+    const std::uint64_t sampleable = units.count - plan.transient - plan.rare;
     while (hi < sampleable && expected_relative_half_width(strata, allocate(strata, hi, kLeastPerPhaseAuto), z) > request.margin)
       hi = std::min<std::uint64_t>(sampleable, hi * 2);
     while (lo < hi) {
@@ -219,7 +292,7 @@ Plan plan_sample(const Units& units, const Phases& phases, const Request& reques
     std::uint64_t least = 0;
     for (const Stratum& s : strata)
       least += std::min(kLeastPerPhase, s.units);
-    std::uint64_t n = std::min<std::uint64_t>(*request.size, units.count - plan.transient);
+    std::uint64_t n = std::min<std::uint64_t>(*request.size, units.count - plan.transient - plan.rare);
     if (n < least) {
       plan.note = "--sample " + std::to_string(*request.size) + " raised to " + std::to_string(least) + ": " +
                   std::to_string(kLeastPerPhase) + " per phase";
@@ -253,7 +326,19 @@ Plan plan_sample(const Units& units, const Phases& phases, const Request& reques
     }
     plan.phase_units.push_back(plan.transient);
     plan.phase_sampled.push_back(plan.transient);
-    plan.formed.push_back(-1);
+    plan.formed.push_back(Plan::kTransientStratum);
+    ++plan.phases;
+  }
+  // The units with rare calls: one more, taken whole.
+  if (plan.rare > 0) {
+    for (std::uint64_t u = 0; u < units.count; ++u)
+      if (rare[u]) {
+        plan.phase[u] = plan.phases;
+        plan.role[u] = Plan::Sampled;
+      }
+    plan.phase_units.push_back(plan.rare);
+    plan.phase_sampled.push_back(plan.rare);
+    plan.formed.push_back(Plan::kRareStratum);
     ++plan.phases;
   }
   for (std::uint64_t u = 1; u < units.count; ++u)

@@ -68,8 +68,11 @@ Units collect_units(const TraceSource& source, double recorded_speed_flops)
     return u;
   }
   // Fewer than 3 units are read (phases and their comparison still apply) but not sampled.
+  const bool windows = loop.name == kWindowLoopName;
+  const std::string iteration = windows ? "window" : "iteration";
   if (loop.iterations < 4)
-    u.why_not = "the main loop has " + std::to_string(loop.iterations) + " iterations: too few units to sample";
+    u.why_not = windows ? std::to_string(loop.iterations - 1) + " windows between collectives on MPI_COMM_WORLD: too few units to sample"
+                        : "the main loop has " + std::to_string(loop.iterations) + " iterations: too few units to sample";
   u.count = loop.iterations - 1;
   const std::size_t units = static_cast<std::size_t>(u.count);
   const double speed = recorded_speed_flops > 0 ? recorded_speed_flops : kProxyFlopsPerSecond;
@@ -89,12 +92,14 @@ Units collect_units(const TraceSource& source, double recorded_speed_flops)
     for (;;) {
       if (auto head = stream->loop_head()) {
         if (not pending.empty() && u.why_not.empty())
-          u.why_not = "rank " + std::to_string(r) + " has requests pending at the head of iteration " +
-                      std::to_string(*head) + ": the loop's iterations are not self-contained";
+          u.why_not = "rank " + std::to_string(r) + " has requests pending at the head of " + iteration + " " +
+                      std::to_string(*head) + ": the " + (windows ? "windows" : "loop's iterations") +
+                      " are not self-contained";
         span = *head < u.count ? static_cast<std::size_t>(*head) : after;
       }
       if (not stream->next(c))
         break;
+      ++u.calls;
       // Requests: created by nonblocking calls, completed by waits and tests.
       // (MPI_Request_free and MPI_Cancel are CommSize records naming the request.)
       if (c.op == Op::Wait || c.op == Op::Test || c.op == Op::Waitany || c.op == Op::Waitall ||
@@ -126,6 +131,7 @@ Units collect_units(const TraceSource& source, double recorded_speed_flops)
       }
       if (span >= units)
         continue;
+      ++u.unit_calls;
       const std::string& name = stream->functions().name(c.function);
       std::vector<double>& f = u.features[span];
       auto add = [&](const char* kind, double v) {
@@ -160,12 +166,13 @@ Units collect_units(const TraceSource& source, double recorded_speed_flops)
   if (u.why_not.empty())
     for (std::size_t s = 0; s < balance.size(); ++s)
       if (not balance[s].even()) {
-        const std::string where = s == before  ? "the code before the loop"
-                                  : s == after ? "the loop's last iteration and the code after it"
-                                               : "iteration " + std::to_string(s);
-        u.why_not = "messages cross from one iteration to another (" + where + " sends " +
+        const std::string where =
+            s == before  ? (windows ? "the code before the first window" : "the code before the loop")
+            : s == after ? (windows ? "the code after the last window" : "the loop's last iteration and the code after it")
+                         : iteration + " " + std::to_string(s);
+        u.why_not = "messages cross from one " + iteration + " to another (" + where + " sends " +
                     std::to_string(balance[s].sends) + " and receives " + std::to_string(balance[s].receives) +
-                    " that do not pair within it): a skipped iteration would take half of them";
+                    " that do not pair within it): a skipped " + iteration + " would take half of them";
         break;
       }
   return u;
@@ -223,14 +230,123 @@ Units collect_recorded_units(const TraceSource& recorded, double recorded_speed_
                      " iterations, rank " + std::to_string(r) + ": " + std::to_string(loops[r].iterations) + ")";
       return none;
     }
-  return collect_units(RecordedUnits(marked, loops.front().iterations), recorded_speed_flops);
+  Units u = collect_units(RecordedUnits(marked, loops.front().iterations), recorded_speed_flops);
+  u.kind = UnitKind::RecordedLoop;
+  return u;
 }
 
-std::unique_ptr<TraceSource> recorded_loop_source(const TraceSource& recorded, std::uint64_t loop_iterations)
+namespace {
+
+bool is_world_collective(const CallRecord& c) { return is_collective(c.op) && c.comm == kWorldComm; }
+
+/// A rank's stream whose heads are the ends of its collectives on MPI_COMM_WORLD: head i after the (i+1)-th
+/// (the inner stream's own heads are not passed on). At its end it leaves the number of heads in `*heads`.
+class WindowStream final : public ForwardingStream {
+public:
+  WindowStream(CallStreamPtr inner, std::uint64_t* heads) : ForwardingStream(std::move(inner)), heads_(heads) {}
+  bool next(CallRecord& out) override
+  {
+    head_.reset();
+    if (not inner_->next(out)) {
+      if (heads_ != nullptr)
+        *heads_ = seen_;
+      return false;
+    }
+    if (is_world_collective(out))
+      head_ = seen_++;
+    return true;
+  }
+  std::optional<std::uint64_t> loop_head() override { return head_; }
+
+private:
+  std::uint64_t* heads_;
+  std::uint64_t seen_ = 0;
+  std::optional<std::uint64_t> head_;
+};
+
+/// `inner` cut into windows, said as a steady loop of `heads` iterations; with `counted`, each rank's number
+/// of heads is kept as its stream ends (what collect_window_units checks).
+class WindowUnits final : public TraceSource {
+public:
+  WindowUnits(const TraceSource& inner, std::uint64_t heads, bool counted)
+      : inner_(inner), heads_(heads), counts_(counted ? static_cast<std::size_t>(inner.rank_count()) : 0, 0)
+  {
+  }
+  int rank_count() const override { return inner_.rank_count(); }
+  CallStreamPtr open(int rank) const override
+  {
+    std::uint64_t* count = counts_.empty() ? nullptr : &counts_[static_cast<std::size_t>(rank)];
+    return std::make_unique<WindowStream>(inner_.open(rank), count);
+  }
+  SteadyLoop steady_loop() const override { return {heads_, kWindowLoopName, {}, inner_.steady_loop().random_work}; }
+  const std::vector<std::uint64_t>& counts() const { return counts_; }
+
+private:
+  const TraceSource& inner_;
+  std::uint64_t heads_;
+  mutable std::vector<std::uint64_t> counts_;
+};
+
+}  // namespace
+
+Units collect_window_units(const TraceSource& source, double recorded_speed_flops)
 {
-  if (loop_iterations < 2)
-    throw InternalError("recorded_loop_source: a loop of " + std::to_string(loop_iterations) + " iterations");
-  return std::make_unique<OwnedRecordedUnits>(recorded, loop_iterations - 1);
+  // Rank 0's count sizes the loop; every rank's is checked as collect_units reads it.
+  std::uint64_t heads = 0;
+  {
+    CallStreamPtr stream = source.open(0);
+    CallRecord c;
+    while (stream->next(c))
+      heads += is_world_collective(c) ? 1 : 0;
+  }
+  Units u;
+  u.kind = UnitKind::Windows;
+  u.loop = kWindowLoopName;
+  if (heads < 2) {
+    u.why_not = "rank 0 makes " + std::to_string(heads) + " collective" + (heads == 1 ? "" : "s") +
+                " on MPI_COMM_WORLD: no window between two";
+    return u;
+  }
+  WindowUnits windows(source, heads, true);
+  u = collect_units(windows, recorded_speed_flops);
+  u.kind = UnitKind::Windows;
+  for (std::size_t r = 1; r < windows.counts().size(); ++r)
+    if (windows.counts()[r] != heads) {
+      u.why_not = "the ranks make different numbers of collectives on MPI_COMM_WORLD (rank 0: " +
+                  std::to_string(heads) + ", rank " + std::to_string(r) + ": " + std::to_string(windows.counts()[r]) + ")";
+      break;
+    }
+  return u;
+}
+
+Units choose_units(const TraceSource& source, double recorded_speed_flops, bool recorded)
+{
+  Units loop = recorded ? collect_recorded_units(source, recorded_speed_flops) : collect_units(source, recorded_speed_flops);
+  const bool loop_ok = loop.why_not.empty();
+  if (loop_ok && loop.count >= kLoopUnitsEnough &&
+      static_cast<double>(loop.unit_calls) >= kLoopCallsEnough * static_cast<double>(loop.calls))
+    return loop;
+  Units windows = collect_window_units(source, recorded_speed_flops);
+  if (windows.why_not.empty() && (not loop_ok || windows.unit_calls > loop.unit_calls))
+    return windows;
+  if (not loop_ok)
+    loop.why_not += "; " + std::string(kWindowLoopName) + " cannot be sampled either: " + windows.why_not;
+  return loop;
+}
+
+std::unique_ptr<TraceSource> unit_source(const TraceSource& emulated, const Units& units)
+{
+  switch (units.kind) {
+    case UnitKind::Loop:
+      return nullptr;
+    case UnitKind::RecordedLoop:
+      if (units.loop_iterations < 2)
+        throw InternalError("unit_source: a recorded loop of " + std::to_string(units.loop_iterations) + " iterations");
+      return std::make_unique<OwnedRecordedUnits>(emulated, units.loop_iterations - 1);
+    case UnitKind::Windows:
+      return std::make_unique<WindowUnits>(emulated, units.loop_iterations, false);
+  }
+  throw InternalError("unit_source: unknown unit kind");
 }
 
 }  // namespace gridcast::models::sampling

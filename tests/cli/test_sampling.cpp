@@ -74,16 +74,34 @@ TEST_CASE("cli: predict --sample estimates a steady loop's makespan as the full 
   CHECK(read_file(dir / "a" / "timeline.json") == read_file(dir / "b" / "timeline.json"));
 }
 
-TEST_CASE("cli: predict --sample on a run without enough iterations emulates every one and says why", "[cli]")
+TEST_CASE("cli: predict --sample on a loop of too few iterations samples the windows between world collectives",
+          "[cli]")
 {
+  // At Nw 32 the loop has 8 iterations (7 units, fewer than kLoopUnitsEnough): its 40 collectives on
+  // MPI_COMM_WORLD cut the run into 39 windows instead.
   TempDir dir;
-  auto r = run_gridcast(kPredict + "--nw 32 --sample 7 --out " + dir.path().string());
+  auto r = run_gridcast(kPredict + "--nw 32 --sample 7 --out " + (dir / "a").string());
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
-  CHECK_THAT(r.output, Catch::Contains("sampling: not applied, every iteration emulated: the sample takes every iteration"));
-  const auto p = nlohmann::json::parse(read_file(dir / "prediction.json"));
+  CHECK_THAT(r.output, Catch::Contains("7 of 39 windows sampled"));
+  auto p = nlohmann::json::parse(read_file(dir / "a" / "prediction.json"));
+  CHECK(p["sampling"]["applied"] == true);
+  CHECK(p["sampling"]["loop"] == "the windows between collectives on MPI_COMM_WORLD");
+  auto full = run_gridcast(kPredict + "--nw 32 --fast-forward off --out " + (dir / "full").string());
+  REQUIRE(full.exit_code == 0);
+  const double exact = nlohmann::json::parse(read_file(dir / "full" / "prediction.json"))["makespan_s"];
+  const auto& interval = p["sampling"]["interval_s"];
+  CHECK(interval[0].get<double>() <= exact * (1 + 1e-9));
+  CHECK(interval[1].get<double>() >= exact * (1 - 1e-9));
+
+  // A sample of every window is no sample: every call emulated, and why.
+  r = run_gridcast(kPredict + "--nw 32 --sample 39 --out " + (dir / "b").string());
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.output, Catch::Contains("sampling: not applied, every iteration emulated: the sample takes every window"));
+  p = nlohmann::json::parse(read_file(dir / "b" / "prediction.json"));
   CHECK(p["sampling"]["applied"] == false);
-  CHECK_THAT(p["sampling"]["reason"].get<std::string>(), Catch::Contains("every iteration (7 units)"));
+  CHECK_THAT(p["sampling"]["reason"].get<std::string>(), Catch::Contains("every window (39 units)"));
   CHECK(p["fast_forward"]["applied"] == false);
 }
 

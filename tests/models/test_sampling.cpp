@@ -30,6 +30,7 @@ public:
     table_.intern("MPI_Recv");
     table_.intern("MPI_Irecv");
     table_.intern("MPI_Wait");
+    table_.intern("MPI_Allreduce");
   }
   int rank_count() const override { return np_; }
   SteadyLoop steady_loop() const override { return {iterations_, "scripted loop", {}, false}; }
@@ -107,6 +108,29 @@ std::vector<CallRecord> ring_body(int rank, std::uint64_t i)
   return {compute(work), send(1 - rank, 1000), recv(1 - rank, 1000)};
 }
 
+CallRecord allreduce(std::int32_t comm = kWorldComm)
+{
+  CallRecord c;
+  c.op = Op::Allreduce;
+  c.function = 6;
+  c.comm = comm;
+  c.bytes = 8;
+  return c;
+}
+
+/// A body of ten solver iterations, each compute then an allreduce on MPI_COMM_WORLD, the odd ones heavy;
+/// an allreduce on another communicator between them cuts nothing.
+std::vector<CallRecord> solver_body(int, std::uint64_t)
+{
+  std::vector<CallRecord> b;
+  for (int k = 0; k < 10; ++k) {
+    b.push_back(compute(k % 2 == 1 ? 5e9 : 1e9));
+    b.push_back(allreduce());
+    b.push_back(allreduce(3));
+  }
+  return b;
+}
+
 Units units_of(const std::vector<std::vector<double>>& rows, std::vector<double> proxy)
 {
   Units u;
@@ -178,6 +202,98 @@ TEST_CASE("sampling units: a message across iterations or a request pending at a
 
   ScriptedSource short_loop(2, 3, ring_body);
   CHECK_THAT(collect_units(short_loop, 0).why_not, Catch::Contains("too few units"));
+}
+
+TEST_CASE("sampling windows: a loop of too few iterations is cut at the collectives on MPI_COMM_WORLD", "[models]")
+{
+  // 3 iterations: too few units of the loop; 30 collectives on world: 29 windows between them.
+  ScriptedSource src(2, 3, solver_body);
+  CHECK_THAT(collect_units(src, 0).why_not, Catch::Contains("too few units"));
+  const Units u = choose_units(src, 0, false);
+  REQUIRE(u.why_not.empty());
+  CHECK(u.kind == UnitKind::Windows);
+  CHECK_THAT(u.loop, Catch::Contains("windows between collectives on MPI_COMM_WORLD"));
+  CHECK(u.loop_iterations == 30);
+  REQUIRE(u.count == 29);
+  // A window: the other communicator's allreduce, the next compute, the world allreduce; on both ranks.
+  CHECK(u.calls == 2 * (1 + 3 * 30));
+  CHECK(u.unit_calls == 2 * 3 * 29);
+  const auto col = [&](const std::string& name) {
+    auto it = std::find(u.feature_names.begin(), u.feature_names.end(), name);
+    REQUIRE(it != u.feature_names.end());
+    return static_cast<std::size_t>(it - u.feature_names.begin());
+  };
+  CHECK(u.features[0][col("work compute")] == 2 * 5e9);  // window 0 holds the second (odd) compute
+  CHECK(u.features[1][col("work compute")] == 2 * 1e9);
+  CHECK(u.features[0][col("calls MPI_Allreduce")] == 4);
+  // The phases see the alternation.
+  const Phases p = form_phases(u);
+  CHECK(p.k == 2);
+  CHECK(p.of_unit[0] != p.of_unit[1]);
+  CHECK(p.of_unit[0] == p.of_unit[2]);
+
+  // The emulated source marks the same heads: after each world collective, the inner loop's hidden.
+  const std::unique_ptr<TraceSource> marked = unit_source(src, u);
+  REQUIRE(marked != nullptr);
+  CHECK(marked->steady_loop().iterations == 30);
+  CallStreamPtr stream = marked->open(1);
+  std::vector<std::uint64_t> heads;
+  std::vector<Op> before_head;
+  CallRecord c, last;
+  for (;;) {
+    if (auto h = stream->loop_head()) {
+      heads.push_back(*h);
+      before_head.push_back(last.op);
+      CHECK(last.comm == kWorldComm);
+    }
+    if (not stream->next(c))
+      break;
+    last = c;
+  }
+  REQUIRE(heads.size() == 30);
+  for (std::size_t i = 0; i < heads.size(); ++i)
+    CHECK(heads[i] == i);
+  CHECK(std::all_of(before_head.begin(), before_head.end(), [](Op op) { return op == Op::Allreduce; }));
+}
+
+TEST_CASE("sampling windows: a loop of enough iterations holding the calls is kept and windows that differ by rank are refused",
+          "[models]")
+{
+  ScriptedSource loop(2, 30, solver_body);
+  const Units kept = choose_units(loop, 0, false);
+  CHECK(kept.kind == UnitKind::Loop);
+  CHECK(kept.count == 29);
+
+  // The loop holds few of the calls: its last iteration (no unit) is 20 times longer.
+  ScriptedSource tail(2, 25, [](int r, std::uint64_t i) {
+    std::vector<CallRecord> b = solver_body(r, i);
+    if (i == 24)
+      for (int k = 0; k < 20; ++k) {
+        const std::vector<CallRecord> more = solver_body(r, i);
+        b.insert(b.end(), more.begin(), more.end());
+      }
+    return b;
+  });
+  const Units cut = choose_units(tail, 0, false);
+  CHECK(cut.kind == UnitKind::Windows);
+  CHECK(cut.unit_calls > collect_units(tail, 0).unit_calls);
+
+  // Rank 1 makes one world collective more than rank 0: no window is the same point on both.
+  ScriptedSource uneven(2, 3, [](int r, std::uint64_t i) {
+    std::vector<CallRecord> b = solver_body(r, i);
+    if (r == 1 && i == 1)
+      b.push_back(allreduce());
+    return b;
+  });
+  const Units no = collect_window_units(uneven, 0);
+  CHECK_THAT(no.why_not, Catch::Contains("different numbers of collectives on MPI_COMM_WORLD (rank 0: 30, rank 1: 31)"));
+  const Units chosen = choose_units(uneven, 0, false);
+  CHECK(chosen.kind == UnitKind::Loop);
+  CHECK_THAT(chosen.why_not, Catch::Contains("too few units"));
+  CHECK_THAT(chosen.why_not, Catch::Contains("cannot be sampled either: the ranks make different numbers"));
+
+  ScriptedSource none(2, 3, ring_body);
+  CHECK_THAT(collect_window_units(none, 0).why_not, Catch::Contains("rank 0 makes 0 collectives on MPI_COMM_WORLD"));
 }
 
 TEST_CASE("sampling phases: two separated groups make two phases and alike units one", "[models]")

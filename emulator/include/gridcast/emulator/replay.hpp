@@ -56,6 +56,7 @@ struct SamplingReport {
     double mean_s = 0, std_s = 0;  ///< of the sampled units' times (Eq. 5)
     double share = 0;              ///< of the loop's estimated time
     bool transient = false;        ///< the loop's first units, always emulated (models/sampling.hpp)
+    bool rare = false;             ///< the units with rare calls, always emulated (models/sampling.hpp)
     std::vector<std::string> distinct;  ///< features that set the phase apart
   };
   bool applied = false;
@@ -65,8 +66,9 @@ struct SamplingReport {
   std::vector<Phase> phases;
   std::vector<double> silhouette;  ///< k = 1, 2, ...
   std::vector<std::string> features;
-  /// Units emulated: drawn at random, as the warm-ups of those, and the transient first ones.
-  std::uint64_t sampled = 0, warm_up = 0, transient = 0;
+  /// Units emulated: drawn at random, as the warm-ups of those, the transient first ones and those with
+  /// rare calls.
+  std::uint64_t sampled = 0, warm_up = 0, transient = 0, rare = 0;
   double confidence = 0.95, margin = 0.02;
   bool automatic = false;
   std::string note;

@@ -16,13 +16,24 @@
 
 namespace gridcast::models::sampling {
 
+/// Where a run's sampling units come from (choose_units).
+enum class UnitKind : std::uint8_t {
+  Loop,          ///< the iterations of a synthesized run's steady loop (its streams mark the heads)
+  RecordedLoop,  ///< the iterations of a recorded trace's main loop, as the fold finds it on every rank
+  Windows,       ///< the spans between consecutive collectives on MPI_COMM_WORLD (any trace)
+};
+
 /// The sampling units of a run: iterations 0 .. loop_iterations-2 of its steady loop, each from the head
 /// of its iteration to the head of the next on every rank. The last iteration runs into the code after the
-/// loop, so it is no unit and is always emulated.
+/// loop, so it is no unit and is always emulated. For windows, the heads are the ends of the collectives on
+/// MPI_COMM_WORLD (head i after the (i+1)-th): what comes before the first and after the last is no unit.
 struct Units {
+  UnitKind kind = UnitKind::Loop;
   std::string loop;                   ///< the loop, as SteadyLoop::name says it
   std::uint64_t loop_iterations = 0;
   std::uint64_t count = 0;            ///< units (loop_iterations - 1)
+  std::uint64_t calls = 0;            ///< the run's calls, every rank together
+  std::uint64_t unit_calls = 0;       ///< those inside the units (the rest is always emulated)
   std::vector<std::string> feature_names;     ///< "calls MPI_Send", "bytes MPI_Send", "work compute"
   std::vector<std::vector<double>> features;  ///< [unit][feature], summed over ranks
   /// Per unit, a cost in seconds from the streams alone: the largest over ranks of its compute work at the
@@ -47,11 +58,30 @@ Units collect_recorded_units(const TraceSource& recorded, double recorded_speed_
 /// The loop name collect_recorded_units' units carry.
 inline constexpr const char* kRecordedLoopName = "the main loop of every rank's recorded calls";
 
-/// `recorded` as a sampled replay reads it: each rank's stream marks the heads of its main loop (found by
-/// reading the rank once more, LoopMarkedSource), said as a steady loop of `loop_iterations` (the
-/// Units::loop_iterations collect_recorded_units gave: the loop's iterations are the units, what follows
-/// the loop its last iteration). `recorded` must outlive it.
-std::unique_ptr<TraceSource> recorded_loop_source(const TraceSource& recorded, std::uint64_t loop_iterations);
+/// The loop name collect_window_units' units carry.
+inline constexpr const char* kWindowLoopName = "the windows between collectives on MPI_COMM_WORLD";
+
+/// The units of any trace where its loop gives too few: the spans between consecutive collectives on
+/// MPI_COMM_WORLD (every rank makes them in the same order, so the i-th one is a point every rank passes
+/// and a unit skipped on every rank takes its messages with it, as collect_units checks). `why_not` when
+/// the ranks make different numbers of them or there are fewer than 2.
+Units collect_window_units(const TraceSource& source, double recorded_speed_flops);
+
+/// A loop that can be sampled, with at least kLoopUnitsEnough units holding kLoopCallsEnough of the run's
+/// calls, is used without looking at windows.
+inline constexpr std::uint64_t kLoopUnitsEnough = 20;
+inline constexpr double kLoopCallsEnough = 0.8;
+
+/// The units a sampled run uses: the loop's (a synthesized run's steady loop, or with `recorded` the fold's
+/// main loop of a recorded trace) when they are enough (above); otherwise, of the loop's and the windows
+/// between world collectives, those that can be sampled and hold more of the run's calls (the loop's on a
+/// tie); where neither can be sampled, the loop's, whose `why_not` then says why the windows could not either.
+Units choose_units(const TraceSource& source, double recorded_speed_flops, bool recorded);
+
+/// The source a sampled run emulates: `emulated` (the same calls as the source the units were read from,
+/// possibly counted or shown on the way) with each rank's stream marking the heads `units` was cut at; null
+/// for UnitKind::Loop, whose synthesized streams mark their steady loop themselves. `emulated` must outlive it.
+std::unique_ptr<TraceSource> unit_source(const TraceSource& emulated, const Units& units);
 
 /// Phases of the units (the seed's phase formation): the top-K features by univariate regression against
 /// the units' proxy cost, standardized; k-means (dlib) for k = 1..20; the smallest k whose silhouette
@@ -126,16 +156,29 @@ struct Request {
 /// them in time though not in calls. A quarter of the units at most.
 inline constexpr std::uint64_t kTransientUnits = 2;
 
+/// Units whose calls (the `calls F` features, exactly) at most this share of the units make are rare, and
+/// so are those whose proxy cost is more than kRareOutlier standard deviations above their phase's mean
+/// (the others'). They are taken whole, the rarest calls first, then the furthest costs, while they number
+/// at most kRareBudget of the units: a unit type a sample of a few per phase would miss (a checkpoint every
+/// 16th step, a set-up window) is otherwise estimated from units unlike it, with a spread that cannot show
+/// it (survey sampling's certainty stratum).
+inline constexpr double kRareShare = 0.02;
+inline constexpr double kRareOutlier = 3.0;
+inline constexpr double kRareBudget = 0.05;
+
 /// Which units a sampled run emulates.
 struct Plan {
   enum Role : std::uint8_t { Skipped = 0, WarmUp = 1, Sampled = 2 };
+  static constexpr int kTransientStratum = -1, kRareStratum = -2;  ///< in `formed`
   std::uint64_t loop_iterations = 0;
   std::vector<int> phase;          ///< per unit
   std::vector<std::uint8_t> role;  ///< per unit
-  /// Strata: the phases, then (when transient > 0) the first units, taken whole as stratum `phases - 1`.
+  /// Strata: the phases, then (when transient > 0) the first units, then (when rare > 0) the units with rare
+  /// calls, each of the last two taken whole.
   int phases = 1;
   std::uint64_t transient = 0;
-  std::vector<int> formed;  ///< per stratum: its phase in Phases (-1: the transient units)
+  std::uint64_t rare = 0;
+  std::vector<int> formed;  ///< per stratum: its phase in Phases (kTransientStratum, kRareStratum: taken whole)
   std::vector<std::uint64_t> phase_units;    ///< N_h
   std::vector<std::uint64_t> phase_sampled;  ///< n_h
   double confidence = 0.95;
@@ -145,7 +188,7 @@ struct Plan {
   bool emulates(std::uint64_t unit) const { return unit >= role.size() || role[unit] != Skipped; }
 };
 
-/// The first kTransientUnits units taken whole; for the others, Eq. 1 (Neyman allocation) with the proxy's
+/// The first kTransientUnits units taken whole, and those with rare calls (kRareShare); for the others, Eq. 1 (Neyman allocation) with the proxy's
 /// standard deviation per phase, at least 2 per phase (Eq. 5 needs two) and at most N_h; per phase, one unit
 /// drawn from the seed in each of n_h contiguous blocks of its units (a stratified sample along the loop); the unit before each sampled one emulated as its warm-up. auto: the
 /// smallest total whose expected half-width, with the proxy's relative spread per phase, is within the
