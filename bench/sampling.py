@@ -35,7 +35,11 @@ Workloads:
   varying-solver   bench/sampling/varying_solver.c recorded under SMPI at 1,024 ranks (NW 16, 64 steps): a time
                    stepper whose solver takes 2 to 8 iterations a step (two MPI_Allreduce each on
                    MPI_COMM_WORLD) and checkpoints every 16th step, so no loop repeats: `replay --sample` cuts it
-                   into the windows between collectives on MPI_COMM_WORLD. --margin 0.05, as rebuild-grow.
+                   into the windows between collectives on MPI_COMM_WORLD. --margin 0.05, as rebuild-grow;
+  lammps-check-yes LAMMPS' LJ melt (examples/lammps-smpi, LAMMPS built by scripts/build-lammps-smpi.sh; skipped
+                   when it is not) with neighbor lists rebuilt when the atoms have moved far enough, so the
+                   dynamics choose the rebuild steps, recorded under SMPI at 64 ranks (131,072 atoms, 200
+                   steps; SMPI's MPI_Scan makes larger recordings take hours here) and replayed: windows again.
 Each row says when it was measured; --keep keeps the rows of workloads not run from the --json file.
 Exit 0 when every run succeeded (the figures are reported, not judged), 1 otherwise, 77 when gridcast is
 missing.
@@ -118,6 +122,43 @@ def recording(gridcast: str, program: str, np_: int, nw: int, steps: int) -> tup
     return profile, platform
 
 
+LAMMPS_LMP = Path(os.environ.get("GRIDCAST_CACHE", str(Path.home() / ".cache" / "gridcast"))) / \
+    "lammps-smpi-build" / "lmp"
+
+
+def lammps_check_yes(gridcast: str, np_: int, n: int, steps: int) -> tuple[Path, Path] | None:
+    """LAMMPS' LJ melt (examples/lammps-smpi/in.lj, 4 n^3 atoms) with neighbor lists rebuilt when the atoms
+    have moved far enough (`neigh_modify delay 0 every 1 check yes`: the dynamics choose the rebuild steps)
+    recorded under SMPI at np_ ranks, as examples/lammps-smpi/record.sh records (its platform, LAMMPS built
+    by scripts/build-lammps-smpi.sh); cached. None when that LAMMPS is not built."""
+    if not LAMMPS_LMP.exists():
+        return None
+    cache = Path(os.environ.get("GRIDCAST_CACHE", str(Path.home() / ".cache" / "gridcast"))) / "sampling-bench"
+    profile = cache / f"lammps-check-yes-np{np_}-n{n}-s{steps}"
+    platform = ROOT / "examples/stencil3d/platform.xml"
+    if (profile / "run.json").exists():
+        return profile, platform
+    cache.mkdir(parents=True, exist_ok=True)
+    gridcast = str(Path(gridcast).resolve())
+    print(f"lammps-check-yes: recording at {np_} ranks under SMPI ...", file=sys.stderr, flush=True)
+    dims = max(((a, b, np_ // (a * b)) for a in range(1, np_ + 1) for b in range(1, a + 1)
+                if np_ % (a * b) == 0 and np_ // (a * b) <= b), key=lambda d: (-(max(d) - min(d)), d))
+    with tempfile.TemporaryDirectory() as tmp:
+        t = Path(tmp)
+        text = (ROOT / "examples/lammps-smpi/in.lj").read_text()
+        (t / "in.lj").write_text(re.sub(r"(?m)^neigh_modify.*$", "neigh_modify\tdelay 0 every 1 check yes", text))
+        (t / "hostfile").write_text("".join(f"node-{i}\n" for i in range(np_)))
+        subprocess.run(["smpirun", "-np", str(np_), "-platform", str(platform), "-hostfile", "hostfile", "-trace-ti",
+                        "--cfg=tracing/filename:trace.txt", "--cfg=smpi/simulate-computation:no",
+                        "--log=root.thres:critical", str(LAMMPS_LMP), "-in", "in.lj", "-log", "none", "-echo", "none",
+                        "-nocite", "-var", "n", str(n), "-var", "px", str(dims[0]), "-var", "py", str(dims[1]),
+                        "-var", "pz", str(dims[2]), "-var", "steps", str(steps)], cwd=tmp, check=True,
+                       capture_output=True)
+        subprocess.run([gridcast, "import", "tit", "trace.txt", "--nw", str(n), "--out", str(profile), "--force",
+                        "--encoding", "binary"], cwd=tmp, check=True, capture_output=True)
+    return profile, platform
+
+
 def measure(gridcast: str, name: str, model: Path, nw: int, np_: int, platform: Path, extra: list[str],
             seeds: int, recorded: bool = False, sample_extra: list[str] | None = None) -> dict:
     """`model` is a model.json predicted at (nw, np_), or with `recorded` a profile directory replayed;
@@ -139,7 +180,7 @@ def measure(gridcast: str, name: str, model: Path, nw: int, np_: int, platform: 
         if not smp["applied"]:
             raise RuntimeError(f"{name}: sampling not applied: {smp['reason']}")
         lo, hi = smp["interval_s"]
-        units = smp["units"]
+        units, loop = smp["units"], smp["loop"]
         # Covered: inside the interval, up to the rounding of the clock's sums (1e-9 relative), which an
         # interval of width 0 (every sampled unit alike) would otherwise miss.
         slack = 1e-9 * exact
@@ -152,7 +193,7 @@ def measure(gridcast: str, name: str, model: Path, nw: int, np_: int, platform: 
               f"{r['wall_s']:.2f} s", file=sys.stderr, flush=True)
     wall = statistics.median(r["wall_s"] for r in runs)
     errors = [abs(r["error_pct"]) for r in runs]
-    return {"workload": name, "nw": nw, "np": np_, "options": extra + (sample_extra or []), "units": units,
+    return {"workload": name, "nw": nw, "np": np_, "options": extra + (sample_extra or []), "units": units, "loop": loop,
             "full_makespan_s": exact, "full_wall_s": full["wall_s"],
             "command": "replay" if recorded else "predict",
             "ff_makespan_s": ff and ff["makespan_s"], "ff_error_pct": ff and 100 * (ff["makespan_s"] - exact) / exact,
@@ -173,7 +214,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--gridcast", default=str(ROOT / "build" / "bin" / "gridcast"))
     ap.add_argument("--seeds", type=int, default=100, help="sample seeds per workload (default 100)")
     ap.add_argument("--workloads",
-                    default="stencil-steady,overlap-solver,cg-dot,rebuild-grow,rebuild-grow-2pc,varying-solver")
+                    default="stencil-steady,overlap-solver,cg-dot,rebuild-grow,rebuild-grow-2pc,varying-solver,"
+                    "lammps-check-yes")
     ap.add_argument("--work", default=str(Path(tempfile.gettempdir()) / "gridcast-sampling-bench"))
     ap.add_argument("--json", help="write the figures here (bench/results/sampling.json)")
     ap.add_argument("--keep", action="store_true",
@@ -208,6 +250,14 @@ def main(argv: list[str] | None = None) -> int:
             profile, platform = recording(a.gridcast, "varying_solver", 1024, 16, 64)
             rows.append(measure(a.gridcast, "varying-solver", profile, 16, 1024, platform, [], a.seeds,
                                 recorded=True, sample_extra=["--margin", "0.05"]))
+        if "lammps-check-yes" in wanted:
+            rec = lammps_check_yes(a.gridcast, 64, 32, 200)
+            if rec is None:
+                print(f"sampling: lammps-check-yes skipped: {LAMMPS_LMP} not built (scripts/build-lammps-smpi.sh)",
+                      file=sys.stderr)
+            else:
+                rows.append(measure(a.gridcast, "lammps-check-yes", rec[0], 32, 64, rec[1], [], a.seeds,
+                                    recorded=True))
     except (RuntimeError, subprocess.CalledProcessError) as e:
         print(f"sampling: {e}", file=sys.stderr)
         return 1
@@ -229,7 +279,8 @@ def main(argv: list[str] | None = None) -> int:
             for r in kept:
                 r.setdefault("measured", old["date"])
             rows = kept + rows
-            order = ["stencil-steady", "overlap-solver", "cg-dot", "rebuild-grow", "rebuild-grow-2pc", "varying-solver"]
+            order = ["stencil-steady", "overlap-solver", "cg-dot", "rebuild-grow", "rebuild-grow-2pc", "varying-solver",
+                     "lammps-check-yes"]
             rows.sort(key=lambda r: order.index(r["workload"]) if r["workload"] in order else len(order))
         summary = {r["workload"]: {k: r[k] for k in ("median_abs_error_pct", "max_abs_error_pct", "covered", "seeds",
                                                      "median_emulated_pct", "speedup", "sample_vs_ff_pct")}

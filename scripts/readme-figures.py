@@ -217,10 +217,12 @@ def sampling(d: dict) -> str:
         opts = r.get("options", [])
         shown = [f"`{opts[i]} {opts[i + 1]}`" for i in range(0, len(opts) - 1, 2) if opts[i] != "--seed"]
         how = ", ".join((["a recorded trace replayed"] if r.get("command") == "replay" else []) + shown)
-        parts.append(f"{r['workload']} ({how + ', ' if how else ''}{r['np']:,} ranks, {r['units']} iterations): median |error| "
+        # Units: the loop's iterations, or the windows between world collectives (docs/reference/sampling.md).
+        what = "windows" if "windows" in r.get("loop", "") else "iterations"
+        parts.append(f"{r['workload']} ({how + ', ' if how else ''}{r['np']:,} ranks, {r['units']} {what}): median |error| "
                      f"{r['median_abs_error_pct']:.3f}% (max {r['max_abs_error_pct']:.3f}%), the 95% interval held the full "
                      f"emulation's makespan in {r['covered']} of {r['seeds']} draws, {r['median_emulated_pct']:.1f}% of "
-                     f"iterations emulated, {r['speedup']:.1f}x faster")
+                     f"units emulated, {r['speedup']:.1f}x faster")
     return (f"- Sampled prediction (`--sample auto`, against full emulation, one run per sample seed): "
             + "; ".join(parts) + f" ({origin(d, 'bench/sampling.py')}; docs/reference/sampling.md).")
 
