@@ -4,6 +4,7 @@
 // moves with the input and which was tested on few sizes.
 #include "gridcast/models/profile.hpp"
 #include "gridcast/models/sampling.hpp"
+#include "nw_list.hpp"
 
 #include <algorithm>
 #include <map>
@@ -12,18 +13,6 @@
 
 namespace gridcast::models::sampling {
 
-namespace {
-
-/// Sizes as the console writes them: "8, 12".
-std::string sizes(const std::vector<double>& nws)
-{
-  std::ostringstream o;
-  for (std::size_t i = 0; i < nws.size(); ++i)
-    o << (i ? ", " : "") << nws[i];
-  return o.str();
-}
-
-}  // namespace
 
 void test_input_phases(trace::TraceModel& model)
 {
@@ -49,7 +38,7 @@ void test_input_phases(trace::TraceModel& model)
   ProfileDir train_dir(training_profile);
   const Units train = collect_recorded_units(train_dir, train_dir.info().host.speed_flops);
   if (train.count == 0) {
-    model.input_phases_note = "the profile at Nw " + sizes({training_nw}) + ", Np " + std::to_string(np) +
+    model.input_phases_note = "the profile at Nw " + nw_list({training_nw}) + ", Np " + std::to_string(np) +
                               " has no main loop to form phases in (" + train.why_not + ")";
     return;
   }
@@ -68,8 +57,8 @@ void test_input_phases(trace::TraceModel& model)
     compared.push_back(nw);
   }
   if (references.empty()) {
-    model.input_phases_note = "the profiles at Nw " + sizes(skipped) + ", Np " + std::to_string(np) +
-                              " have no main loop to compare with Nw " + sizes({training_nw});
+    model.input_phases_note = "the profiles at Nw " + nw_list(skipped) + ", Np " + std::to_string(np) +
+                              " have no main loop to compare with Nw " + nw_list({training_nw});
     return;
   }
   const Phases phases = form_phases(train);
@@ -99,7 +88,7 @@ void test_input_phases(trace::TraceModel& model)
     p.distinct = phases.distinct[h];
   }
   if (not skipped.empty())
-    model.input_phases_note = "the profiles at Nw " + sizes(skipped) + " have no main loop and were not compared";
+    model.input_phases_note = "the profiles at Nw " + nw_list(skipped) + " have no main loop and were not compared";
   model.input_phases = std::move(out);
 }
 
@@ -122,7 +111,7 @@ std::vector<std::string> input_phase_warnings(const trace::TraceModel& model, do
     o << "phase " << h << " of the main loop (" << 100 * p.share << " % of its time at Nw " << ip.training_nw
       << ", Np " << ip.np << ")";
     if (untested) {
-      o << " has no iteration of the other sizes (Nw " << sizes(ip.compared_nw)
+      o << " has no iteration of the other sizes (Nw " << nw_list(ip.compared_nw)
         << ") in it: whether its time moves with the input is untested, and Nw " << nw
         << " leans on it; profile more sizes to check it";
     } else {
@@ -133,7 +122,7 @@ std::vector<std::string> input_phase_warnings(const trace::TraceModel& model, do
           o << (f ? ", " : "") << p.sensitive_functions[f];
         o << ')';
       }
-      o << " and was tested on " << ip.inputs() << " input sizes only (Nw " << sizes(ip.compared_nw) << ", "
+      o << " and was tested on " << ip.inputs() << " input sizes only (Nw " << nw_list(ip.compared_nw) << ", "
         << ip.training_nw << "): Nw " << nw << " leans on how it scales; profile a third size to check it";
     }
     out.push_back(o.str());

@@ -9,6 +9,7 @@
 #include "gridcast/models/sampling.hpp"
 #include "gridcast/models/trace_model.hpp"
 #include "latency_fit.hpp"
+#include "nw_list.hpp"
 #include "trace_fit_group.hpp"
 #include "trace_fit_params.hpp"
 #include "trace_fit_read.hpp"
@@ -169,15 +170,6 @@ TraceModel fit_one_size_class(const std::vector<std::filesystem::path>& profiles
       throw;
     return again.run();
   }
-}
-
-/// "8, 16": the sizes, as the console writes them.
-std::string nw_list(const std::vector<double>& nws)
-{
-  std::ostringstream o;
-  for (std::size_t i = 0; i < nws.size(); ++i)
-    o << (i ? ", " : "") << nws[i];
-  return o.str();
 }
 
 /// Where some training sizes take other code paths than others (no rank-to-group rule fits every
