@@ -8,34 +8,19 @@
  * (the thermodynamic output). Every 10th step is a rebuild (neighbour lists rebuilt, particles migrated):
  * the same calls with 4x the bytes and 3x the flops. Compute is declared with smpi_execute_flops, so the
  * recording is the same on every machine. */
+#include "halo3d.h"
+
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
-#ifdef SMPI_H
-#define DECLARE_FLOPS(f) smpi_execute_flops(f)
-#else
-#define DECLARE_FLOPS(f) ((void)(f))
-#endif
 
 int main(int argc, char** argv)
 {
-  MPI_Init(&argc, &argv);
-  int np, rank;
-  MPI_Comm_size(MPI_COMM_WORLD, &np);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  const int nw = argc > 1 ? atoi(argv[1]) : 16;
-  const int steps = argc > 2 ? atoi(argv[2]) : 100;
-  if (nw < 2 || steps < 10) {
-    if (rank == 0)
-      fprintf(stderr, "rebuild-grow: NW >= 2 and STEPS >= 10 (got %d, %d)\n", nw, steps);
-    MPI_Abort(MPI_COMM_WORLD, 1);
-  }
-  int dims[3] = {0, 0, 0}, periods[3] = {1, 1, 1}, nbr[6];
-  MPI_Dims_create(np, 3, dims);
+  int np, rank, nw, steps;
+  halo3d_start(&argc, &argv, "rebuild-grow", 100, 10, &np, &rank, &nw, &steps);
   MPI_Comm cart;
-  MPI_Cart_create(MPI_COMM_WORLD, 3, dims, periods, 0, &cart);
-  for (int k = 0; k < 3; k++)
-    MPI_Cart_shift(cart, k, 1, &nbr[2 * k], &nbr[2 * k + 1]);
+  int dims[3], nbr[6];
+  halo3d_grid(&cart, dims, nbr);
   const size_t most = (size_t)nw * nw * 2 * 4;
   double* sbuf = calloc(most, sizeof(double));
   double* rbuf = calloc(most, sizeof(double));

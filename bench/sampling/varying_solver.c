@@ -10,15 +10,12 @@
  * per cell and a second MPI_Allreduce; then 30 flop per cell (the update). Every 16th step a checkpoint:
  * an MPI_Reduce of NW*NW doubles to rank 0 and 100 flop per cell (packing). Compute is declared with
  * smpi_execute_flops, so the recording is the same on every machine. */
+#include "halo3d.h"
+
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#ifdef SMPI_H
-#define DECLARE_FLOPS(f) smpi_execute_flops(f)
-#else
-#define DECLARE_FLOPS(f) ((void)(f))
-#endif
 
 /* splitmix64's finalizer: the solver's iteration count of a step, the same on every rank. */
 static uint64_t mix(uint64_t x)
@@ -31,23 +28,11 @@ static uint64_t mix(uint64_t x)
 
 int main(int argc, char** argv)
 {
-  MPI_Init(&argc, &argv);
-  int np, rank;
-  MPI_Comm_size(MPI_COMM_WORLD, &np);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  const int nw = argc > 1 ? atoi(argv[1]) : 16;
-  const int steps = argc > 2 ? atoi(argv[2]) : 64;
-  if (nw < 2 || steps < 1) {
-    if (rank == 0)
-      fprintf(stderr, "varying-solver: NW >= 2 and STEPS >= 1 (got %d, %d)\n", nw, steps);
-    MPI_Abort(MPI_COMM_WORLD, 1);
-  }
-  int dims[3] = {0, 0, 0}, periods[3] = {1, 1, 1}, nbr[6];
-  MPI_Dims_create(np, 3, dims);
+  int np, rank, nw, steps;
+  halo3d_start(&argc, &argv, "varying-solver", 64, 1, &np, &rank, &nw, &steps);
   MPI_Comm cart;
-  MPI_Cart_create(MPI_COMM_WORLD, 3, dims, periods, 0, &cart);
-  for (int k = 0; k < 3; k++)
-    MPI_Cart_shift(cart, k, 1, &nbr[2 * k], &nbr[2 * k + 1]);
+  int dims[3], nbr[6];
+  halo3d_grid(&cart, dims, nbr);
   const int face = nw * nw;
   const double cells = (double)nw * nw * nw;
   double* sbuf = calloc((size_t)face, sizeof(double));
