@@ -127,7 +127,7 @@ int run_phases(const std::vector<std::string>& args)
   if (not parse("phases", "phases model.json --nw X --np Y | phases PROFILE_DIR [PROFILE_DIR...]  [--json FILE]", args, options,
                 positional, vm,
                 "Reads every rank's calls once and prints the main loop's iterations (where the loop gives too\n"
-                "few, the windows between collectives on MPI_COMM_WORLD) grouped into phases, as\n"
+                "few, the windows between collectives of every rank) grouped into phases, as\n"
                 "`predict --sample` forms them (features: calls, bytes and work per function; k-means with the\n"
                 "silhouette; docs/reference/sampling.md): each phase's share of the cost, its spread and the\n"
                 "features that set it apart. For a profile the cost is the recorded time, for a model a proxy.\n"

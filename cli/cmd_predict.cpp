@@ -269,7 +269,7 @@ int run_predict(const std::vector<std::string>& args)
                 "goes to stderr on long runs when it is a terminal, and a warning when Nw or Np is outside the fitted range.\n"
                 "Long loops are fast-forwarded once stable (--fast-forward, docs/reference/emulator.md); a line says so.\n"
                 "--sample emulates a stratified sample of the loop's iterations (where the loop gives too few, of the\n"
-                "windows between collectives on MPI_COMM_WORLD) instead and gives the makespan with a confidence\n"
+                "windows between collectives of every rank) instead and gives the makespan with a confidence\n"
                 "interval (docs/reference/sampling.md).\n"
                 "See docs/reference/latency-model.md."))
     return 0;

@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
+#include <string>
 
 namespace gridcast::models::sampling {
 
@@ -71,7 +73,7 @@ Units collect_units(const TraceSource& source, double recorded_speed_flops)
   const bool windows = loop.name == kWindowLoopName;
   const std::string iteration = windows ? "window" : "iteration";
   if (loop.iterations < 4)
-    u.why_not = windows ? std::to_string(loop.iterations - 1) + " windows between collectives on MPI_COMM_WORLD: too few units to sample"
+    u.why_not = windows ? std::to_string(loop.iterations - 1) + " windows between collectives on communicators of every rank: too few units to sample"
                         : "the main loop has " + std::to_string(loop.iterations) + " iterations: too few units to sample";
   u.count = loop.iterations - 1;
   const std::size_t units = static_cast<std::size_t>(u.count);
@@ -237,86 +239,179 @@ Units collect_recorded_units(const TraceSource& recorded, double recorded_speed_
 
 namespace {
 
-bool is_world_collective(const CallRecord& c) { return is_collective(c.op) && c.comm == kWorldComm; }
+/// Which communicators hold every rank, as one rank's stream goes: MPI_COMM_WORLD, a duplicate of one
+/// that does, and a split of one that does where every rank gives the same colour (MPI_Cart_create of
+/// every rank, as the hook records it). A rank cannot see the others' colours, so a first pass takes every
+/// such split as whole and notes the colours; the splits found to differ between ranks (`partial`) are
+/// then taken as not whole. A creation is named by its lineage, "0.2.1": the second creation on the
+/// third one made on world, the same name on every rank that makes it since the creations on one
+/// communicator are collective, and in the same order on each of its ranks.
+class WholeComms {
+public:
+  explicit WholeComms(const std::set<std::string>* partial) : partial_(partial) {}
+  bool whole(std::int32_t comm) const { return whole_.contains(comm); }
+  /// After each record: a creation makes its new handle whole or not.
+  void after(const CallRecord& c)
+  {
+    if (c.op != Op::CommSplit && c.op != Op::CommDup)
+      return;
+    const auto parent = lineage_.find(c.comm);
+    if (parent == lineage_.end()) {  // made on a communicator whose creation is not in the trace
+      whole_.erase(c.new_comm);
+      lineage_.erase(c.new_comm);
+      made_.erase(c.new_comm);
+      return;
+    }
+    const std::string name = parent->second + "." + std::to_string(made_[c.comm]++);
+    bool is_whole = whole(c.comm);
+    if (is_whole && c.op == Op::CommSplit) {
+      colours_.emplace(name, c.color);
+      is_whole = c.color >= 0 && not partial_->contains(name);
+    }
+    lineage_[c.new_comm] = name;
+    made_.erase(c.new_comm);  // a handle freed and made again starts a new lineage
+    if (is_whole)
+      whole_.insert(c.new_comm);
+    else
+      whole_.erase(c.new_comm);
+  }
+  /// The colour this rank gave each split of a communicator taken as whole, by lineage.
+  const std::map<std::string, std::int32_t>& colours() const { return colours_; }
 
-/// A rank's stream whose heads are the ends of its collectives on MPI_COMM_WORLD: head i after the (i+1)-th
-/// (the inner stream's own heads are not passed on). At its end it leaves the number of heads in `*heads`.
+private:
+  const std::set<std::string>* partial_;
+  std::set<std::int32_t> whole_{kWorldComm};
+  std::map<std::int32_t, std::string> lineage_{{kWorldComm, "0"}};
+  std::map<std::int32_t, std::uint64_t> made_;
+  std::map<std::string, std::int32_t> colours_;
+};
+
+/// A rank's stream whose heads are the ends of its collectives on communicators of every rank: head i after
+/// the (i+1)-th (the inner stream's own heads are not passed on). At its end it leaves the number of heads
+/// in `*heads` and the colours of its splits in `*colours`, where given.
 class WindowStream final : public ForwardingStream {
 public:
-  WindowStream(CallStreamPtr inner, std::uint64_t* heads) : ForwardingStream(std::move(inner)), heads_(heads) {}
+  WindowStream(CallStreamPtr inner, const std::set<std::string>* partial, std::uint64_t* heads,
+               std::map<std::string, std::int32_t>* colours)
+      : ForwardingStream(std::move(inner)), comms_(partial), heads_(heads), colours_(colours)
+  {
+  }
   bool next(CallRecord& out) override
   {
     head_.reset();
     if (not inner_->next(out)) {
       if (heads_ != nullptr)
         *heads_ = seen_;
+      if (colours_ != nullptr)
+        *colours_ = comms_.colours();
       return false;
     }
-    if (is_world_collective(out))
+    if (is_collective(out.op) && comms_.whole(out.comm))
       head_ = seen_++;
+    comms_.after(out);
     return true;
   }
   std::optional<std::uint64_t> loop_head() override { return head_; }
 
 private:
+  WholeComms comms_;
   std::uint64_t* heads_;
+  std::map<std::string, std::int32_t>* colours_;
   std::uint64_t seen_ = 0;
   std::optional<std::uint64_t> head_;
 };
 
 /// `inner` cut into windows, said as a steady loop of `heads` iterations; with `counted`, each rank's number
-/// of heads is kept as its stream ends (what collect_window_units checks).
+/// of heads and its splits' colours are kept as its stream ends (what collect_window_units checks).
 class WindowUnits final : public TraceSource {
 public:
-  WindowUnits(const TraceSource& inner, std::uint64_t heads, bool counted)
-      : inner_(inner), heads_(heads), counts_(counted ? static_cast<std::size_t>(inner.rank_count()) : 0, 0)
+  WindowUnits(const TraceSource& inner, std::set<std::string> partial, std::uint64_t heads, bool counted)
+      : inner_(inner), partial_(std::move(partial)), heads_(heads),
+        counts_(counted ? static_cast<std::size_t>(inner.rank_count()) : 0, 0),
+        colours_(counts_.size())
   {
   }
   int rank_count() const override { return inner_.rank_count(); }
   CallStreamPtr open(int rank) const override
   {
-    std::uint64_t* count = counts_.empty() ? nullptr : &counts_[static_cast<std::size_t>(rank)];
-    return std::make_unique<WindowStream>(inner_.open(rank), count);
+    const bool counted = not counts_.empty();
+    const auto r = static_cast<std::size_t>(rank);
+    return std::make_unique<WindowStream>(inner_.open(rank), &partial_, counted ? &counts_[r] : nullptr,
+                                          counted ? &colours_[r] : nullptr);
   }
   SteadyLoop steady_loop() const override { return {heads_, kWindowLoopName, {}, inner_.steady_loop().random_work}; }
   const std::vector<std::uint64_t>& counts() const { return counts_; }
+  const std::vector<std::map<std::string, std::int32_t>>& colours() const { return colours_; }
 
 private:
   const TraceSource& inner_;
+  std::set<std::string> partial_;
   std::uint64_t heads_;
   mutable std::vector<std::uint64_t> counts_;
+  mutable std::vector<std::map<std::string, std::int32_t>> colours_;
 };
+
+/// The splits taken as whole that are not: a rank that gives another colour than rank 0, or none.
+std::set<std::string> partial_splits(const std::vector<std::map<std::string, std::int32_t>>& colours)
+{
+  std::set<std::string> partial;
+  for (const auto& rank : colours)
+    for (const auto& [name, colour] : rank) {
+      const auto at0 = colours.front().find(name);
+      if (colour < 0 || at0 == colours.front().end() || at0->second != colour)
+        partial.insert(name);
+    }
+  for (const auto& [name, colour] : colours.front())
+    for (const auto& rank : colours)
+      if (not rank.contains(name))
+        partial.insert(name);
+  return partial;
+}
 
 }  // namespace
 
 Units collect_window_units(const TraceSource& source, double recorded_speed_flops)
 {
-  // Rank 0's count sizes the loop; every rank's is checked as collect_units reads it.
-  std::uint64_t heads = 0;
-  {
-    CallStreamPtr stream = source.open(0);
-    CallRecord c;
-    while (stream->next(c))
-      heads += is_world_collective(c) ? 1 : 0;
-  }
-  Units u;
-  u.kind = UnitKind::Windows;
-  u.loop = kWindowLoopName;
-  if (heads < 2) {
-    u.why_not = "rank 0 makes " + std::to_string(heads) + " collective" + (heads == 1 ? "" : "s") +
-                " on MPI_COMM_WORLD: no window between two";
+  // Rank 0's count sizes the loop; every rank's is checked as collect_units reads it. A second pass when
+  // the first finds splits that do not hold every rank (WholeComms): at most two, since a split's
+  // lineage does not depend on which others are whole.
+  std::set<std::string> partial;
+  for (int pass = 0;; ++pass) {
+    std::uint64_t heads = 0;
+    {
+      WindowStream stream(source.open(0), &partial, nullptr, nullptr);
+      CallRecord c;
+      while (stream.next(c))
+        heads += stream.loop_head() ? 1 : 0;
+    }
+    Units u;
+    u.kind = UnitKind::Windows;
+    u.loop = kWindowLoopName;
+    if (heads < 2) {
+      u.why_not = "rank 0 makes " + std::to_string(heads) + " collective" + (heads == 1 ? "" : "s") +
+                  " on communicators of every rank: no window between two";
+      return u;
+    }
+    WindowUnits windows(source, partial, heads, true);
+    u = collect_units(windows, recorded_speed_flops);
+    u.kind = UnitKind::Windows;
+    std::set<std::string> found = partial_splits(windows.colours());
+    if (pass == 0 && not found.empty()) {
+      partial = std::move(found);
+      continue;
+    }
+    if (not std::includes(partial.begin(), partial.end(), found.begin(), found.end()))
+      throw InternalError("collect_window_units: the splits of whole communicators changed between passes");
+    u.partial_splits.assign(partial.begin(), partial.end());
+    for (std::size_t r = 1; r < windows.counts().size(); ++r)
+      if (windows.counts()[r] != heads) {
+        u.why_not = "the ranks make different numbers of collectives on communicators of every rank (rank 0: " +
+                    std::to_string(heads) + ", rank " + std::to_string(r) + ": " +
+                    std::to_string(windows.counts()[r]) + ")";
+        break;
+      }
     return u;
   }
-  WindowUnits windows(source, heads, true);
-  u = collect_units(windows, recorded_speed_flops);
-  u.kind = UnitKind::Windows;
-  for (std::size_t r = 1; r < windows.counts().size(); ++r)
-    if (windows.counts()[r] != heads) {
-      u.why_not = "the ranks make different numbers of collectives on MPI_COMM_WORLD (rank 0: " +
-                  std::to_string(heads) + ", rank " + std::to_string(r) + ": " + std::to_string(windows.counts()[r]) + ")";
-      break;
-    }
-  return u;
 }
 
 Units choose_units(const TraceSource& source, double recorded_speed_flops, bool recorded)
@@ -344,7 +439,9 @@ std::unique_ptr<TraceSource> unit_source(const TraceSource& emulated, const Unit
         throw InternalError("unit_source: a recorded loop of " + std::to_string(units.loop_iterations) + " iterations");
       return std::make_unique<OwnedRecordedUnits>(emulated, units.loop_iterations - 1);
     case UnitKind::Windows:
-      return std::make_unique<WindowUnits>(emulated, units.loop_iterations, false);
+      return std::make_unique<WindowUnits>(
+          emulated, std::set<std::string>(units.partial_splits.begin(), units.partial_splits.end()),
+          units.loop_iterations, false);
   }
   throw InternalError("unit_source: unknown unit kind");
 }

@@ -86,7 +86,7 @@ TEST_CASE("cli: predict --sample on a loop of too few iterations samples the win
   CHECK_THAT(r.output, Catch::Contains("7 of 39 windows sampled"));
   auto p = nlohmann::json::parse(read_file(dir / "a" / "prediction.json"));
   CHECK(p["sampling"]["applied"] == true);
-  CHECK(p["sampling"]["loop"] == "the windows between collectives on MPI_COMM_WORLD");
+  CHECK(p["sampling"]["loop"] == "the windows between collectives on communicators of every rank");
   auto full = run_gridcast(kPredict + "--nw 32 --fast-forward off --out " + (dir / "full").string());
   REQUIRE(full.exit_code == 0);
   const double exact = nlohmann::json::parse(read_file(dir / "full" / "prediction.json"))["makespan_s"];

@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <functional>
@@ -31,6 +32,8 @@ public:
     table_.intern("MPI_Irecv");
     table_.intern("MPI_Wait");
     table_.intern("MPI_Allreduce");
+    table_.intern("MPI_Comm_dup");
+    table_.intern("MPI_Comm_split");
   }
   int rank_count() const override { return np_; }
   SteadyLoop steady_loop() const override { return {iterations_, "scripted loop", {}, false}; }
@@ -212,7 +215,7 @@ TEST_CASE("sampling windows: a loop of too few iterations is cut at the collecti
   const Units u = choose_units(src, 0, false);
   REQUIRE(u.why_not.empty());
   CHECK(u.kind == UnitKind::Windows);
-  CHECK_THAT(u.loop, Catch::Contains("windows between collectives on MPI_COMM_WORLD"));
+  CHECK_THAT(u.loop, Catch::Contains("windows between collectives on communicators of every rank"));
   CHECK(u.loop_iterations == 30);
   REQUIRE(u.count == 29);
   // A window: the other communicator's allreduce, the next compute, the world allreduce; on both ranks.
@@ -286,14 +289,81 @@ TEST_CASE("sampling windows: a loop of enough iterations holding the calls is ke
     return b;
   });
   const Units no = collect_window_units(uneven, 0);
-  CHECK_THAT(no.why_not, Catch::Contains("different numbers of collectives on MPI_COMM_WORLD (rank 0: 30, rank 1: 31)"));
+  CHECK_THAT(no.why_not, Catch::Contains("different numbers of collectives on communicators of every rank (rank 0: 30, rank 1: 31)"));
   const Units chosen = choose_units(uneven, 0, false);
   CHECK(chosen.kind == UnitKind::Loop);
   CHECK_THAT(chosen.why_not, Catch::Contains("too few units"));
   CHECK_THAT(chosen.why_not, Catch::Contains("cannot be sampled either: the ranks make different numbers"));
 
   ScriptedSource none(2, 3, ring_body);
-  CHECK_THAT(collect_window_units(none, 0).why_not, Catch::Contains("rank 0 makes 0 collectives on MPI_COMM_WORLD"));
+  CHECK_THAT(collect_window_units(none, 0).why_not, Catch::Contains("rank 0 makes 0 collectives on communicators of every rank"));
+}
+
+TEST_CASE("sampling windows: collectives on a duplicate of world and on a split every rank gives one colour cut windows",
+          "[models]")
+{
+  const auto creation = [](Op op, std::int32_t parent, std::int32_t made, std::int32_t colour) {
+    CallRecord c;
+    c.op = op;
+    c.function = op == Op::CommDup ? 7 : 8;
+    c.comm = parent;
+    c.new_comm = made;
+    c.color = colour;
+    return c;
+  };
+  // Iteration 0 makes: 1 = a duplicate of world, 2 = a split of world with one colour (MPI_Cart_create of
+  // every rank, as the hook records it), 4 = a split of world by rank parity (rows), 5 = a duplicate of 4.
+  // Every iteration: an allreduce on each.
+  ScriptedSource src(4, 3, [&](int rank, std::uint64_t i) {
+    std::vector<CallRecord> b;
+    if (i == 0) {
+      b.push_back(creation(Op::CommDup, kWorldComm, 1, 0));
+      b.push_back(creation(Op::CommSplit, kWorldComm, 2, 0));
+      b.push_back(creation(Op::CommSplit, kWorldComm, 4, rank % 2));
+      b.push_back(creation(Op::CommDup, 4, 5, 0));
+    }
+    for (std::int32_t comm : {1, 2, 4, 5}) {
+      b.push_back(compute(1e9));
+      b.push_back(allreduce(comm));
+    }
+    return b;
+  });
+  const Units u = collect_window_units(src, 0);
+  REQUIRE(u.why_not.empty());
+  // Heads: the three creations on world, then the allreduces on 1 and 2 in each iteration.
+  CHECK(u.loop_iterations == 3 + 2 * 3);
+  CHECK(u.partial_splits == std::vector<std::string>{"0.2"});
+  const std::unique_ptr<TraceSource> marked = unit_source(src, u);
+  for (int rank : {0, 3}) {
+    CallStreamPtr stream = marked->open(rank);
+    std::vector<std::int32_t> cut_after;
+    CallRecord c, last;
+    for (;;) {
+      if (stream->loop_head())
+        cut_after.push_back(last.op == Op::Allreduce ? last.comm : -static_cast<std::int32_t>(last.op));
+      if (not stream->next(c))
+        break;
+      last = c;
+    }
+    const auto split = -static_cast<std::int32_t>(Op::CommSplit), dup = -static_cast<std::int32_t>(Op::CommDup);
+    CHECK(cut_after == std::vector<std::int32_t>{dup, split, split, 1, 2, 1, 2, 1, 2});
+  }
+
+  // A split that leaves a rank out (colour MPI_UNDEFINED, -1) holds not every rank either.
+  ScriptedSource undefined(2, 3, [&](int rank, std::uint64_t i) {
+    std::vector<CallRecord> b;
+    if (i == 0)
+      b.push_back(creation(Op::CommSplit, kWorldComm, 1, rank == 0 ? 0 : -1));
+    b.push_back(compute(1e9));
+    b.push_back(allreduce(kWorldComm));
+    if (rank == 0)
+      b.push_back(allreduce(1));
+    return b;
+  });
+  const Units v = collect_window_units(undefined, 0);
+  REQUIRE(v.why_not.empty());
+  CHECK(v.loop_iterations == 1 + 3);
+  CHECK(v.partial_splits == std::vector<std::string>{"0.0"});
 }
 
 TEST_CASE("sampling phases: two separated groups make two phases and alike units one", "[models]")
@@ -384,6 +454,43 @@ TEST_CASE("sampling plan: Neyman allocation with two per phase and warm-ups befo
   CHECK(automatic.phase_sampled[0] > 5);
   a.margin = 0.5;
   CHECK(plan_sample(u, ph, a).phase_sampled == std::vector<std::uint64_t>{5, 5, 2});
+}
+
+TEST_CASE("sampling plan: a phase's sampled windows get one and two warm-ups in turn and iterations one", "[models]")
+{
+  // 400 alike units, 40 sampled: one per block of 10, so that a warm-up rarely meets another sampled unit.
+  Units u = units_of(std::vector<std::vector<double>>(400, {1.0}), std::vector<double>(400, 1.0));
+  const Phases ph = form_phases(u);
+  Request r;
+  r.size = 40;
+  r.seed = 3;
+  // How many warm-ups each sampled unit after a skip has (1 or 2), in loop order.
+  const auto warm_ups = [](const Plan& plan) {
+    std::vector<int> n;
+    for (std::size_t i = 1; i < plan.role.size(); ++i) {
+      if (plan.role[i] != Plan::Sampled || plan.role[i - 1] != Plan::WarmUp)
+        continue;
+      n.push_back(i >= 2 && plan.role[i - 2] == Plan::WarmUp ? 2 : 1);
+    }
+    return n;
+  };
+  u.kind = UnitKind::Loop;
+  const Plan iterations = plan_sample(u, ph, r);
+  const std::vector<int> loop = warm_ups(iterations);
+  CHECK(loop.size() > 30);
+  CHECK(std::count(loop.begin(), loop.end(), 2) == 0);
+  u.kind = UnitKind::Windows;
+  const Plan windows = plan_sample(u, ph, r);
+  const std::vector<int> w = warm_ups(windows);
+  CHECK(w.size() > 30);
+  // One phase: one and two in turn, from the seed's start.
+  for (std::size_t k = 1; k < w.size(); ++k)
+    CHECK(w[k] != w[k - 1]);
+  // The same units are sampled either way; only the warm-ups differ. Deterministic for a seed.
+  REQUIRE(windows.role.size() == iterations.role.size());
+  for (std::size_t i = 0; i < windows.role.size(); ++i)
+    CHECK((windows.role[i] == Plan::Sampled) == (iterations.role[i] == Plan::Sampled));
+  CHECK(plan_sample(u, ph, r).role == windows.role);
 }
 
 TEST_CASE("sampling estimate: the stratified total and its standard error as Eq. 2-5 give them", "[models]")

@@ -368,3 +368,26 @@ TEST_CASE("profile, fit, predict: a timing-dependent MPI_Waitsome loop is one co
   REQUIRE(predict.exit_code == 0);
   CHECK_THAT(predict.output, Catch::Contains("makespan"));
 }
+
+TEST_CASE("profile, replay --sample: collectives on a Cartesian communicator and a duplicate of world cut windows",
+          "[profiler][mpi][sampling]")
+{
+  test::TempDir dir;
+  const fs::path out = dir / "windows";
+  auto r = profile_2_ranks(out, GRIDCAST_MPI_WINDOWS, 2, "12");
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  // 12 steps of 30 solver iterations in all: the allreduces on the Cartesian communicator and on the
+  // duplicate (60), the steps' broadcasts (12) and the three creations on world cut 75 heads; the
+  // allreduce on the split by parity cuts none.
+  auto phases = test::run_gridcast("phases '" + out.string() + "'");
+  INFO(phases.output);
+  REQUIRE(phases.exit_code == 0);
+  CHECK_THAT(phases.output, Catch::Contains("74 units (the windows between collectives on communicators of every rank)"));
+  const std::string platform = std::string(GRIDCAST_SOURCE_DIR) + "/platforms/this-machine/platform.xml";
+  auto sampled = test::run_gridcast("replay '" + out.string() + "' --platform '" + platform +
+                                    "' --ranks-per-host 2 --sample 20 --out '" + (dir / "sampled").string() + "'");
+  INFO(sampled.output);
+  REQUIRE(sampled.exit_code == 0);
+  CHECK_THAT(sampled.output, Catch::Contains(" of 74 windows sampled"));
+}

@@ -20,13 +20,13 @@ namespace gridcast::models::sampling {
 enum class UnitKind : std::uint8_t {
   Loop,          ///< the iterations of a synthesized run's steady loop (its streams mark the heads)
   RecordedLoop,  ///< the iterations of a recorded trace's main loop, as the fold finds it on every rank
-  Windows,       ///< the spans between consecutive collectives on MPI_COMM_WORLD (any trace)
+  Windows,       ///< the spans between consecutive collectives of every rank (any trace)
 };
 
 /// The sampling units of a run: iterations 0 .. loop_iterations-2 of its steady loop, each from the head
 /// of its iteration to the head of the next on every rank. The last iteration runs into the code after the
 /// loop, so it is no unit and is always emulated. For windows, the heads are the ends of the collectives on
-/// MPI_COMM_WORLD (head i after the (i+1)-th): what comes before the first and after the last is no unit.
+/// communicators of every rank (head i after the (i+1)-th): what comes before the first and after the last is no unit.
 struct Units {
   UnitKind kind = UnitKind::Loop;
   std::string loop;                   ///< the loop, as SteadyLoop::name says it
@@ -42,6 +42,9 @@ struct Units {
   /// uses it (an auxiliary variable); the estimate uses emulated times.
   std::vector<double> proxy_s;
   std::string why_not;  ///< non-empty: the run cannot be sampled, and why
+  /// Windows: the splits of communicators of every rank whose colours differ between ranks (by lineage,
+  /// "0.2"), so that their collectives cut no window; unit_source cuts the emulated streams the same way.
+  std::vector<std::string> partial_splits;
 };
 
 /// Reads every rank's stream of `source` once. `why_not` is set when there is no loop to sample (then
@@ -59,12 +62,13 @@ Units collect_recorded_units(const TraceSource& recorded, double recorded_speed_
 inline constexpr const char* kRecordedLoopName = "the main loop of every rank's recorded calls";
 
 /// The loop name collect_window_units' units carry.
-inline constexpr const char* kWindowLoopName = "the windows between collectives on MPI_COMM_WORLD";
+inline constexpr const char* kWindowLoopName = "the windows between collectives on communicators of every rank";
 
 /// The units of any trace where its loop gives too few: the spans between consecutive collectives on
-/// MPI_COMM_WORLD (every rank makes them in the same order, so the i-th one is a point every rank passes
-/// and a unit skipped on every rank takes its messages with it, as collect_units checks). `why_not` when
-/// the ranks make different numbers of them or there are fewer than 2.
+/// communicators that hold every rank (MPI_COMM_WORLD, its duplicates, splits of it where every rank gives
+/// the same colour; in an SMPI trace, every collective). Every rank makes them in the same order, so the
+/// i-th one is a point every rank passes and a unit skipped on every rank takes its messages with it, as
+/// collect_units checks. `why_not` when the ranks make different numbers of them or there are fewer than 2.
 Units collect_window_units(const TraceSource& source, double recorded_speed_flops);
 
 /// A loop that can be sampled, with at least kLoopUnitsEnough units holding kLoopCallsEnough of the run's
