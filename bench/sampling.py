@@ -39,7 +39,9 @@ Workloads:
   lammps-check-yes LAMMPS' LJ melt (examples/lammps-smpi, LAMMPS built by scripts/build-lammps-smpi.sh; skipped
                    when it is not) with neighbor lists rebuilt when the atoms have moved far enough, so the
                    dynamics choose the rebuild steps, recorded under SMPI at 64 ranks (131,072 atoms, 200
-                   steps; SMPI's MPI_Scan makes larger recordings take hours here) and replayed: windows again.
+                   steps; no atom IDs, so no MPI_Scan: see lammps_check_yes) and replayed: windows again;
+  lammps-1024      the same at 1,024 ranks (256,000 atoms, 500 steps; the recording takes 55 min here, once):
+                   20 seeds at most, as its full replay takes minutes and each sampled run about one.
 Each row says when it was measured; --keep keeps the rows of workloads not run from the --json file.
 Exit 0 when every run succeeded (the figures are reported, not judged), 1 otherwise, 77 when gridcast is
 missing.
@@ -129,14 +131,16 @@ LAMMPS_LMP = Path(os.environ.get("GRIDCAST_CACHE", str(Path.home() / ".cache" / 
 def lammps_check_yes(gridcast: str, np_: int, n: int, steps: int) -> tuple[Path, Path] | None:
     """LAMMPS' LJ melt (examples/lammps-smpi/in.lj, 4 n^3 atoms) with neighbor lists rebuilt when the atoms
     have moved far enough (`neigh_modify delay 0 every 1 check yes`: the dynamics choose the rebuild steps)
-    recorded under SMPI at np_ ranks, as examples/lammps-smpi/record.sh records (its platform, LAMMPS built
-    by scripts/build-lammps-smpi.sh); cached. None when that LAMMPS is not built."""
+    and no atom IDs (`atom_modify id no`: the LJ melt needs none, and without them create_atoms makes no
+    MPI_Scan, whose SMPI 3.32 algorithm takes minutes at 256 ranks and grows faster than the rank count),
+    recorded under SMPI at np_ ranks with record.sh's settings on a cluster of np_ hosts as recording()'s,
+    LAMMPS built by scripts/build-lammps-smpi.sh; cached. None when that LAMMPS is not built."""
     if not LAMMPS_LMP.exists():
         return None
     cache = Path(os.environ.get("GRIDCAST_CACHE", str(Path.home() / ".cache" / "gridcast"))) / "sampling-bench"
-    profile = cache / f"lammps-check-yes-np{np_}-n{n}-s{steps}"
-    platform = ROOT / "examples/stencil3d/platform.xml"
-    if (profile / "run.json").exists():
+    profile = cache / f"lammps-check-yes-noid-np{np_}-n{n}-s{steps}"
+    platform = profile.with_name(profile.name + ".platform.xml")
+    if (profile / "run.json").exists() and platform.exists():
         return profile, platform
     cache.mkdir(parents=True, exist_ok=True)
     gridcast = str(Path(gridcast).resolve())
@@ -146,9 +150,12 @@ def lammps_check_yes(gridcast: str, np_: int, n: int, steps: int) -> tuple[Path,
     with tempfile.TemporaryDirectory() as tmp:
         t = Path(tmp)
         text = (ROOT / "examples/lammps-smpi/in.lj").read_text()
-        (t / "in.lj").write_text(re.sub(r"(?m)^neigh_modify.*$", "neigh_modify\tdelay 0 every 1 check yes", text))
-        (t / "hostfile").write_text("".join(f"node-{i}\n" for i in range(np_)))
-        subprocess.run(["smpirun", "-np", str(np_), "-platform", str(platform), "-hostfile", "hostfile", "-trace-ti",
+        text = re.sub(r"(?m)^neigh_modify.*$", "neigh_modify\tdelay 0 every 1 check yes", text)
+        text = re.sub(r"(?m)^(atom_style.*)$", "\\1\natom_modify\tid no", text)
+        (t / "in.lj").write_text(text)
+        subprocess.run([sys.executable, str(ROOT / "scripts/gen_cluster.py"), "--hosts", str(np_), "--bw", "1.25GBps",
+                        "--lat", "5us", "--backbone-bw", "100GBps", "--out-dir", tmp], check=True, capture_output=True)
+        subprocess.run(["smpirun", "-np", str(np_), "-platform", "platform.xml", "-hostfile", "hostfile", "-trace-ti",
                         "--cfg=tracing/filename:trace.txt", "--cfg=smpi/simulate-computation:no",
                         "--log=root.thres:critical", str(LAMMPS_LMP), "-in", "in.lj", "-log", "none", "-echo", "none",
                         "-nocite", "-var", "n", str(n), "-var", "px", str(dims[0]), "-var", "py", str(dims[1]),
@@ -156,6 +163,7 @@ def lammps_check_yes(gridcast: str, np_: int, n: int, steps: int) -> tuple[Path,
                        capture_output=True)
         subprocess.run([gridcast, "import", "tit", "trace.txt", "--nw", str(n), "--out", str(profile), "--force",
                         "--encoding", "binary"], cwd=tmp, check=True, capture_output=True)
+        platform.write_bytes((t / "platform.xml").read_bytes())
     return profile, platform
 
 
@@ -215,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seeds", type=int, default=100, help="sample seeds per workload (default 100)")
     ap.add_argument("--workloads",
                     default="stencil-steady,overlap-solver,cg-dot,rebuild-grow,rebuild-grow-2pc,varying-solver,"
-                    "lammps-check-yes")
+                    "lammps-check-yes,lammps-1024")
     ap.add_argument("--work", default=str(Path(tempfile.gettempdir()) / "gridcast-sampling-bench"))
     ap.add_argument("--json", help="write the figures here (bench/results/sampling.json)")
     ap.add_argument("--keep", action="store_true",
@@ -250,14 +258,15 @@ def main(argv: list[str] | None = None) -> int:
             profile, platform = recording(a.gridcast, "varying_solver", 1024, 16, 64)
             rows.append(measure(a.gridcast, "varying-solver", profile, 16, 1024, platform, [], a.seeds,
                                 recorded=True, sample_extra=["--margin", "0.05"]))
-        if "lammps-check-yes" in wanted:
-            rec = lammps_check_yes(a.gridcast, 64, 32, 200)
+        for name, np_, n, steps in (("lammps-check-yes", 64, 32, 200), ("lammps-1024", 1024, 40, 500)):
+            if name not in wanted:
+                continue
+            rec = lammps_check_yes(a.gridcast, np_, n, steps)
             if rec is None:
-                print(f"sampling: lammps-check-yes skipped: {LAMMPS_LMP} not built (scripts/build-lammps-smpi.sh)",
-                      file=sys.stderr)
+                print(f"sampling: {name} skipped: {LAMMPS_LMP} not built (scripts/build-lammps-smpi.sh)", file=sys.stderr)
             else:
-                rows.append(measure(a.gridcast, "lammps-check-yes", rec[0], 32, 64, rec[1], [], a.seeds,
-                                    recorded=True))
+                seeds = a.seeds if np_ < 1024 else min(a.seeds, 20)
+                rows.append(measure(a.gridcast, name, rec[0], n, np_, rec[1], [], seeds, recorded=True))
     except (RuntimeError, subprocess.CalledProcessError) as e:
         print(f"sampling: {e}", file=sys.stderr)
         return 1
@@ -280,7 +289,7 @@ def main(argv: list[str] | None = None) -> int:
                 r.setdefault("measured", old["date"])
             rows = kept + rows
             order = ["stencil-steady", "overlap-solver", "cg-dot", "rebuild-grow", "rebuild-grow-2pc", "varying-solver",
-                     "lammps-check-yes"]
+                     "lammps-check-yes", "lammps-1024"]
             rows.sort(key=lambda r: order.index(r["workload"]) if r["workload"] in order else len(order))
         summary = {r["workload"]: {k: r[k] for k in ("median_abs_error_pct", "max_abs_error_pct", "covered", "seeds",
                                                      "median_emulated_pct", "speedup", "sample_vs_ff_pct")}
