@@ -60,6 +60,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+CACHE = Path(os.environ.get("GRIDCAST_CACHE", str(Path.home() / ".cache" / "gridcast")))
 sys.path.insert(0, str(ROOT / "bench"))
 import results_json  # noqa: E402
 
@@ -77,7 +78,7 @@ def cg_dot_model(gridcast: str, work: Path) -> Path:
     import corpus_validation as cv  # noqa: E402  (imports trace_model_validation, which needs nothing more)
     steps = cv.Steps(gridcast, None)
     train_np, train_nw = cv.PROGRAMS["cg-dot"]
-    cache = Path(os.environ.get("GRIDCAST_CACHE", str(Path.home() / ".cache" / "gridcast"))) / "corpus-bench"
+    cache = CACHE / "corpus-bench"
     profiles = [cv.record(steps, "cg-dot", p, w, cache) for p in train_np for w in train_nw]
     model = work / "cg-dot.model.json"
     subprocess.run([gridcast, "fit", *map(str, profiles), "-o", str(model)], check=True, capture_output=True)
@@ -97,35 +98,43 @@ def run(cmd: list[str]) -> dict:
             "fast_forward": doc.get("fast_forward")}
 
 
-def recording(gridcast: str, program: str, np_: int, nw: int, steps: int) -> tuple[Path, Path]:
-    """bench/sampling/PROGRAM.c (rebuild_grow, varying_solver) recorded under SMPI at np_ ranks (cached under
-    $GRIDCAST_CACHE): the profile directory and the platform it ran on (record.sh's cluster: one rank per host)."""
-    cache = Path(os.environ.get("GRIDCAST_CACHE", str(Path.home() / ".cache" / "gridcast"))) / "sampling-bench"
-    profile = cache / f"{program.replace('_', '-')}-np{np_}-nw{nw}-s{steps}"
+def smpi_record(gridcast: str, name: str, np_: int, nw: int, prepare, argv: list[str], log: str) -> tuple[Path, Path]:
+    """A program recorded under SMPI at np_ ranks, one rank per host of a cluster of np_ hosts (record.sh's: 1.25 GB/s
+    links, 5 us, a 100 GB/s backbone), with its declared flops as its compute, imported as a binary profile; cached
+    under $GRIDCAST_CACHE/sampling-bench/NAME. `prepare(folder)` writes what the run needs into its scratch folder;
+    `argv` is the program and its arguments. Returns the profile directory and the platform it ran on."""
+    cache = CACHE / "sampling-bench"
+    profile = cache / name
     platform = profile.with_name(profile.name + ".platform.xml")
     if (profile / "run.json").exists() and platform.exists():
         return profile, platform
     cache.mkdir(parents=True, exist_ok=True)
     gridcast = str(Path(gridcast).resolve())  # run from the scratch folder below
-    print(f"{program}: recording at {np_} ranks under SMPI ...", file=sys.stderr, flush=True)
+    print(f"{name}: recording at {np_} ranks under SMPI ...", file=sys.stderr, flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         t = Path(tmp)
-        subprocess.run(["smpicc", "-O2", "-o", str(t / "rg"), str(ROOT / f"bench/sampling/{program}.c")], check=True,
-                       capture_output=True)
+        prepare(t)
         subprocess.run([sys.executable, str(ROOT / "scripts/gen_cluster.py"), "--hosts", str(np_), "--bw", "1.25GBps",
                         "--lat", "5us", "--backbone-bw", "100GBps", "--out-dir", tmp], check=True, capture_output=True)
         subprocess.run(["smpirun", "-np", str(np_), "-platform", "platform.xml", "-hostfile", "hostfile", "-trace-ti",
                         "--cfg=tracing/filename:trace.txt", "--cfg=smpi/simulate-computation:no",
-                        "--log=root.thres:warning", "./rg", str(nw), str(steps)], cwd=tmp, check=True,
-                       capture_output=True)
+                        f"--log=root.thres:{log}", *argv], cwd=tmp, check=True, capture_output=True)
         subprocess.run([gridcast, "import", "tit", "trace.txt", "--nw", str(nw), "--out", str(profile), "--force",
                         "--encoding", "binary"], cwd=tmp, check=True, capture_output=True)
         platform.write_bytes((t / "platform.xml").read_bytes())
     return profile, platform
 
 
-LAMMPS_LMP = Path(os.environ.get("GRIDCAST_CACHE", str(Path.home() / ".cache" / "gridcast"))) / \
-    "lammps-smpi-build" / "lmp"
+def recording(gridcast: str, program: str, np_: int, nw: int, steps: int) -> tuple[Path, Path]:
+    """bench/sampling/PROGRAM.c (rebuild_grow, varying_solver) recorded under SMPI at np_ ranks (smpi_record)."""
+    def build(folder: Path) -> None:
+        subprocess.run(["smpicc", "-O2", "-o", str(folder / "rg"), str(ROOT / f"bench/sampling/{program}.c")],
+                       check=True, capture_output=True)
+    return smpi_record(gridcast, f"{program.replace('_', '-')}-np{np_}-nw{nw}-s{steps}", np_, nw, build,
+                       ["./rg", str(nw), str(steps)], "warning")
+
+
+LAMMPS_LMP = CACHE / "lammps-smpi-build" / "lmp"
 
 
 def lammps_check_yes(gridcast: str, np_: int, n: int, steps: int) -> tuple[Path, Path] | None:
@@ -133,38 +142,22 @@ def lammps_check_yes(gridcast: str, np_: int, n: int, steps: int) -> tuple[Path,
     have moved far enough (`neigh_modify delay 0 every 1 check yes`: the dynamics choose the rebuild steps)
     and no atom IDs (`atom_modify id no`: the LJ melt needs none, and without them create_atoms makes no
     MPI_Scan, whose SMPI 3.32 algorithm takes minutes at 256 ranks and grows faster than the rank count),
-    recorded under SMPI at np_ ranks with record.sh's settings on a cluster of np_ hosts as recording()'s,
-    LAMMPS built by scripts/build-lammps-smpi.sh; cached. None when that LAMMPS is not built."""
+    recorded under SMPI at np_ ranks (smpi_record), LAMMPS built by scripts/build-lammps-smpi.sh; cached. None
+    when that LAMMPS is not built."""
     if not LAMMPS_LMP.exists():
         return None
-    cache = Path(os.environ.get("GRIDCAST_CACHE", str(Path.home() / ".cache" / "gridcast"))) / "sampling-bench"
-    profile = cache / f"lammps-check-yes-noid-np{np_}-n{n}-s{steps}"
-    platform = profile.with_name(profile.name + ".platform.xml")
-    if (profile / "run.json").exists() and platform.exists():
-        return profile, platform
-    cache.mkdir(parents=True, exist_ok=True)
-    gridcast = str(Path(gridcast).resolve())
-    print(f"lammps-check-yes: recording at {np_} ranks under SMPI ...", file=sys.stderr, flush=True)
     dims = max(((a, b, np_ // (a * b)) for a in range(1, np_ + 1) for b in range(1, a + 1)
                 if np_ % (a * b) == 0 and np_ // (a * b) <= b), key=lambda d: (-(max(d) - min(d)), d))
-    with tempfile.TemporaryDirectory() as tmp:
-        t = Path(tmp)
+
+    def write_input(folder: Path) -> None:
         text = (ROOT / "examples/lammps-smpi/in.lj").read_text()
         text = re.sub(r"(?m)^neigh_modify.*$", "neigh_modify\tdelay 0 every 1 check yes", text)
         text = re.sub(r"(?m)^(atom_style.*)$", "\\1\natom_modify\tid no", text)
-        (t / "in.lj").write_text(text)
-        subprocess.run([sys.executable, str(ROOT / "scripts/gen_cluster.py"), "--hosts", str(np_), "--bw", "1.25GBps",
-                        "--lat", "5us", "--backbone-bw", "100GBps", "--out-dir", tmp], check=True, capture_output=True)
-        subprocess.run(["smpirun", "-np", str(np_), "-platform", "platform.xml", "-hostfile", "hostfile", "-trace-ti",
-                        "--cfg=tracing/filename:trace.txt", "--cfg=smpi/simulate-computation:no",
-                        "--log=root.thres:critical", str(LAMMPS_LMP), "-in", "in.lj", "-log", "none", "-echo", "none",
-                        "-nocite", "-var", "n", str(n), "-var", "px", str(dims[0]), "-var", "py", str(dims[1]),
-                        "-var", "pz", str(dims[2]), "-var", "steps", str(steps)], cwd=tmp, check=True,
-                       capture_output=True)
-        subprocess.run([gridcast, "import", "tit", "trace.txt", "--nw", str(n), "--out", str(profile), "--force",
-                        "--encoding", "binary"], cwd=tmp, check=True, capture_output=True)
-        platform.write_bytes((t / "platform.xml").read_bytes())
-    return profile, platform
+        (folder / "in.lj").write_text(text)
+    return smpi_record(gridcast, f"lammps-check-yes-noid-np{np_}-n{n}-s{steps}", np_, n, write_input,
+                       [str(LAMMPS_LMP), "-in", "in.lj", "-log", "none", "-echo", "none", "-nocite", "-var", "n", str(n),
+                        "-var", "px", str(dims[0]), "-var", "py", str(dims[1]), "-var", "pz", str(dims[2]),
+                        "-var", "steps", str(steps)], "critical")
 
 
 def measure(gridcast: str, name: str, model: Path, nw: int, np_: int, platform: Path, extra: list[str],

@@ -5,6 +5,7 @@
 #include "gpu_model.hpp"
 #include "options.hpp"
 #include "progress.hpp"
+#include "run_args.hpp"
 #include "sampling.hpp"
 #include "what_if.hpp"
 
@@ -186,75 +187,131 @@ void write_contribution(const std::filesystem::path& file, const models::trace::
   write_file_atomically(file, c.dump(2) + "\n", "the model's contribution");
 }
 
-int run_predict(const std::vector<std::string>& args)
-{
-  std::string model_file, platform, hostfile, out, variability = "off", fast_forward = "auto";
+namespace {
+
+/// `gridcast predict`'s command line.
+struct PredictArgs : RunArgs {
+  std::string model_file, variability = "off", fast_forward = "auto";
   emulator::FastForwardOptions ff;
   double nw = -1;
   int np = 0;
   std::uint64_t max_calls = kDefaultMaxCalls;
-  int ranks_per_host = 0;
-  std::uint64_t seed = 0;
-  std::vector<std::string> cfg;
-  std::string analysis;
-  std::vector<std::string> what_if_exprs;
-  std::string tables_spec;
-  std::string timeline_ranks_spec, timeline_format_name;
-  GpuModelArgs gpu_model;
-  SamplingArgs sampling_args;
-  po::options_description options("predict options");
+};
+
+void add_predict_options(po::options_description& options, PredictArgs& a)
+{
   options.add_options()
-    ("model", po::value(&model_file)->required(), "model.json written by `gridcast fit` (trace and latency model)")
-    ("nw", po::value(&nw)->required(), "target workload size (the nw of run.json at the training points)")
-    ("np", po::value(&np)->required(), "target number of ranks")
-    ("max-calls", po::value(&max_calls)->default_value(max_calls),
+    ("model", po::value(&a.model_file)->required(), "model.json written by `gridcast fit` (trace and latency model)")
+    ("nw", po::value(&a.nw)->required(), "target workload size (the nw of run.json at the training points)")
+    ("np", po::value(&a.np)->required(), "target number of ranks")
+    ("max-calls", po::value(&a.max_calls)->default_value(a.max_calls),
      "refuse a run of more calls than this, all ranks together (a model extrapolated far past its training)")
-    ("platform,p", po::value(&platform)->required(), "SimGrid platform XML of the target machine")
-    ("hostfile", po::value(&hostfile), "rank i runs on line i of this file (smpirun syntax, name[:slots]), cyclically")
-    ("ranks-per-host", po::value(&ranks_per_host),
+    ("platform,p", po::value(&a.platform)->required(), "SimGrid platform XML of the target machine")
+    ("hostfile", po::value(&a.hostfile), "rank i runs on line i of this file (smpirun syntax, name[:slots]), cyclically")
+    ("ranks-per-host", po::value(&a.ranks_per_host),
      "place K consecutive ranks per host, hosts in natural name order (default 1); the platform must have "
      "enough hosts")
-    ("out,o", po::value(&out), "write prediction.json, timeline.json and contribution.json into this directory")
-    ("no-timeline", "do not write timeline.json")
-    ("timeline-ranks", po::value(&timeline_ranks_spec)->default_value("auto"), kTimelineRanksHelp)
-    ("timeline-format", po::value(&timeline_format_name)->default_value("json"), kTimelineFormatHelp)
-    ("tables", po::value(&tables_spec)->default_value("auto"), kTablesHelp)
-    ("analysis", po::value(&analysis),
+    ("out,o", po::value(&a.out), "write prediction.json, timeline.json and contribution.json into this directory");
+  add_output_options(options, a);
+  options.add_options()
+    ("analysis", po::value(&a.analysis),
      "comma-separated analyses of the run, as for replay: waits, critical-path (every iteration is emulated: "
      "fast-forward is off unless asked for, which is refused; docs/guides/wait-states.md)")
-    ("what-if", po::value(&what_if_exprs)->composing(), kWhatIfHelp)
-    ("seed", po::value(&seed)->default_value(0),
+    ("what-if", po::value(&a.what_if_exprs)->composing(), kWhatIfHelp)
+    ("seed", po::value(&a.seed)->default_value(0),
      "seed of every random choice: with --variability on, the compute calls drawn from each function's "
      "distribution (several seeds give a spread of makespans)")
-    ("variability", po::value(&variability)->default_value("off"),
+    ("variability", po::value(&a.variability)->default_value("off"),
      "on: scatter every compute call around its predicted work by its function's empirical distribution "
      "(irregular histogram fitted by `gridcast fit`); off: the predicted work itself")
-    ("fast-forward", po::value(&fast_forward)->default_value("auto"),
+    ("fast-forward", po::value(&a.fast_forward)->default_value("auto"),
      "auto: once the time per iteration of the model's steady loop (the outermost loop with the most calls) "
      "is stable on every rank, skip the same middle iterations on every rank and advance each rank's clock by "
      "the skipped calls' compute work plus the window's mean communication and waiting per iteration (the "
      "last iterations and what follows are emulated); off: emulate every iteration (the exact answer). "
      "prediction.json says what was skipped, or why nothing was (docs/reference/emulator.md)")
-    ("ff-tolerance", po::value(&ff.tolerance)->default_value(ff.tolerance),
+    ("ff-tolerance", po::value(&a.ff.tolerance)->default_value(a.ff.tolerance),
      "fast-forward: the largest relative difference between one period of the window and the window's mean")
-    ("ff-window", po::value(&ff.window)->default_value(ff.window),
+    ("ff-window", po::value(&a.ff.window)->default_value(a.ff.window),
      "fast-forward: periods (loop head to loop head, in simulated time) that must agree on every rank; "
      "doubled when the loop's compute is drawn at random (--variability on)")
-    ("ff-warmup", po::value(&ff.warmup)->default_value(ff.warmup),
+    ("ff-warmup", po::value(&a.ff.warmup)->default_value(a.ff.warmup),
      "fast-forward: first periods never used in a window")
-    ("ff-tail", po::value(&ff.tail)->default_value(ff.tail),
+    ("ff-tail", po::value(&a.ff.tail)->default_value(a.ff.tail),
      "fast-forward: last iterations of the loop always emulated (at least 1)")
-    ("ff-min-iterations", po::value(&ff.min_iterations)->default_value(ff.min_iterations),
+    ("ff-min-iterations", po::value(&a.ff.min_iterations)->default_value(a.ff.min_iterations),
      "fast-forward: loops with fewer iterations are emulated in full")
-    ("cfg", po::value(&cfg)->composing(),
+    ("cfg", po::value(&a.cfg)->composing(),
      "name:value setting, repeatable, as for replay: gridcast/eager-threshold:BYTES, gridcast/test-cost:SECONDS, "
      "gridcast/iprobe-cost:SECONDS, gridcast/coll/<op>:<algorithm>, gridcast/coll-selector:auto|mpich|smpi|openmpi-4.1, "
      "gridcast/coll-local-copy:auto|on|off (`gridcast algorithms` lists every gridcast key); any other name goes "
      "to SimGrid");
+  add_gpu_model_options(options, a.gpu_model);
+  add_sampling_options(options, a.sampling_args);
+}
+
+/// The checks of predict's options that the parser cannot make; sets the fast-forward mode.
+void check_predict_args(PredictArgs& a)
+{
+  if (not a.hostfile.empty() && a.ranks_per_host > 0)
+    throw UsageError{"--hostfile and --ranks-per-host exclude each other", "predict"};
+  check_target_np(a.np, "predict");
+  if (not(a.nw >= 0) || not std::isfinite(a.nw))
+    throw UsageError{"--nw must be a finite number >= 0", "predict"};
+  if (a.variability != "on" && a.variability != "off")
+    throw UsageError{"--variability must be on or off, not '" + a.variability + "'", "predict"};
+  if (a.fast_forward != "auto" && a.fast_forward != "off")
+    throw UsageError{"--fast-forward must be auto or off, not '" + a.fast_forward + "'", "predict"};
+  if (not(a.ff.tolerance >= 0) || not std::isfinite(a.ff.tolerance))
+    throw UsageError{"--ff-tolerance must be a finite number >= 0", "predict"};
+  if (a.ff.window < 1)
+    throw UsageError{"--ff-window must be at least 1", "predict"};
+  if (a.ff.warmup < 0)
+    throw UsageError{"--ff-warmup must be at least 0", "predict"};
+  if (a.ff.tail < 1)
+    throw UsageError{"--ff-tail must be at least 1", "predict"};
+  a.ff.mode = a.fast_forward == "auto" ? emulator::FastForwardOptions::Mode::Auto : emulator::FastForwardOptions::Mode::Off;
+}
+
+/// prediction.json, the tables, contribution.json, and the line that names them.
+void write_predict_outputs(const PredictArgs& a, const RunTarget& target, const emulator::ReplayOptions& opts,
+                           const emulator::Tables tables, const models::trace::SynthSource& synth,
+                           const models::trace::SynthOptions& synth_options, const std::vector<std::string>& warnings,
+                           const std::map<std::string, FunctionTotals>& totals, const emulator::ReplayResult& result,
+                           const models::trace::TraceModel& model, const std::filesystem::path& timeline_path,
+                           bool announce)
+{
+  emulator::RunDescription run;
+  run.command = "predict";
+  run.options       = &opts;
+  run.model_quality = &synth.quality();
+  run.tables        = tables;
+  run.inputs.push_back({"model", a.model_file, digest_file(a.model_file)});
+  add_target_inputs(run, target);
+  add_gpu_model_inputs(run, a.gpu_model);
+  const std::filesystem::path dir(a.out);
+  emulator::write_prediction(dir / "prediction.json", result, run);
+
+  write_contribution(dir / "contribution.json", {a.nw, a.np}, synth_options, warnings, totals, result, model);
+  if (announce) {
+    std::cout << "wrote " << (dir / "prediction.json").string();
+    if (emulator::tables_in_csv(tables, result.ranks.size()))
+      std::cout << ", " << (dir / "ranks.csv").string() << ", " << (dir / "links.csv").string();
+    if (not timeline_path.empty())
+      std::cout << ", " << timeline_path.string();
+    std::cout << " and " << (dir / "contribution.json").string() << '\n';
+  }
+}
+
+}  // namespace
+
+int run_predict(const std::vector<std::string>& args)
+{
+  PredictArgs a;
+  po::options_description options("predict options");
+  add_predict_options(options, a);
   po::positional_options_description positional;
   positional.add("model", 1);
-  add_gpu_model_options(options, gpu_model);
-  add_sampling_options(options, sampling_args);
   po::variables_map vm;
   if (not parse("predict",
                 "predict model.json --nw X --np Y --platform P.xml [--hostfile F | --ranks-per-host K]\n"
@@ -273,87 +330,62 @@ int run_predict(const std::vector<std::string>& args)
                 "interval (docs/reference/sampling.md).\n"
                 "See docs/reference/latency-model.md."))
     return 0;
-  if (not hostfile.empty() && ranks_per_host > 0)
-    throw UsageError{"--hostfile and --ranks-per-host exclude each other", "predict"};
-  check_target_np(np, "predict");
-  if (not(nw >= 0) || not std::isfinite(nw))
-    throw UsageError{"--nw must be a finite number >= 0", "predict"};
-  if (variability != "on" && variability != "off")
-    throw UsageError{"--variability must be on or off, not '" + variability + "'", "predict"};
-  if (fast_forward != "auto" && fast_forward != "off")
-    throw UsageError{"--fast-forward must be auto or off, not '" + fast_forward + "'", "predict"};
-  if (not(ff.tolerance >= 0) || not std::isfinite(ff.tolerance))
-    throw UsageError{"--ff-tolerance must be a finite number >= 0", "predict"};
-  if (ff.window < 1)
-    throw UsageError{"--ff-window must be at least 1", "predict"};
-  if (ff.warmup < 0)
-    throw UsageError{"--ff-warmup must be at least 0", "predict"};
-  if (ff.tail < 1)
-    throw UsageError{"--ff-tail must be at least 1", "predict"};
-  ff.mode = fast_forward == "auto" ? emulator::FastForwardOptions::Mode::Auto : emulator::FastForwardOptions::Mode::Off;
-  const std::optional<models::sampling::Request> sample_request = sampling_request(sampling_args, vm, seed, "predict");
+  check_predict_args(a);
+  const std::optional<models::sampling::Request> sample_request = sampling_request(a.sampling_args, vm, a.seed, "predict");
   if (sample_request) {
-    if (not vm["fast-forward"].defaulted() && fast_forward == "auto")
+    if (not vm["fast-forward"].defaulted() && a.fast_forward == "auto")
       throw UsageError{"--sample and --fast-forward auto each leave iterations out: give one", "predict"};
-    if (vm.count("analysis") > 0)
-      throw UsageError{"--analysis needs every iteration emulated, --sample emulates some: give one", "predict"};
-    if (not what_if_exprs.empty())
-      throw UsageError{"--what-if analyses every iteration, --sample emulates some: give one", "predict"};
-    ff.mode = emulator::FastForwardOptions::Mode::Off;
+    a.ff.mode = emulator::FastForwardOptions::Mode::Off;
   }
-  if (vm.count("ranks-per-host") > 0 && ranks_per_host < 1)
+  if (vm.count("ranks-per-host") > 0 && a.ranks_per_host < 1)
     throw UsageError{"--ranks-per-host must be at least 1", "predict"};
 
-  auto model = std::make_shared<const models::trace::TraceModel>(models::trace::read_model(model_file));
-  std::vector<std::string> warnings = model_range_warnings(*model, nw, np);
+  auto model = std::make_shared<const models::trace::TraceModel>(models::trace::read_model(a.model_file));
+  std::vector<std::string> warnings = model_range_warnings(*model, a.nw, a.np);
   for (const std::string& w : warnings)
     std::cerr << "gridcast predict: warning: " << w << '\n';
 
   refuse_idle_timeline_options(not vm["timeline-format"].defaulted(), not vm["timeline-ranks"].defaulted(),
-                               vm.count("no-timeline") > 0, not out.empty(), "predict");
-  WhatIf what_if = parse_what_if(what_if_exprs, "predict");
+                               vm.count("no-timeline") > 0, not a.out.empty(), "predict");
+  WhatIf what_if = parse_what_if(a.what_if_exprs, "predict");
   std::optional<WhatIfRun> what_if_run;
-  if (not what_if.empty()) {
-    what_if_run.emplace(out);
-    analysis = with_critical_path(analysis);
-    out = what_if_run->out_dir().string();
-  }
+  start_what_if(what_if, what_if_run, a.out, a.analysis);
   const bool announce = not(what_if_run && what_if_run->temporary());
-  const RunTarget target{platform, hostfile, ranks_per_host, seed, out, vm.count("no-timeline") == 0 && announce,
-                         timeline_format(timeline_format_name, "predict")};
+  const RunTarget target{a.platform, a.hostfile, a.ranks_per_host, a.seed, a.out, vm.count("no-timeline") == 0 && announce,
+                         timeline_format(a.timeline_format_name, "predict")};
   emulator::ReplayOptions opts = replay_options(target);
-  opts.timeline_ranks = timeline_ranks(timeline_ranks_spec, np, "predict", target.timeline && not target.out.empty());
-  const emulator::Tables tables = emulator::parse_tables(tables_spec, "--tables");
+  opts.timeline_ranks = timeline_ranks(a.timeline_ranks_spec, a.np, "predict", target.timeline && not target.out.empty());
+  const emulator::Tables tables = emulator::parse_tables(a.tables_spec, "--tables");
   opts.note = [](const std::string& n) { std::cerr << "gridcast predict: note: " << n << '\n'; };
   opts.what_if = what_if.expressions;
   opts.link_scales = what_if.links;
-  for (const std::string& c : cfg)
+  for (const std::string& c : a.cfg)
     emulator::apply_cfg(opts, c);
   emulator::check_cfg_for_input(opts, false);
-  apply_gpu_model(gpu_model, opts, "predict");
+  apply_gpu_model(a.gpu_model, opts, "predict");
   emulator::resolve_coll_selector(opts, selector_evidence(*model));
   opts.recorded_host_speed_flops = 0;  // synthesized compute is in flops: the host's speed converts it
   if (vm.count("analysis") > 0 || what_if_run) {
-    apply_analysis(analysis, opts, "predict");
-    if (opts.wait_states && ff.mode == emulator::FastForwardOptions::Mode::Auto) {
+    apply_analysis(a.analysis, opts, "predict");
+    if (opts.wait_states && a.ff.mode == emulator::FastForwardOptions::Mode::Auto) {
       if (not vm["fast-forward"].defaulted())
         throw UsageError{"--analysis needs every iteration emulated, --fast-forward auto skips some: use "
                          "--fast-forward off, or leave it out",
                          "predict"};
-      ff.mode = emulator::FastForwardOptions::Mode::Off;
+      a.ff.mode = emulator::FastForwardOptions::Mode::Off;
       std::cerr << "gridcast predict: note: " << (what_if_run ? "--what-if" : "--analysis")
                 << " emulates every iteration (fast-forward off)\n";
     }
   }
-  opts.fast_forward              = ff;
+  opts.fast_forward              = a.ff;
 
   models::trace::SynthOptions synth_options;
-  synth_options.variability = variability == "on";
-  synth_options.seed        = seed;
-  models::trace::SynthSource synth(model, {nw, np}, synth_options);
+  synth_options.variability = a.variability == "on";
+  synth_options.seed        = a.seed;
+  models::trace::SynthSource synth(model, {a.nw, a.np}, synth_options);
   models::trace::print_quality(std::cerr, synth.quality());
   std::map<std::string, FunctionTotals> totals;
-  check_call_count(synth.total_calls(), max_calls, model_file, nw, np);
+  check_call_count(synth.total_calls(), a.max_calls, a.model_file, a.nw, a.np);
   // After the call-count check: reading the units walks every call once.
   emulator::SamplingReport sampling_report;
   models::sampling::Units sampling_units;
@@ -381,12 +413,10 @@ int run_predict(const std::vector<std::string>& args)
   if (run.exit_code)
     return *run.exit_code;  // auto's first pass ran in a child process, which finished the command
   emulator::ReplayResult& result = run.result;
-  if (what_if_run) {  // the changes matched what the run has: now the run without them
-    check_what_if_matched(what_if);
-    what_if_run->run_baseline("predict", args, analysis);
-  }
-  std::cout << "predicted at Nw " << number(nw) << ", Np " << np << " from " << model_file
-            << (synth_options.variability ? " (variability on, seed " + std::to_string(seed) + ")" : "") << '\n';
+  if (what_if_run)
+    what_if_run->finish("predict", what_if, args, a.analysis);
+  std::cout << "predicted at Nw " << number(a.nw) << ", Np " << a.np << " from " << a.model_file
+            << (synth_options.variability ? " (variability on, seed " + std::to_string(a.seed) + ")" : "") << '\n';
   emulator::print_summary(std::cout, result);
   print_coll_selector(std::cout, opts, result);
   print_gpu_model(std::cout, opts, result);
@@ -394,31 +424,12 @@ int run_predict(const std::vector<std::string>& args)
   print_fast_forward(result);
   print_sampling(std::cout, result);
 
-  if (not out.empty()) {
-    emulator::RunDescription run;
-    run.command = "predict";
-    run.options       = &opts;
-    run.model_quality = &synth.quality();
-    run.tables        = tables;
-    run.inputs.push_back({"model", model_file, digest_file(model_file)});
-    add_target_inputs(run, target);
-    add_gpu_model_inputs(run, gpu_model);
-    const std::filesystem::path dir(out);
-    emulator::write_prediction(dir / "prediction.json", result, run);
-
-    write_contribution(dir / "contribution.json", {nw, np}, synth_options, warnings, totals, result, *model);
-    if (announce) {
-      std::cout << "wrote " << (dir / "prediction.json").string();
-      if (emulator::tables_in_csv(tables, result.ranks.size()))
-        std::cout << ", " << (dir / "ranks.csv").string() << ", " << (dir / "links.csv").string();
-      if (not timeline_path.empty())
-        std::cout << ", " << timeline_path.string();
-      std::cout << " and " << (dir / "contribution.json").string() << '\n';
-    }
-  }
+  if (not a.out.empty())
+    write_predict_outputs(a, target, opts, tables, synth, synth_options, warnings, totals, result, *model,
+                          timeline_path, announce);
   emulator::RunDescription analysis_run;
   analysis_run.command = "predict";
-  report_analysis(result, analysis_run, out, announce);
+  report_analysis(result, analysis_run, a.out, announce);
   if (what_if_run)
     what_if_run->report(what_if);
   return 0;

@@ -3,6 +3,7 @@
 #include "gpu_model.hpp"
 #include "options.hpp"
 #include "progress.hpp"
+#include "run_args.hpp"
 #include "sampling.hpp"
 #include "what_if.hpp"
 
@@ -110,45 +111,39 @@ private:
   Progress& progress_;
 };
 
-int run_replay(const std::vector<std::string>& args)
-{
-  std::string trace, platform, hostfile, out;
-  int ranks_per_host = 0;
+namespace {
+
+/// `gridcast replay`'s command line.
+struct ReplayArgs : RunArgs {
+  std::string trace;
   int ranks_per_node = 0;
   std::string gpu_mpi = "hostcopy";
-  std::uint64_t seed = 0;
-  std::vector<std::string> cfg;
-  std::string analysis;
-  std::vector<std::string> what_if_exprs;
-  std::string tables_spec;
-  std::string timeline_ranks_spec, timeline_format_name;
-  GpuModelArgs gpu_model;
-  SamplingArgs sampling_args;
-  po::options_description options("replay options");
+};
+
+void add_replay_options(po::options_description& options, ReplayArgs& a)
+{
   options.add_options()
-    ("trace", po::value(&trace)->required(), "profile directory, or SMPI time-independent trace (index file or single file)")
-    ("platform,p", po::value(&platform)->required(), "SimGrid platform XML")
-    ("hostfile", po::value(&hostfile), "rank i runs on line i of this file (smpirun syntax, name[:slots]), cyclically")
-    ("ranks-per-host", po::value(&ranks_per_host), "place K consecutive ranks per host, hosts in natural name order (default 1)")
-    ("ranks-per-node", po::value(&ranks_per_node),
+    ("trace", po::value(&a.trace)->required(), "profile directory, or SMPI time-independent trace (index file or single file)")
+    ("platform,p", po::value(&a.platform)->required(), "SimGrid platform XML")
+    ("hostfile", po::value(&a.hostfile), "rank i runs on line i of this file (smpirun syntax, name[:slots]), cyclically")
+    ("ranks-per-host", po::value(&a.ranks_per_host), "place K consecutive ranks per host, hosts in natural name order (default 1)")
+    ("ranks-per-node", po::value(&a.ranks_per_node),
      "the same as --ranks-per-host on generated platforms (one CPU host per node); each rank drives the GPU at its "
      "index on the node (docs/guides/gpu.md)")
-    ("gpu-mpi", po::value(&gpu_mpi)->default_value("hostcopy"),
+    ("gpu-mpi", po::value(&a.gpu_mpi)->default_value("hostcopy"),
      "MPI calls on device buffers (memory: device): hostcopy stages them through host memory (a copy each way, "
      "Khetawat et al., Table I costs), gpudirect lets the NIC read and write GPU memory (rendezvous only, pinning cost)")
-    ("out,o", po::value(&out), "write prediction.json and timeline.json into this directory")
-    ("no-timeline", "do not write timeline.json")
-    ("timeline-ranks", po::value(&timeline_ranks_spec)->default_value("auto"), kTimelineRanksHelp)
-    ("timeline-format", po::value(&timeline_format_name)->default_value("json"), kTimelineFormatHelp)
-    ("tables", po::value(&tables_spec)->default_value("auto"), kTablesHelp)
-    ("analysis", po::value(&analysis),
+    ("out,o", po::value(&a.out), "write prediction.json and timeline.json into this directory");
+  add_output_options(options, a);
+  options.add_options()
+    ("analysis", po::value(&a.analysis),
      "comma-separated analyses of the run: waits (wait states per rank, function and kind: late sender, late "
      "receiver, wait at N x N, wait at barrier, late broadcast, early reduce, early scan), critical-path (the "
      "chain of calls and waits that decides the end, per rank and function; includes waits): a summary, and "
      "analysis.json with --out (docs/guides/wait-states.md)")
-    ("what-if", po::value(&what_if_exprs)->composing(), kWhatIfHelp)
-    ("seed", po::value(&seed)->default_value(0), "seed of every random choice (reported in the outputs)")
-    ("cfg", po::value(&cfg)->composing(),
+    ("what-if", po::value(&a.what_if_exprs)->composing(), kWhatIfHelp)
+    ("seed", po::value(&a.seed)->default_value(0), "seed of every random choice (reported in the outputs)")
+    ("cfg", po::value(&a.cfg)->composing(),
      "name:value setting, repeatable. gridcast/eager-threshold:BYTES, gridcast/test-cost:SECONDS, "
      "gridcast/iprobe-cost:SECONDS, gridcast/coll/<op>:<algorithm>, gridcast/coll-selector:auto|mpich|smpi|openmpi-4.1, gridcast/coll-local-copy:auto|on|off, gridcast/gpu/<cost>:SECONDS, gridcast/gpu/nccl-algorithm:ring|tree and gridcast/gpu/pin-policy:cache|call "
      "(docs/guides/gpu.md; `gridcast algorithms` lists every gridcast key); smpi/... settings of smpirun are "
@@ -156,8 +151,45 @@ int run_replay(const std::vector<std::string>& args)
      "refused, never ignored (docs/reference/cfg.md); any other name goes to SimGrid (e.g. network/model:SMPI, "
      "tracing:yes). Collectives: the default selector (auto) takes the recorded run's: SMPI's for an SMPI "
      "trace (as smpirun -replay), Open MPI 4.1's for a profile recorded with Open MPI, MPICH's otherwise");
-  add_gpu_model_options(options, gpu_model);
-  add_sampling_options(options, sampling_args);
+  add_gpu_model_options(options, a.gpu_model);
+  add_sampling_options(options, a.sampling_args);
+}
+
+/// prediction.json, the tables, and the line that names them.
+void write_replay_outputs(const ReplayArgs& a, const OpenedTrace& t, const RunTarget& target,
+                          const emulator::ReplayOptions& opts, const emulator::Tables tables,
+                          const emulator::ReplayResult& result, const std::filesystem::path& timeline_path,
+                          bool announce)
+{
+  emulator::RunDescription run;
+  run.command = "replay";
+  run.options = &opts;
+  run.tables  = tables;
+  run.inputs.push_back({"trace", a.trace, digest_files(t.files)});
+  // Said only where the working directory was used: gridcast's own indexes are read beside themselves.
+  if (t.path_base == models::tit_path_base_name(models::TitPathBase::WorkingDirectory))
+    run.inputs.back().paths_relative_to = t.path_base;
+  add_target_inputs(run, target);
+  add_gpu_model_inputs(run, a.gpu_model);
+  emulator::write_prediction(std::filesystem::path(a.out) / "prediction.json", result, run);
+  if (announce) {
+    std::cout << "wrote " << (std::filesystem::path(a.out) / "prediction.json").string();
+    if (emulator::tables_in_csv(tables, result.ranks.size()))
+      std::cout << ", " << (std::filesystem::path(a.out) / "ranks.csv").string() << ", "
+                << (std::filesystem::path(a.out) / "links.csv").string();
+    if (not timeline_path.empty())
+      std::cout << " and " << timeline_path.string();
+    std::cout << '\n';
+  }
+}
+
+}  // namespace
+
+int run_replay(const std::vector<std::string>& args)
+{
+  ReplayArgs a;
+  po::options_description options("replay options");
+  add_replay_options(options, a);
   po::positional_options_description positional;
   positional.add("trace", 1);
   po::variables_map vm;
@@ -166,48 +198,40 @@ int run_replay(const std::vector<std::string>& args)
                           "       [--sample auto|N [--confidence C] [--margin M] [--sample-seed S]]",
                 args, options, positional, vm))
     return 0;
-  const std::optional<models::sampling::Request> sample_request = sampling_request(sampling_args, vm, seed, "replay");
+  const std::optional<models::sampling::Request> sample_request = sampling_request(a.sampling_args, vm, a.seed, "replay");
   if (sample_request) {
-    if (vm.count("analysis") > 0)
-      throw UsageError{"--analysis needs every iteration emulated, --sample emulates some: give one", "replay"};
-    if (not what_if_exprs.empty())
-      throw UsageError{"--what-if analyses every iteration, --sample emulates some: give one", "replay"};
   }
-  if (ranks_per_node > 0 && ranks_per_host > 0 && ranks_per_node != ranks_per_host)
+  if (a.ranks_per_node > 0 && a.ranks_per_host > 0 && a.ranks_per_node != a.ranks_per_host)
     throw UsageError{"--ranks-per-node and --ranks-per-host name the same thing: give one", "replay"};
-  if (ranks_per_node > 0)
-    ranks_per_host = ranks_per_node;
-  if (not hostfile.empty() && ranks_per_host > 0)
+  if (a.ranks_per_node > 0)
+    a.ranks_per_host = a.ranks_per_node;
+  if (not a.hostfile.empty() && a.ranks_per_host > 0)
     throw UsageError{"--hostfile and --ranks-per-host exclude each other", "replay"};
 
   refuse_idle_timeline_options(not vm["timeline-format"].defaulted(), not vm["timeline-ranks"].defaulted(),
-                               vm.count("no-timeline") > 0, not out.empty(), "replay");
-  WhatIf what_if = parse_what_if(what_if_exprs, "replay");
+                               vm.count("no-timeline") > 0, not a.out.empty(), "replay");
+  WhatIf what_if = parse_what_if(a.what_if_exprs, "replay");
   std::optional<WhatIfRun> what_if_run;
-  if (not what_if.empty()) {
-    what_if_run.emplace(out);
-    analysis = with_critical_path(analysis);
-    out = what_if_run->out_dir().string();
-  }
-  const RunTarget target{platform,
-                         hostfile,
-                         ranks_per_host,
-                         seed,
-                         out,
+  start_what_if(what_if, what_if_run, a.out, a.analysis);
+  const RunTarget target{a.platform,
+                         a.hostfile,
+                         a.ranks_per_host,
+                         a.seed,
+                         a.out,
                          vm.count("no-timeline") == 0 && not(what_if_run && what_if_run->temporary()),
-                         timeline_format(timeline_format_name, "replay")};
+                         timeline_format(a.timeline_format_name, "replay")};
   emulator::ReplayOptions opts = replay_options(target);
   opts.note = [](const std::string& n) { std::cerr << "gridcast replay: note: " << n << '\n'; };
-  opts.gpu.mpi = emulator::parse_gpu_mpi_mode(gpu_mpi, "--gpu-mpi");
-  for (const std::string& c : cfg)
+  opts.gpu.mpi = emulator::parse_gpu_mpi_mode(a.gpu_mpi, "--gpu-mpi");
+  for (const std::string& c : a.cfg)
     emulator::apply_cfg(opts, c);
   if (vm.count("analysis") > 0 || what_if_run)
-    apply_analysis(analysis, opts, "replay");
+    apply_analysis(a.analysis, opts, "replay");
   opts.what_if = what_if.expressions;
   opts.link_scales = what_if.links;
-  apply_gpu_model(gpu_model, opts, "replay");
+  apply_gpu_model(a.gpu_model, opts, "replay");
 
-  OpenedTrace t = open_trace(trace, opts.smpi.tit_read);
+  OpenedTrace t = open_trace(a.trace, opts.smpi.tit_read);
   emulator::check_cfg_for_input(opts, t.tit);
   emulator::SelectorEvidence evidence;
   evidence.smpi_trace = t.tit;
@@ -215,8 +239,8 @@ int run_replay(const std::vector<std::string>& args)
     evidence.mpi_library = models::recorded_mpi_library(*t.info);
   emulator::resolve_coll_selector(opts, evidence);
   opts.recorded_host_speed_flops = t.recorded_speed_flops;
-  const emulator::Tables tables = emulator::parse_tables(tables_spec, "--tables");
-  opts.timeline_ranks = timeline_ranks(timeline_ranks_spec, t.source->rank_count(), "replay",
+  const emulator::Tables tables = emulator::parse_tables(a.tables_spec, "--tables");
+  opts.timeline_ranks = timeline_ranks(a.timeline_ranks_spec, t.source->rank_count(), "replay",
                                        target.timeline && not target.out.empty());
 
   const std::filesystem::path timeline_path = prepare_output(target);
@@ -245,41 +269,19 @@ int run_replay(const std::vector<std::string>& args)
   if (run.exit_code)
     return *run.exit_code;  // auto's first pass ran in a child process, which finished the command
   emulator::ReplayResult& result = run.result;
-  if (what_if_run) {  // the changes matched what the run has: now the run without them
-    check_what_if_matched(what_if);
-    what_if_run->run_baseline("replay", args, analysis);
-  }
+  if (what_if_run)
+    what_if_run->finish("replay", what_if, args, a.analysis);
   emulator::print_summary(std::cout, result);
   print_coll_selector(std::cout, opts, result);
   print_gpu_model(std::cout, opts, result);
   print_run_warnings(std::cerr, "replay", result);
   print_sampling(std::cout, result);
 
-  if (not out.empty()) {
-    emulator::RunDescription run;
-    run.command = "replay";
-    run.options = &opts;
-    run.tables  = tables;
-    run.inputs.push_back({"trace", trace, digest_files(t.files)});
-    // Said only where the working directory was used: gridcast's own indexes are read beside themselves.
-    if (t.path_base == models::tit_path_base_name(models::TitPathBase::WorkingDirectory))
-      run.inputs.back().paths_relative_to = t.path_base;
-    add_target_inputs(run, target);
-    add_gpu_model_inputs(run, gpu_model);
-    emulator::write_prediction(std::filesystem::path(out) / "prediction.json", result, run);
-    if (not(what_if_run && what_if_run->temporary())) {
-      std::cout << "wrote " << (std::filesystem::path(out) / "prediction.json").string();
-      if (emulator::tables_in_csv(tables, result.ranks.size()))
-        std::cout << ", " << (std::filesystem::path(out) / "ranks.csv").string() << ", "
-                  << (std::filesystem::path(out) / "links.csv").string();
-      if (not timeline_path.empty())
-        std::cout << " and " << timeline_path.string();
-      std::cout << '\n';
-    }
-  }
+  if (not a.out.empty())
+    write_replay_outputs(a, t, target, opts, tables, result, timeline_path, not(what_if_run && what_if_run->temporary()));
   emulator::RunDescription analysis_run;
   analysis_run.command = "replay";
-  report_analysis(result, analysis_run, out, not(what_if_run && what_if_run->temporary()));
+  report_analysis(result, analysis_run, a.out, not(what_if_run && what_if_run->temporary()));
   if (what_if_run)
     what_if_run->report(what_if);
   return 0;

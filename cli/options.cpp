@@ -1,6 +1,7 @@
 // Command-line parsing shared by every `gridcast` subcommand, and the set-up the emulating subcommands share.
 #include "commands.hpp"
 #include "options.hpp"
+#include "run_args.hpp"
 
 #include "gridcast/foundation/digest.hpp"
 #include "gridcast/emulator/report.hpp"
@@ -168,6 +169,16 @@ void report_analysis(const emulator::ReplayResult& result, const emulator::RunDe
   emulator::write_analysis(file, result, run);
   if (announce)
     std::cout << "wrote " << file.string() << '\n';
+}
+
+void add_output_options(boost::program_options::options_description& options, RunArgs& args)
+{
+  namespace po = boost::program_options;
+  options.add_options()
+    ("no-timeline", "do not write timeline.json")
+    ("timeline-ranks", po::value(&args.timeline_ranks_spec)->default_value("auto"), kTimelineRanksHelp)
+    ("timeline-format", po::value(&args.timeline_format_name)->default_value("json"), kTimelineFormatHelp)
+    ("tables", po::value(&args.tables_spec)->default_value("auto"), kTablesHelp);
 }
 
 std::string timeline_format(const std::string& format, const std::string& command)

@@ -86,6 +86,10 @@ std::optional<models::sampling::Request> sampling_request(const SamplingArgs& ar
                      command};
   r.confidence = args.confidence;
   r.margin = args.margin;
+  if (vm.count("analysis") > 0)
+    throw UsageError{"--analysis needs every iteration emulated, --sample emulates some: give one", command};
+  if (vm.count("what-if") > 0)
+    throw UsageError{"--what-if analyses every iteration, --sample emulates some: give one", command};
   return r;
 }
 

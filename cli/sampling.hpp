@@ -28,7 +28,8 @@ void add_sampling_options(boost::program_options::options_description& options, 
 
 /// The checked request, or nothing without --sample. UsageError naming the option: --sample 0 or not a
 /// number, a confidence outside (0, 1), a margin <= 0, --confidence or --margin without --sample, --margin
-/// with a fixed size (it applies to auto only).
+/// with a fixed size (it applies to auto only), and --analysis or --what-if beside --sample (they need every
+/// iteration emulated).
 std::optional<models::sampling::Request> sampling_request(const SamplingArgs& args,
                                                           const boost::program_options::variables_map& vm,
                                                           std::uint64_t seed, const std::string& command);

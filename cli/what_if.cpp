@@ -212,6 +212,22 @@ std::string with_critical_path(const std::string& analysis)
   return analysis + ",critical-path";
 }
 
+void start_what_if(const WhatIf& what_if, std::optional<WhatIfRun>& run, std::string& out, std::string& analysis)
+{
+  if (what_if.empty())
+    return;
+  run.emplace(out);
+  analysis = with_critical_path(analysis);
+  out = run->out_dir().string();
+}
+
+void WhatIfRun::finish(const std::string& command, const WhatIf& what_if, const std::vector<std::string>& args,
+                       const std::string& analysis)
+{
+  check_what_if_matched(what_if);  // the changes matched what the run has: now the run without them
+  run_baseline(command, args, analysis);
+}
+
 WhatIfRun::WhatIfRun(const std::string& out)
 {
   if (out.empty()) {

@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -72,6 +73,10 @@ public:
   /// with --out baseline_dir(), --no-timeline and --analysis `analysis`: the run without the changes.
   /// Its output is discarded; a failure is an InputError with its stderr.
   void run_baseline(const std::string& command, const std::vector<std::string>& args, const std::string& analysis);
+  /// After the changed run: checks that every change matched what the run has (check_what_if_matched), then
+  /// runs the baseline (run_baseline).
+  void finish(const std::string& command, const WhatIf& what_if, const std::vector<std::string>& args,
+              const std::string& analysis);
   /// Prints what the changes did: the diff of the baseline and the changed run (`gridcast diff`).
   void report(const WhatIf& what_if) const;
 
@@ -81,5 +86,9 @@ private:
 
 /// `analysis` with critical-path added (what-if compares the paths).
 std::string with_critical_path(const std::string& analysis);
+
+/// Where `what_if` holds changes: starts the what-if run in `run` (its folders), adds the critical path to
+/// `analysis` and points `out` at the changed run's folder. Nothing otherwise.
+void start_what_if(const WhatIf& what_if, std::optional<WhatIfRun>& run, std::string& out, std::string& analysis);
 
 }  // namespace gridcast::cli

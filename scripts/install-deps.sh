@@ -19,6 +19,7 @@ packages=(
   slurm-wlm munge         # gridcast study submit: a real single-node Slurm for the job-array test (scripts/slurm-local.sh)
   gnuplot-nox             # gridcast study report: the plots (SVG)
   chromium                # tests: the study report opened headless
+  universal-ctags         # tests: the code's size limits (scripts/code-size.py)
 )
 
 missing=()

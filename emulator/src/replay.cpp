@@ -181,17 +181,15 @@ void judge_recorded_loops(WaitStateReport& report, const std::vector<models::Rec
   }
 }
 
-ReplayResult replay_here(const models::TraceSource& trace, const ReplayOptions& options,
-                         const std::filesystem::path& timeline_path, const ContextPlan& plan)
+/// SimGrid's engine with the run's settings; `args` must outlive it (SimGrid keeps pointers into them).
+std::unique_ptr<sg4::Engine> start_engine(std::vector<std::string>& args)
 {
-  std::vector<std::string> args = engine_arguments(options, plan);  // kept alive with the engine
   std::vector<char*> argv;
   for (auto& a : args)
     argv.push_back(a.data());
   int argc = static_cast<int>(argv.size());
-  std::unique_ptr<sg4::Engine> engine_ptr;
   try {
-    engine_ptr = std::make_unique<sg4::Engine>(&argc, argv.data());
+    return std::make_unique<sg4::Engine>(&argc, argv.data());
   } catch (const std::exception& e) {
     // SimGrid lists every key it knows after the first line; the first line says what is wrong.
     std::string what = e.what();
@@ -199,28 +197,31 @@ ReplayResult replay_here(const models::TraceSource& trace, const ReplayOptions& 
     throw InputError({"--cfg", 0, {}, -1}, "SimGrid rejects a setting: " + what +
                                                " (`gridcast algorithms` lists gridcast's own settings)");
   }
-  sg4::Engine& engine = *engine_ptr;
-  platform::load_platform(engine, options.platform);
-  scale_links(options.link_scales);
+}
 
-  // A platform generated from a calibration carries its network factors and eager threshold.
-  const PlatformCalibration calibration = read_platform_calibration(engine, options.platform);
-  install_factor_callbacks(engine, calibration, options.platform);
-  ReplayOptions effective = options;
-  std::string threshold_source = options.eager_threshold_set ? "cfg" : "default";
+/// The options as the run takes them, once the platform's calibration is known, and where each came from.
+struct EffectiveSettings {
+  ReplayOptions options;
+  std::string threshold_source;
+  std::string envelope_source;
+};
+
+EffectiveSettings effective_settings(const ReplayOptions& options, const PlatformCalibration& calibration)
+{
+  EffectiveSettings e{options, options.eager_threshold_set ? "cfg" : "default", "cfg"};
+  ReplayOptions& effective = e.options;
   if (calibration.eager_threshold_bytes && not options.eager_threshold_set) {
     effective.eager_threshold_bytes = *calibration.eager_threshold_bytes;
-    threshold_source                = "platform";
+    e.threshold_source              = "platform";
   }
   // The envelope of every message (docs/reference/emulator.md, "Message envelope"): SMPI sends 16 bytes more than
   // the data and its piecewise factors were fitted with them; a calibration's factors were fitted on whole
   // messages of the real library, whose own envelope they therefore hold already.
-  std::string envelope_source = "cfg";
   if (not options.envelope_set) {
     const bool calibrated_factors = not calibration.lat_factor.empty() || not calibration.bw_factor.empty();
     const bool smpi_model         = simgrid::config::get_value<std::string>("network/model") == "SMPI";
     effective.envelope_bytes      = smpi_model && not calibrated_factors ? kSmpiEnvelopeBytes : 0;
-    envelope_source               = calibrated_factors ? "platform" : smpi_model ? "smpi-model" : "default";
+    e.envelope_source             = calibrated_factors ? "platform" : smpi_model ? "smpi-model" : "default";
   }
   // Local copies inside collectives (docs/reference/collectives.md, "Local copies"): at the platform's copy rate.
   if (options.local_copy == LocalCopyMode::On && calibration.memcpy_time.empty())
@@ -229,6 +230,92 @@ ReplayResult replay_here(const models::TraceSource& trace, const ReplayOptions& 
                      "(platforms generated from a calibration have it)");
   if (options.local_copy != LocalCopyMode::Off)
     effective.local_copy_time = calibration.memcpy_time;
+  return e;
+}
+
+/// The run's outcome per rank: the makespan, unmatched sends, each rank's statistics and functions, and in a
+/// sampled run the estimates that replace the emulated times (emulator/src/sampling.cpp).
+ReplayResult rank_results(World& world, const std::vector<std::unique_ptr<RankRunner>>& runners)
+{
+  ReplayResult result;
+  result.makespan_s = sg4::Engine::get_clock();
+  result.messages = world.board.messages();
+  const std::vector<RequestPtr> unmatched = world.board.unmatched_sends();
+  result.unmatched_sends = unmatched.size();
+  if (not unmatched.empty()) {
+    const Request& s = *unmatched.front();
+    result.first_unmatched_send = "rank " + std::to_string(s.owner) + " to rank " + std::to_string(s.peer) + ", tag " +
+                                  std::to_string(s.tag) + ", " + std::to_string(s.bytes) + " B";
+  }
+  if (world.sampled && std::all_of(runners.begin(), runners.end(), [](const auto& r) { return r->finished(); })) {
+    result.sampling = estimate_run(*world.sampled, result.makespan_s);
+    const double shift = result.sampling->loop_estimate_s - result.sampling->emulated_loop_s;
+    result.makespan_s += shift;
+    result.sampling->estimate_s = result.makespan_s;
+    for (const auto& runner : runners)
+      runner->apply_sampling_estimate(shift);
+  }
+  for (const auto& runner : runners) {
+    if (not runner->finished())
+      result.blocked.push_back(runner->blocked_report());
+    result.ranks.push_back(runner->stats());
+    result.events += runner->stats().calls;
+    runner->merge_functions(result.functions);
+  }
+  result.collectives = world.collective_choices;
+  return result;
+}
+
+/// Bytes and utilisation of every link a message crossed, in natural name order.
+std::vector<LinkStats> link_results(const World& world, double makespan_s)
+{
+  std::vector<LinkStats> links;
+  for (const auto& [link, bytes] : world.board.link_bytes()) {
+    LinkStats s;
+    s.name = link->get_name();
+    s.bytes = bytes;
+    s.bandwidth_Bps = link->get_bandwidth();
+    s.utilisation = makespan_s > 0 && s.bandwidth_Bps > 0 ? bytes / (s.bandwidth_Bps * makespan_s) : 0;
+    links.push_back(std::move(s));
+  }
+  std::sort(links.begin(), links.end(),
+            [](const LinkStats& a, const LinkStats& b) { return platform::natural_less(a.name, b.name); });
+  return links;
+}
+
+/// What the run took from the options and the platform's calibration, and from where.
+void add_settings(ReplayResult& result, const EffectiveSettings& settings, const PlatformCalibration& calibration,
+                  const World& world)
+{
+  const ReplayOptions& effective = settings.options;
+  result.eager_threshold_bytes  = effective.eager_threshold_bytes;
+  result.eager_threshold_source = settings.threshold_source;
+  result.envelope_bytes         = effective.envelope_bytes;
+  result.envelope_source        = settings.envelope_source;
+  result.lat_factor             = platform::format_factor_segments(calibration.lat_factor);
+  result.bw_factor              = platform::format_factor_segments(calibration.bw_factor);
+  result.calibration            = calibration.calibration;
+  result.copy_overhead          = platform::format_overhead_points(calibration.copy_overhead);
+  result.local_copy_time        = platform::format_overhead_points(effective.local_copy_time);
+  result.gpu_costs              = world.gpus->cost_report();
+  result.gpu_priced_launches    = world.gpus->priced_launches();
+  result.gpu_unpriced_kernels   = world.gpus->unpriced_kernels();
+}
+
+ReplayResult replay_here(const models::TraceSource& trace, const ReplayOptions& options,
+                         const std::filesystem::path& timeline_path, const ContextPlan& plan)
+{
+  std::vector<std::string> args = engine_arguments(options, plan);  // kept alive with the engine
+  std::unique_ptr<sg4::Engine> engine_ptr = start_engine(args);
+  sg4::Engine& engine = *engine_ptr;
+  platform::load_platform(engine, options.platform);
+  scale_links(options.link_scales);
+
+  // A platform generated from a calibration carries its network factors and eager threshold.
+  const PlatformCalibration calibration = read_platform_calibration(engine, options.platform);
+  install_factor_callbacks(engine, calibration, options.platform);
+  const EffectiveSettings settings = effective_settings(options, calibration);
+  const ReplayOptions& effective = settings.options;
 
   int np = trace.rank_count();
   if (np < 1)
@@ -304,45 +391,8 @@ ReplayResult replay_here(const models::TraceSource& trace, const ReplayOptions& 
   if (world.failure)
     std::rethrow_exception(world.failure);
 
-  ReplayResult result;
-  result.makespan_s = sg4::Engine::get_clock();
-  result.messages = world.board.messages();
-  const std::vector<RequestPtr> unmatched = world.board.unmatched_sends();
-  result.unmatched_sends = unmatched.size();
-  if (not unmatched.empty()) {
-    const Request& s = *unmatched.front();
-    result.first_unmatched_send = "rank " + std::to_string(s.owner) + " to rank " + std::to_string(s.peer) + ", tag " +
-                                  std::to_string(s.tag) + ", " + std::to_string(s.bytes) + " B";
-  }
-  // A sampled run: the makespan and every rank's times become the estimates (emulator/src/sampling.cpp).
-  if (world.sampled && std::all_of(runners.begin(), runners.end(), [](const auto& r) { return r->finished(); })) {
-    result.sampling = estimate_run(*world.sampled, result.makespan_s);
-    const double shift = result.sampling->loop_estimate_s - result.sampling->emulated_loop_s;
-    result.makespan_s += shift;
-    result.sampling->estimate_s = result.makespan_s;
-    for (const auto& runner : runners)
-      runner->apply_sampling_estimate(shift);
-  }
-  for (const auto& runner : runners) {
-    if (not runner->finished())
-      result.blocked.push_back(runner->blocked_report());
-    result.ranks.push_back(runner->stats());
-    result.events += runner->stats().calls;
-    runner->merge_functions(result.functions);
-  }
-  result.collectives = world.collective_choices;
-  result.eager_threshold_bytes  = effective.eager_threshold_bytes;
-  result.eager_threshold_source = threshold_source;
-  result.envelope_bytes         = effective.envelope_bytes;
-  result.envelope_source        = envelope_source;
-  result.lat_factor             = platform::format_factor_segments(calibration.lat_factor);
-  result.bw_factor              = platform::format_factor_segments(calibration.bw_factor);
-  result.calibration            = calibration.calibration;
-  result.copy_overhead          = platform::format_overhead_points(calibration.copy_overhead);
-  result.local_copy_time        = platform::format_overhead_points(effective.local_copy_time);
-  result.gpu_costs              = world.gpus->cost_report();
-  result.gpu_priced_launches    = world.gpus->priced_launches();
-  result.gpu_unpriced_kernels   = world.gpus->unpriced_kernels();
+  ReplayResult result = rank_results(world, runners);
+  add_settings(result, settings, calibration, world);
   if (ff_report && world.steady)
     complete_fast_forward_report(*ff_report, *world.steady, np, not result.blocked.empty());
   result.fast_forward = std::move(ff_report);
@@ -356,16 +406,7 @@ ReplayResult replay_here(const models::TraceSource& trace, const ReplayOptions& 
     if (result.wait_states->critical_path)
       attribute_to_links(*result.wait_states->critical_path, hosts);
   }
-  for (const auto& [link, bytes] : world.board.link_bytes()) {
-    LinkStats s;
-    s.name = link->get_name();
-    s.bytes = bytes;
-    s.bandwidth_Bps = link->get_bandwidth();
-    s.utilisation = result.makespan_s > 0 && s.bandwidth_Bps > 0 ? bytes / (s.bandwidth_Bps * result.makespan_s) : 0;
-    result.links.push_back(std::move(s));
-  }
-  std::sort(result.links.begin(), result.links.end(),
-            [](const LinkStats& a, const LinkStats& b) { return platform::natural_less(a.name, b.name); });
+  result.links = link_results(world, result.makespan_s);
   if (timeline) {
     if (result.wait_states)
       draw_analysis(*timeline, *result.wait_states, np);

@@ -159,6 +159,138 @@ template <class Row> ordered link_summary(const ReplayResult& result, Row row)
   return {{"count", links.size()}, {"bytes", bytes}, {"busiest", std::move(busiest)}};
 }
 
+/// prediction.json's `functions`: calls and seconds per function, and what a skip extrapolated.
+ordered functions_json(const ReplayResult& result)
+{
+  const bool skipped = (result.fast_forward && result.fast_forward->applied) ||
+                       (result.sampling && result.sampling->applied);
+  ordered functions = ordered::array();
+  for (const auto& [name, f] : result.functions) {
+    ordered fn{{"name", name}, {"calls", f.calls}, {"seconds", f.seconds}};
+    if (skipped) {  // only then: outputs without a skip keep their bytes
+      fn["extrapolated_calls"] = f.extrapolated_calls;
+      fn["extrapolated_seconds"] = f.extrapolated_seconds;
+    }
+    functions.push_back(std::move(fn));
+  }
+  return functions;
+}
+
+/// prediction.json's `config`: the settings the run took, and where the GPU costs came from.
+ordered config_json(const ReplayResult& result, const RunDescription& run)
+{
+  ordered config = ordered::object();
+  if (run.options != nullptr) {
+    config["seed"] = run.options->seed;
+    config["eager_threshold_bytes"] = result.eager_threshold_bytes;
+    config["envelope_bytes"] = result.envelope_bytes;
+    config["envelope_from"] = result.envelope_source;
+    config["test_cost_s"] = run.options->test_cost_s;
+    config["iprobe_cost_s"] = run.options->iprobe_cost_s;
+    ordered forced = ordered::object();
+    for (const auto& [kind, name] : run.options->forced_algorithms)
+      forced[std::string(collective_name(kind))] = name;
+    config["forced_collectives"] = std::move(forced);
+    config["coll_selector"] = std::string(collective_selector_name(run.options->coll_selector));
+    if (not run.options->coll_selector_why.empty())
+      config["coll_selector_why"] = run.options->coll_selector_why;
+    if (run.options->local_copy != LocalCopyMode::Auto)  // the same: only when set
+      config["coll_local_copy"] = run.options->local_copy == LocalCopyMode::On ? "on" : "off";
+    ordered sg = ordered::array();
+    for (const auto& [name, value] : run.options->simgrid_cfg)
+      sg.push_back(name + ":" + value);
+    config["simgrid_cfg"] = std::move(sg);
+    // GPU buffers in MPI and the GPU runtime costs with where each came from (docs/guides/gpu.md).
+    config["gpu_mpi"] = gpu_mpi_mode_name(run.options->gpu.mpi);
+    config["nccl_algorithm"] = run.options->gpu.nccl_algorithm;
+    config["gpu_pin_policy"] = run.options->gpu.pin_policy == PinPolicy::Cache ? "cache" : "call";
+    ordered costs = ordered::object();
+    for (const auto& [key, value] : result.gpu_costs)
+      costs[key] = {{"seconds", value.first}, {"from", value.second}};
+    config["gpu_costs"] = std::move(costs);
+    if (run.options->gpu.kernel_model != "recorded") {  // only when set: outputs of other runs unchanged
+      ordered unpriced = ordered::object();
+      for (const auto& [name, launches] : result.gpu_unpriced_kernels)
+        unpriced[name] = launches;
+      config["gpu_model"] = {{"model", run.options->gpu.kernel_model},
+                             {"gpu", run.options->gpu.kernel_model_gpu},
+                             {"priced_launches", result.gpu_priced_launches},
+                             {"unpriced_kernels", std::move(unpriced)}};
+    }
+  }
+  if (run.options != nullptr && not run.options->what_if.empty())
+    config["what_if"] = run.options->what_if;
+  return config;
+}
+
+/// prediction.json's `calibration`: whether the platform's calibration reached the network model
+/// (docs/reference/calibration-json.md).
+ordered calibration_json(const ReplayResult& result)
+{
+  ordered cal = ordered::object();
+  cal["factors_used"] = not result.lat_factor.empty() || not result.bw_factor.empty();
+  cal["lat_factor"] = result.lat_factor;
+  cal["bw_factor"] = result.bw_factor;
+  cal["eager_threshold_from"] = result.eager_threshold_source;
+  cal["calibration"] = result.calibration;
+  if (not result.copy_overhead.empty())  // only then: outputs of platforms without it stay as they were
+    cal["copy_overhead"] = result.copy_overhead;
+  if (not result.local_copy_time.empty())  // the same: absent when collectives charged no local copy
+    cal["coll_local_copy_time"] = result.local_copy_time;
+  return cal;
+}
+
+/// prediction.json's `fast_forward`: what was skipped, or why nothing was.
+ordered fast_forward_json(const FastForwardReport& ff, std::size_t ranks)
+{
+  ordered f = ordered::object();
+  f["enabled"] = ff.options.mode == FastForwardOptions::Mode::Auto;
+  f["applied"] = ff.applied;
+  f["reason"] = ff.applied ? std::string() : ff.why_not;
+  f["loop"] = ff.loop;
+  f["loop_iterations"] = ff.loop_iterations;
+  f["skip_from_iteration"] = ff.skip_from;
+  f["iterations_skipped_per_rank"] = ff.skipped;
+  f["iterations_emulated_per_rank"] = ff.loop_iterations - ff.skipped;
+  f["iterations_skipped_total"] = ff.skipped * ranks;
+  f["period_s"] = {{"min", ff.period_min_s}, {"mean", ff.period_mean_s}, {"max", ff.period_max_s}};
+  f["skipped_s_total"] = ff.skipped_s;
+  f["extrapolated_calls"] = ff.extrapolated_calls;
+  f["extrapolated_messages"] = ff.extrapolated_messages;
+  f["tolerance"] = ff.options.tolerance;
+  f["window"] = ff.options.window;
+  f["warmup"] = ff.options.warmup;
+  f["tail"] = ff.options.tail;
+  f["min_iterations"] = ff.options.min_iterations;
+  return f;
+}
+
+/// prediction.json's `model_quality`: how many template positions the model holds exactly.
+ordered model_quality_json(const models::trace::ModelQuality& q)
+{
+  ordered approximated = ordered::array();
+  for (const models::trace::ApproximatedPosition& a : q.approximated)
+    approximated.push_back(
+        {{"where", a.where}, {"field", a.field}, {"method", a.method}, {"train_error", a.train_error}});
+  return {{"positions", q.positions},
+          {"exact_positions", q.exact},
+          {"approximated", std::move(approximated)},
+          {"extrapolation", {{"nw_factor", q.nw_factor}, {"np_factor", q.np_factor}}}};
+}
+
+/// prediction.json's `inputs`: every input file with its digest.
+ordered inputs_json(const RunDescription& run)
+{
+  ordered inputs = ordered::array();
+  for (const InputDigest& in : run.inputs) {
+    ordered one = {{"role", in.role}, {"path", in.path}, {"sha1", in.sha1}};
+    if (not in.paths_relative_to.empty())
+      one["paths_relative_to"] = in.paths_relative_to;
+    inputs.push_back(std::move(one));
+  }
+  return inputs;
+}
+
 }  // namespace
 
 Tables parse_tables(const std::string& text, const std::string& option)
@@ -202,18 +334,7 @@ void write_prediction(const std::filesystem::path& file, const ReplayResult& res
     j["ranks"] = std::move(ranks);
   }
 
-  const bool skipped = (result.fast_forward && result.fast_forward->applied) ||
-                       (result.sampling && result.sampling->applied);
-  ordered functions = ordered::array();
-  for (const auto& [name, f] : result.functions) {
-    ordered fn{{"name", name}, {"calls", f.calls}, {"seconds", f.seconds}};
-    if (skipped) {  // only then: outputs without a skip keep their bytes
-      fn["extrapolated_calls"] = f.extrapolated_calls;
-      fn["extrapolated_seconds"] = f.extrapolated_seconds;
-    }
-    functions.push_back(std::move(fn));
-  }
-  j["functions"] = std::move(functions);
+  j["functions"] = functions_json(result);
 
   ordered collectives = ordered::object();
   for (const auto& [op, algos] : result.collectives) {
@@ -238,111 +359,22 @@ void write_prediction(const std::filesystem::path& file, const ReplayResult& res
     j["links"] = std::move(links);
   }
 
-  ordered config = ordered::object();
-  if (run.options != nullptr) {
-    config["seed"] = run.options->seed;
-    config["eager_threshold_bytes"] = result.eager_threshold_bytes;
-    config["envelope_bytes"] = result.envelope_bytes;
-    config["envelope_from"] = result.envelope_source;
-    config["test_cost_s"] = run.options->test_cost_s;
-    config["iprobe_cost_s"] = run.options->iprobe_cost_s;
-    ordered forced = ordered::object();
-    for (const auto& [kind, name] : run.options->forced_algorithms)
-      forced[std::string(collective_name(kind))] = name;
-    config["forced_collectives"] = std::move(forced);
-    config["coll_selector"] = std::string(collective_selector_name(run.options->coll_selector));
-    if (not run.options->coll_selector_why.empty())
-      config["coll_selector_why"] = run.options->coll_selector_why;
-    if (run.options->local_copy != LocalCopyMode::Auto)  // the same: only when set
-      config["coll_local_copy"] = run.options->local_copy == LocalCopyMode::On ? "on" : "off";
-    ordered sg = ordered::array();
-    for (const auto& [name, value] : run.options->simgrid_cfg)
-      sg.push_back(name + ":" + value);
-    config["simgrid_cfg"] = std::move(sg);
-    // GPU buffers in MPI and the GPU runtime costs with where each came from (docs/guides/gpu.md).
-    config["gpu_mpi"] = gpu_mpi_mode_name(run.options->gpu.mpi);
-    config["nccl_algorithm"] = run.options->gpu.nccl_algorithm;
-    config["gpu_pin_policy"] = run.options->gpu.pin_policy == PinPolicy::Cache ? "cache" : "call";
-    ordered costs = ordered::object();
-    for (const auto& [key, value] : result.gpu_costs)
-      costs[key] = {{"seconds", value.first}, {"from", value.second}};
-    config["gpu_costs"] = std::move(costs);
-    if (run.options->gpu.kernel_model != "recorded") {  // only when set: outputs of other runs unchanged
-      ordered unpriced = ordered::object();
-      for (const auto& [name, launches] : result.gpu_unpriced_kernels)
-        unpriced[name] = launches;
-      config["gpu_model"] = {{"model", run.options->gpu.kernel_model},
-                             {"gpu", run.options->gpu.kernel_model_gpu},
-                             {"priced_launches", result.gpu_priced_launches},
-                             {"unpriced_kernels", std::move(unpriced)}};
-    }
-  }
-  if (run.options != nullptr && not run.options->what_if.empty())
-    config["what_if"] = run.options->what_if;
-  j["config"] = std::move(config);
-  // Whether the platform's calibration reached the network model (docs/reference/calibration-json.md).
-  ordered cal = ordered::object();
-  cal["factors_used"] = not result.lat_factor.empty() || not result.bw_factor.empty();
-  cal["lat_factor"] = result.lat_factor;
-  cal["bw_factor"] = result.bw_factor;
-  cal["eager_threshold_from"] = result.eager_threshold_source;
-  cal["calibration"] = result.calibration;
-  if (not result.copy_overhead.empty())  // only then: outputs of platforms without it stay as they were
-    cal["copy_overhead"] = result.copy_overhead;
-  if (not result.local_copy_time.empty())  // the same: absent when collectives charged no local copy
-    cal["coll_local_copy_time"] = result.local_copy_time;
-  j["calibration"] = std::move(cal);
+  j["config"] = config_json(result, run);
+  j["calibration"] = calibration_json(result);
 
-  if (result.fast_forward) {
-    const FastForwardReport& ff = *result.fast_forward;
-    ordered f = ordered::object();
-    f["enabled"] = ff.options.mode == FastForwardOptions::Mode::Auto;
-    f["applied"] = ff.applied;
-    f["reason"] = ff.applied ? std::string() : ff.why_not;
-    f["loop"] = ff.loop;
-    f["loop_iterations"] = ff.loop_iterations;
-    f["skip_from_iteration"] = ff.skip_from;
-    f["iterations_skipped_per_rank"] = ff.skipped;
-    f["iterations_emulated_per_rank"] = ff.loop_iterations - ff.skipped;
-    f["iterations_skipped_total"] = ff.skipped * result.ranks.size();
-    f["period_s"] = {{"min", ff.period_min_s}, {"mean", ff.period_mean_s}, {"max", ff.period_max_s}};
-    f["skipped_s_total"] = ff.skipped_s;
-    f["extrapolated_calls"] = ff.extrapolated_calls;
-    f["extrapolated_messages"] = ff.extrapolated_messages;
-    f["tolerance"] = ff.options.tolerance;
-    f["window"] = ff.options.window;
-    f["warmup"] = ff.options.warmup;
-    f["tail"] = ff.options.tail;
-    f["min_iterations"] = ff.options.min_iterations;
-    j["fast_forward"] = std::move(f);
-  }
+  if (result.fast_forward)
+    j["fast_forward"] = fast_forward_json(*result.fast_forward, result.ranks.size());
 
   if (result.sampling)
     j["sampling"] = sampling_json(*result.sampling);
 
-  if (run.model_quality != nullptr) {
-    const models::trace::ModelQuality& q = *run.model_quality;
-    ordered approximated = ordered::array();
-    for (const models::trace::ApproximatedPosition& a : q.approximated)
-      approximated.push_back(
-          {{"where", a.where}, {"field", a.field}, {"method", a.method}, {"train_error", a.train_error}});
-    j["model_quality"] = {{"positions", q.positions},
-                          {"exact_positions", q.exact},
-                          {"approximated", std::move(approximated)},
-                          {"extrapolation", {{"nw_factor", q.nw_factor}, {"np_factor", q.np_factor}}}};
-  }
+  if (run.model_quality != nullptr)
+    j["model_quality"] = model_quality_json(*run.model_quality);
 
   j["versions"] = {{"gridcast", kVersion},
                    {"simgrid", std::to_string(SIMGRID_VERSION_MAJOR) + "." + std::to_string(SIMGRID_VERSION_MINOR) +
                                    (SIMGRID_VERSION_PATCH > 0 ? "." + std::to_string(SIMGRID_VERSION_PATCH) : "")}};
-  ordered inputs = ordered::array();
-  for (const InputDigest& in : run.inputs) {
-    ordered one = {{"role", in.role}, {"path", in.path}, {"sha1", in.sha1}};
-    if (not in.paths_relative_to.empty())
-      one["paths_relative_to"] = in.paths_relative_to;
-    inputs.push_back(std::move(one));
-  }
-  j["inputs"] = std::move(inputs);
+  j["inputs"] = inputs_json(run);
 
   write_file_atomically(file, j.dump(2) + "\n", "the prediction");
 }

@@ -1,4 +1,5 @@
 #include "gridcast/foundation/output_file.hpp"
+#include "gridcast/foundation/signal_chain.hpp"
 
 #include "gridcast/foundation/errors.hpp"
 
@@ -40,19 +41,7 @@ void on_signal(int sig, siginfo_t* info, void* context)
 {
   remove_temporaries();
   const struct sigaction& old = sig == SIGINT ? g_old_int : g_old_term;
-  if ((old.sa_flags & SA_SIGINFO) != 0) {
-    if (old.sa_sigaction != nullptr) {
-      old.sa_sigaction(sig, info, context);
-      return;
-    }
-  } else if (old.sa_handler == SIG_IGN) {
-    return;
-  } else if (old.sa_handler != SIG_DFL && old.sa_handler != nullptr) {
-    old.sa_handler(sig);
-    return;
-  }
-  signal(sig, SIG_DFL);
-  raise(sig);
+  chain_signal(old, sig, info, context);
 }
 
 /// For a handler installed after this one that exits without chaining: exit() runs static destructors.

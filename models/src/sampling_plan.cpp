@@ -168,6 +168,197 @@ std::vector<bool> rare_units(const Units& units, const Phases& phases, std::uint
   return rare;
 }
 
+/// The phases' strata: their units in loop order (neither transient nor rare) and the proxy's mean and spread.
+/// A phase whose units are all transient has nothing left to sample: it is dropped, and `plan`'s phases are
+/// renumbered over the ones kept (`plan.formed` says which phase each was).
+struct Strata {
+  std::vector<Stratum> strata;
+  std::vector<std::vector<std::uint64_t>> members;
+};
+
+Strata form_strata(const Units& units, const std::vector<bool>& rare, std::size_t k, Plan& plan)
+{
+  Strata out;
+  std::vector<Stratum>& strata = out.strata;
+  std::vector<std::vector<std::uint64_t>>& members = out.members;
+  strata.resize(k);
+  members.resize(k);
+  for (std::uint64_t u = plan.transient; u < units.count; ++u) {
+    if (rare[u])
+      continue;
+    const std::size_t h = static_cast<std::size_t>(plan.phase[u]);
+    members[h].push_back(u);
+    strata[h].mean += units.proxy_s[u];
+  }
+  for (std::size_t h = k; h-- > 0;)
+    if (members[h].empty()) {
+      members.erase(members.begin() + static_cast<std::ptrdiff_t>(h));
+      strata.erase(strata.begin() + static_cast<std::ptrdiff_t>(h));
+    }
+  const std::size_t kept = members.size();
+  std::vector<int> renumber(k, -1);
+  for (std::size_t h = 0; h < kept; ++h) {
+    plan.formed.push_back(plan.phase[members[h].front()]);
+    renumber[static_cast<std::size_t>(plan.formed.back())] = static_cast<int>(h);
+  }
+  for (std::uint64_t u = plan.transient; u < units.count; ++u)
+    if (not rare[u])
+      plan.phase[u] = renumber[static_cast<std::size_t>(plan.phase[u])];
+  for (std::size_t h = 0; h < kept; ++h) {
+    strata[h].units = members[h].size();
+    strata[h].mean /= static_cast<double>(strata[h].units);
+    for (std::uint64_t u : members[h])
+      strata[h].std += (units.proxy_s[u] - strata[h].mean) * (units.proxy_s[u] - strata[h].mean);
+    strata[h].std = strata[h].units > 1 ? std::sqrt(strata[h].std / static_cast<double>(strata[h].units - 1)) : 0.0;
+  }
+  return out;
+}
+
+/// `--sample auto`: the smallest total whose expected half-width is within the margin, allocated by Eq. 1; in a
+/// second pass, from the first pass's observed spread and at least the first pass's count per phase.
+std::vector<std::uint64_t> size_automatic(const std::vector<Stratum>& strata, std::uint64_t sampleable,
+                                          const Request& request, Plan& plan)
+{
+  const std::size_t kept = strata.size();
+  const Request::Observed* observed = request.observed ? &*request.observed : nullptr;
+  // Before any sample the degrees of freedom are unknown: z. A second pass knows the first's sample size,
+  // and its interval will use Student's t: the quantile at the first pass's n - (phases) degrees of freedom,
+  // so that the size it asks for is not the first pass's again when z would call it enough.
+  double z = z_of(request.confidence);
+  if (observed) {
+    std::uint64_t first = 0;
+    for (std::uint64_t n : observed->sampled)
+      first += n;
+    z = t_of(request.confidence, static_cast<double>(std::max<std::uint64_t>(first, kept + 1) - kept));
+  }
+  std::uint64_t n = 0;
+  for (const Stratum& s : strata)
+    n += std::min(kLeastPerPhaseAuto, s.units);
+  // Double, then bisect: the smallest total whose expected half-width is within the margin.
+  std::uint64_t lo = n, hi = n;
+  while (hi < sampleable && expected_relative_half_width(strata, allocate(strata, hi, kLeastPerPhaseAuto), z) > request.margin)
+    hi = std::min<std::uint64_t>(sampleable, hi * 2);
+  while (lo < hi) {
+    const std::uint64_t mid = lo + (hi - lo) / 2;
+    if (expected_relative_half_width(strata, allocate(strata, mid, kLeastPerPhaseAuto), z) > request.margin)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  std::vector<std::uint64_t> nh = allocate(strata, lo, kLeastPerPhaseAuto);
+  if (observed) {
+    std::uint64_t first = 0, total = 0;
+    for (std::size_t h = 0; h < kept; ++h) {
+      nh[h] = std::min(strata[h].units, std::max(nh[h], observed->sampled[h]));
+      first += observed->sampled[h];
+      total += nh[h];
+    }
+    std::ostringstream o;
+    o.precision(3);
+    o << "auto, second pass: the first pass's " << first << " units gave a half-width of "
+      << 100 * observed->half_width_relative << " %, over the margin of " << 100 * request.margin << " %; "
+      << total << " units from the spread of their emulated times per phase";
+    plan.note = o.str();
+  } else {
+    plan.note = "auto: " + std::to_string(lo) + " units expected to give a half-width within " +
+                std::to_string(request.margin * 100).substr(0, 4) + " % (the allocation's cost proxy per phase)";
+  }
+  return nh;
+}
+
+/// `--sample N`: N units allocated by Eq. 1, raised to two per phase.
+std::vector<std::uint64_t> size_fixed(const std::vector<Stratum>& strata, std::uint64_t sampleable,
+                                      const Request& request, Plan& plan)
+{
+  std::uint64_t least = 0;
+  for (const Stratum& s : strata)
+    least += std::min(kLeastPerPhase, s.units);
+  std::uint64_t n = std::min<std::uint64_t>(*request.size, sampleable);
+  if (n < least) {
+    plan.note = "--sample " + std::to_string(*request.size) + " raised to " + std::to_string(least) + ": " +
+                std::to_string(kLeastPerPhase) + " per phase";
+    n = least;
+  }
+  return allocate(strata, n, kLeastPerPhase);
+}
+
+/// Draws n_h units in each phase and marks them sampled; every other unit is skipped.
+void draw_sample(const Strata& s, const std::vector<std::uint64_t>& nh, std::uint64_t count, std::uint64_t seed,
+                 Plan& plan)
+{
+  const std::size_t kept = s.members.size();
+  plan.role.assign(count, Plan::Skipped);
+  plan.phase_units.resize(kept);
+  plan.phase_sampled = nh;
+  for (std::size_t h = 0; h < kept; ++h) {
+    plan.phase_units[h] = s.strata[h].units;
+    // One unit drawn at random from each of n_h contiguous blocks of the phase's units, in loop order (the
+    // phase's units split as evenly as they go): a stratified sample along the loop, so that a phase whose
+    // time drifts with the iteration (messages that grow, refinement) is sampled over its whole length.
+    SplitMix64 rng(splitmix64(seed ^ (0x9e37'79b9'7f4a'7c15ULL * (h + 1))));
+    const std::vector<std::uint64_t>& m = s.members[h];  // ascending
+    const std::uint64_t M = m.size(), n = nh[h];
+    for (std::uint64_t b = 0; b < n; ++b) {
+      const std::uint64_t from = b * M / n, to = (b + 1) * M / n;
+      plan.role[m[from + rng.next() % (to - from)]] = Plan::Sampled;
+    }
+  }
+}
+
+/// The transient units and the units with rare calls: one more stratum each, taken whole.
+void add_whole_strata(const std::vector<bool>& rare, Plan& plan)
+{
+  if (plan.transient > 0) {
+    for (std::uint64_t u = 0; u < plan.transient; ++u) {
+      plan.phase[u] = plan.phases;
+      plan.role[u] = Plan::Sampled;
+    }
+    plan.phase_units.push_back(plan.transient);
+    plan.phase_sampled.push_back(plan.transient);
+    plan.formed.push_back(Plan::kTransientStratum);
+    ++plan.phases;
+  }
+  if (plan.rare > 0) {
+    for (std::uint64_t u = 0; u < rare.size(); ++u)
+      if (rare[u]) {
+        plan.phase[u] = plan.phases;
+        plan.role[u] = Plan::Sampled;
+      }
+    plan.phase_units.push_back(plan.rare);
+    plan.phase_sampled.push_back(plan.rare);
+    plan.formed.push_back(Plan::kRareStratum);
+    ++plan.phases;
+  }
+}
+
+/// The unit before each sampled one is emulated as its warm-up, so that the sampled unit starts with the
+/// skew the ranks carry into it. A window between collectives gets one or two: a window is a piece of the
+/// program's period, and the skew the ranks bring into it depends on which pieces came before, so that a
+/// skip can leave a pattern one piece settles with its sign flipped and two do not (varying-solver in
+/// docs/reference/sampling.md: always one warm-up, every sampled window came out short of the full run's
+/// by 0.01 %, a bias the interval does not count). The sampled windows of each phase take one and two
+/// in turn, in loop order, from a random start: what the warm-up's length changes is then a spread
+/// between them that the successive differences see, and it cancels in the phase's mean. A loop's
+/// iteration holds the whole period; one warm-up suffices there.
+void mark_warm_ups(UnitKind kind, std::uint64_t count, std::uint64_t seed, Plan& plan)
+{
+  SplitMix64 warm(splitmix64(seed ^ 0x5741'524d'5550'0000ULL));  // "WARMUP"
+  const bool one_or_two = kind == UnitKind::Windows;
+  std::vector<std::uint8_t> two(static_cast<std::size_t>(plan.phases));
+  for (std::uint8_t& t : two)
+    t = static_cast<std::uint8_t>(warm.next() & 1);
+  for (std::uint64_t u = 1; u < count; ++u)
+    if (plan.role[u] == Plan::Sampled && plan.role[u - 1] == Plan::Skipped) {
+      plan.role[u - 1] = Plan::WarmUp;
+      if (not one_or_two)
+        continue;
+      std::uint8_t& t = two[static_cast<std::size_t>(plan.phase[u])];
+      if (t != 0 && u >= 2 && plan.role[u - 2] == Plan::Skipped)
+        plan.role[u - 2] = Plan::WarmUp;
+      t ^= 1;
+    }
+}
+
 }  // namespace
 
 double z_of(double confidence)
@@ -197,174 +388,27 @@ Plan plan_sample(const Units& units, const Phases& phases, const Request& reques
   plan.confidence = request.confidence;
   plan.margin = request.margin;
   plan.automatic = not request.size.has_value();
-  const std::size_t k = static_cast<std::size_t>(phases.k);
   plan.transient = std::min<std::uint64_t>(kTransientUnits, units.count / 4);
   const std::vector<bool> rare = rare_units(units, phases, plan.transient);
   plan.rare = static_cast<std::uint64_t>(std::count(rare.begin(), rare.end(), true));
-  std::vector<Stratum> strata(k);
-  std::vector<std::vector<std::uint64_t>> members(k);
-  for (std::uint64_t u = plan.transient; u < units.count; ++u) {
-    if (rare[u])
-      continue;
-    const std::size_t h = static_cast<std::size_t>(plan.phase[u]);
-    members[h].push_back(u);
-    strata[h].mean += units.proxy_s[u];
-  }
-  // A phase whose units are all transient ones has nothing left to sample: it is dropped.
-  for (std::size_t h = k; h-- > 0;)
-    if (members[h].empty()) {
-      members.erase(members.begin() + static_cast<std::ptrdiff_t>(h));
-      strata.erase(strata.begin() + static_cast<std::ptrdiff_t>(h));
-    }
-  const std::size_t kept = members.size();
-  std::vector<int> renumber(k, -1);
-  for (std::size_t h = 0; h < kept; ++h) {
-    plan.formed.push_back(plan.phase[members[h].front()]);
-    renumber[static_cast<std::size_t>(plan.formed.back())] = static_cast<int>(h);
-  }
-  for (std::uint64_t u = plan.transient; u < units.count; ++u)
-    if (not rare[u])
-      plan.phase[u] = renumber[static_cast<std::size_t>(plan.phase[u])];
-  for (std::size_t h = 0; h < kept; ++h) {
-    strata[h].units = members[h].size();
-    strata[h].mean /= static_cast<double>(strata[h].units);
-    for (std::uint64_t u : members[h])
-      strata[h].std += (units.proxy_s[u] - strata[h].mean) * (units.proxy_s[u] - strata[h].mean);
-    strata[h].std = strata[h].units > 1 ? std::sqrt(strata[h].std / static_cast<double>(strata[h].units - 1)) : 0.0;
-  }
-
-  std::vector<std::uint64_t> nh;
+  Strata s = form_strata(units, rare, static_cast<std::size_t>(phases.k), plan);
+  const std::size_t kept = s.members.size();
   const Request::Observed* observed = request.observed ? &*request.observed : nullptr;
   if (observed && (observed->mean_s.size() != kept || observed->std_s.size() != kept || observed->sampled.size() != kept))
     throw InternalError("plan_sample: the first pass has " + std::to_string(observed->mean_s.size()) +
                         " strata, this plan " + std::to_string(kept));
   if (observed)
     for (std::size_t h = 0; h < kept; ++h) {
-      strata[h].mean = observed->mean_s[h];
-      strata[h].std = observed->std_s[h];
+      s.strata[h].mean = observed->mean_s[h];
+      s.strata[h].std = observed->std_s[h];
     }
-  if (plan.automatic) {
-    // Before any sample the degrees of freedom are unknown: z. A second pass knows the first's sample size,
-    // and its interval will use Student's t: the quantile at the first pass's n - (phases) degrees of freedom,
-    // so that the size it asks for is not the first pass's again when z would call it enough.
-    double z = z_of(request.confidence);
-    if (observed) {
-      std::uint64_t first = 0;
-      for (std::uint64_t n : observed->sampled)
-        first += n;
-      z = t_of(request.confidence, static_cast<double>(std::max<std::uint64_t>(first, kept + 1) - kept));
-    }
-    std::uint64_t n = 0;
-    for (const Stratum& s : strata)
-      n += std::min(kLeastPerPhaseAuto, s.units);
-    nh = allocate(strata, n, kLeastPerPhaseAuto);
-    // Double, then bisect: the smallest total whose expected half-width is within the margin.
-    std::uint64_t lo = n, hi = n;
-    const std::uint64_t sampleable = units.count - plan.transient - plan.rare;
-    while (hi < sampleable && expected_relative_half_width(strata, allocate(strata, hi, kLeastPerPhaseAuto), z) > request.margin)
-      hi = std::min<std::uint64_t>(sampleable, hi * 2);
-    while (lo < hi) {
-      const std::uint64_t mid = lo + (hi - lo) / 2;
-      if (expected_relative_half_width(strata, allocate(strata, mid, kLeastPerPhaseAuto), z) > request.margin)
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
-    nh = allocate(strata, lo, kLeastPerPhaseAuto);
-    if (observed) {
-      std::uint64_t first = 0, total = 0;
-      for (std::size_t h = 0; h < kept; ++h) {
-        nh[h] = std::min(strata[h].units, std::max(nh[h], observed->sampled[h]));
-        first += observed->sampled[h];
-        total += nh[h];
-      }
-      std::ostringstream o;
-      o.precision(3);
-      o << "auto, second pass: the first pass's " << first << " units gave a half-width of "
-        << 100 * observed->half_width_relative << " %, over the margin of " << 100 * request.margin << " %; "
-        << total << " units from the spread of their emulated times per phase";
-      plan.note = o.str();
-    } else {
-      plan.note = "auto: " + std::to_string(lo) + " units expected to give a half-width within " +
-                  std::to_string(request.margin * 100).substr(0, 4) + " % (the allocation's cost proxy per phase)";
-    }
-  } else {
-    std::uint64_t least = 0;
-    for (const Stratum& s : strata)
-      least += std::min(kLeastPerPhase, s.units);
-    std::uint64_t n = std::min<std::uint64_t>(*request.size, units.count - plan.transient - plan.rare);
-    if (n < least) {
-      plan.note = "--sample " + std::to_string(*request.size) + " raised to " + std::to_string(least) + ": " +
-                  std::to_string(kLeastPerPhase) + " per phase";
-      n = least;
-    }
-    nh = allocate(strata, n, kLeastPerPhase);
-  }
-
-  plan.role.assign(units.count, Plan::Skipped);
-  plan.phase_units.resize(kept);
-  plan.phase_sampled = nh;
-  for (std::size_t h = 0; h < kept; ++h) {
-    plan.phase_units[h] = strata[h].units;
-    // One unit drawn at random from each of n_h contiguous blocks of the phase's units, in loop order (the
-    // phase's units split as evenly as they go): a stratified sample along the loop, so that a phase whose
-    // time drifts with the iteration (messages that grow, refinement) is sampled over its whole length.
-    SplitMix64 rng(splitmix64(request.seed ^ (0x9e37'79b9'7f4a'7c15ULL * (h + 1))));
-    const std::vector<std::uint64_t>& m = members[h];  // ascending
-    const std::uint64_t M = m.size(), n = nh[h];
-    for (std::uint64_t b = 0; b < n; ++b) {
-      const std::uint64_t from = b * M / n, to = (b + 1) * M / n;
-      plan.role[m[from + rng.next() % (to - from)]] = Plan::Sampled;
-    }
-  }
-  // The transient units: one more stratum, taken whole.
+  const std::uint64_t sampleable = units.count - plan.transient - plan.rare;
+  const std::vector<std::uint64_t> nh = plan.automatic ? size_automatic(s.strata, sampleable, request, plan)
+                                                       : size_fixed(s.strata, sampleable, request, plan);
+  draw_sample(s, nh, units.count, request.seed, plan);
   plan.phases = static_cast<int>(kept);
-  if (plan.transient > 0) {
-    for (std::uint64_t u = 0; u < plan.transient; ++u) {
-      plan.phase[u] = plan.phases;
-      plan.role[u] = Plan::Sampled;
-    }
-    plan.phase_units.push_back(plan.transient);
-    plan.phase_sampled.push_back(plan.transient);
-    plan.formed.push_back(Plan::kTransientStratum);
-    ++plan.phases;
-  }
-  // The units with rare calls: one more, taken whole.
-  if (plan.rare > 0) {
-    for (std::uint64_t u = 0; u < units.count; ++u)
-      if (rare[u]) {
-        plan.phase[u] = plan.phases;
-        plan.role[u] = Plan::Sampled;
-      }
-    plan.phase_units.push_back(plan.rare);
-    plan.phase_sampled.push_back(plan.rare);
-    plan.formed.push_back(Plan::kRareStratum);
-    ++plan.phases;
-  }
-  // The unit before each sampled one is emulated as its warm-up, so that the sampled unit starts with the
-  // skew the ranks carry into it. A window between collectives gets one or two: a window is a piece of the
-  // program's period, and the skew the ranks bring into it depends on which pieces came before, so that a
-  // skip can leave a pattern one piece settles with its sign flipped and two do not (varying-solver in
-  // docs/reference/sampling.md: always one warm-up, every sampled window came out short of the full run's
-  // by 0.01 %, a bias the interval does not count). The sampled windows of each phase take one and two
-  // in turn, in loop order, from a random start: what the warm-up's length changes is then a spread
-  // between them that the successive differences see, and it cancels in the phase's mean. A loop's
-  // iteration holds the whole period; one warm-up suffices there.
-  SplitMix64 warm(splitmix64(request.seed ^ 0x5741'524d'5550'0000ULL));  // "WARMUP"
-  const bool one_or_two = units.kind == UnitKind::Windows;
-  std::vector<std::uint8_t> two(static_cast<std::size_t>(plan.phases));
-  for (std::uint8_t& t : two)
-    t = static_cast<std::uint8_t>(warm.next() & 1);
-  for (std::uint64_t u = 1; u < units.count; ++u)
-    if (plan.role[u] == Plan::Sampled && plan.role[u - 1] == Plan::Skipped) {
-      plan.role[u - 1] = Plan::WarmUp;
-      if (not one_or_two)
-        continue;
-      std::uint8_t& t = two[static_cast<std::size_t>(plan.phase[u])];
-      if (t != 0 && u >= 2 && plan.role[u - 2] == Plan::Skipped)
-        plan.role[u - 2] = Plan::WarmUp;
-      t ^= 1;
-    }
+  add_whole_strata(rare, plan);
+  mark_warm_ups(units.kind, units.count, request.seed, plan);
   return plan;
 }
 

@@ -73,6 +73,18 @@ private:
   std::uint64_t rng_;
 };
 
+/// The forest's ratio for a compute call of `leaf` at the loop position (`index` of `count` per enclosing loop,
+/// outermost first): the table holds what the forest said for each progress bucket.
+double forest_ratio(const Leaf& leaf, const std::vector<std::uint64_t>& index, const std::vector<std::uint64_t>& count)
+{
+  if (leaf.ratio_table.empty())
+    return 1.0;
+  int inner = leaf.depth >= 1 ? progress_bucket(index.back(), count.back()) : 0;
+  int outer = leaf.depth >= 2 ? progress_bucket(index.front(), count.front()) : 0;
+  auto slot = static_cast<std::size_t>(outer) * (leaf.depth >= 1 ? kProgressBuckets : 1) + static_cast<std::size_t>(inner);
+  return leaf.ratio_table[slot];  // every bucket a call can fall in was tabulated at compile time
+}
+
 class SynthStream final : public CallStream {
 public:
   SynthStream(std::shared_ptr<const SynthSource::Program> prog, int rank, int np, std::string source,
@@ -282,7 +294,7 @@ private:
     if (leaf.recv_counts_self && not out.recv_counts.empty())
       out.recv_counts[static_cast<std::size_t>(rank_)] = *leaf.recv_counts_self;
     if (leaf.latency != nullptr)
-      out.flops = leaf.proto.flops * ratio(leaf) * scatter_.factor(*leaf.latency);
+      out.flops = leaf.proto.flops * forest_ratio(leaf, loop_index_, loop_count_) * scatter_.factor(*leaf.latency);
     if (node.role_scale)
       out.flops *= node.role_scale->of(rank_, np_);
     if (leaf.creates)
@@ -436,17 +448,6 @@ private:
   int sweep_neighbour(const std::vector<int>& dims, int axis, int dir) const
   {
     return detail::grid_neighbour(rank_, dims, axis, dir);
-  }
-
-  /// The forest's ratio at this call's context (the table holds what the forest said for each bucket).
-  double ratio(const Leaf& leaf)
-  {
-    if (leaf.ratio_table.empty())
-      return 1.0;
-    int inner = leaf.depth >= 1 ? progress_bucket(loop_index_.back(), loop_count_.back()) : 0;
-    int outer = leaf.depth >= 2 ? progress_bucket(loop_index_.front(), loop_count_.front()) : 0;
-    auto slot = static_cast<std::size_t>(outer) * (leaf.depth >= 1 ? kProgressBuckets : 1) + static_cast<std::size_t>(inner);
-    return leaf.ratio_table[slot];  // every bucket a call can fall in was tabulated at compile time
   }
 
   std::shared_ptr<const SynthSource::Program> prog_;

@@ -170,11 +170,165 @@ NumberedProg compile_numbered(const NumberedLoop& l, const TraceModel& m, const 
   return np;
 }
 
+/// A binomial-tree sequence (trace_trees): its sends and receives evaluated at the target.
+void compile_trees(const TreeSequence* ts, const TraceModel& m, const SynthTarget& t, SynthSource::Program& p,
+                   const std::string& here)
+{
+  if (ts->powers_of_two && (t.np & (t.np - 1)) != 0)
+    throw InputError({}, "the binomial trees at " + here + " were seen at powers of two only (the code's "
+                             "reduction may treat the other ranks apart): Np " + std::to_string(t.np) +
+                             " is outside what the model can express");
+  TreesProg tp;
+  tp.seq = ts;
+  for (const TreeOp& op : ts->ops) {
+    CallRecord snd, rcv;
+    snd.op = Op::Send;
+    rcv.op = Op::Recv;
+    snd.function = p.functions.intern(m.tokens.at(op.send_token).function);
+    rcv.function = p.functions.intern(m.tokens.at(op.recv_token).function);
+    snd.tag = rcv.tag = op.tag;
+    snd.bytes = rcv.bytes = eval_count(op.bytes, t, here, "bytes", *p.quality);
+    tp.send.push_back(snd);
+    tp.recv.push_back(rcv);
+    const auto root = static_cast<std::int64_t>(std::llround(op.root.eval(t.nw, t.np)));
+    tp.root.push_back(static_cast<int>(((root % t.np) + t.np) % t.np));
+  }
+  p.code.push_back({Instr::Trees, static_cast<std::uint32_t>(p.trees.size()), 0, 0});
+  p.trees.push_back(std::move(tp));
+}
+
+/// An axis sweep: the calls of each axis of the target's grid, by the axis's extent class.
+void compile_sweep(const AxisSweep* as, const TraceModel& m, const SynthTarget& t, SynthSource::Program& p,
+                   const std::string& here)
+{
+  SweepProg sp;
+  sp.sweep = as;
+  sp.dims  = dims_create(t.np, as->dims);
+  for (std::size_t a = 0; a < sp.dims.size(); ++a) {
+    const int cls = AxisSweep::extent_class(sp.dims[a]);
+    const auto& block = as->blocks[static_cast<std::size_t>(cls)];
+    if (not block)
+      throw InputError({}, "the axis sweep at " + here + " never saw an axis of " +
+                               (cls == 0 ? std::string("1 rank") : cls == 1 ? std::string("2 ranks")
+                                                                              : std::string("more than 2 ranks")) +
+                               " in training, and axis " + std::to_string(a) + " of Np " + std::to_string(t.np) +
+                               "'s grid has " + std::to_string(sp.dims[a]) +
+                               ": the target is outside what the model can express");
+    sp.calls.push_back(&*block);
+    std::vector<CallRecord> protos;
+    std::vector<bool> creates;
+    for (const AxisCall& c : *block) {
+      const CallToken& tok = m.tokens.at(c.token);
+      CallRecord r;
+      r.op       = tok.op;
+      r.function = p.functions.intern(tok.function);
+      r.tag      = tok.tag;
+      r.recv_tag = tok.recv_tag;
+      r.comm     = tok.comm;
+      if (c.bytes)
+        r.bytes = eval_count(*c.bytes, t, here, "bytes", *p.quality);
+      if (c.recv_bytes)
+        r.recv_bytes = eval_count(*c.recv_bytes, t, here, "recv_bytes", *p.quality);
+      r.requests.resize(c.requests_back.size());
+      protos.push_back(r);
+      creates.push_back(creates_request(tok.op) || tok.nonblocking);
+    }
+    sp.calls_per_rank += block->size();
+    sp.protos.push_back(std::move(protos));
+    sp.creates.push_back(std::move(creates));
+  }
+  p.code.push_back({Instr::Sweep, static_cast<std::uint32_t>(p.sweeps.size()), 0, 0});
+  p.sweeps.push_back(std::move(sp));
+}
+
+/// One call (or polling construct) of the template: its record evaluated at the target, and its instruction.
+void compile_leaf(const TemplateNode& n, std::size_t i, const TraceModel& m, const SynthTarget& t,
+                  SynthSource::Program& p, const std::string& here)
+{
+  const CallToken& tok = m.tokens.at(n.token);
+  if (n.kind == RolledNode::Kind::Poll && n.absorbed_flops) {
+    // A polling construct that absorbed work: the work as one compute burst, then one poll (the one
+    // that finds the message). The number of rounds it was cut into is the timing's; what the timing
+    // depends on is the work and when the message comes, which the burst and the receive after the
+    // poll reproduce: the rank is busy for the work, then waits for the message if it is not there yet.
+    static const TemplateNode kNoParams;
+    Leaf work;
+    work.node        = &kNoParams;
+    work.proto.op    = Op::Compute;
+    work.proto.function = p.functions.intern("compute");
+    work.proto.flops = m.absorbed_work(n, t.nw, t.np);
+    p.code.push_back({Instr::Call, static_cast<std::uint32_t>(p.leaves.size()), 0, 0});
+    p.leaves.push_back(std::move(work));
+  }
+  Leaf leaf;
+  leaf.node         = &n;
+  CallRecord& r     = leaf.proto;
+  r.op              = tok.op;
+  r.function        = p.functions.intern(tok.function);
+  r.tag             = tok.tag == kVaryingTag ? 0 : tok.tag;
+  r.recv_tag        = tok.recv_tag;
+  r.comm            = tok.comm;
+  r.color           = tok.color;
+  r.key             = tok.key;
+  r.new_comm        = tok.new_comm;
+  if (n.tag_formula) {
+    const double v = std::round(n.tag_formula->eval(t.nw, t.np));
+    if (not(v >= 0 && v <= static_cast<double>(std::numeric_limits<std::int32_t>::max())))
+      throw InputError({}, "tag at " + here + " = " + n.tag_formula->text() + " gives " + std::to_string(v) +
+                               " at Nw " + std::to_string(t.nw) + ", Np " + std::to_string(t.np) +
+                               ": the target is outside what the model can express");
+    r.tag = static_cast<std::int32_t>(v);
+  }
+  if (n.bytes)
+    r.bytes = eval_count(*n.bytes, t, here, "bytes", *p.quality);
+  if (n.recv_bytes)
+    r.recv_bytes = eval_count(*n.recv_bytes, t, here, "recv_bytes", *p.quality);
+  if (n.flops)
+    r.flops = std::max(0.0, n.flops->eval(t.nw, t.np));
+  if (n.library)  // priced from the arguments: the rate curve at the site's working set
+    r.flops = m.library_flops(*n.library, t.nw, t.np);
+  if (tok.op == Op::Compute) {
+    leaf.latency            = m.latency_of(tok.function);
+    leaf.context.group      = p.group;
+    leaf.context.inter_loop = p.enclosing.empty() ? 0 : p.enclosing.back() + 1;
+    leaf.context.intra_loop = static_cast<int>(i);
+    leaf.depth              = static_cast<int>(p.enclosing.size());
+    if (leaf.latency != nullptr && leaf.latency->ratio)
+      tabulate_ratios(leaf, p.enclosing_counts);
+  }
+  if (n.seconds)
+    r.seconds = std::max(0.0, n.seconds->eval(t.nw, t.np));
+  // One entry per rank of the collective's communicator: the world's, or the size fitted for another.
+  const std::size_t entries = n.comm_size ? std::max<std::uint64_t>(1, eval_count(*n.comm_size, t, here, "comm_size", *p.quality))
+                                          : static_cast<std::size_t>(t.np);
+  if (n.counts)
+    r.counts.assign(entries, eval_count(*n.counts, t, here, "counts", *p.quality));
+  if (n.recv_counts)
+    r.recv_counts.assign(entries, eval_count(*n.recv_counts, t, here, "recv_counts", *p.quality));
+  if (n.counts_self)
+    leaf.counts_self = eval_count(*n.counts_self, t, here, "counts_self", *p.quality);
+  if (n.recv_counts_self)
+    leaf.recv_counts_self = eval_count(*n.recv_counts_self, t, here, "recv_counts_self", *p.quality);
+  leaf.creates       = creates_request(tok.op) || tok.nonblocking;
+  leaf.request_back  = n.request_back;
+  leaf.requests_back = n.requests_back;
+  leaf.all_pending   = n.all_pending;
+  p.tracks_pending   = p.tracks_pending || n.all_pending;
+  r.requests.resize(n.requests_back.size());
+  auto id = static_cast<std::uint32_t>(p.leaves.size());
+  p.leaves.push_back(std::move(leaf));
+  if (n.kind == RolledNode::Kind::Poll)
+    p.code.push_back({Instr::Poll, id,
+                      n.absorbed_flops ? 1 : std::max<std::uint64_t>(1, eval_count(n.count, t, here, "poll count", *p.quality)),
+                      0});
+  else
+    p.code.push_back({Instr::Call, id, 0, 0});
+}
+
 }  // namespace
 
-// Long (~170 lines) on purpose: one case per kind of template node (loop, polling construct, call with
-// its tree, axis-sweep or numbered-loop placeholder), each emitting instructions into the same program
-// with the same enclosing-loop bookkeeping; read top to bottom, the cases are the map of the model.
+// One case per kind of template node (loop, polling construct, call with its tree, axis-sweep or numbered-loop
+// placeholder), each emitting instructions into the same program with the same enclosing-loop bookkeeping.
 void compile(const std::vector<TemplateNode>& nodes, const TraceModel& m, const SynthTarget& t,
              SynthSource::Program& p, int depth, const std::string& where)
 {
@@ -204,68 +358,11 @@ void compile(const std::vector<TemplateNode>& nodes, const TraceModel& m, const 
       continue;
     }
     if (const TreeSequence* ts = m.tree_of(n.token); ts != nullptr) {
-      if (ts->powers_of_two && (t.np & (t.np - 1)) != 0)
-        throw InputError({}, "the binomial trees at " + here + " were seen at powers of two only (the code's "
-                                 "reduction may treat the other ranks apart): Np " + std::to_string(t.np) +
-                                 " is outside what the model can express");
-      TreesProg tp;
-      tp.seq = ts;
-      for (const TreeOp& op : ts->ops) {
-        CallRecord snd, rcv;
-        snd.op = Op::Send;
-        rcv.op = Op::Recv;
-        snd.function = p.functions.intern(m.tokens.at(op.send_token).function);
-        rcv.function = p.functions.intern(m.tokens.at(op.recv_token).function);
-        snd.tag = rcv.tag = op.tag;
-        snd.bytes = rcv.bytes = eval_count(op.bytes, t, here, "bytes", *p.quality);
-        tp.send.push_back(snd);
-        tp.recv.push_back(rcv);
-        const auto root = static_cast<std::int64_t>(std::llround(op.root.eval(t.nw, t.np)));
-        tp.root.push_back(static_cast<int>(((root % t.np) + t.np) % t.np));
-      }
-      p.code.push_back({Instr::Trees, static_cast<std::uint32_t>(p.trees.size()), 0, 0});
-      p.trees.push_back(std::move(tp));
+      compile_trees(ts, m, t, p, here);
       continue;
     }
     if (const AxisSweep* as = m.axis_sweep_of(n.token); as != nullptr) {
-      SweepProg sp;
-      sp.sweep = as;
-      sp.dims  = dims_create(t.np, as->dims);
-      for (std::size_t a = 0; a < sp.dims.size(); ++a) {
-        const int cls = AxisSweep::extent_class(sp.dims[a]);
-        const auto& block = as->blocks[static_cast<std::size_t>(cls)];
-        if (not block)
-          throw InputError({}, "the axis sweep at " + here + " never saw an axis of " +
-                                   (cls == 0 ? std::string("1 rank") : cls == 1 ? std::string("2 ranks")
-                                                                                  : std::string("more than 2 ranks")) +
-                                   " in training, and axis " + std::to_string(a) + " of Np " + std::to_string(t.np) +
-                                   "'s grid has " + std::to_string(sp.dims[a]) +
-                                   ": the target is outside what the model can express");
-        sp.calls.push_back(&*block);
-        std::vector<CallRecord> protos;
-        std::vector<bool> creates;
-        for (const AxisCall& c : *block) {
-          const CallToken& tok = m.tokens.at(c.token);
-          CallRecord r;
-          r.op       = tok.op;
-          r.function = p.functions.intern(tok.function);
-          r.tag      = tok.tag;
-          r.recv_tag = tok.recv_tag;
-          r.comm     = tok.comm;
-          if (c.bytes)
-            r.bytes = eval_count(*c.bytes, t, here, "bytes", *p.quality);
-          if (c.recv_bytes)
-            r.recv_bytes = eval_count(*c.recv_bytes, t, here, "recv_bytes", *p.quality);
-          r.requests.resize(c.requests_back.size());
-          protos.push_back(r);
-          creates.push_back(creates_request(tok.op) || tok.nonblocking);
-        }
-        sp.calls_per_rank += block->size();
-        sp.protos.push_back(std::move(protos));
-        sp.creates.push_back(std::move(creates));
-      }
-      p.code.push_back({Instr::Sweep, static_cast<std::uint32_t>(p.sweeps.size()), 0, 0});
-      p.sweeps.push_back(std::move(sp));
+      compile_sweep(as, m, t, p, here);
       continue;
     }
     if (const NumberedLoop* nl = m.numbered_of(n.token); nl != nullptr) {
@@ -273,84 +370,7 @@ void compile(const std::vector<TemplateNode>& nodes, const TraceModel& m, const 
       p.numbered.push_back(compile_numbered(*nl, m, t, p, here));
       continue;
     }
-    const CallToken& tok = m.tokens.at(n.token);
-    if (n.kind == RolledNode::Kind::Poll && n.absorbed_flops) {
-      // A polling construct that absorbed work: the work as one compute burst, then one poll (the one
-      // that finds the message). The number of rounds it was cut into is the timing's; what the timing
-      // depends on is the work and when the message comes, which the burst and the receive after the
-      // poll reproduce: the rank is busy for the work, then waits for the message if it is not there yet.
-      static const TemplateNode kNoParams;
-      Leaf work;
-      work.node        = &kNoParams;
-      work.proto.op    = Op::Compute;
-      work.proto.function = p.functions.intern("compute");
-      work.proto.flops = m.absorbed_work(n, t.nw, t.np);
-      p.code.push_back({Instr::Call, static_cast<std::uint32_t>(p.leaves.size()), 0, 0});
-      p.leaves.push_back(std::move(work));
-    }
-    Leaf leaf;
-    leaf.node         = &n;
-    CallRecord& r     = leaf.proto;
-    r.op              = tok.op;
-    r.function        = p.functions.intern(tok.function);
-    r.tag             = tok.tag == kVaryingTag ? 0 : tok.tag;
-    r.recv_tag        = tok.recv_tag;
-    r.comm            = tok.comm;
-    r.color           = tok.color;
-    r.key             = tok.key;
-    r.new_comm        = tok.new_comm;
-    if (n.tag_formula) {
-      const double v = std::round(n.tag_formula->eval(t.nw, t.np));
-      if (not(v >= 0 && v <= static_cast<double>(std::numeric_limits<std::int32_t>::max())))
-        throw InputError({}, "tag at " + here + " = " + n.tag_formula->text() + " gives " + std::to_string(v) +
-                                 " at Nw " + std::to_string(t.nw) + ", Np " + std::to_string(t.np) +
-                                 ": the target is outside what the model can express");
-      r.tag = static_cast<std::int32_t>(v);
-    }
-    if (n.bytes)
-      r.bytes = eval_count(*n.bytes, t, here, "bytes", *p.quality);
-    if (n.recv_bytes)
-      r.recv_bytes = eval_count(*n.recv_bytes, t, here, "recv_bytes", *p.quality);
-    if (n.flops)
-      r.flops = std::max(0.0, n.flops->eval(t.nw, t.np));
-    if (n.library)  // priced from the arguments: the rate curve at the site's working set
-      r.flops = m.library_flops(*n.library, t.nw, t.np);
-    if (tok.op == Op::Compute) {
-      leaf.latency            = m.latency_of(tok.function);
-      leaf.context.group      = p.group;
-      leaf.context.inter_loop = p.enclosing.empty() ? 0 : p.enclosing.back() + 1;
-      leaf.context.intra_loop = static_cast<int>(i);
-      leaf.depth              = static_cast<int>(p.enclosing.size());
-      if (leaf.latency != nullptr && leaf.latency->ratio)
-        tabulate_ratios(leaf, p.enclosing_counts);
-    }
-    if (n.seconds)
-      r.seconds = std::max(0.0, n.seconds->eval(t.nw, t.np));
-    // One entry per rank of the collective's communicator: the world's, or the size fitted for another.
-    const std::size_t entries = n.comm_size ? std::max<std::uint64_t>(1, eval_count(*n.comm_size, t, here, "comm_size", *p.quality))
-                                            : static_cast<std::size_t>(t.np);
-    if (n.counts)
-      r.counts.assign(entries, eval_count(*n.counts, t, here, "counts", *p.quality));
-    if (n.recv_counts)
-      r.recv_counts.assign(entries, eval_count(*n.recv_counts, t, here, "recv_counts", *p.quality));
-    if (n.counts_self)
-      leaf.counts_self = eval_count(*n.counts_self, t, here, "counts_self", *p.quality);
-    if (n.recv_counts_self)
-      leaf.recv_counts_self = eval_count(*n.recv_counts_self, t, here, "recv_counts_self", *p.quality);
-    leaf.creates       = creates_request(tok.op) || tok.nonblocking;
-    leaf.request_back  = n.request_back;
-    leaf.requests_back = n.requests_back;
-    leaf.all_pending   = n.all_pending;
-    p.tracks_pending   = p.tracks_pending || n.all_pending;
-    r.requests.resize(n.requests_back.size());
-    auto id = static_cast<std::uint32_t>(p.leaves.size());
-    p.leaves.push_back(std::move(leaf));
-    if (n.kind == RolledNode::Kind::Poll)
-      p.code.push_back({Instr::Poll, id,
-                        n.absorbed_flops ? 1 : std::max<std::uint64_t>(1, eval_count(n.count, t, here, "poll count", *p.quality)),
-                        0});
-    else
-      p.code.push_back({Instr::Call, id, 0, 0});
+    compile_leaf(n, i, m, t, p, here);
   }
 }
 

@@ -2,6 +2,8 @@
 // application-function names. See core.hpp.
 #include "core.hpp"
 
+#include "gridcast/foundation/signal_chain.hpp"
+
 #include <atomic>
 #include <cerrno>
 #include <csignal>
@@ -375,19 +377,7 @@ void on_signal(int sig, siginfo_t* info, void* context)
   }
   // Chain to the handler that was there before us, or die of the signal as the application would have.
   const struct sigaction& old = sig == SIGTERM ? g_old_term : g_old_int;
-  if (old.sa_flags & SA_SIGINFO) {
-    if (old.sa_sigaction != nullptr) {
-      old.sa_sigaction(sig, info, context);
-      return;
-    }
-  } else if (old.sa_handler == SIG_IGN) {
-    return;
-  } else if (old.sa_handler != SIG_DFL && old.sa_handler != nullptr) {
-    old.sa_handler(sig);
-    return;
-  }
-  signal(sig, SIG_DFL);
-  raise(sig);
+  gridcast::chain_signal(old, sig, info, context);
 }
 
 void install_signal_handlers()

@@ -198,45 +198,120 @@ std::string line_plot(const std::string& title, const std::string& ylabel, const
   return run_gnuplot(s.str(), dir);
 }
 
+/// The report's x axis: np when it is swept, else the grid's first axis (its values in the file's order, as
+/// categories when they are not numbers).
+struct XAxis {
+  std::string key;
+  std::vector<std::string> categories;
+  bool numeric = true;
+
+  double of(const ManifestPoint& p) const
+  {
+    for (const auto& [k, v] : p.coordinates)
+      if (k == key)
+        return numeric ? v.get<double>()
+                       : static_cast<double>(std::find(categories.begin(), categories.end(), value_text(v)) -
+                                             categories.begin());
+    return static_cast<double>(p.index);
+  }
+
+  /// A line's name: the variant and the coordinates other than the x axis (and than `without`).
+  std::string series_of(const ManifestPoint& p, const std::string& without = {}) const
+  {
+    std::string name = without == "variant" ? std::string() : p.variant;
+    for (const auto& [k, v] : p.coordinates)
+      if (k != key && k != without)
+        name += (name.empty() ? "" : " ") + k + "=" + value_text(v);
+    return name;
+  }
+};
+
+XAxis x_axis(const Manifest& m)
+{
+  XAxis x;
+  for (const std::string& a : m.axes)
+    if (a == "np")
+      x.key = a;
+  if (x.key.empty() && not m.axes.empty())
+    x.key = m.axes.front();
+  for (const ManifestPoint& p : m.points)
+    for (const auto& [k, v] : p.coordinates)
+      if (k == x.key) {
+        x.numeric = x.numeric && v.is_number();
+        if (std::find(x.categories.begin(), x.categories.end(), value_text(v)) == x.categories.end())
+          x.categories.push_back(value_text(v));
+      }
+  if (x.numeric)
+    x.categories.clear();
+  return x;
+}
+
+/// The time per rank, one stacked bar per point.
+std::string breakdown_plot(const Manifest& m, const std::vector<std::optional<PointResult>>& results, const fs::path& dir)
+{
+  std::ostringstream bars;
+  bars << kTerminal << "set title \"Mean time per rank\" noenhanced\nset ylabel \"seconds\"\n"
+       << "set style data histograms\nset style histogram rowstacked\nset style fill solid 0.85 border -1\n"
+       << "set boxwidth 0.75\nset xtics rotate by -40 font ',8'\nset key outside right top\n$b << EOD\n";
+  for (std::size_t i = 0; i < m.points.size(); ++i) {
+    const auto& r = results[i];
+    if (r && r->ok) {
+      std::string label = m.points[i].variant;
+      for (const auto& [k, v] : m.points[i].coordinates)
+        label += (label.empty() ? "" : " ") + value_text(v);
+      bars << data_label(label.empty() ? std::to_string(i) : label) << " " << num(r->compute_s) << " " << num(r->comm_s)
+           << " " << num(r->wait_s) << "\n";
+    }
+  }
+  bars << "EOD\nplot $b using 2:xtic(1) title \"compute\", '' using 3 title \"communication\", "
+       << "'' using 4 title \"waiting\"\n";
+  return run_gnuplot(bars.str(), dir);
+}
+
+/// The table of every point: its coordinates and result, or why it has none.
+void write_points_table(std::ostream& page, const Manifest& m, const std::vector<std::optional<PointResult>>& results)
+{
+  page << "<h2>Points</h2>\n<table>\n<tr><th>#</th><th>id</th>";
+  if (not m.variants.empty())
+    page << "<th>variant</th>";
+  for (const std::string& a : m.axes)
+    page << "<th>" << html(a) << "</th>";
+  page << "<th>makespan (s)</th><th>compute (s)</th><th>communication (s)</th><th>waiting (s)</th><th>messages</th>"
+          "<th>busiest link</th><th>collectives / error</th></tr>\n";
+  for (std::size_t i = 0; i < m.points.size(); ++i) {
+    const ManifestPoint& p = m.points[i];
+    const auto& r          = results[i];
+    page << "<tr class=\"" << (not r ? "pending" : r->ok ? "ok" : "failed") << "\"><td>" << p.index
+         << "</td><td class=\"t\"><code>" << p.id << "</code></td>";
+    if (not m.variants.empty())
+      page << "<td class=\"t\">" << html(p.variant) << "</td>";
+    for (const auto& [k, v] : p.coordinates)
+      page << "<td>" << html(value_text(v)) << "</td>";
+    if (not r)
+      page << "<td colspan=\"7\" class=\"t\">no result yet</td>";
+    else if (not r->ok)
+      page << "<td colspan=\"7\" class=\"t\">failed: " << html(r->error) << "</td>";
+    else
+      page << "<td>" << num(r->makespan_s) << "</td><td>" << num(r->compute_s) << "</td><td>" << num(r->comm_s)
+           << "</td><td>" << num(r->wait_s) << "</td><td>" << r->messages << "</td><td class=\"t\">"
+           << html(r->busiest_link) << " (" << num(100 * r->busiest_link_utilisation) << " %)</td><td class=\"t\">"
+           << html(r->collectives) << "</td>";
+    page << "</tr>\n";
+  }
+  page << "</table>\n";
+}
+
 }  // namespace
 
 void write_report(const Manifest& m, const std::vector<std::optional<PointResult>>& results, const fs::path& file)
 {
   const fs::path dir = file.parent_path().empty() ? fs::path(".") : file.parent_path();
-  // The x axis: np when it is swept, else the grid's first axis (its values in the file's order).
-  std::string x_key;
-  for (const std::string& a : m.axes)
-    if (a == "np")
-      x_key = a;
-  if (x_key.empty() && not m.axes.empty())
-    x_key = m.axes.front();
-  std::vector<std::string> categories;
-  bool numeric = true;
-  for (const ManifestPoint& p : m.points)
-    for (const auto& [k, v] : p.coordinates)
-      if (k == x_key) {
-        numeric = numeric && v.is_number();
-        if (std::find(categories.begin(), categories.end(), value_text(v)) == categories.end())
-          categories.push_back(value_text(v));
-      }
-  if (numeric)
-    categories.clear();
-  auto x_of = [&](const ManifestPoint& p) {
-    for (const auto& [k, v] : p.coordinates)
-      if (k == x_key)
-        return numeric ? v.get<double>()
-                       : static_cast<double>(std::find(categories.begin(), categories.end(), value_text(v)) -
-                                             categories.begin());
-    return static_cast<double>(p.index);
-  };
-  // A line's name: the variant and the coordinates other than the x axis (and than `without`).
-  auto series_of = [&](const ManifestPoint& p, const std::string& without = {}) {
-    std::string name = without == "variant" ? std::string() : p.variant;
-    for (const auto& [k, v] : p.coordinates)
-      if (k != x_key && k != without)
-        name += (name.empty() ? "" : " ") + k + "=" + value_text(v);
-    return name;
-  };
+  const XAxis axis = x_axis(m);
+  const std::string& x_key = axis.key;
+  const std::vector<std::string>& categories = axis.categories;
+  const bool numeric = axis.numeric;
+  auto x_of = [&](const ManifestPoint& p) { return axis.of(p); };
+  auto series_of = [&](const ManifestPoint& p, const std::string& without = {}) { return axis.series_of(p, without); };
   auto compared_value = [&](const ManifestPoint& p) {
     if (m.compare_key == "variant")
       return p.variant;
@@ -325,55 +400,12 @@ void write_report(const Manifest& m, const std::vector<std::optional<PointResult
            << "), against the point that differs only in " << html(m.compare_key)
            << " (the study's <code>compare</code>): below zero is faster.</figcaption></figure>\n";
     }
-    // The time per rank, one stacked bar per point.
-    std::ostringstream bars;
-    bars << kTerminal << "set title \"Mean time per rank\" noenhanced\nset ylabel \"seconds\"\n"
-         << "set style data histograms\nset style histogram rowstacked\nset style fill solid 0.85 border -1\n"
-         << "set boxwidth 0.75\nset xtics rotate by -40 font ',8'\nset key outside right top\n$b << EOD\n";
-    for (std::size_t i = 0; i < m.points.size(); ++i) {
-      const auto& r = results[i];
-      if (r && r->ok) {
-        std::string label = m.points[i].variant;
-        for (const auto& [k, v] : m.points[i].coordinates)
-          label += (label.empty() ? "" : " ") + value_text(v);
-        bars << data_label(label.empty() ? std::to_string(i) : label) << " " << num(r->compute_s) << " " << num(r->comm_s)
-             << " " << num(r->wait_s) << "\n";
-      }
-    }
-    bars << "EOD\nplot $b using 2:xtic(1) title \"compute\", '' using 3 title \"communication\", "
-         << "'' using 4 title \"waiting\"\n";
-    page << "<h2>Time per rank</h2>\n<figure class=\"plot\" id=\"breakdown\">" << run_gnuplot(bars.str(), dir)
+    page << "<h2>Time per rank</h2>\n<figure class=\"plot\" id=\"breakdown\">" << breakdown_plot(m, results, dir)
          << "<figcaption>Each point's mean compute, communication and waiting time per rank.</figcaption></figure>\n";
   }
 
-  page << "<h2>Points</h2>\n<table>\n<tr><th>#</th><th>id</th>";
-  if (not m.variants.empty())
-    page << "<th>variant</th>";
-  for (const std::string& a : m.axes)
-    page << "<th>" << html(a) << "</th>";
-  page << "<th>makespan (s)</th><th>compute (s)</th><th>communication (s)</th><th>waiting (s)</th><th>messages</th>"
-          "<th>busiest link</th><th>collectives / error</th></tr>\n";
-  for (std::size_t i = 0; i < m.points.size(); ++i) {
-    const ManifestPoint& p = m.points[i];
-    const auto& r          = results[i];
-    page << "<tr class=\"" << (not r ? "pending" : r->ok ? "ok" : "failed") << "\"><td>" << p.index
-         << "</td><td class=\"t\"><code>" << p.id << "</code></td>";
-    if (not m.variants.empty())
-      page << "<td class=\"t\">" << html(p.variant) << "</td>";
-    for (const auto& [k, v] : p.coordinates)
-      page << "<td>" << html(value_text(v)) << "</td>";
-    if (not r)
-      page << "<td colspan=\"7\" class=\"t\">no result yet</td>";
-    else if (not r->ok)
-      page << "<td colspan=\"7\" class=\"t\">failed: " << html(r->error) << "</td>";
-    else
-      page << "<td>" << num(r->makespan_s) << "</td><td>" << num(r->compute_s) << "</td><td>" << num(r->comm_s)
-           << "</td><td>" << num(r->wait_s) << "</td><td>" << r->messages << "</td><td class=\"t\">"
-           << html(r->busiest_link) << " (" << num(100 * r->busiest_link_utilisation) << " %)</td><td class=\"t\">"
-           << html(r->collectives) << "</td>";
-    page << "</tr>\n";
-  }
-  page << "</table>\n</body>\n</html>\n";
+  write_points_table(page, m, results);
+  page << "</body>\n</html>\n";
   write_file_atomically(file, page.str(), "the study's report");
 }
 

@@ -130,11 +130,11 @@ std::string seconds_text(double s)
   return buf;
 }
 
-}  // namespace
-
-RunSummary run_points(const Manifest& m, const fs::path& out, const RunOptions& options)
+/// The points this run does: the one of --task-index, or all; less those with a result already (and, unless
+/// --retry-failed, those that failed). Counts them in `summary`.
+std::vector<std::size_t> points_to_run(const Manifest& m, const fs::path& out, const RunOptions& options,
+                                       RunSummary& summary)
 {
-  RunSummary summary;
   std::vector<std::size_t> todo;
   if (options.task_index) {
     if (*options.task_index >= m.points.size())
@@ -149,7 +149,6 @@ RunSummary run_points(const Manifest& m, const fs::path& out, const RunOptions& 
   }
   summary.points = todo.size();
 
-  // What has a result already.
   std::vector<std::size_t> points;
   for (std::size_t i : todo) {
     std::string problem;
@@ -165,9 +164,19 @@ RunSummary run_points(const Manifest& m, const fs::path& out, const RunOptions& 
     }
     points.push_back(i);
   }
+  return points;
+}
 
-  // Platforms the remaining points need and that are not generated yet go first, each once.
-  std::vector<Task> platform_tasks, point_tasks;
+/// The platforms the points need that are not generated yet, each once, then the points.
+struct Tasks {
+  std::vector<Task> platforms, points;
+};
+
+Tasks tasks_of(const Manifest& m, const std::vector<std::size_t>& points)
+{
+  Tasks tasks;
+  std::vector<Task>& platform_tasks = tasks.platforms;
+  std::vector<Task>& point_tasks = tasks.points;
   std::map<std::string, std::size_t> platform_index;
   for (std::size_t k = 0; k < m.platforms.size(); ++k)
     platform_index[m.platforms[k].id] = k;
@@ -181,6 +190,39 @@ RunSummary run_points(const Manifest& m, const fs::path& out, const RunOptions& 
     }
     point_tasks.push_back({false, i});
   }
+  return tasks;
+}
+
+/// One line on stderr per finished point: its result, how long it took and about how long the rest will take.
+void print_progress(const ManifestPoint& p, const PointResult& result, double took, const RunSummary& summary,
+                    std::size_t finished_points, std::size_t left, double point_seconds, int jobs)
+{
+  std::cerr << "[" << summary.already_done + finished_points << "/" << summary.points << "] point "
+            << p.index << " (" << (p.variant.empty() ? "" : p.variant + " ");
+  for (std::size_t c = 0; c < p.coordinates.size(); ++c)
+    std::cerr << (c ? " " : "") << p.coordinates[c].first << "=" << value_text(p.coordinates[c].second);
+  std::cerr << "): ";
+  if (result.ok)
+    std::cerr << "makespan " << result.makespan_s << " s";
+  else
+    std::cerr << "FAILED: " << result.error;
+  std::cerr << " (" << seconds_text(took) << ")";
+  if (summary.failed > 0)
+    std::cerr << ", " << summary.failed << " failed";
+  if (left > 0)
+    std::cerr << ", about " << seconds_text(point_seconds / finished_points * left / jobs) << " left";
+  std::cerr << "\n";
+}
+
+}  // namespace
+
+RunSummary run_points(const Manifest& m, const fs::path& out, const RunOptions& options)
+{
+  RunSummary summary;
+  std::vector<std::size_t> points = points_to_run(m, out, options, summary);
+
+  // Platforms the remaining points need and that are not generated yet go first, each once.
+  const Tasks tasks = tasks_of(m, points);
 
   const StopSignals stop_signals;
   std::map<pid_t, Running> running;
@@ -237,24 +279,8 @@ RunSummary run_points(const Manifest& m, const fs::path& out, const RunOptions& 
     ++finished_points;
     summary.failed += result.ok ? 0 : 1;
     point_seconds += took;
-    if (options.progress) {
-      const std::size_t left = points.size() - finished_points;
-      std::cerr << "[" << summary.already_done + finished_points << "/" << summary.points << "] point "
-                << p.index << " (" << (p.variant.empty() ? "" : p.variant + " ");
-      for (std::size_t c = 0; c < p.coordinates.size(); ++c)
-        std::cerr << (c ? " " : "") << p.coordinates[c].first << "=" << value_text(p.coordinates[c].second);
-      std::cerr << "): ";
-      if (result.ok)
-        std::cerr << "makespan " << result.makespan_s << " s";
-      else
-        std::cerr << "FAILED: " << result.error;
-      std::cerr << " (" << seconds_text(took) << ")";
-      if (summary.failed > 0)
-        std::cerr << ", " << summary.failed << " failed";
-      if (left > 0)
-        std::cerr << ", about " << seconds_text(point_seconds / finished_points * left / jobs) << " left";
-      std::cerr << "\n";
-    }
+    if (options.progress)
+      print_progress(p, result, took, summary, finished_points, points.size() - finished_points, point_seconds, jobs);
   };
 
   auto reap = [&]() {
@@ -292,8 +318,8 @@ RunSummary run_points(const Manifest& m, const fs::path& out, const RunOptions& 
         reap();
     }
   };
-  pool(platform_tasks);
-  pool(point_tasks);
+  pool(tasks.platforms);
+  pool(tasks.points);
   if (g_stop) {
     summary.interrupted = true;
     for (const auto& [pid, r] : running)
