@@ -21,6 +21,10 @@ Figures:
                   grew with the capabilities added since (sampling, wait states, studies...), so the
                   whole suite's time answers "does CI still fit", and the common tests' time answers
                   "did the redesign make the same checks slower".
+  lines           the C and C++ lines the commit holds (.c, .cpp, .hpp, .h, .cc; git grep -c), and the
+                  build's CPU seconds per 1,000 of them: the code grew with the same capabilities, so
+                  the build's total answers "how long does it take", and its time per line "did the
+                  structure make the same amount of code slower to build".
 """
 from __future__ import annotations
 
@@ -47,6 +51,13 @@ def timed(cmd: list[str], cwd: Path, log: Path) -> tuple[float, float, int]:
         _, status, usage = os.wait4(proc.pid, 0)
     wall = time.monotonic() - start
     return wall, usage.ru_utime + usage.ru_stime, os.waitstatus_to_exitcode(status)
+
+
+def code_lines(commit: str) -> int:
+    """The lines of the commit's C and C++ files (what a clean build may compile)."""
+    out = subprocess.run(["git", "grep", "-c", "", commit, "--", "*.c", "*.cpp", "*.hpp", "*.h", "*.cc"], cwd=ROOT,
+                         check=True, capture_output=True, text=True).stdout
+    return sum(int(line.rsplit(":", 1)[1]) for line in out.splitlines() if line)
 
 
 def test_times(log: Path) -> dict[str, tuple[float, bool]]:
@@ -109,12 +120,16 @@ def main() -> int:
     head = measure(args.head, args.work, args.jobs, args.reuse) if args.only != "base" else None
     if base is None or head is None:
         return 0
+    for m in (base, head):
+        m["lines"] = code_lines(m["sha"])
+        m["build_cpu_s_per_kline"] = round(1000 * m["build_cpu_s"] / m["lines"], 2)
     common = sorted(set(base["times"]) & set(head["times"]))
     base_common = sum(base["times"][n][0] for n in common)
     head_common = sum(head["times"][n][0] for n in common)
 
     print(f"\n{'':24} {'base ' + base['sha']:>14} {'head ' + head['sha']:>14} {'head/base':>10}")
     for key, label in (("build_wall_s", "build wall s"), ("build_cpu_s", "build cpu s"),
+                       ("lines", "C/C++ lines"), ("build_cpu_s_per_kline", "build cpu s / 1000 lines"),
                        ("suite_wall_s", "suite wall s"), ("suite_cpu_s", "suite cpu s")):
         print(f"{label:24} {base[key]:>14} {head[key]:>14} {head[key] / base[key]:>9.2f}x")
     print(f"{'tests (passed)':24} {str(base['tests']) + ' (' + str(base['passed']) + ')':>14} "
@@ -126,6 +141,7 @@ def main() -> int:
         summary = {"common_tests": len(common), "common_base_s": round(base_common, 2),
                    "common_head_s": round(head_common, 2),
                    "build_cpu_ratio": round(head["build_cpu_s"] / base["build_cpu_s"], 3),
+                   "build_cpu_per_kline_ratio": round(head["build_cpu_s_per_kline"] / base["build_cpu_s_per_kline"], 3),
                    "suite_wall_ratio": round(head["suite_wall_s"] / base["suite_wall_s"], 3),
                    "common_ratio": round(head_common / base_common, 3) if base_common else None}
         results_json.write(args.json, "codebase_time", rows, summary)
