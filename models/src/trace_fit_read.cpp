@@ -233,10 +233,16 @@ void ProfileReader::check_same_application() const
         s += (s.empty() ? "" : ", ") + f;
       return s.empty() ? std::string("none") : s;
     };
+    // Either another application, or one that takes a path at some training points only (a call every K
+    // steps where a run has fewer than K, a branch on the size or the rank count): the template of one
+    // code path cannot hold both, and the function tables cannot say which it is.
     throw InputError({p.label, 0, {}, -1},
                      "its function table does not match " + ref.label + " (missing: " + list(missing) +
                          "; not in " + ref.label + ": " + list(extra) +
-                         "): profiles of different applications cannot be fitted together");
+                         "): these are profiles of different applications, or the application calls a function "
+                         "at some training points only (every K steps where a run makes fewer than K, a branch "
+                         "on the size or the rank count); the trace model fits runs that take one path: train "
+                         "on points that all make these calls");
   }
 }
 
