@@ -135,6 +135,12 @@ bool RankSampling::at_head(std::uint64_t i, bool quiet)
         handled_head_ = *head;
         if (*head < units)
           open(*head);
+        // The timeline says where units were left out: the emulated units on either side of it touch.
+        if (core_.world.timeline != nullptr)
+          core_.world.timeline->slice(core_.rank,
+                                      "units " + std::to_string(i) + (*head - 1 > i ? "-" + std::to_string(*head - 1) : "") +
+                                          " drained (sampled run: not emulated, estimated)",
+                                      "sampling", sg4::Engine::get_clock(), 0);
         return true;
       }
     }

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 
 using gridcast::test::read_file;
@@ -72,6 +73,21 @@ TEST_CASE("cli: predict --sample estimates a steady loop's makespan as the full 
   REQUIRE(run_gridcast(kPredict + "--nw 256 --sample 6 --out " + (dir / "b").string()).exit_code == 0);
   CHECK(read_file(dir / "a" / "prediction.json") == read_file(dir / "b" / "prediction.json"));
   CHECK(read_file(dir / "a" / "timeline.json") == read_file(dir / "b" / "timeline.json"));
+
+  // The timeline marks where units were left out: on every rank, the same spans, each a slice of no length
+  // where the emulated units on either side meet.
+  const auto t = nlohmann::json::parse(read_file(dir / "a" / "timeline.json"));
+  std::map<int, std::vector<std::string>> drained;
+  for (const auto& e : t["traceEvents"])
+    if (e.value("cat", "") == "sampling") {
+      CHECK(e["dur"].get<double>() == 0.0);
+      drained[e["tid"].get<int>()].push_back(e["name"].get<std::string>());
+    }
+  REQUIRE(drained.size() == 16);
+  REQUIRE(not drained[0].empty());
+  CHECK_THAT(drained[0].front(), Catch::Matches("units [0-9]+(-[0-9]+)? drained \\(sampled run: not emulated, estimated\\)"));
+  for (const auto& [rank, names] : drained)
+    CHECK(names == drained[0]);
 }
 
 TEST_CASE("cli: predict --sample on a loop of too few iterations samples the windows between world collectives",
