@@ -199,8 +199,6 @@ int run_replay(const std::vector<std::string>& args)
                 args, options, positional, vm))
     return 0;
   const std::optional<models::sampling::Request> sample_request = sampling_request(a.sampling_args, vm, a.seed, "replay");
-  if (sample_request) {
-  }
   if (a.ranks_per_node > 0 && a.ranks_per_host > 0 && a.ranks_per_node != a.ranks_per_host)
     throw UsageError{"--ranks-per-node and --ranks-per-host name the same thing: give one", "replay"};
   if (a.ranks_per_node > 0)
