@@ -3,8 +3,8 @@
 
     python3 scripts/code-size.py [ROOT] [--max-function-lines N] [--max-class-lines N] [--max-file-lines N]
 
-Every C++ definition of the product code (every top-level folder but tests/, bench/, examples/, docs/ and
-build trees) is located by Universal Ctags, which gives each function, class and struct its first and last
+Every C++ definition of the product code (every top-level folder with a CMakeLists.txt but tests/, bench/,
+examples/, packaging/, platforms/ and build trees) is located by Universal Ctags, which gives each function, class and struct its first and last
 line. Fails (exit 1), listing each offender with its file and line, when
   - a .cpp or .hpp of emulator/ or models/ has more than 1,000 lines;
   - a class or struct anywhere in the product code spans more than 400 lines;
@@ -30,8 +30,10 @@ SOURCE_SUFFIXES = {".cpp", ".hpp", ".h", ".cc", ".cu"}
 
 
 def product_dirs(root: Path) -> list[Path]:
+    """The components: top-level folders with a CMakeLists.txt (not build trees or outputs left in the tree)."""
     return sorted(d for d in root.iterdir()
-                  if d.is_dir() and not d.name.startswith((".", "build")) and d.name not in NOT_PRODUCT)
+                  if d.is_dir() and (d / "CMakeLists.txt").is_file() and not d.name.startswith((".", "build"))
+                  and d.name not in NOT_PRODUCT)
 
 
 def definitions(root: Path, dirs: list[Path]) -> list[dict]:
