@@ -79,6 +79,9 @@ PROGRAMS = {
     "hypercube-exchange": (NP_POW2, [8, 12, 16]),
     "rotating-root": (NP_3, [16, 24, 32]),
     "ring-waitany": (NP_3, [8, 12, 16]),
+    "gauss-bcast": (NP_3, [24, 36, 48]),
+    "diag-every-k": (NP_3, [16, 24, 32]),
+    "allgatherv-blocks": (NP_3, [16, 24, 32]),
 }
 TARGET_FACTOR = 4  # 64, 96 or 128 ranks: SMPI at more is slow on a shared 2-core machine
 MAKESPAN_MAX_PCT, MAKESPAN_MEAN_PCT = 2.0, 1.0  # the targets

@@ -18,6 +18,8 @@
 #include <algorithm>
 #include <array>
 #include <functional>
+#include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -153,7 +155,7 @@ const TreeSequence* TraceModel::tree_of(std::uint32_t token) const
 
 namespace {
 
-TraceModel fit_one_size_class(const std::vector<std::filesystem::path>& profiles, const FitOptions& options)
+TraceModel fit_one_fold(const std::vector<std::filesystem::path>& profiles, const FitOptions& options)
 {
   Fitter f(profiles, options);
   try {
@@ -172,10 +174,96 @@ TraceModel fit_one_size_class(const std::vector<std::filesystem::path>& profiles
   }
 }
 
+/// How many of the model's trace groups some training rank count has no rank in: a template that
+/// holds at some rank counts only (a code path that depends on Np, or a fold that cut the sequences of
+/// different Np differently).
+std::size_t np_split_groups(const TraceModel& m)
+{
+  std::set<int> nps;
+  for (const TrainingPoint& t : m.training)
+    nps.insert(t.np);
+  std::map<int, std::size_t> counts_of_group;  // group -> the rank counts that have it
+  for (int np : nps) {
+    std::set<int> used;
+    for (int r = 0; r < np; ++r)
+      used.insert(m.rule.group_of(r, np));
+    for (int g : used)
+      ++counts_of_group[g];
+  }
+  std::size_t split = m.groups.size() - counts_of_group.size();
+  for (const auto& [g, n] : counts_of_group)
+    split += n < nps.size() ? 1 : 0;
+  return split;
+}
+
+/// The fit of one set of profiles that take one code path. Folded shortest period first, a loop whose
+/// last iteration ends like its body's tail (`(S C)x2 S (C)x2`, where `(S C)x3 C` is meant: a
+/// butterfly of log2(Np) rounds and a step's own compute) is cut where the iteration count changes
+/// with Np, so each rank count gets a template of its own and the rule separates them by whatever
+/// tells the counts apart (a grid shape), not by the code. Where that happens (some rank count lacks a
+/// trace group) or no rule fits, the profiles are folded again by coverage (FoldOptions::by_coverage),
+/// and that model is kept when fewer of its groups are missing at some rank count. Only then, so that
+/// every model the plain fold expresses stays byte for byte the same.
+TraceModel fit_one_size_class(const std::vector<std::filesystem::path>& profiles, const FitOptions& options)
+{
+  if (options.fold.by_coverage)
+    return fit_one_fold(profiles, options);
+  FitOptions again       = options;
+  again.fold.by_coverage = true;
+  const char* note = "the training rank counts fold into different templates shortest period first; folded by "
+                     "coverage (the repeat that covers the most calls first), they share them";
+  std::optional<TraceModel> plain;
+  try {
+    plain = fit_one_fold(profiles, options);
+  } catch (const detail::NwBranchError&) {
+    throw;  // fit_code_paths folds again by coverage and then keeps the sizes that agree
+  } catch (const InputError&) {
+    try {
+      TraceModel m = fit_one_fold(profiles, again);
+      m.warnings.push_back(note);
+      return m;
+    } catch (const InputError&) {
+    }
+    throw;
+  }
+  const std::size_t split = np_split_groups(*plain);
+  if (split == 0)
+    return std::move(*plain);
+  try {
+    TraceModel m = fit_one_fold(profiles, again);
+    if (np_split_groups(m) < split) {
+      m.warnings.push_back(note);
+      return m;
+    }
+  } catch (const InputError&) {
+  }
+  return std::move(*plain);
+}
+
+/// The sets of training sizes fit_largest_size_class tries, in order: the k largest (k from all but one
+/// down to 2), then the other runs of consecutive sizes, the longest first and, among as long, the
+/// largest sizes first, then the largest size alone. `nws` sorted descending, distinct.
+std::vector<std::vector<double>> size_subsets(const std::vector<double>& nws)
+{
+  std::vector<std::vector<double>> out;
+  const std::size_t n = nws.size();
+  for (std::size_t len = n - 1; len >= 2; --len)
+    for (std::size_t first = 0; first + len <= n; ++first)  // first == 0: the len largest
+      out.emplace_back(nws.begin() + static_cast<std::ptrdiff_t>(first),
+                       nws.begin() + static_cast<std::ptrdiff_t>(first + len));
+  // Suffixes of the largest sizes come before the other windows of their length; a run of smaller sizes
+  // (still two or more, so the model can scale with Nw) before the largest size alone, which cannot.
+  std::stable_partition(out.begin(), out.end(), [&](const std::vector<double>& v) { return v.front() == nws.front(); });
+  if (n >= 2)
+    out.push_back({nws.front()});
+  return out;
+}
+
 /// Where some training sizes take other code paths than others (no rank-to-group rule fits every
-/// profile, and the profiles of one Np disagree): the model of the largest sizes whose profiles agree,
-/// the nearest to the targets predictions are asked for (larger than training). model.json says which
-/// sizes it left out and why (size_class), and synthesis lists it in model_quality.
+/// profile, and the profiles of one Np disagree; or the sizes call different functions): the model of
+/// the sizes whose profiles agree, the nearest to the targets predictions are asked for (larger than
+/// training) first, but two sizes or more before one (a model of one size cannot scale with Nw).
+/// model.json says which sizes it left out and why (size_class), and synthesis lists it in model_quality.
 TraceModel fit_largest_size_class(const std::vector<std::filesystem::path>& profiles, const FitOptions& options,
                                   const detail::NwBranchError& why)
 {
@@ -184,32 +272,38 @@ TraceModel fit_largest_size_class(const std::vector<std::filesystem::path>& prof
     nws.push_back(ProfileDir(p).info().nw);
   std::sort(nws.begin(), nws.end(), std::greater<>());
   nws.erase(std::unique(nws.begin(), nws.end()), nws.end());
-  // The k largest sizes, the most first; all of them is what failed. At least two training points
-  // (Nw, Np): a model of one point fits nothing (with repeated runs the largest size alone is several
-  // profiles of one point, and its model carried that point's calls to every target: Quantum ESPRESSO at
-  // 2x was predicted at the training size's time, -86 %). Where no two points agree, the reason the
-  // sizes disagree is the error to report.
-  for (std::size_t k = nws.size() - 1; k >= 1; --k) {
+  // At least two training points (Nw, Np): a model of one point fits nothing (with repeated runs the
+  // largest size alone is several profiles of one point, and its model carried that point's calls to
+  // every target: Quantum ESPRESSO at 2x was predicted at the training size's time, -86 %). Where no two
+  // points agree, the reason the sizes disagree is the error to report.
+  for (const std::vector<double>& sizes : size_subsets(nws)) {
     std::vector<std::filesystem::path> subset;
     std::set<std::pair<double, int>> points;
     for (const auto& p : profiles) {
       const RunInfo info = ProfileDir(p).info();
-      if (info.nw >= nws[k - 1]) {
+      if (std::find(sizes.begin(), sizes.end(), info.nw) != sizes.end()) {
         subset.push_back(p);
         points.insert({info.nw, info.np});
       }
     }
     if (points.size() < 2)
-      break;
+      continue;
     try {
       TraceModel m = fit_one_size_class(subset, options);
-      std::vector<double> kept(nws.begin(), nws.begin() + static_cast<std::ptrdiff_t>(k));
-      std::vector<double> left(nws.begin() + static_cast<std::ptrdiff_t>(k), nws.end());
+      std::vector<double> kept = sizes, left;
+      for (double nw : nws)
+        if (std::find(sizes.begin(), sizes.end(), nw) == sizes.end())
+          left.push_back(nw);
       std::sort(kept.begin(), kept.end());
       std::sort(left.begin(), left.end());
-      m.size_class = "fitted on the profiles at Nw " + nw_list(kept) + " only, the largest sizes whose ranks take the same code paths; those at Nw " +
-                     nw_list(left) + " take others (" + why.reason().substr(0, why.reason().find(". ")) +
-                     "): sizes far below Nw " + nw_list({kept.front()}) + " may take other paths again";
+      const auto next_above = std::find_if(left.begin(), left.end(), [&](double nw) { return nw > kept.back(); });
+      const bool above      = next_above != left.end();
+      m.size_class = "fitted on the profiles at Nw " + nw_list(kept) + " only, the " +
+                     (above ? "most" : "largest") + " sizes whose ranks take the same code paths; those at Nw " +
+                     nw_list(left) + " take others (" + why.reason().substr(0, why.reason().find(". ")) + "): " +
+                     (above ? "sizes from Nw " + nw_list({*next_above}) +
+                                  " on may take those paths, which the model leaves out"
+                            : "sizes far below Nw " + nw_list({kept.front()}) + " may take other paths again");
       return m;
     } catch (const detail::NwBranchError&) {
     }

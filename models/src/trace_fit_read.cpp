@@ -4,10 +4,12 @@
 
 #include "gridcast/foundation/errors.hpp"
 #include "trace_fit_completion.hpp"
+#include "trace_fit_group.hpp"
 #include "trace_fit_series.hpp"
 
 #include <algorithm>
 #include <iterator>
+#include <map>
 #include <tuple>
 
 namespace gridcast::models::trace::detail {
@@ -233,6 +235,16 @@ void ProfileReader::check_same_application() const
         s += (s.empty() ? "" : ", ") + f;
       return s.empty() ? std::string("none") : s;
     };
+    // Where the tables follow the size (every profile of one Nw calls the same functions), the code takes
+    // another path at some sizes (a call every K steps where the runs of the small sizes make fewer than
+    // K): the fit keeps the sizes that agree (fit_trace_model), as for any branch on Nw.
+    if (functions_follow_nw())
+      throw NwBranchError({p.label, 0, {}, -1},
+                          "its function table does not match " + ref.label + " (missing: " + list(missing) +
+                              "; not in " + ref.label + ": " + list(extra) +
+                              "), and every profile of one Nw calls the same functions: the application calls "
+                              "some functions at some sizes only (every K steps where the runs of some sizes "
+                              "make fewer than K, a branch on the size)");
     // Either another application, or one that takes a path at some training points only (a call every K
     // steps where a run has fewer than K, a branch on the size or the rank count): the template of one
     // code path cannot hold both, and the function tables cannot say which it is.
@@ -244,6 +256,23 @@ void ProfileReader::check_same_application() const
                          "on the size or the rank count); the trace model fits runs that take one path: train "
                          "on points that all make these calls");
   }
+}
+
+bool ProfileReader::functions_follow_nw() const
+{
+  // Only where every size was run at several rank counts: with one profile per size, two applications
+  // look the same.
+  std::map<double, std::pair<const std::set<std::string>*, int>> of_nw;  // functions, profiles
+  for (const LoadedProfile& p : profiles_) {
+    auto [it, fresh] = of_nw.emplace(p.info.nw, std::make_pair(&p.functions, 0));
+    if (not fresh && *it->second.first != p.functions)
+      return false;
+    ++it->second.second;
+  }
+  for (const auto& [nw, seen] : of_nw)
+    if (seen.second < 2)
+      return false;
+  return of_nw.size() > 1;
 }
 
 void ProfileReader::assign_model_ids(TraceModel& model) { tokens_.assign_model_ids(model, opt_.fold, rounds_, leftover_); }

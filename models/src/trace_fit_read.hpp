@@ -77,6 +77,9 @@ private:
   void intern_cut_outs();
   void load(const std::filesystem::path& path);
   void check_same_application() const;
+  /// Whether the profiles' function tables differ, and every profile of one Nw has the same one, each
+  /// Nw run at two rank counts or more.
+  bool functions_follow_nw() const;
 
   FitOptions opt_;
   NumberedScan numbered_;

@@ -623,3 +623,91 @@ TEST_CASE("unseen structure: a run folding split across a loop's boundary keeps 
     }
   }
 }
+
+namespace {
+
+/// A hand-written butterfly (the corpus' hypercube-exchange): Nw/4 steps of log2(Np) rounds, round k a
+/// sendrecv with rank XOR 2^k of Nw 2^k doubles and a compute (of a size that does not change with k: a
+/// compute that grows with the round, as the sizes do, is fitted at its mean), then the step's own compute; from
+/// `barrier_from` steps on, every 4th step ends with a barrier (a run of fewer steps never makes one).
+/// Folded shortest period first, `(S C)x(k-1) S (C)x2` cuts the rounds' loop where their count changes
+/// with Np, so each rank count gets a template of its own.
+class Butterfly final : public TraceSource {
+public:
+  Butterfly(int nw, int np) : nw_(nw), np_(np) {}
+  int rank_count() const override { return np_; }
+  CallStreamPtr open(int rank) const override
+  {
+    auto s = std::make_unique<MemoryStream>("butterfly");
+    s->add(Op::Init, "MPI_Init");
+    for (int step = 0; step < nw_ / 4; ++step) {
+      for (int k = 0; (1 << k) < np_; ++k) {
+        CallRecord& c = s->add(Op::Sendrecv, "MPI_Sendrecv");
+        c.peer = c.src = rank ^ (1 << k);
+        c.bytes = c.recv_bytes = static_cast<std::uint64_t>(8 * (nw_ << k));
+        s->add(Op::Compute, "compute").flops = 2.0 * nw_;
+      }
+      s->add(Op::Compute, "compute").flops = 20.0 * nw_ * nw_;
+      if (step % 4 == 3)
+        s->add(Op::Barrier, "MPI_Barrier");
+    }
+    s->add(Op::Finalize, "MPI_Finalize");
+    return s;
+  }
+
+private:
+  int nw_, np_;
+};
+
+}  // namespace
+
+TEST_CASE("unseen structure: rounds whose count follows Np fold into one template by coverage", "[trace_model]")
+{
+  TempDir dir;
+  const auto profiles = write_profile_grid(dir.path(), "bfly", {4, 8, 16}, {8, 12}, TraceEncoding::JsonLines,
+                                           [](int nw, int np) { return Butterfly(nw, np); });
+  auto model = std::make_shared<const TraceModel>(fit_trace_model(profiles));
+  CHECK(model->groups.size() == 1);
+  CHECK(model->rule.classifier.name() == "all");
+  CHECK(model->size_class.empty());
+  bool noted = false;
+  for (const std::string& w : model->warnings)
+    noted = noted || w.find("folded by coverage") != std::string::npos;
+  CHECK(noted);
+  const std::string json = model_to_json(*model).dump(2);
+  CHECK_THAT(json, Catch::Contains("\"text\": \"log2(Np)\"") && Catch::Contains("r xor 2^i0"));
+  for (int np : {32, 64})
+    require_same_streams(SynthSource(model, {8, np}), Butterfly(8, np));
+}
+
+TEST_CASE("unseen structure: a call that only the largest training size makes leaves the smaller sizes' model",
+          "[trace_model][model_quality]")
+{
+  // At Nw 16 the runs have 4 steps and the 4th ends with a barrier; at Nw 8 and 12 (2 and 3 steps) there
+  // is none. The function tables follow the size, so the fit keeps the two sizes that agree (they can
+  // scale with Nw; the largest size alone could not) and says that larger sizes take another path.
+  TempDir dir;
+  const auto profiles = write_profile_grid(dir.path(), "bfly", {4, 8, 16}, {8, 12, 16}, TraceEncoding::JsonLines,
+                                           [](int nw, int np) { return Butterfly(nw, np); });
+  auto model = std::make_shared<const TraceModel>(fit_trace_model(profiles));
+  CHECK(model->training.size() == 6);
+  CHECK_THAT(model->size_class, Catch::Contains("at Nw 8, 12 only") && Catch::Contains("those at Nw 16 take others") &&
+                                    Catch::Contains("MPI_Barrier") && Catch::Contains("from Nw 16 on may take"));
+  SynthSource synth(model, {32, 64});
+  REQUIRE(synth.quality().approximated.size() == 1);
+  CHECK(synth.quality().approximated[0].field == "size class");
+  // Every step's calls, without the barriers of the path the model left out.
+  const std::vector<CallRecord> calls = read_all(*synth.open(5));
+  std::size_t sendrecvs = 0, barriers = 0;
+  for (const CallRecord& c : calls) {
+    sendrecvs += c.op == Op::Sendrecv ? 1 : 0;
+    barriers += c.op == Op::Barrier ? 1 : 0;
+  }
+  CHECK(sendrecvs == 8 * 6);
+  CHECK(barriers == 0);
+  // Profiles of one size that call other functions are still another application: the error stands.
+  const auto mixed = write_profile_grid(dir.path() / "mixed", "bfly", {4, 8}, {16}, TraceEncoding::JsonLines,
+                                        [](int nw, int np) { return np == 4 ? Butterfly(12, np) : Butterfly(nw, np); });
+  auto err = gridcast::test::expect_input_error([&] { fit_trace_model(mixed); });
+  CHECK_THAT(err.reason(), Catch::Contains("function table does not match") && Catch::Contains("different applications"));
+}
