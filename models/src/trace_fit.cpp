@@ -196,7 +196,44 @@ std::size_t np_split_groups(const TraceModel& m)
   return split;
 }
 
-/// The fit of one set of profiles that take one code path. Folded shortest period first, a loop whose
+/// A fit and a second reading of the same profiles: `fit(options)`, and where it fails (not on a branch
+/// on Nw: fit_code_paths keeps the sizes that agree) or its model has flaws of the first kind
+/// (`flaws(model).first`), `fit(again)`, kept, with `note` in its warnings, where it succeeds and has
+/// fewer flaws (the two kinds compared in order). Otherwise the first model, or the first error.
+using FitFn    = std::function<TraceModel(const FitOptions&)>;
+using FlawsFn  = std::function<std::pair<std::size_t, std::size_t>(const TraceModel&)>;
+TraceModel fit_with_second_reading(const FitFn& fit, const FitOptions& options, const FitOptions& again,
+                                   const FlawsFn& flaws, const char* note)
+{
+  std::optional<TraceModel> first;
+  try {
+    first = fit(options);
+  } catch (const detail::NwBranchError&) {
+    throw;
+  } catch (const InputError&) {
+    try {
+      TraceModel m = fit(again);
+      m.warnings.push_back(note);
+      return m;
+    } catch (const InputError&) {
+    }
+    throw;
+  }
+  const auto first_flaws = flaws(*first);
+  if (first_flaws.first == 0)
+    return std::move(*first);
+  try {
+    TraceModel m = fit(again);
+    if (flaws(m) < first_flaws) {
+      m.warnings.push_back(note);
+      return m;
+    }
+  } catch (const InputError&) {
+  }
+  return std::move(*first);
+}
+
+/// One fit of a set of profiles that take one code path. Folded shortest period first, a loop whose
 /// last iteration ends like its body's tail (`(S C)x2 S (C)x2`, where `(S C)x3 C` is meant: a
 /// butterfly of log2(Np) rounds and a step's own compute) is cut where the iteration count changes
 /// with Np, so each rank count gets a template of its own and the rule separates them by whatever
@@ -204,40 +241,59 @@ std::size_t np_split_groups(const TraceModel& m)
 /// trace group) or no rule fits, the profiles are folded again by coverage (FoldOptions::by_coverage),
 /// and that model is kept when fewer of its groups are missing at some rank count. Only then, so that
 /// every model the plain fold expresses stays byte for byte the same.
-TraceModel fit_one_size_class(const std::vector<std::filesystem::path>& profiles, const FitOptions& options)
+TraceModel fit_fold_choice(const std::vector<std::filesystem::path>& profiles, const FitOptions& options)
 {
   if (options.fold.by_coverage)
     return fit_one_fold(profiles, options);
   FitOptions again       = options;
   again.fold.by_coverage = true;
-  const char* note = "the training rank counts fold into different templates shortest period first; folded by "
-                     "coverage (the repeat that covers the most calls first), they share them";
-  std::optional<TraceModel> plain;
-  try {
-    plain = fit_one_fold(profiles, options);
-  } catch (const detail::NwBranchError&) {
-    throw;  // fit_code_paths folds again by coverage and then keeps the sizes that agree
-  } catch (const InputError&) {
-    try {
-      TraceModel m = fit_one_fold(profiles, again);
-      m.warnings.push_back(note);
-      return m;
-    } catch (const InputError&) {
+  return fit_with_second_reading(
+      [&](const FitOptions& o) { return fit_one_fold(profiles, o); }, options, again,
+      [](const TraceModel& m) { return std::make_pair(np_split_groups(m), std::size_t{0}); },
+      "the training rank counts fold into different templates shortest period first; folded by coverage (the "
+      "repeat that covers the most calls first), they share them");
+}
+
+/// How many template positions of the model have a rank expression (peer, source, root, split key) that
+/// explains only some of their observations.
+std::size_t approximated_ranks(const TraceModel& m)
+{
+  std::size_t n = 0;
+  std::function<void(const std::vector<TemplateNode>&)> walk = [&](const std::vector<TemplateNode>& nodes) {
+    for (const TemplateNode& t : nodes) {
+      n += static_cast<std::size_t>(std::count_if(t.approximated.begin(), t.approximated.end(), [](const Approximation& a) {
+        return a.field == "peer" || a.field == "source" || a.field == "root" || a.field == "split key";
+      }));
+      walk(t.body);
     }
-    throw;
-  }
-  const std::size_t split = np_split_groups(*plain);
-  if (split == 0)
-    return std::move(*plain);
-  try {
-    TraceModel m = fit_one_fold(profiles, again);
-    if (np_split_groups(m) < split) {
-      m.warnings.push_back(note);
-      return m;
-    }
-  } catch (const InputError&) {
-  }
-  return std::move(*plain);
+  };
+  for (const TraceGroup& g : m.groups)
+    walk(g.body);
+  return n;
+}
+
+/// The fit of a set of profiles that take one code path (fit_fold_choice), and where that leaves rank
+/// expressions approximated or fails, the fit of their calls read as the hook records them
+/// (FitOptions::computes_between_calls), kept when it leaves fewer rank expressions approximated (then
+/// fewer groups missing at some rank count). In an SMPI trace a role's own work next to a collective
+/// whose root follows the step (the owner of row k scales it, then broadcasts it from root k mod Np;
+/// the root of a reduction logs it) is a compute call that only the role's ranks have in that
+/// iteration, so every rank has a template of its own, and the roots, read across unlike templates,
+/// are approximated and disagree (a run that cannot finish). Read as the hook would record them, every
+/// rank runs one template, the role's work a compute position whose mean work it is. Only then, so that
+/// every model the plain reading expresses stays byte for byte the same.
+TraceModel fit_one_size_class(const std::vector<std::filesystem::path>& profiles, const FitOptions& options)
+{
+  if (options.computes_between_calls)
+    return fit_fold_choice(profiles, options);
+  FitOptions hook_form             = options;
+  hook_form.computes_between_calls = true;
+  return fit_with_second_reading(
+      [&](const FitOptions& o) { return fit_fold_choice(profiles, o); }, options, hook_form,
+      [](const TraceModel& m) { return std::make_pair(approximated_ranks(m), np_split_groups(m)); },
+      "the calls are read as the profiling hook records them, one compute call between two other calls (of no "
+      "work where the trace has none) and consecutive computes of one function as one: read as recorded, the "
+      "ranks' templates left rank expressions approximated");
 }
 
 /// The sets of training sizes fit_largest_size_class tries, in order: the k largest (k from all but one

@@ -5,6 +5,7 @@
 #include "gridcast/foundation/errors.hpp"
 #include "trace_fit_completion.hpp"
 #include "trace_fit_group.hpp"
+#include "trace_numbered.hpp"
 #include "trace_fit_series.hpp"
 
 #include <algorithm>
@@ -277,10 +278,74 @@ bool ProfileReader::functions_follow_nw() const
 
 void ProfileReader::assign_model_ids(TraceModel& model) { tokens_.assign_model_ids(model, opt_.fold, rounds_, leftover_); }
 
+namespace {
+
+/// FitOptions::computes_between_calls: the calls as the profiling hook records them, with one compute call
+/// in every gap between two other calls. A run of consecutive compute calls of one function (the
+/// computes an SMPI trace records one per smpi_execute_flops) is one call of their summed work, with the
+/// first call's line; two other calls with nothing between them (what an SMPI trace records where the
+/// code computed nothing) get a compute call of no work between them ("compute", the name SMPI traces
+/// give their computes), as the hook writes the gap it measured, however short.
+class HookFormComputes final : public CallStream {
+public:
+  explicit HookFormComputes(CallStreamPtr inner) : inner_(std::move(inner)) {}
+  bool next(CallRecord& out) override
+  {
+    if (not held_ && not inner_->next(next_))
+      return false;
+    if (last_was_call_ && next_.op != Op::Compute && next_.op != Op::Init) {
+      held_          = true;
+      last_was_call_ = false;
+      out            = CallRecord{};
+      out.op         = Op::Compute;
+      out.flops      = 0;
+      out.seconds    = next_.seconds >= 0 ? 0.0 : -1.0;
+      out.function   = functions_.table.intern("compute");
+      out.line       = next_.line;
+      return true;
+    }
+    held_ = false;
+    out   = std::move(next_);
+    const std::uint32_t inner_function = out.function;  // next_'s ids are the inner stream's
+    out.function   = functions_.map(inner_->functions(), inner_function);
+    last_was_call_ = out.op != Op::Compute;
+    if (not mergeable(out))
+      return true;
+    while (inner_->next(next_)) {
+      if (not mergeable(next_) || next_.function != inner_function) {
+        held_ = true;
+        break;
+      }
+      out.flops += next_.flops;
+      out.seconds = out.seconds >= 0 && next_.seconds >= 0 ? out.seconds + next_.seconds : -1.0;
+    }
+    return true;
+  }
+  const FunctionTable& functions() const override { return functions_.table; }
+  const std::string& source() const override { return inner_->source(); }
+
+private:
+  /// Library calls priced from their arguments and GPU work keep their calls.
+  static bool mergeable(const CallRecord& r)
+  {
+    return r.op == Op::Compute && not r.library.recorded && r.device_seconds < 0;
+  }
+  CallStreamPtr inner_;
+  detail::FunctionIds functions_;
+  CallRecord next_;
+  bool held_          = false;  ///< next_ is a call read ahead, not yet returned
+  bool last_was_call_ = false;  ///< the last call returned is not a compute
+};
+
+}  // namespace
+
 CallStreamPtr ProfileReader::open_rank(const ProfileDir& dir, int rank) const
 {
   CallStreamPtr s = filter_numbered(fold_completion_loops(dir.open(rank)), numbered_.cuts(dir.path(), rank));
-  return filter_numbered(std::move(s), axis_.cuts(dir.path(), rank));
+  s = filter_numbered(std::move(s), axis_.cuts(dir.path(), rank));
+  if (opt_.computes_between_calls)
+    return std::make_unique<HookFormComputes>(std::move(s));
+  return s;
 }
 
 void ProfileReader::read_tokens(const RankRef& pr, std::vector<std::uint32_t>& out) const

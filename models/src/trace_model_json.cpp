@@ -93,6 +93,7 @@ ojson rank_json(const RankExpr& e)
     case RankExpr::Kind::Any: break;
     case RankExpr::Kind::XorLoop: o["level"] = e.level; break;
     case RankExpr::Kind::Cycle:
+    case RankExpr::Kind::Rotate:
       o["a"]     = e.a;
       o["level"] = e.level;
       break;
@@ -327,6 +328,8 @@ RankExpr read_rank(const JsonObject& r)
     e.a = r.int32("a", -kBig, kBig);
   if (r.has("level"))
     e.level = r.int32("level", 0, 64);
+  if (e.kind == RankExpr::Kind::Rotate && e.a < 0)
+    r.fail("a", "the first rank of a rotate expression is 0 or more, not " + std::to_string(e.a));
   if (e.kind == RankExpr::Kind::Grid) {
     e.dims     = r.int32("dims", 1, 3);
     e.dim      = r.int32("dim", 0, e.dims - 1);

@@ -90,7 +90,8 @@ const std::vector<std::pair<RankExpr::Kind, std::string_view>>& kind_names()
   static const std::vector<std::pair<RankExpr::Kind, std::string_view>> names = {
       {RankExpr::Kind::Any, "any"},         {RankExpr::Kind::Fixed, "fixed"},   {RankExpr::Kind::FromEnd, "from_end"},
       {RankExpr::Kind::Offset, "offset"},   {RankExpr::Kind::Xor, "xor"},       {RankExpr::Kind::XorLoop, "xor_loop"},
-      {RankExpr::Kind::Cycle, "cycle"},     {RankExpr::Kind::Grid, "grid"},     {RankExpr::Kind::GridLoop, "grid_loop"},
+      {RankExpr::Kind::Cycle, "cycle"},     {RankExpr::Kind::Rotate, "rotate"}, {RankExpr::Kind::Grid, "grid"},
+      {RankExpr::Kind::GridLoop, "grid_loop"},
   };
   return names;
 }
@@ -121,6 +122,12 @@ std::optional<int> RankExpr::eval(int rank, int np, const std::uint64_t* loop, i
       if (not i || np - a <= 0)
         return std::nullopt;
       return a + static_cast<int>(*i % static_cast<std::uint64_t>(np - a));
+    }
+    case Kind::Rotate: {
+      auto i = loop_index(level);
+      if (not i || np <= 0)
+        return std::nullopt;
+      return static_cast<int>((*i + static_cast<std::uint64_t>(a)) % static_cast<std::uint64_t>(np));
     }
     case Kind::Grid: {
       // Fitting evaluates grids at a handful of (np, dims) millions of times, candidates of 2 and 3
@@ -221,6 +228,7 @@ std::string RankExpr::text() const
     case Kind::Xor: return "r xor " + std::to_string(a);
     case Kind::XorLoop: return "r xor 2^i" + std::to_string(level);
     case Kind::Cycle: return std::to_string(a) + " + i" + std::to_string(level) + " mod (Np - " + std::to_string(a) + ")";
+    case Kind::Rotate: return "(i" + std::to_string(level) + " + " + std::to_string(a) + ") mod Np";
     case Kind::Grid:
       return "grid" + std::to_string(dims) + (periodic ? "p" : "") + "(r, dim " + std::to_string(dim) + ", " +
              (a < 0 ? "-" : "+") + std::to_string(std::abs(a)) + ")";
@@ -291,6 +299,18 @@ std::vector<RankExpr> rank_expr_candidates(const RankObservation& o0)
       c.level = lvl;
       cands.push_back(c);
     }
+  // A role one rank further each iteration, from the rank the first observation implies (Cycle covers
+  // a = 0): the root of step s + 1.
+  for (int lvl = 0; lvl < depth; ++lvl) {
+    const auto np = static_cast<std::int64_t>(o0.np);
+    const std::int64_t i = static_cast<std::int64_t>(o0.loop[static_cast<std::size_t>(depth - 1 - lvl)] % static_cast<std::uint64_t>(np));
+    const auto a = static_cast<int>(((o0.value - i) % np + np) % np);
+    if (a != 0) {
+      RankExpr c{K::Rotate, a};
+      c.level = lvl;
+      cands.push_back(c);
+    }
+  }
   for (int nd = 1; nd <= 3; ++nd)
     for (bool periodic : {true, false})
       for (int dim = 0; dim < nd; ++dim)

@@ -308,10 +308,6 @@ void write_report(const Manifest& m, const std::vector<std::optional<PointResult
   const fs::path dir = file.parent_path().empty() ? fs::path(".") : file.parent_path();
   const XAxis axis = x_axis(m);
   const std::string& x_key = axis.key;
-  const std::vector<std::string>& categories = axis.categories;
-  const bool numeric = axis.numeric;
-  auto x_of = [&](const ManifestPoint& p) { return axis.of(p); };
-  auto series_of = [&](const ManifestPoint& p, const std::string& without = {}) { return axis.series_of(p, without); };
   auto compared_value = [&](const ManifestPoint& p) {
     if (m.compare_key == "variant")
       return p.variant;
@@ -321,14 +317,13 @@ void write_report(const Manifest& m, const std::vector<std::optional<PointResult
     return std::string();
   };
   const bool compare = not m.compare_key.empty();
-  bool positive = numeric;
+  bool positive = axis.numeric;
   for (const ManifestPoint& p : m.points)
-    positive = positive && x_of(p) > 0;
+    positive = positive && axis.of(p) > 0;
   const bool log_x        = positive && x_key == "np";
   const std::string xname = x_key.empty() ? "point" : x_key;
 
   Series makespan, efficiency, against_base;
-  std::map<std::string, std::pair<double, double>> first;  // series -> (x, makespan) at its smallest np
   std::map<std::string, double> base;  // the base's other coordinates and x -> its makespan
   std::size_t ok = 0, failed = 0, pending = 0;
   for (std::size_t i = 0; i < m.points.size(); ++i) {
@@ -339,9 +334,9 @@ void write_report(const Manifest& m, const std::vector<std::optional<PointResult
       continue;
     ++ok;
     const ManifestPoint& p = m.points[i];
-    makespan[series_of(p)].emplace_back(x_of(p), r->makespan_s);
+    makespan[axis.series_of(p)].emplace_back(axis.of(p), r->makespan_s);
     if (compare && compared_value(p) == m.compare_base)
-      base[series_of(p, m.compare_key) + "|" + num(x_of(p))] = r->makespan_s;
+      base[axis.series_of(p, m.compare_key) + "|" + num(axis.of(p))] = r->makespan_s;
   }
   Colours colours;
   for (auto& [name, xy] : makespan.lines()) {
@@ -357,9 +352,9 @@ void write_report(const Manifest& m, const std::vector<std::optional<PointResult
     const ManifestPoint& p = m.points[i];
     if (not r || not r->ok || not compare || compared_value(p) == m.compare_base)
       continue;
-    const auto b = base.find(series_of(p, m.compare_key) + "|" + num(x_of(p)));
+    const auto b = base.find(axis.series_of(p, m.compare_key) + "|" + num(axis.of(p)));
     if (b != base.end() && b->second > 0)
-      against_base[series_of(p)].emplace_back(x_of(p), 100.0 * (r->makespan_s - b->second) / b->second);
+      against_base[axis.series_of(p)].emplace_back(axis.of(p), 100.0 * (r->makespan_s - b->second) / b->second);
   }
   for (auto& [name, xy] : against_base.lines())
     std::sort(xy.begin(), xy.end());
@@ -380,7 +375,7 @@ void write_report(const Manifest& m, const std::vector<std::optional<PointResult
     page << "<p>No point has a result yet: nothing to plot.</p>\n";
   } else {
     page << "<h2>Makespan</h2>\n<figure class=\"plot\" id=\"makespan\">"
-         << line_plot("Makespan against " + xname, "makespan (s)", makespan, xname, log_x, categories, dir, colours)
+         << line_plot("Makespan against " + xname, "makespan (s)", makespan, xname, log_x, axis.categories, dir, colours)
          << "<figcaption>One line per variant and per value of the other axes.</figcaption></figure>\n";
     if (not efficiency.empty())
       page << "<h2>Parallel efficiency</h2>\n<figure class=\"plot\" id=\"efficiency\">"
@@ -394,7 +389,7 @@ void write_report(const Manifest& m, const std::vector<std::optional<PointResult
       const std::string base_name =
           m.compare_key == "variant" ? m.compare_base : m.compare_key + "=" + m.compare_base;
       page << "<h2>Against " << html(base_name) << "</h2>\n<figure class=\"plot\" id=\"against-base\">"
-           << line_plot("Makespan change against " + base_name, "change (%)", against_base, xname, log_x, categories,
+           << line_plot("Makespan change against " + base_name, "change (%)", against_base, xname, log_x, axis.categories,
                         dir, colours, true)
            << "<figcaption>(T - T(" << html(base_name) << ")) / T(" << html(base_name)
            << "), against the point that differs only in " << html(m.compare_key)

@@ -711,3 +711,100 @@ TEST_CASE("unseen structure: a call that only the largest training size makes le
   auto err = gridcast::test::expect_input_error([&] { fit_trace_model(mixed); });
   CHECK_THAT(err.reason(), Catch::Contains("function table does not match") && Catch::Contains("different applications"));
 }
+
+namespace {
+
+/// Textbook elimination with rows dealt out cyclically: Nw steps; in step k the owner of row k (rank
+/// k mod Np) scales it (its own compute call), broadcasts it from root k mod Np, every rank updates
+/// (compute), then a reduce of the step's pivot norm to rank (k + 1) mod Np, which logs it alone.
+class PivotOwner final : public TraceSource {
+public:
+  PivotOwner(int nw, int np) : nw_(nw), np_(np) {}
+  int rank_count() const override { return np_; }
+  CallStreamPtr open(int rank) const override
+  {
+    auto s = std::make_unique<MemoryStream>("pivot");
+    s->add(Op::Init, "MPI_Init");
+    for (int k = 0; k < nw_; ++k) {
+      if (rank == k % np_)
+        s->add(Op::Compute, "compute").flops = 1000.0;
+      CallRecord& b = s->add(Op::Bcast, "MPI_Bcast");
+      b.root        = k % np_;
+      b.bytes       = 64;
+      s->add(Op::Compute, "compute").flops = 5000.0;
+      CallRecord& r = s->add(Op::Reduce, "MPI_Reduce");
+      r.root        = (k + 1) % np_;
+      r.bytes       = 8;
+      if (rank == (k + 1) % np_)
+        s->add(Op::Compute, "compute").flops = 2000.0;
+    }
+    s->add(Op::Finalize, "MPI_Finalize");
+    return s;
+  }
+
+private:
+  int nw_, np_;
+};
+
+}  // namespace
+
+TEST_CASE("unseen structure: roots that follow the step, and the root's own work, read as one template",
+          "[trace_model]")
+{
+  // Read as recorded, each rank computes alone in the steps it owns or logs, so every rank has a template
+  // of its own and the roots, read across them, are approximated. Read as the hook records calls (the
+  // owner's compute merged into the update before it, a compute of no work after every other reduce),
+  // every rank runs one loop whose roots are k mod Np and (k + 1) mod Np.
+  TempDir dir;
+  const auto profiles = write_profile_grid(dir.path(), "pivot", {4, 6, 8}, {16, 24}, TraceEncoding::JsonLines,
+                                           [](int nw, int np) { return PivotOwner(nw, np); });
+  auto model = std::make_shared<const TraceModel>(fit_trace_model(profiles));
+  bool noted = false;
+  for (const std::string& w : model->warnings)
+    noted = noted || w.find("read as the profiling hook records them") != std::string::npos;
+  CHECK(noted);
+  const std::string json = model_to_json(*model).dump(2);
+  CHECK_THAT(json, Catch::Contains("\"expr\": \"cycle\"") && Catch::Contains("\"expr\": \"rotate\"") &&
+                       Catch::Contains("(i0 + 1) mod Np") && not Catch::Contains("no rank expression explains"));
+  CHECK(model_to_json(model_from_json(nlohmann::json::parse(json), "model.json")).dump(2) == json);
+  // At 12 ranks and 36 steps every rank makes every collective with the same root, and the ranks' work
+  // is the program's in total (the owner's and the logger's spread over the ranks: their mean per
+  // position).
+  const int np = 12, nw = 36;
+  SynthSource synth(model, {nw, np});
+  double total = 0;
+  for (int r = 0; r < np; ++r) {
+    std::vector<int> bcast_roots, reduce_roots;
+    for (const CallRecord& c : read_all(*synth.open(r))) {
+      if (c.op == Op::Bcast)
+        bcast_roots.push_back(c.root);
+      if (c.op == Op::Reduce)
+        reduce_roots.push_back(c.root);
+      if (c.op == Op::Compute)
+        total += c.flops;
+    }
+    REQUIRE(bcast_roots.size() == static_cast<std::size_t>(nw));
+    REQUIRE(reduce_roots.size() == static_cast<std::size_t>(nw));
+    for (int k = 0; k < nw; ++k) {
+      CHECK(bcast_roots[static_cast<std::size_t>(k)] == k % np);
+      CHECK(reduce_roots[static_cast<std::size_t>(k)] == (k + 1) % np);
+    }
+  }
+  CHECK(total == Approx(nw * (1000.0 + np * 5000.0 + 2000.0)).epsilon(0.02));
+}
+
+TEST_CASE("rank expressions: a role one rank further each iteration from rank a", "[trace_model]")
+{
+  std::vector<RankObservation> obs;
+  for (int np : {4, 6})
+    for (std::uint64_t k = 0; k < 9; ++k)
+      for (int r = 0; r < np; ++r)
+        obs.push_back({r, np, {k}, static_cast<int>((k + 1) % static_cast<std::uint64_t>(np))});
+  auto e = fit_rank_expr(obs);
+  REQUIRE(e);
+  CHECK(e->kind == RankExpr::Kind::Rotate);
+  CHECK(e->a == 1);
+  CHECK(e->text() == "(i0 + 1) mod Np");
+  const std::uint64_t k = 40;
+  CHECK(e->eval(3, 32, &k, 1) == 9);
+}

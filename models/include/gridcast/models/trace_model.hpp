@@ -461,6 +461,14 @@ struct FitOptions {
   /// is); `Off` never.
   enum class AxisSweeps : std::uint8_t { Auto, Off };
   AxisSweeps axis_sweeps = AxisSweeps::Auto;
+  /// Read every rank's calls as the profiling hook records them: one compute call in every gap between two
+  /// other calls (of no work where an SMPI trace has none: the code computed nothing there), and a run of
+  /// consecutive compute calls of one function (no library arguments, no device time: an SMPI trace's
+  /// one per smpi_execute_flops) as one call of their summed work. A role's own work (the owner of a
+  /// pivot row scales it, the root of a reduction logs it) then no longer gives the role's ranks calls
+  /// the others lack; the emulated time is the same. Tried by fit_trace_model where the plain reading
+  /// leaves rank expressions approximated or fails.
+  bool computes_between_calls = false;
 };
 
 /// Fits the model to profile directories (at least two). Throws InputError for profiles that cannot be

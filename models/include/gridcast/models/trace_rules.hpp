@@ -32,6 +32,7 @@ struct RankExpr {
     Xor,      ///< r XOR a
     XorLoop,  ///< r XOR 2^i(level)
     Cycle,    ///< a + (i(level) mod (Np - a)): a loop serving ranks a .. Np-1 in turn
+    Rotate,   ///< (i(level) + a) mod Np: a role that moves one rank per iteration from rank a (a root of step s + 1)
     Grid,     ///< neighbour of r at distance `a` (+1/-1) along `dim` of the dims_create(Np, `dims`) grid
     /// A neighbour in the dims_create(Np, `dims`) grid whose axis and direction follow the loop index i
     /// (level `level`): one call site addressing every face neighbour in turn, as LAMMPS' CommBrick swaps
@@ -47,7 +48,7 @@ struct RankExpr {
   };
   Kind kind = Kind::Fixed;
   int a = 0;
-  int level = 0;           ///< XorLoop, Cycle
+  int level = 0;           ///< XorLoop, Cycle, Rotate
   int dims = 0;            ///< Grid: dimension count of the grid
   int dim = 0;             ///< Grid: the axis
   bool periodic = false;   ///< Grid, GridLoop: wraps around
@@ -61,7 +62,10 @@ struct RankExpr {
   /// a loop level the call does not have).
   std::optional<int> eval(int rank, int np, const std::uint64_t* loop, int depth) const;
   /// True when the value changes with the loop index (it cannot be computed once per rank).
-  bool uses_loop() const { return kind == Kind::XorLoop || kind == Kind::Cycle || kind == Kind::GridLoop; }
+  bool uses_loop() const
+  {
+    return kind == Kind::XorLoop || kind == Kind::Cycle || kind == Kind::Rotate || kind == Kind::GridLoop;
+  }
   /// "r+1 mod Np", "any", "grid3p(dim 0, +1)", "1 + i0 mod (Np-1)".
   std::string text() const;
   /// A stable name of the kind for model.json ("fixed", "offset", ...), and its inverse.
