@@ -482,7 +482,10 @@ void TemplateFitter::fit_amounts(SlotObs& s, TemplateNode& t)
   }
   if (tokens_[s.token].op == Op::Compute) {
     fit_library(s, t);
-    if (s.any_flops)
+    // A rotating root's work first: the rank's role (first, last, others) only averages it.
+    if (s.any_flops && not t.library)
+      t.root_work = fit_root_work(s);
+    if (s.any_flops && not t.root_work)
       t.role_scale = fit_role_scale(s);
   }
   if (s.any_seconds)
@@ -577,6 +580,33 @@ std::optional<RoleScale> TemplateFitter::fit_role_scale(const SlotObs& s) const
     scale.last = median(factors[1]);
   scale.middle = factors[2].empty() ? scale.last : median(factors[2]);
   return scale;
+}
+
+/// The work of a compute site's calls made by the root of the last rooted collective and by the others
+/// (TemplateNode::RootWork), where the root does more in every training profile that has both and the
+/// profiles with both are at two training points or more, and the root moves (in some profile, the
+/// site's calls followed collectives of two roots or more): a step's root that then works alone. With
+/// a fixed root, the root's rank is a group of its own or a role of RoleScale, whose ratios extrapolate
+/// better than two regressions. Each side's mean work per call at each point, regressed on (Nw, Np).
+std::optional<TemplateNode::RootWork> TemplateFitter::fit_root_work(const SlotObs& s) const
+{
+  constexpr double kRootAsymmetry = 1.25;
+  if (std::none_of(s.root_role.begin(), s.root_role.end(), [](const auto& pr) { return pr.second.rotates; }))
+    return std::nullopt;  // one root throughout: RoleScale's ratios say it, and extrapolate better
+  std::vector<FitPoint> root, other;
+  for (const auto& [profile, rr] : s.root_role) {
+    if (rr.calls[0] == 0 || rr.calls[1] == 0)
+      continue;
+    const double r = rr.work[0] / static_cast<double>(rr.calls[0]);
+    const double o = rr.work[1] / static_cast<double>(rr.calls[1]);
+    if (not(r > kRootAsymmetry * o))
+      return std::nullopt;
+    root.push_back({rr.nw, rr.np, r});
+    other.push_back({rr.nw, rr.np, o});
+  }
+  if (root.size() < 2)
+    return std::nullopt;
+  return TemplateNode::RootWork{fit_formula(root, false), fit_formula(other, false)};
 }
 
 /// A library site whose every call carried its arguments: its mean work per call and its work-weighted

@@ -36,6 +36,7 @@ private:
   Formula fit_quantity(const Series& series, bool integer, SlotObs& s, const char* field, TemplateNode& t);
   Formula fit_compute(const SlotObs& s) const;
   std::optional<RoleScale> fit_role_scale(const SlotObs& s) const;
+  std::optional<TemplateNode::RootWork> fit_root_work(const SlotObs& s) const;
   std::optional<RankExpr> fit_ranks(const RankSeries& series, const char* field, const SlotObs& s,
                                     UsedExprs* used = nullptr);
   void count_support(const std::vector<GroupData>& data);

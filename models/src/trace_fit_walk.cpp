@@ -172,6 +172,7 @@ struct GroupCollector::WalkState {
   std::vector<std::pair<int, std::uint64_t>> loops;  ///< enclosing loops: (pre-order number, count)
   SlotObs* last_poll = nullptr;  ///< the polling construct walked last (a leftover round adds to its work)
   double speed_flops = 0;        ///< the recording host's
+  int last_root = -1;            ///< the root of the last rooted collective the rank made (-1: none yet)
 };
 
 GroupData GroupCollector::collect(const std::vector<RolledNode>& templ, std::size_t g)
@@ -360,6 +361,17 @@ void GroupCollector::observe_compute(SlotObs& s, WalkState& w, const CallParams&
   auto& rw = s.role_work[at];
   rw.first += work;
   ++rw.second;
+  if (w.last_root >= 0) {
+    SlotObs::RootRole& rr = s.root_role[w.profile];
+    rr.nw                 = w.nw;
+    rr.np                 = w.np;
+    const std::size_t k   = w.rank == w.last_root ? 0 : 1;
+    rr.work[k] += work;
+    ++rr.calls[k];
+    if (rr.first_root < 0)
+      rr.first_root = w.last_root;
+    rr.rotates = rr.rotates || rr.first_root != w.last_root;
+  }
   s.any_flops = s.any_flops || work != 0;
   s.measured_work = s.measured_work || (c.flops <= 0 && c.seconds > 0);
   s.compute.context.group      = static_cast<int>(w.group);
@@ -431,8 +443,10 @@ void GroupCollector::observe_call(SlotObs& s, WalkState& w, const CallParams& c,
     s.peer.add(w.rank, w.np, w.loop, c.peer);
   if (c.src != kNoRank)
     s.src.add(w.rank, w.np, w.loop, c.src);
-  if (is_rooted(tok.op))
+  if (is_rooted(tok.op)) {
     s.root.add(w.rank, w.np, w.loop, c.root);
+    w.last_root = c.root;
+  }
   if (tok.tag == kVaryingTag) {
     s.tag.add(w.loop, c.tag);
     s.tag_values.add(w.nw, np, static_cast<double>(c.tag));

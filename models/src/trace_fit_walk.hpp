@@ -10,6 +10,7 @@
 #include "trace_fit_read.hpp"
 #include "trace_fit_series.hpp"
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -49,6 +50,16 @@ struct SlotObs {
   /// Compute sites: work and calls per profile and role of the rank (0 first, 1 last, 2 the others), at
   /// 3 * profile + role, for the role factors (RoleScale). A vector: every compute call adds to it.
   std::vector<std::pair<double, std::uint64_t>> role_work;
+  /// Compute sites after a rooted collective: per profile, the work and calls of the ranks that were the
+  /// last rooted collective's root ([0]) and of the others ([1]), for RootWork.
+  struct RootRole {
+    double nw = 0, np = 0;
+    std::array<double, 2> work{};
+    std::array<std::uint64_t, 2> calls{};
+    int first_root = -1;     ///< the root of the first such call
+    bool rotates   = false;  ///< another call followed another root
+  };
+  std::map<std::size_t, RootRole> root_role;
   /// Compute sites: some call's work was measured (seconds), not declared (flops): noisy, fitted so.
   bool measured_work = false;
   Series counts_self, recv_counts_self;  ///< v-collectives: the entry of the rank itself

@@ -192,6 +192,8 @@ ojson nodes_json(const std::vector<TemplateNode>& nodes, const TraceModel& m)
       o["recv_bytes_scale"] = ojson{{"level", n.recv_bytes_scale->level}, {"ratio", n.recv_bytes_scale->ratio}};
     if (n.flops)
       o["flops"] = formula_json(*n.flops);
+    if (n.root_work)
+      o["root_work"] = ojson{{"root", formula_json(n.root_work->root)}, {"other", formula_json(n.root_work->other)}};
     if (n.role_scale)
       o["role_scale"] = ojson{{"first", n.role_scale->first}, {"last", n.role_scale->last}, {"middle", n.role_scale->middle}};
     if (n.library)
@@ -401,7 +403,7 @@ std::vector<TemplateNode> read_nodes(const JsonObject& parent, std::string_view 
       out.push_back(std::move(n));
       continue;
     }
-    r.only({"call", "poll", "fn", "count", "absorbed_flops", "absorbed_library", "peer", "src", "root", "key", "tag", "tag_formula", "bytes", "recv_bytes", "bytes_scale", "recv_bytes_scale", "flops", "role_scale", "library", "seconds", "counts",
+    r.only({"call", "poll", "fn", "count", "absorbed_flops", "absorbed_library", "peer", "src", "root", "key", "tag", "tag_formula", "bytes", "recv_bytes", "bytes_scale", "recv_bytes_scale", "flops", "role_scale", "root_work", "library", "seconds", "counts",
             "recv_counts", "counts_self", "recv_counts_self", "comm_size", "request_back", "requests_back", "all_pending",
             "approximated"});
     const char* tkey = r.has("poll") ? "poll" : "call";
@@ -478,6 +480,13 @@ std::vector<TemplateNode> read_nodes(const JsonObject& parent, std::string_view 
       using B       = JsonObject::Bound;
       n.role_scale = RoleScale{rs.number("first", B::NonNegative), rs.number("last", B::NonNegative),
                                rs.number("middle", B::NonNegative)};
+    }
+    if (r.has("root_work")) {
+      if (m.tokens[n.token].op != Op::Compute || not n.flops)
+        r.fail("root_work", "only a compute position with \"flops\" has a root's work");
+      JsonObject rw = r.child("root_work");
+      rw.only({"root", "other"});
+      n.root_work = TemplateNode::RootWork{read_formula(rw.child("root")), read_formula(rw.child("other"))};
     }
     if (r.has("library"))
       n.library = read_pricing(r.child("library"), m);

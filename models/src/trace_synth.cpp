@@ -276,7 +276,7 @@ private:
     if (blocking_p2p && not to_proc_null(out))
       return false;
     if (node.root)
-      out.root = node.root->uses_loop() ? eval_rank(*node.root, "root", id) : root_[id];
+      last_root_ = out.root = node.root->uses_loop() ? eval_rank(*node.root, "root", id) : root_[id];
     if (node.key)
       out.key = eval_rank(*node.key, "split key", id);
     if (node.tag) {
@@ -293,8 +293,10 @@ private:
       out.counts[static_cast<std::size_t>(rank_)] = *leaf.counts_self;
     if (leaf.recv_counts_self && not out.recv_counts.empty())
       out.recv_counts[static_cast<std::size_t>(rank_)] = *leaf.recv_counts_self;
+    if (leaf.root_work)
+      out.flops = rank_ == last_root_ ? leaf.root_work->first : leaf.root_work->second;
     if (leaf.latency != nullptr)
-      out.flops = leaf.proto.flops * forest_ratio(leaf, loop_index_, loop_count_) * scatter_.factor(*leaf.latency);
+      out.flops = out.flops * forest_ratio(leaf, loop_index_, loop_count_) * scatter_.factor(*leaf.latency);
     if (node.role_scale)
       out.flops *= node.role_scale->of(rank_, np_);
     if (leaf.creates)
@@ -453,6 +455,7 @@ private:
   std::shared_ptr<const SynthSource::Program> prog_;
   int rank_;
   int np_;
+  int last_root_ = -1;  ///< the root of the last rooted collective emitted (TemplateNode::RootWork)
   std::string source_;
   FunctionTable functions_;
   std::vector<std::int32_t> peer_, src_, root_;

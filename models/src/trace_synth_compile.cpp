@@ -285,6 +285,9 @@ void compile_leaf(const TemplateNode& n, std::size_t i, const TraceModel& m, con
     r.recv_bytes = eval_count(*n.recv_bytes, t, here, "recv_bytes", *p.quality);
   if (n.flops)
     r.flops = std::max(0.0, n.flops->eval(t.nw, t.np));
+  if (n.root_work)
+    leaf.root_work = std::make_pair(std::max(0.0, n.root_work->root.eval(t.nw, t.np)),
+                                    std::max(0.0, n.root_work->other.eval(t.nw, t.np)));
   if (n.library)  // priced from the arguments: the rate curve at the site's working set
     r.flops = m.library_flops(*n.library, t.nw, t.np);
   if (tok.op == Op::Compute) {

@@ -31,6 +31,9 @@ struct Leaf {
   CallContext context;
   int depth = 0;  ///< enclosing loops
   std::vector<float> ratio_table;
+  /// TemplateNode::RootWork at the target: the work per call of the last rooted collective's root, and
+  /// of the others.
+  std::optional<std::pair<double, double>> root_work;
   std::int64_t request_back = 0;
   std::vector<std::int64_t> requests_back;
   bool all_pending = false;  ///< waitall of every request still pending

@@ -753,8 +753,9 @@ TEST_CASE("unseen structure: roots that follow the step, and the root's own work
 {
   // Read as recorded, each rank computes alone in the steps it owns or logs, so every rank has a template
   // of its own and the roots, read across them, are approximated. Read as the hook records calls (the
-  // owner's compute merged into the update before it, a compute of no work after every other reduce),
-  // every rank runs one loop whose roots are k mod Np and (k + 1) mod Np.
+  // logger's and the next owner's computes as one, a compute of no work after the reduce elsewhere),
+  // every rank runs one loop whose roots are k mod Np and (k + 1) mod Np, and the work after the reduce
+  // is the reduce root's (root_work).
   TempDir dir;
   const auto profiles = write_profile_grid(dir.path(), "pivot", {4, 6, 8}, {16, 24}, TraceEncoding::JsonLines,
                                            [](int nw, int np) { return PivotOwner(nw, np); });
@@ -768,20 +769,31 @@ TEST_CASE("unseen structure: roots that follow the step, and the root's own work
                        Catch::Contains("(i0 + 1) mod Np") && not Catch::Contains("no rank expression explains"));
   CHECK(model_to_json(model_from_json(nlohmann::json::parse(json), "model.json")).dump(2) == json);
   // At 12 ranks and 36 steps every rank makes every collective with the same root, and the ranks' work
-  // is the program's in total (the owner's and the logger's spread over the ranks: their mean per
-  // position).
+  // is the program's in total.
+  // The work after a reduce is the root's alone (its log and its next pivot), not spread over the ranks.
+  CHECK_THAT(json, Catch::Contains("\"root_work\""));
   const int np = 12, nw = 36;
   SynthSource synth(model, {nw, np});
   double total = 0;
   for (int r = 0; r < np; ++r) {
     std::vector<int> bcast_roots, reduce_roots;
+    int last_reduce_root = -1;
     for (const CallRecord& c : read_all(*synth.open(r))) {
       if (c.op == Op::Bcast)
         bcast_roots.push_back(c.root);
       if (c.op == Op::Reduce)
-        reduce_roots.push_back(c.root);
-      if (c.op == Op::Compute)
+        reduce_roots.push_back(last_reduce_root = c.root);
+      if (c.op == Op::Compute) {
         total += c.flops;
+        // After a reduce: the update (5000), or the root's log and next pivot (3000; 2000 after the last
+        // step), or nothing at the other ranks; within the latency model's ratio.
+        if (last_reduce_root >= 0 && c.flops != Approx(5000.0).epsilon(0.05)) {
+          if (last_reduce_root == r)
+            CHECK(c.flops >= 1900.0);
+          else
+            CHECK(c.flops < 100.0);
+        }
+      }
     }
     REQUIRE(bcast_roots.size() == static_cast<std::size_t>(nw));
     REQUIRE(reduce_roots.size() == static_cast<std::size_t>(nw));

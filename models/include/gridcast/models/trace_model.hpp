@@ -227,6 +227,17 @@ struct TemplateNode {
   /// Compute calls: present where the first rank, the last and the others do consistently different work
   /// at the site (above); the work of a rank's calls is `flops` times its role's factor.
   std::optional<RoleScale> role_scale;
+  /// Compute calls after a collective whose root rotates (a step's root that then works alone): the work
+  /// per call of the rank that was the root of the last rooted collective it made, and of the others, as
+  /// formulas of (Nw, Np). Present where, in every training profile with both, the root did more than
+  /// 1.25 times the others' work (then there is no RoleScale: the rank's role only averages the root's
+  /// work); synthesis then uses these, not
+  /// `flops`, for the site's calls (times the latency model's ratio).
+  struct RootWork {
+    Formula root, other;
+    bool operator==(const RootWork&) const = default;
+  };
+  std::optional<RootWork> root_work;
   /// Compute calls of a library function whose every training call carried its arguments, on a host with
   /// a rate curve for its kernel: the site is priced from them, and `flops` (still fitted) is not used.
   std::optional<LibraryPricing> library;
