@@ -280,8 +280,9 @@ std::size_t approximated_ranks(const TraceModel& m)
 /// the root of a reduction logs it) is a compute call that only the role's ranks have in that
 /// iteration, so every rank has a template of its own, and the roots, read across unlike templates,
 /// are approximated and disagree (a run that cannot finish). Read as the hook would record them, every
-/// rank runs one template, the role's work a compute position whose mean work it is. Only then, so that
-/// every model the plain reading expresses stays byte for byte the same.
+/// rank runs one template, the role's work a compute position (whose work stays on a moving root:
+/// TemplateNode::RootWork). Only then, so that every model the plain reading expresses stays byte for
+/// byte the same.
 TraceModel fit_one_size_class(const std::vector<std::filesystem::path>& profiles, const FitOptions& options)
 {
   if (options.computes_between_calls)

@@ -8,6 +8,7 @@
 #include "gridcast/models/trace_synth.hpp"
 
 #include <catch2/catch.hpp>
+#include <functional>
 #include <nlohmann/json.hpp>
 
 using namespace gridcast::models;
@@ -768,10 +769,31 @@ TEST_CASE("unseen structure: roots that follow the step, and the root's own work
   CHECK_THAT(json, Catch::Contains("\"expr\": \"cycle\"") && Catch::Contains("\"expr\": \"rotate\"") &&
                        Catch::Contains("(i0 + 1) mod Np") && not Catch::Contains("no rank expression explains"));
   CHECK(model_to_json(model_from_json(nlohmann::json::parse(json), "model.json")).dump(2) == json);
-  // At 12 ranks and 36 steps every rank makes every collective with the same root, and the ranks' work
-  // is the program's in total.
   // The work after a reduce is the root's alone (its log and its next pivot), not spread over the ranks.
   CHECK_THAT(json, Catch::Contains("\"root_work\""));
+  // A root's work with a field it does not have is refused, naming the key.
+  {
+    nlohmann::json bad = nlohmann::json::parse(json);
+    bool planted       = false;
+    std::function<void(nlohmann::json&)> plant = [&](nlohmann::json& j) {
+      if (planted)
+        return;
+      if (j.is_object() && j.contains("root_work")) {
+        j["root_work"]["extra"] = 1;
+        planted                 = true;
+        return;
+      }
+      if (j.is_object() || j.is_array())
+        for (auto& child : j)
+          plant(child);
+    };
+    plant(bad);
+    REQUIRE(planted);
+    auto err = gridcast::test::expect_input_error([&] { model_from_json(bad, "model.json"); });
+    CHECK_THAT(std::string(err.what()), Catch::Contains("root_work") && Catch::Contains("extra"));
+  }
+  // At 12 ranks and 36 steps every rank makes every collective with the same root, and the ranks' work
+  // is the program's in total.
   const int np = 12, nw = 36;
   SynthSource synth(model, {nw, np});
   double total = 0;
