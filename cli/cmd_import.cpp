@@ -1,4 +1,5 @@
-// `gridcast import`: turn a foreign trace (SMPI time-independent trace) into a profile directory.
+// `gridcast import`: turn a foreign trace (SMPI time-independent trace) or the hook's raw files of a run
+// gridcast did not launch into a profile directory.
 #include "commands.hpp"
 #include "options.hpp"
 
@@ -22,26 +23,40 @@ int run_import(const std::vector<std::string>& args)
   double host_speed = 1e9;
   po::options_description options("import options");
   options.add_options()
-    ("kind", po::value(&kind)->required(), "format of the input: tit (SMPI time-independent trace)")
-    ("input", po::value(&input)->required(), "the trace: a TIT index file or a single all-ranks TIT file")
+    ("kind", po::value(&kind)->required(),
+     "format of the input: tit (SMPI time-independent trace) or hook (the raw files of libgridcast-hook, e.g. "
+     "linked into a program under SMPI by scripts/smpi-hook.sh)")
+    ("input", po::value(&input)->required(),
+     "the trace: a TIT index file or a single all-ranks TIT file; for hook, the directory of rank-R.meta files")
     ("nw", po::value(&nw)->required(), "workload size (problem size parameter) the traced run used")
     ("out,o", po::value(&out)->required(), "profile directory to write (created)")
     ("force", "replace the trace that --out already holds (its files only; without it, exit 1)")
     ("encoding", po::value(&encoding_name)->default_value("binary"), "jsonl or binary")
     ("host-name", po::value(&host_name)->default_value("unknown"), "name of the host the trace was recorded on")
     ("host-speed", po::value(&host_speed)->default_value(1e9),
-     "flop/s of the recording host; TIT traces give work in flops, so this only matters for records in seconds");
+     "flop/s of the recording host; TIT traces give work in flops, so this only matters for records in seconds; "
+     "required for hook, whose compute bursts are in seconds");
   po::positional_options_description positional;
   positional.add("kind", 1).add("input", 1);
   po::variables_map vm;
-  if (not parse("import", "import tit INDEX --nw VALUE --out DIR [--force] [--encoding jsonl|binary]", args, options, positional,
-                vm))
+  if (not parse("import",
+                "import tit INDEX --nw VALUE --out DIR [--force] [--encoding jsonl|binary]\n"
+                "       gridcast import hook RAW_DIR --nw VALUE --host-speed FLOPS --out DIR [--force] [--encoding ...]",
+                args, options, positional, vm))
     return 0;
-  if (kind != "tit")
-    throw UsageError{"unknown trace kind '" + kind + "' (known: tit)", "import"};
+  if (kind != "tit" && kind != "hook")
+    throw UsageError{"unknown trace kind '" + kind + "' (known: tit, hook)", "import"};
   if (host_speed <= 0)
     throw UsageError{"--host-speed must be positive", "import"};
   models::TraceEncoding encoding = encoding_from(encoding_name, "import");
+  if (kind == "hook") {
+    // The hook times compute bursts in seconds: the flop/s that turn them into work are the recording
+    // host's, which no default can know.
+    if (vm["host-speed"].defaulted())
+      throw UsageError{"import hook needs --host-speed: the flop/s of the host the raw files were recorded on "
+                       "(under SMPI, the speed of its hosts in the platform)", "import"};
+    return import_hook_raw({input, out, nw, host_speed, host_name, encoding, vm.count("force") > 0});
+  }
   models::prepare_trace_output(out, vm.count("force") > 0);
   models::TitTrace tit(input);
   models::RunInfo info;

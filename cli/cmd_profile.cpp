@@ -343,4 +343,33 @@ int run_profile(const std::vector<std::string>& all_args)
   return lost ? 1 : 0;
 }
 
+int import_hook_raw(const HookImport& request)
+{
+  bool any_meta = false;
+  if (fs::is_directory(request.raw_dir))
+    for (const auto& entry : fs::directory_iterator(request.raw_dir))
+      any_meta = any_meta || entry.path().extension() == ".meta";
+  if (not any_meta)
+    throw InputError({request.raw_dir.string(), 0, {}, -1},
+                     "no rank-R.meta file: not a directory of the hook's raw files (GRIDCAST_HOOK_DIR of a run)");
+  models::prepare_trace_output(request.out, request.force);
+  models::RunInfo info;
+  info.nw               = request.nw;
+  info.command          = "gridcast hook (imported from " + request.raw_dir.string() + ")";
+  info.encoding         = request.encoding;
+  info.origin           = "hook-import";
+  info.host.name        = request.host_name;
+  info.host.speed_flops = request.host_speed_flops;
+  // No date: an import is a function of its input (the same raw files give the same profile).
+  profiler::ConvertResult result = profiler::convert_raw(request.raw_dir, info, request.out);
+  print_summary(result);
+  std::printf("profile written to %s (%s)\n", request.out.string().c_str(),
+              result.all_finalized ? "complete" : "INCOMPLETE");
+  const bool lost = report_write_errors(result, request.raw_dir);
+  if (not result.all_finalized)
+    std::cerr << "gridcast import: not every rank of " << request.raw_dir.string()
+              << " reached MPI_Finalize: the profile keeps what was recorded and is marked complete=false\n";
+  return lost || not result.all_finalized ? 1 : 0;
+}
+
 }  // namespace gridcast::cli

@@ -3,6 +3,9 @@
 // for main() to report.
 #pragma once
 
+#include "gridcast/models/profile.hpp"
+
+#include <filesystem>
 #include <span>
 #include <string>
 #include <vector>
@@ -20,6 +23,18 @@ int run_phases(const std::vector<std::string>& args);      // cmd_phases.cpp
 int run_calibrate(const std::vector<std::string>& args);   // cmd_calibrate.cpp
 int run_platform(const std::vector<std::string>& args);    // cmd_platform.cpp
 int run_profile(const std::vector<std::string>& args);     // cmd_profile.cpp
+/// `gridcast import hook RAW_DIR`: the hook's raw files of a run gridcast did not launch (the hook linked
+/// into a program under SMPI, scripts/smpi-hook.sh) converted into `out`, as `profile` does after its run.
+/// Exit status 1 when a rank did not reach MPI_Finalize or its records were cut short.
+struct HookImport {
+  std::filesystem::path raw_dir, out;
+  double nw = 0;
+  double host_speed_flops = 0;  ///< the recording host's speed: the hook's compute bursts are in seconds
+  std::string host_name;
+  models::TraceEncoding encoding{};
+  bool force = false;
+};
+int import_hook_raw(const HookImport& request);              // cmd_profile.cpp
 int run_gpu_cache(const std::vector<std::string>& args);   // cmd_gpu_cache.cpp
 int run_diff(const std::vector<std::string>& args);        // cmd_diff.cpp
 int run_study(const std::vector<std::string>& args);       // cmd_study.cpp

@@ -180,19 +180,66 @@ void RankCollectives::start_nonblocking(CollectiveKind kind, const std::string& 
                      });
 }
 
+template <typename Exchange>
+void RankCollectives::run_exchange(const Communicator& among, Exchange exchange)
+{
+  World& world = core_.world;
+  CollectiveContext ctx(world.board, among, core_.rank, [](double) {});
+  ctx.set_timeline(world.timeline);
+  double begin = sg4::Engine::get_clock();
+  exchange(ctx);
+  core_.stats.wait_s += ctx.partner_wait_s();
+  core_.stats.comm_s += sg4::Engine::get_clock() - begin - ctx.partner_wait_s();
+}
+
 void RankCollectives::creation_exchange(const Communicator& among)
 {
   World& world = core_.world;
   CollectiveArgs args;
   args.bytes = 8;
   args.recv_bytes = 8;
-  CollectiveContext ctx(world.board, among, core_.rank, [](double) {});
-  ctx.set_timeline(world.timeline);
   std::string name = world.registry.select(CollectiveKind::Allgather, args, among.size(), world.options.coll_selector);
-  double begin = sg4::Engine::get_clock();
-  (*world.registry.find(CollectiveKind::Allgather, name))(ctx, args);
-  core_.stats.wait_s += ctx.partner_wait_s();
-  core_.stats.comm_s += sg4::Engine::get_clock() - begin - ctx.partner_wait_s();
+  const CollectiveAlgorithm& algo = *world.registry.find(CollectiveKind::Allgather, name);
+  run_exchange(among, [&](CollectiveContext& ctx) { algo(ctx, args); });
+}
+
+void RankCollectives::smpi_split_exchange(const Communicator& parent,
+                                          const std::function<std::vector<std::vector<int>>()>& groups,
+                                          bool color_defined)
+{
+  World& world = core_.world;
+  CollectiveArgs args;  // SMPI's gather__default of 2 ints to rank 0
+  args.bytes = 8;
+  args.recv_bytes = 8;
+  args.root = 0;
+  std::string name = world.registry.select(CollectiveKind::Gather, args, parent.size(), CollectiveSelector::Smpi);
+  const CollectiveAlgorithm& gather = *world.registry.find(CollectiveKind::Gather, name);
+  constexpr int kGroupTag = 1;  // SMPI's system tag for the groups, apart from the gather's messages
+  run_exchange(parent, [&](CollectiveContext& ctx) {
+    gather(ctx, args);
+    if (ctx.rank() == 0) {
+      for (const auto& color : groups()) {
+        std::vector<RequestPtr> sends;
+        for (int r : color)
+          if (r != 0)
+            sends.push_back(ctx.isend(r, 8, kGroupTag));
+        ctx.wait_all(sends);
+      }
+    } else if (color_defined) {
+      ctx.recv(0, 8, kGroupTag);
+    }
+  });
+}
+
+void RankCollectives::smpi_creation_bcast(const Communicator& created)
+{
+  World& world = core_.world;
+  CollectiveArgs args;
+  args.bytes = 4;
+  args.root = 0;
+  std::string name = world.registry.select(CollectiveKind::Bcast, args, created.size(), CollectiveSelector::Smpi);
+  const CollectiveAlgorithm& bcast = *world.registry.find(CollectiveKind::Bcast, name);
+  run_exchange(created, [&](CollectiveContext& ctx) { bcast(ctx, args); });
 }
 
 }  // namespace gridcast::emulator

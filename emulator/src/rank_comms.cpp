@@ -75,30 +75,96 @@ void CommCreator::split(const CallRecord& c)
   int key = c.op == Op::CommDup ? 0 : c.key;
   pending.entries.push_back({color, key, parent.rank_of(core_.rank), core_.rank});
 
-  // Every member exchanges (color, key) like MPICH's allgather inside MPI_Comm_split: 8 bytes each.
-  collectives_.creation_exchange(parent);
+  const SmpiCreation smpi = smpi_creation(c);
+  if (smpi == SmpiCreation::Split)
+    smpi_split_exchange(parent, pending, color >= 0);
+  else if (smpi == SmpiCreation::Construct)
+    meet_at_no_cost(parent, pending);
+  else  // every member exchanges (color, key) like MPICH's allgather inside MPI_Comm_split: 8 bytes each
+    collectives_.creation_exchange(parent);
 
-  if (static_cast<int>(pending.entries.size()) != parent.size())
-    throw InternalError("comm_split: allgather finished before every member deposited its color");
   if (color < 0) {  // MPI_UNDEFINED: this rank gets MPI_COMM_NULL
     comms_.bind(c.new_comm, nullptr);
     return;
   }
+  // Every member has deposited its color by now: the exchange (or, in SMPI's split, rank 0's message to
+  // this rank, sent once rank 0 had every color) came after every deposit.
+  if (static_cast<int>(pending.entries.size()) != parent.size())
+    throw InternalError("comm_split: the exchange finished before every member deposited its color");
   auto [it, created] = pending.comm_of_color.try_emplace(color, -1);
-  if (created) {
-    std::vector<World::SplitEntry> members;
-    for (const auto& e : pending.entries)
-      if (e.color == color)
-        members.push_back(e);
-    std::stable_sort(members.begin(), members.end(), [](const auto& a, const auto& b) {
-      return a.key != b.key ? a.key < b.key : a.parent_rank < b.parent_rank;
-    });
-    std::vector<int> world_ranks;
-    for (const auto& e : members)
-      world_ranks.push_back(e.world_rank);
-    it->second = world.add_communicator(std::move(world_ranks));
-  }
-  comms_.bind(c.new_comm, &world.comms[it->second]);
+  if (created)
+    it->second = world.add_communicator(members_of(pending, color));
+  const Communicator& made = world.comms[static_cast<std::size_t>(it->second)];
+  comms_.bind(c.new_comm, &made);
+  if (smpi != SmpiCreation::None)
+    collectives_.smpi_creation_bcast(made);
+}
+
+/// SMPI prices a creation by what its code does, not by an exchange of (color, key) (src/smpi/mpi/
+/// smpi_comm.cpp and smpi_topo.cpp, 3.32): MPI_Comm_split and MPI_Cart_sub gather at rank 0 and are sent
+/// their groups (Split); MPI_Cart_create and MPI_Comm_dup only construct the new communicator
+/// (Construct); both end with the construction's broadcast. Other creations (MPI_Comm_split_type,
+/// MPI_Comm_create...) keep the allgather, under every selector.
+CommCreator::SmpiCreation CommCreator::smpi_creation(const CallRecord& c) const
+{
+  if (core_.world.options.coll_selector != CollectiveSelector::Smpi)
+    return SmpiCreation::None;
+  if (c.op == Op::CommDup)
+    return SmpiCreation::Construct;
+  std::string_view fn = core_.function_name(c.function);
+  if (fn == "MPI_Comm_split" || fn == "MPI_Cart_sub")
+    return SmpiCreation::Split;
+  if (fn == "MPI_Cart_create")
+    return SmpiCreation::Construct;
+  return SmpiCreation::None;
+}
+
+/// The members of each color in new-rank order (key, then parent rank), as world ranks.
+std::vector<int> CommCreator::members_of(const World::PendingSplit& pending, int color)
+{
+  std::vector<World::SplitEntry> members;
+  for (const auto& e : pending.entries)
+    if (e.color == color)
+      members.push_back(e);
+  std::stable_sort(members.begin(), members.end(), [](const auto& a, const auto& b) {
+    return a.key != b.key ? a.key < b.key : a.parent_rank < b.parent_rank;
+  });
+  std::vector<int> world_ranks;
+  for (const auto& e : members)
+    world_ranks.push_back(e.world_rank);
+  return world_ranks;
+}
+
+/// SMPI's split at this rank. Parent rank 0 has every color once the gather is done: only there are the
+/// groups it sends known (colors in the order of their first member, by parent rank).
+void CommCreator::smpi_split_exchange(const Communicator& parent, const World::PendingSplit& pending,
+                                      bool color_defined)
+{
+  auto groups = [&] {
+    std::vector<World::SplitEntry> by_rank = pending.entries;
+    std::sort(by_rank.begin(), by_rank.end(), [](const auto& a, const auto& b) { return a.parent_rank < b.parent_rank; });
+    std::vector<int> seen;
+    std::vector<std::vector<int>> out;
+    for (const auto& e : by_rank) {
+      if (e.color < 0 || std::find(seen.begin(), seen.end(), e.color) != seen.end())
+        continue;
+      seen.push_back(e.color);
+      std::vector<int> parent_ranks;
+      for (int w : members_of(pending, e.color))
+        parent_ranks.push_back(parent.rank_of(w));
+      out.push_back(std::move(parent_ranks));
+    }
+    return out;
+  };
+  collectives_.smpi_split_exchange(parent, groups, color_defined);
+}
+
+/// Waits, at no simulated cost, until every member of `parent` has deposited its entry.
+void CommCreator::meet_at_no_cost(const Communicator& parent, World::PendingSplit& pending)
+{
+  if (not pending.rendezvous)
+    pending.rendezvous = sg4::Barrier::create(static_cast<unsigned>(parent.size()));
+  pending.rendezvous->wait();
 }
 
 /// MPI_Comm_idup (a comm_dup record with `request`): a duplicate has the parent's members in the parent's

@@ -89,6 +89,11 @@ public:
   void split(const models::CallRecord& c);
 
 private:
+  enum class SmpiCreation { None, Split, Construct };
+  SmpiCreation smpi_creation(const models::CallRecord& c) const;
+  static std::vector<int> members_of(const World::PendingSplit& pending, int color);
+  void smpi_split_exchange(const Communicator& parent, const World::PendingSplit& pending, bool color_defined);
+  void meet_at_no_cost(const Communicator& parent, World::PendingSplit& pending);
   void start_idup(const models::CallRecord& c, const Communicator& parent, std::uint64_t seq);
   bool created_among_members(const models::CallRecord& c) const;
   void create_among_members(const models::CallRecord& c);

@@ -13,6 +13,7 @@
 #include "gridcast/emulator/wait_states.hpp"
 
 #include <simgrid/s4u/Actor.hpp>
+#include <simgrid/s4u/Barrier.hpp>
 #include <simgrid/s4u/Engine.hpp>
 
 #include <cstdint>
@@ -54,6 +55,9 @@ struct World {
   struct PendingSplit {
     std::vector<SplitEntry> entries;
     std::map<int, int> comm_of_color;  ///< color -> global comm id, created by the first member to ask
+    /// Under the SMPI selector, an MPI_Cart_create exchanges nothing before its members build the new
+    /// communicator (SMPI maps new rank i to old rank i): they meet here, at no cost, to learn who is in.
+    sg4::BarrierPtr rendezvous;
   };
 
   MessageBoard board;

@@ -235,7 +235,8 @@ void write_meta(const char* status, std::int64_t end_ticks, int signal_or_code)
   if (end_ticks != 0) {
     // The process's peak resident set (getrusage: a system call, safe in a signal handler), in bytes.
     struct rusage u {};
-    if (getrusage(RUSAGE_SELF, &u) == 0 && g_init_rss_bytes > 0) {
+    // Under SMPI every rank is an actor of one process: its resident set is no rank's footprint.
+    if (not GRIDCAST_HOOK_SMPI && getrusage(RUSAGE_SELF, &u) == 0 && g_init_rss_bytes > 0) {
       t.line("init_rss_bytes", g_init_rss_bytes);
       t.line("peak_rss_bytes", static_cast<std::int64_t>(u.ru_maxrss) * 1024);
     }
@@ -447,7 +448,7 @@ __attribute__((constructor)) void hook_load()
     return;  // loaded but not asked to record: behave as if absent
   std::strncpy(g_dir, dir, sizeof g_dir - 1);
   g_config.enabled = true;
-#if defined(__x86_64__)
+#if defined(__x86_64__) && not GRIDCAST_HOOK_SMPI
   // Invariant TSC (CPUID 0x80000007, EDX bit 8): constant rate, not stopped in idle states.
   unsigned a = 0, b = 0, c = 0, d = 0;
   const char* clock = std::getenv("GRIDCAST_HOOK_CLOCK");

@@ -16,6 +16,20 @@
 #include <x86intrin.h>
 #endif
 
+// GRIDCAST_HOOK_SMPI=1: the hook compiled with smpicxx and linked into a program that SMPI runs
+// (scripts/smpi-hook.sh). Every rank is then an actor of one process, each with its own copy of the
+// program's globals (SMPI's privatization); the clock is SMPI's simulated one (smpi_helpers.h turns
+// clock_gettime into smpi_clock_gettime), so the TSC is never read; and SMPI's MPI differs from the
+// standard's in a few prototypes (MPI_Comm_spawn_multiple's are not const).
+#ifndef GRIDCAST_HOOK_SMPI
+#define GRIDCAST_HOOK_SMPI 0
+#endif
+#if GRIDCAST_HOOK_SMPI
+#define GRIDCAST_SPAWN_CONST
+#else
+#define GRIDCAST_SPAWN_CONST const
+#endif
+
 // Nothing of the hook's own is for the application to see: hidden symbols are also called directly,
 // not through the PLT (the wrappers themselves are extern "C" and declared by mpi.h, outside this).
 #pragma GCC visibility push(hidden)

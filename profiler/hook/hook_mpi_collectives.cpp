@@ -463,8 +463,8 @@ int MPI_Comm_spawn(const char* command, char* argv[], int maxprocs, MPI_Info inf
   return rc;
 }
 
-int MPI_Comm_spawn_multiple(int count, char* commands[], char** argv[], const int maxprocs[], const MPI_Info infos[],
-                            int root, MPI_Comm comm, MPI_Comm* intercomm, int errcodes[])
+int MPI_Comm_spawn_multiple(int count, char* commands[], char** argv[], GRIDCAST_SPAWN_CONST int maxprocs[],
+                            GRIDCAST_SPAWN_CONST MPI_Info infos[], int root, MPI_Comm comm, MPI_Comm* intercomm, int errcodes[])
 {
   Call c(Fn::MPI_Comm_spawn_multiple);
   int rc = PMPI_Comm_spawn_multiple(count, commands, argv, maxprocs, infos, root, comm, intercomm, errcodes);

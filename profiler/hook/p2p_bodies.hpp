@@ -98,6 +98,9 @@ inline void after_init()
 /// nothing (the parent's dynamic_process record says that it existed).
 inline bool spawned_child()
 {
+#if GRIDCAST_HOOK_SMPI
+  return false;  // SMPI has no dynamic processes (its MPI_Comm_get_parent aborts)
+#endif
   MPI_Comm parent = MPI_COMM_NULL;
   PMPI_Comm_get_parent(&parent);
   return parent != MPI_COMM_NULL;
@@ -125,11 +128,25 @@ inline RawRecord init_record(Fn fn, std::int64_t t0)
 
 // ------------------------------------------------------------------ init and finalize
 
+/// Where the record of MPI_Init starts, read before the call (`before`). Under SMPI the clock only becomes
+/// the simulated one once MPI_Init has made the caller an SMPI process (before, smpi_clock_gettime reads
+/// the host's clock): the record starts at its end, where simulated time is 0 for every rank.
+inline std::int64_t init_start(std::int64_t before)
+{
+#if GRIDCAST_HOOK_SMPI
+  (void)before;
+  return now_ticks();
+#else
+  return before;
+#endif
+}
+
 template <typename Pmpi>
 int init_body(Pmpi pmpi, int* argc, char*** argv)
 {
   std::int64_t t0 = now_ticks();
   int rc = pmpi(argc, argv);
+  t0 = init_start(t0);
   if (rc == MPI_SUCCESS && config().enabled && not spawned_child())
     append(init_record(Fn::MPI_Init, t0));
   return rc;
@@ -140,6 +157,7 @@ int init_thread_body(Pmpi pmpi, int* argc, char*** argv, int required, int* prov
 {
   std::int64_t t0 = now_ticks();
   int rc = pmpi(argc, argv, required, provided);
+  t0 = init_start(t0);
   if (rc == MPI_SUCCESS && config().enabled && not spawned_child()) {
     RawRecord r = init_record(Fn::MPI_Init_thread, t0);
     r.tag = required;

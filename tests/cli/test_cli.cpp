@@ -276,6 +276,26 @@ TEST_CASE("cli: import warns about a trace whose receives have no sends, as SMPI
   CHECK_THAT(whole.output, not Catch::Contains("warning"));
 }
 
+TEST_CASE("cli: import hook refuses a folder of no raw files and a missing host speed", "[cli]")
+{
+  TempDir dir;
+  std::filesystem::create_directories(dir / "raw");
+  write_file(dir / "raw" / "notes.txt", "not the hook's\n");
+  const std::string raw = "'" + (dir / "raw").string() + "'";
+  const std::string out = " --out '" + (dir / "out").string() + "'";
+  // Without --host-speed the hook's compute seconds have no flop/s to become work: no default is guessed.
+  auto speedless = run_gridcast("import hook " + raw + " --nw 1" + out);
+  CHECK(speedless.exit_code == 1);
+  CHECK_THAT(speedless.output, Catch::Contains("--host-speed"));
+  auto empty = run_gridcast("import hook " + raw + " --nw 1 --host-speed 1e9" + out);
+  CHECK(empty.exit_code == 1);
+  CHECK_THAT(empty.output, Catch::Contains((dir / "raw").string()) && Catch::Contains("rank-R.meta"));
+  CHECK_FALSE(std::filesystem::exists(dir / "out" / "run.json"));
+  auto unknown = run_gridcast("import otf2 " + raw + " --nw 1" + out);
+  CHECK(unknown.exit_code == 1);
+  CHECK_THAT(unknown.output, Catch::Contains("known: tit, hook"));
+}
+
 TEST_CASE("cli: bad input is exit code 1 with the file, line and rank", "[cli]")
 {
   TempDir dir;
