@@ -262,7 +262,8 @@ std::size_t approximated_ranks(const TraceModel& m)
   std::function<void(const std::vector<TemplateNode>&)> walk = [&](const std::vector<TemplateNode>& nodes) {
     for (const TemplateNode& t : nodes) {
       n += static_cast<std::size_t>(std::count_if(t.approximated.begin(), t.approximated.end(), [](const Approximation& a) {
-        return a.field == "peer" || a.field == "source" || a.field == "root" || a.field == "split key";
+        return a.field == "peer" || a.field == "source" || a.field == "root" || a.field == "split key" ||
+               a.field == "split color";
       }));
       walk(t.body);
     }

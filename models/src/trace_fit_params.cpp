@@ -275,6 +275,7 @@ void TemplateFitter::count_support(const std::vector<GroupData>& data)
       add(s.src, "source");
       add(s.root, "root");
       add(s.key, "split key");
+      add(s.color, "split color");
     }
 }
 
@@ -378,6 +379,8 @@ void TemplateFitter::fit_call_ranks(SlotObs& s, TemplateNode& t, UsedExprs& used
   t.root = fit_ranks(s.root, "root", s);
   if (tok.op == Op::CommSplit && tok.key == kVaryingKey)
     t.key = fit_ranks(s.key, "split key", s);
+  if (tok.op == Op::CommSplit && tok.color == kVaryingColor)
+    t.color = fit_ranks(s.color, "split color", s);
   t.approximated.insert(t.approximated.end(), approximated_.begin(), approximated_.end());
   if (tok.tag == kVaryingTag) {
     t.tag = s.tag.result();
@@ -511,20 +514,20 @@ void TemplateFitter::fit_amounts(SlotObs& s, TemplateNode& t)
     t.recv_counts_self = fit_formula(s.recv_counts_self.points(), true);
 }
 
-/// The work of a compute site. Measured work is noisy: fit_measured. Work given in flops may be declared
-/// (smpi_execute_flops) and then exact, or benchmarked by SMPI and written as flops (noisy): where the
-/// best plausible formula over the plain and grid-extent features reproduces the training points to
-/// SMPI's 6 significant digits (leave-one-out), it is the work (a block of an MPI_Dims_create grid works
-/// in proportion to a product of its per-axis extents); otherwise fit_measured, as measured work.
+/// The work of a compute site. Work may be declared (smpi_execute_flops) and then exact, whether a trace
+/// gives it in flops or a profiler timed it in SMPI's simulated time (the hook under SMPI,
+/// scripts/smpi-hook.sh), or benchmarked or measured and then noisy: where the best plausible formula over
+/// the plain and grid-extent features reproduces the training points to SMPI's 6 significant digits
+/// (leave-one-out), it is the work (a block of an MPI_Dims_create grid works in proportion to a product of
+/// its per-axis extents); otherwise fit_measured, as measured work. Work timed on a real machine never
+/// repeats to 6 digits across sizes and rank counts, so it goes to fit_measured as before.
 Formula TemplateFitter::fit_compute(const SlotObs& s) const
 {
   constexpr double kDeclaredError = 1e-5;  // SMPI's TIT traces write flops with 6 significant digits
   const std::vector<FitPoint> pts = s.compute_flops.points();
-  if (not s.measured_work) {
-    PlausibleFit exact = fit_plausible_formula(pts, false, plausible_);
-    if (exact.best && exact.formula.cv_error && *exact.formula.cv_error <= kDeclaredError)
-      return exact.formula;
-  }
+  PlausibleFit exact = fit_plausible_formula(pts, false, plausible_);
+  if (exact.best && exact.formula.cv_error && *exact.formula.cv_error <= kDeclaredError)
+    return exact.formula;
   return fit_measured(pts);
 }
 

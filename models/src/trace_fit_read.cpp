@@ -38,7 +38,7 @@ ProfileReader::ProfileReader(const std::vector<std::filesystem::path>& paths, co
   intern_cut_outs();
   for (const auto& p : paths)
     scan_keys(p);
-  tokens_.set_varying(varying_tag_functions_, varying_key_functions_);
+  tokens_.set_varying(varying_tag_functions_, varying_key_functions_, varying_color_functions_);
   for (const auto& p : paths)
     scan_polls(p);
   leftover_ = leftover_bases(followers_, rounds_);
@@ -129,14 +129,15 @@ void ProfileReader::scan_tags(const std::filesystem::path& path)
   }
 }
 
-/// First reading, second part: communicator creations whose split key differs between the ranks of one
-/// profile (a key that is each rank's place, as MPI_Cart_create records it). Kept in the token, such a
-/// key would give every rank a template of its own, and at np 2 make rank 1 an approximate member
-/// synthesized as rank 0 (peers included); fitted as a rank expression, the ranks share the template.
+/// First reading, second part: communicator creations whose split key (or color) differs between the
+/// ranks of one profile (a key that is each rank's place, as MPI_Cart_create records it; a color that is
+/// the rank's row or its sub-grid's first rank). Kept in the token, such a key would give every rank a
+/// template of its own, and at np 2 make rank 1 an approximate member synthesized as rank 0 (peers
+/// included); fitted as a rank expression, the ranks share the template.
 void ProfileReader::scan_keys(const std::filesystem::path& path)
 {
   ProfileDir dir(path);
-  std::map<std::uint32_t, std::set<std::int32_t>> keys;  // by the function's name id below
+  std::map<std::uint32_t, std::set<std::int32_t>> keys, colors;  // by the function's name id below
   std::map<std::string, std::uint32_t> ids;
   for (int r = 0; r < dir.rank_count(); ++r) {
     CallStreamPtr s = open_rank(dir, r);
@@ -148,11 +149,17 @@ void ProfileReader::scan_keys(const std::filesystem::path& path)
         auto& k = keys[it->second];
         if (k.size() < 2)
           k.insert(rec.key);
+        auto& c = colors[it->second];
+        if (c.size() < 2 && rec.color >= 0)
+          c.insert(rec.color);
       }
   }
-  for (const auto& [name, id] : ids)
+  for (const auto& [name, id] : ids) {
     if (keys[id].size() > 1)
       varying_key_functions_.insert(name);
+    if (colors[id].size() > 1)
+      varying_color_functions_.insert(name);
+  }
 }
 
 /// First reading, third part: the rounds of every polling construct and what follows each construct,

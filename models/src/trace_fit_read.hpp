@@ -90,6 +90,7 @@ private:
   std::set<std::string> varying_tag_functions_;
   std::map<std::tuple<std::string, int, int>, std::set<std::set<std::int32_t>>> tag_sets_;  // (fn, np, rank)
   std::set<std::string> varying_key_functions_;
+  std::set<std::string> varying_color_functions_;
   std::map<std::uint32_t, std::set<std::vector<std::uint32_t>>> rounds_;  // provisional ids
   std::map<PollFollower, std::uint64_t> followers_;                         // provisional ids
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::set<std::vector<std::uint32_t>>> leftover_;

@@ -108,7 +108,7 @@ std::uint64_t at_np(const std::vector<std::pair<int, std::uint64_t>>& per_np, in
 void RankSeries::add(int rank, int np, const std::vector<std::uint64_t>& loop, int value)
 {
   if (not seen) {
-    alive = rank_expr_candidates({rank, np, loop, value});
+    alive = rank_expr_candidates({rank, np, loop, value}, coordinates);
     seen  = true;
   }
   if (samples.size() < 3)
@@ -136,7 +136,7 @@ void RankSeries::add(int rank, int np, const std::vector<std::uint64_t>& loop, i
     alive.clear();
     fallback = last_alive;
     fallback_hits.assign(fallback.size(), observed);
-    for (const RankExpr& e : rank_expr_candidates(samples.front()))
+    for (const RankExpr& e : rank_expr_candidates(samples.front(), coordinates))
       if (e.kind != RankExpr::Kind::GridLoop &&
           std::none_of(fallback.begin(), fallback.end(), [&](const RankExpr& f) { return same_target(f, e); })) {
         fallback.push_back(e);

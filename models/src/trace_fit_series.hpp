@@ -126,6 +126,8 @@ private:
 /// Rank expressions still consistent with every observation so far, and the first few observations
 /// for error messages.
 struct RankSeries {
+  /// Whether grid coordinates and origins are candidates (rank_expr_candidates): for split colors and keys.
+  bool coordinates = false;
   bool seen = false;
   std::vector<RankExpr> alive;
   std::vector<RankObservation> samples;

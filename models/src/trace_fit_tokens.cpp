@@ -51,10 +51,12 @@ CallToken tree_token(const std::string& function, Op op, std::int32_t tag)
   return t;
 }
 
-void TokenTable::set_varying(std::set<std::string> tag_functions, std::set<std::string> key_functions)
+void TokenTable::set_varying(std::set<std::string> tag_functions, std::set<std::string> key_functions,
+                             std::set<std::string> color_functions)
 {
-  varying_tags_ = std::move(tag_functions);
-  varying_keys_ = std::move(key_functions);
+  varying_tags_   = std::move(tag_functions);
+  varying_keys_   = std::move(key_functions);
+  varying_colors_ = std::move(color_functions);
 }
 
 CallToken TokenTable::make_token(const std::string& function, const CallRecord& rec) const
@@ -68,6 +70,9 @@ CallToken TokenTable::make_token(const std::string& function, const CallRecord& 
     t.tag = kVaryingTag;
   if (rec.op == Op::CommSplit && varying_keys_.count(function) > 0)
     t.key = kVaryingKey;
+  // A color below 0 (MPI_UNDEFINED: no communicator) stays in the token: those ranks make another call.
+  if (rec.op == Op::CommSplit && rec.color >= 0 && varying_colors_.count(function) > 0)
+    t.color = kVaryingColor;
   return t;
 }
 

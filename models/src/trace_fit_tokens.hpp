@@ -95,7 +95,8 @@ private:
 class TokenTable {
 public:
   /// Functions whose tags (split keys) are fitted per position: kVaryingTag (kVaryingKey) in their tokens.
-  void set_varying(std::set<std::string> tag_functions, std::set<std::string> key_functions);
+  void set_varying(std::set<std::string> tag_functions, std::set<std::string> key_functions,
+                   std::set<std::string> color_functions);
   /// The token of `rec`, a call of `function`.
   CallToken make_token(const std::string& function, const CallRecord& rec) const;
   /// For StreamTokenCache: whether the function `fn` of stream `s` has its tags fitted per position.
@@ -141,6 +142,7 @@ private:
   FoldOptions model_fold_;            // the fold options with model ids
   std::set<std::string> varying_tags_;
   std::set<std::string> varying_keys_;
+  std::set<std::string> varying_colors_;
 };
 
 }  // namespace gridcast::models::trace::detail

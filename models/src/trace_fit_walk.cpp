@@ -25,6 +25,7 @@ struct CallParams {
   std::vector<std::uint64_t> counts, recv_counts;
   std::int32_t tag = 0;
   std::int32_t key = 0;  ///< comm_split: the split key
+  std::int32_t color = 0;  ///< comm_split: the color
   std::uint64_t line = 0;
   LibraryArgs library;  ///< compute calls of a library function: their recorded arguments
   /// The call's work in flops: declared, or measured seconds through the recording host's speed.
@@ -67,6 +68,7 @@ public:
     c.recv_counts = rec_.recv_counts;
     c.tag         = rec_.tag;
     c.key         = rec_.key;
+    c.color       = rec_.color;
     c.library     = rec_.library;
     if (creates_request(rec_))
       ordinal_[rec_.request] = created_++;
@@ -373,7 +375,6 @@ void GroupCollector::observe_compute(SlotObs& s, WalkState& w, const CallParams&
     rr.rotates = rr.rotates || rr.first_root != w.last_root;
   }
   s.any_flops = s.any_flops || work != 0;
-  s.measured_work = s.measured_work || (c.flops <= 0 && c.seconds > 0);
   s.compute.context.group      = static_cast<int>(w.group);
   s.compute.context.inter_loop = w.loops.empty() ? 0 : w.loops.back().first + 1;
   s.compute.context.intra_loop = static_cast<int>(position);
@@ -454,6 +455,8 @@ void GroupCollector::observe_call(SlotObs& s, WalkState& w, const CallParams& c,
   }
   if (tok.op == Op::CommSplit && tok.key == kVaryingKey)
     s.key.add(w.rank, w.np, w.loop, c.key);
+  if (tok.op == Op::CommSplit && tok.color == kVaryingColor)
+    s.color.add(w.rank, w.np, w.loop, c.color);
   s.bytes.add(w.nw, np, static_cast<double>(c.bytes));
   s.any_bytes = s.any_bytes || c.bytes != 0;
   note_spread(s, "bytes", w.profile, static_cast<double>(c.bytes));

@@ -41,7 +41,12 @@ struct SlotObs {
   /// `absorbed` is; what the absorbed library calls' arguments say is `absorbed_library` (below).
   ProfileSeries absorbed_unpriced;
   std::map<std::pair<int, int>, std::map<double, std::uint64_t>> count_by_np_rank_nw;
-  RankSeries peer, src, root, key;
+  RankSeries peer, src, root, key, color;
+  SlotObs()
+  {
+    key.coordinates   = true;
+    color.coordinates = true;
+  }
   TagFitter tag;
   Series bytes, recv_bytes, flops, seconds, counts, recv_counts;
   /// Compute sites: their measured work per profile (the median of the runs at a point, as `absorbed`;
@@ -60,8 +65,6 @@ struct SlotObs {
     bool rotates   = false;  ///< another call followed another root
   };
   std::map<std::size_t, RootRole> root_role;
-  /// Compute sites: some call's work was measured (seconds), not declared (flops): noisy, fitted so.
-  bool measured_work = false;
   Series counts_self, recv_counts_self;  ///< v-collectives: the entry of the rank itself
   /// v-collectives on a communicator other than the world: its size (the length of the counts).
   Series comm_size;

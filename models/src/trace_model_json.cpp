@@ -103,6 +103,11 @@ ojson rank_json(const RankExpr& e)
       o["dim"]      = e.dim;
       o["periodic"] = e.periodic;
       break;
+    case RankExpr::Kind::GridCoords:
+    case RankExpr::Kind::GridOrigin:
+      o["a"]    = e.a;
+      o["dims"] = e.dims;
+      break;
     case RankExpr::Kind::GridLoop:
       o["a"]        = e.a;
       o["level"]    = e.level;
@@ -165,6 +170,8 @@ ojson nodes_json(const std::vector<TemplateNode>& nodes, const TraceModel& m)
       o["root"] = rank_json(*n.root);
     if (n.key)
       o["key"] = rank_json(*n.key);
+    if (n.color)
+      o["color"] = rank_json(*n.color);
     if (n.tag) {
       ojson tg;
       tg["expr"] = n.tag->kind == TagExpr::Kind::Fixed ? "fixed"
@@ -337,6 +344,10 @@ RankExpr read_rank(const JsonObject& r)
     e.dim      = r.int32("dim", 0, e.dims - 1);
     e.periodic = r.boolean("periodic");
   }
+  if (e.kind == RankExpr::Kind::GridCoords || e.kind == RankExpr::Kind::GridOrigin) {
+    e.dims = r.int32("dims", 1, 3);
+    e.a    = r.int32("a", 1, (1 << e.dims) - 1);  // the bit mask of the axes
+  }
   if (e.kind == RankExpr::Kind::GridLoop) {
     e.a        = r.int32("a", -1, 1);
     e.level    = r.int32("level", 0, 64);
@@ -403,7 +414,7 @@ std::vector<TemplateNode> read_nodes(const JsonObject& parent, std::string_view 
       out.push_back(std::move(n));
       continue;
     }
-    r.only({"call", "poll", "fn", "count", "absorbed_flops", "absorbed_library", "peer", "src", "root", "key", "tag", "tag_formula", "bytes", "recv_bytes", "bytes_scale", "recv_bytes_scale", "flops", "role_scale", "root_work", "library", "seconds", "counts",
+    r.only({"call", "poll", "fn", "count", "absorbed_flops", "absorbed_library", "peer", "src", "root", "key", "color", "tag", "tag_formula", "bytes", "recv_bytes", "bytes_scale", "recv_bytes_scale", "flops", "role_scale", "root_work", "library", "seconds", "counts",
             "recv_counts", "counts_self", "recv_counts_self", "comm_size", "request_back", "requests_back", "all_pending",
             "approximated"});
     const char* tkey = r.has("poll") ? "poll" : "call";
@@ -436,6 +447,10 @@ std::vector<TemplateNode> read_nodes(const JsonObject& parent, std::string_view 
       r.fail("key", "a position has a key expression exactly when its token's key is \"varies\"");
     if (r.has("key"))
       n.key = read_rank(r.child("key"));
+    if ((m.tokens[n.token].color == kVaryingColor) != r.has("color"))
+      r.fail("color", "a position has a color expression exactly when its token's color is \"varies\"");
+    if (r.has("color"))
+      n.color = read_rank(r.child("color"));
     if ((m.tokens[n.token].tag == kVaryingTag) != (r.has("tag") != r.has("tag_formula")))
       r.fail("tag", "a position has a tag expression (\"tag\" or \"tag_formula\", not both) exactly when its "
                     "token's tag is \"varies\"");
@@ -587,7 +602,9 @@ nlohmann::ordered_json model_to_json(const TraceModel& m)
       tj["recv_tag"] = t.recv_tag;
     if (t.comm != kWorldComm)
       tj["comm"] = t.comm;
-    if (t.color != 0)
+    if (t.color == kVaryingColor)
+      tj["color"] = "varies";
+    else if (t.color != 0)
       tj["color"] = t.color;
     if (t.key == kVaryingKey)
       tj["key"] = "varies";
@@ -705,8 +722,15 @@ TraceModel model_from_json(const nlohmann::json& j, const std::string& file)
       tok.recv_tag = t.int32("recv_tag", lo, hi);
     if (t.has("comm"))
       tok.comm = t.int32("comm", lo, hi);
-    if (t.has("color"))
-      tok.color = t.int32("color", lo, hi);
+    if (t.has("color")) {
+      if (t.need("color").is_string()) {
+        if (t.string("color") != "varies")
+          t.fail("color", "expected an integer or \"varies\"");
+        tok.color = kVaryingColor;
+      } else {
+        tok.color = t.int32("color", lo + 1, hi);
+      }
+    }
     if (t.has("key")) {
       if (t.need("key").is_string()) {
         if (t.string("key") != "varies")

@@ -91,7 +91,8 @@ const std::vector<std::pair<RankExpr::Kind, std::string_view>>& kind_names()
       {RankExpr::Kind::Any, "any"},         {RankExpr::Kind::Fixed, "fixed"},   {RankExpr::Kind::FromEnd, "from_end"},
       {RankExpr::Kind::Offset, "offset"},   {RankExpr::Kind::Xor, "xor"},       {RankExpr::Kind::XorLoop, "xor_loop"},
       {RankExpr::Kind::Cycle, "cycle"},     {RankExpr::Kind::Rotate, "rotate"}, {RankExpr::Kind::Grid, "grid"},
-      {RankExpr::Kind::GridLoop, "grid_loop"},
+      {RankExpr::Kind::GridLoop, "grid_loop"},   {RankExpr::Kind::GridCoords, "grid_coords"},
+      {RankExpr::Kind::GridOrigin, "grid_origin"},
   };
   return names;
 }
@@ -173,6 +174,21 @@ std::optional<int> RankExpr::eval(int rank, int np, const std::uint64_t* loop, i
       c[k] = v;
       return grid_rank(c, d);
     }
+    case Kind::GridCoords:
+    case Kind::GridOrigin: {
+      if (dims < 1 || rank < 0 || rank >= np || a <= 0 || a >= (1 << dims))
+        return std::nullopt;
+      const std::vector<int>& d = cached_dims(np, dims);
+      const std::vector<int> c  = grid_coords(rank, d);
+      int index = 0, origin = 0;
+      for (std::size_t k = 0; k < d.size(); ++k) {
+        const bool in_mask = (a >> k & 1) != 0;
+        if (in_mask)
+          index = index * d[k] + c[k];
+        origin = origin * d[k] + (in_mask ? 0 : c[k]);
+      }
+      return kind == Kind::GridCoords ? index : origin;
+    }
     case Kind::GridLoop: {
       auto i = loop_index(level);
       if (not i || block < 1 || dims < 1 || rank < 0 || rank >= np)
@@ -238,6 +254,14 @@ std::string RankExpr::text() const
              std::to_string(level) + (block > 1 ? " div " + std::to_string(block) : "") +
              (all_axes ? "" : " of extent > 1") + ", " + (a < 0 ? "-1" : "+1") + (block > 1 ? (a < 0 ? " +1" : " -1") : "") +
              (there_and_back ? ", there and back" : "") + ")";
+    case Kind::GridCoords:
+    case Kind::GridOrigin: {
+      std::string axes;
+      for (int k = 0; k < dims; ++k)
+        if ((a >> k & 1) != 0)
+          axes += (axes.empty() ? "" : ",") + std::to_string(k);
+      return std::string(kind == Kind::GridCoords ? "coords" : "origin") + std::to_string(dims) + "(r, axes " + axes + ")";
+    }
   }
   return "?";
 }
@@ -273,7 +297,7 @@ std::optional<RankExpr> fit_rank_expr(const std::vector<RankObservation>& obs)
   return all.front();
 }
 
-std::vector<RankExpr> rank_expr_candidates(const RankObservation& o0)
+std::vector<RankExpr> rank_expr_candidates(const RankObservation& o0, bool coordinates)
 {
   const int depth = static_cast<int>(o0.loop.size());
   std::vector<RankExpr> cands;
@@ -319,6 +343,14 @@ std::vector<RankExpr> rank_expr_candidates(const RankObservation& o0)
           g.dims     = nd;
           g.dim      = dim;
           g.periodic = periodic;
+          cands.push_back(g);
+        }
+  if (coordinates)
+    for (auto kind : {K::GridCoords, K::GridOrigin})
+      for (int nd = 1; nd <= 3; ++nd)
+        for (int mask = 1; mask < (1 << nd); ++mask) {
+          RankExpr g{kind, mask};
+          g.dims = nd;
           cands.push_back(g);
         }
   // Last (the fit prefers any other expression that survives): a neighbour whose axis follows the loop

@@ -279,6 +279,8 @@ private:
       last_root_ = out.root = node.root->uses_loop() ? eval_rank(*node.root, "root", id) : root_[id];
     if (node.key)
       out.key = eval_rank(*node.key, "split key", id);
+    if (node.color)
+      out.color = eval_rank(*node.color, "split color", id);
     if (node.tag) {
       auto t = node.tag->eval(loop_index_.data(), static_cast<int>(loop_index_.size()));
       if (not t)

@@ -128,6 +128,10 @@ inline constexpr std::int32_t kVaryingTag = std::numeric_limits<std::int32_t>::m
 /// color, rank)` passes the rank): the key is then a rank expression of each position (TemplateNode::key),
 /// so the ranks still share one template.
 inline constexpr std::int32_t kVaryingKey = std::numeric_limits<std::int32_t>::min();
+/// CallToken::color of a communicator-creating function whose color differs between the ranks of one
+/// profile (a row communicator's color is the rank's row; MPI_Cart_sub's is the first rank of its
+/// sub-grid): the color is then a rank expression of each position (TemplateNode::color), as kVaryingKey.
+inline constexpr std::int32_t kVaryingColor = std::numeric_limits<std::int32_t>::min();
 
 /// What a call is, apart from the parameters fitted per position: its function, its op, and the fields
 /// that code writes as constants (tags, communicator, split color and key).
@@ -218,6 +222,7 @@ struct TemplateNode {
   /// training point exactly.
   std::optional<Formula> tag_formula;
   std::optional<RankExpr> key;  ///< only for functions whose token has kVaryingKey
+  std::optional<RankExpr> color;  ///< only for functions whose token has kVaryingColor
   std::optional<Formula> bytes, recv_bytes;
   /// Where present, `bytes` (`recv_bytes`) is the size at iteration 0 of the loop the scale names.
   std::optional<IterationScale> bytes_scale, recv_bytes_scale;

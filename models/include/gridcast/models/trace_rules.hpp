@@ -45,11 +45,19 @@ struct RankExpr {
     /// from the upper neighbour is sent back to it); the index wraps around every 2 sweeps. Without it,
     /// beyond the last axis the expression has no value.
     GridLoop,
+    /// The linear index of r's coordinates along the axes in the bit mask `a` of the dims_create(Np,
+    /// `dims`) grid (row-major, as MPI_Cart_create numbers it): with one axis, r's coordinate along it.
+    /// What codes pass as the color or key of MPI_Comm_split for row and column communicators, and r's
+    /// rank in an MPI_Cart_sub communicator that keeps those axes.
+    GridCoords,
+    /// r with its coordinates along the axes in the bit mask `a` set to 0: the first rank of r's
+    /// sub-grid along those axes (the color the profiler records for MPI_Cart_sub keeping them).
+    GridOrigin,
   };
   Kind kind = Kind::Fixed;
   int a = 0;
   int level = 0;           ///< XorLoop, Cycle, Rotate
-  int dims = 0;            ///< Grid: dimension count of the grid
+  int dims = 0;            ///< Grid, GridLoop, GridCoords, GridOrigin: dimension count of the grid
   int dim = 0;             ///< Grid: the axis
   bool periodic = false;   ///< Grid, GridLoop: wraps around
   int block = 0;           ///< GridLoop: iterations per axis (1 or 2)
@@ -83,8 +91,10 @@ struct RankObservation {
 };
 
 /// The candidate expressions an observation admits, simplest first, each to be checked against every
-/// other observation (the constants come from this one: a fixed rank, an offset...).
-std::vector<RankExpr> rank_expr_candidates(const RankObservation& first);
+/// other observation (the constants come from this one: a fixed rank, an offset...). `coordinates`: also
+/// the grid coordinates and sub-grid origins (GridCoords, GridOrigin) of every grid of 1 to 3 dimensions,
+/// which name communicators (split colors and keys) rather than partners.
+std::vector<RankExpr> rank_expr_candidates(const RankObservation& first, bool coordinates = false);
 /// Removes from `candidates` those that do not give `value` at (rank, np, loop); then removes duplicates
 /// in the sense of same_target() when `dedupe`.
 void filter_rank_exprs(std::vector<RankExpr>& candidates, int rank, int np, const std::uint64_t* loop, int depth,
