@@ -344,11 +344,59 @@ private:
   bool last_was_call_ = false;  ///< the last call returned is not a compute
 };
 
+/// The half of an MPI_Sendrecv (or MPI_Sendrecv_replace) whose other side is MPI_PROC_NULL, which a
+/// profiler records as the send or receive that happened (the ends of a non-periodic halo exchange), read
+/// as the sendrecv it is, its missing side kNoRank: the same call as the other ranks' sendrecv (the tags
+/// and sizes of the missing side taken from the side that happened, as a halo exchange passes them), so
+/// the edge ranks share their template, and the partner's rank expression learns where the grid ends
+/// (RankSeries::add_off_edge). Synthesis gives such a call its half back where the expression has no
+/// value (to_proc_null).
+class SendrecvHalves final : public CallStream {
+public:
+  explicit SendrecvHalves(CallStreamPtr inner) : inner_(std::move(inner)) {}
+  bool next(CallRecord& out) override
+  {
+    if (not inner_->next(out))
+      return false;
+    if ((out.op != Op::Send && out.op != Op::Recv) || out.request != kNoRequest || not is_sendrecv(out.function))
+      return true;
+    if (out.op == Op::Send) {
+      out.src        = kNoRank;
+      out.recv_tag   = out.tag;
+      out.recv_bytes = out.bytes;
+    } else {
+      out.src        = out.peer;
+      out.peer       = kNoRank;
+      out.recv_tag   = out.tag;
+      out.recv_bytes = out.bytes;
+    }
+    out.op = Op::Sendrecv;
+    return true;
+  }
+  const FunctionTable& functions() const override { return inner_->functions(); }
+  const std::string& source() const override { return inner_->source(); }
+
+private:
+  bool is_sendrecv(std::uint32_t function)
+  {
+    if (function >= known_.size())
+      known_.resize(function + 1, -1);
+    if (known_[function] < 0) {
+      const std::string& name = inner_->functions().name(function);
+      known_[function] = name == "MPI_Sendrecv" || name == "MPI_Sendrecv_replace" ? 1 : 0;
+    }
+    return known_[function] == 1;
+  }
+  CallStreamPtr inner_;
+  std::vector<std::int8_t> known_;  ///< by function id: -1 not looked up yet
+};
+
 }  // namespace
 
 CallStreamPtr ProfileReader::open_rank(const ProfileDir& dir, int rank) const
 {
-  CallStreamPtr s = filter_numbered(fold_completion_loops(dir.open(rank)), numbered_.cuts(dir.path(), rank));
+  CallStreamPtr s = filter_numbered(fold_completion_loops(std::make_unique<SendrecvHalves>(dir.open(rank))),
+                                    numbered_.cuts(dir.path(), rank));
   s = filter_numbered(std::move(s), axis_.cuts(dir.path(), rank));
   if (opt_.computes_between_calls)
     return std::make_unique<HookFormComputes>(std::move(s));

@@ -3,8 +3,10 @@
 #include "trace_fit_series.hpp"
 
 #include "gridcast/foundation/stats.hpp"
+#include "gridcast/models/call.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace gridcast::models::trace::detail {
 
@@ -105,21 +107,45 @@ std::uint64_t at_np(const std::vector<std::pair<int, std::uint64_t>>& per_np, in
 
 }  // namespace
 
+namespace {
+
+/// Whether `e` gives `value` at (rank, np, loop); kNoRank: whether it has no value there (off the edge).
+bool explains(const RankExpr& e, int rank, int np, const std::vector<std::uint64_t>& loop, int value)
+{
+  auto v = e.eval(rank, np, loop.data(), static_cast<int>(loop.size()));
+  return value == kNoRank ? not v.has_value() : v && *v == value;
+}
+
+}  // namespace
+
+void RankSeries::add_off_edge(int rank, int np, const std::vector<std::uint64_t>& loop)
+{
+  if (not seen) {
+    edges_before.push_back({rank, np, loop, kNoRank});
+    return;
+  }
+  add(rank, np, loop, kNoRank);
+}
+
 void RankSeries::add(int rank, int np, const std::vector<std::uint64_t>& loop, int value)
 {
   if (not seen) {
+    // The first observation of a partner gives the candidates (and is the first sample, which the
+    // fallback's candidates come from); the off-edge observations before it then filter them.
     alive = rank_expr_candidates({rank, np, loop, value}, coordinates);
     seen  = true;
-  }
-  if (samples.size() < 3)
     samples.push_back({rank, np, loop, value});
+    for (const RankObservation& e : std::exchange(edges_before, {}))
+      add(e.rank, e.np, e.loop, kNoRank);
+  } else if (samples.size() < 3 && value != kNoRank) {
+    samples.push_back({rank, np, loop, value});
+  }
   if (not alive.empty()) {
     // filter_rank_exprs(), keeping what survived until now when nothing survives this observation: the
     // error message names what explained every earlier one.
     std::size_t kept = 0;
     for (std::size_t c = 0; c < alive.size(); ++c) {
-      auto v = alive[c].eval(rank, np, loop.data(), static_cast<int>(loop.size()));
-      if (v && *v == value) {
+      if (explains(alive[c], rank, np, loop, value)) {
         if (kept != c)
           alive[kept] = alive[c];
         ++kept;
@@ -143,11 +169,9 @@ void RankSeries::add(int rank, int np, const std::vector<std::uint64_t>& loop, i
         fallback_hits.emplace_back();
       }
   }
-  for (std::size_t c = 0; c < fallback.size(); ++c) {
-    auto v = fallback[c].eval(rank, np, loop.data(), static_cast<int>(loop.size()));
-    if (v && *v == value)
+  for (std::size_t c = 0; c < fallback.size(); ++c)
+    if (explains(fallback[c], rank, np, loop, value))
       bump(fallback_hits[c], np);
-  }
   bump(observed, np);
 }
 

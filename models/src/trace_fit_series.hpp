@@ -141,7 +141,14 @@ struct RankSeries {
   std::vector<std::vector<std::pair<int, std::uint64_t>>> fallback_hits;
   /// Observations per Np, in order of the first at each.
   std::vector<std::pair<int, std::uint64_t>> observed;
+  /// Off-edge observations made before the first observed partner.
+  std::vector<RankObservation> edges_before;
   void add(int rank, int np, const std::vector<std::uint64_t>& loop, int value);
+  /// An observation where the call had no partner on this side (an MPI_Sendrecv half with
+  /// MPI_PROC_NULL, as a profiler records it at a non-periodic grid's edge): the expressions that have no
+  /// value there (a grid neighbour off the edge) explain it. Held until a partner is observed, whose
+  /// value gives the candidates.
+  void add_off_edge(int rank, int np, const std::vector<std::uint64_t>& loop);
   /// The survivors without duplicates (same_target), simplest first.
   std::vector<RankExpr> result() const;
   /// Where nothing survived: the scored candidate that explains the most observations at the largest

@@ -440,10 +440,16 @@ void GroupCollector::observe_call(SlotObs& s, WalkState& w, const CallParams& c,
     s.some_not_all_pending = s.some_not_all_pending || not c.all_pending;
     return;
   }
+  // A sendrecv's missing side is MPI_PROC_NULL (SendrecvHalves): an observation that the partner
+  // expression has no value at this rank.
   if (c.peer != kNoRank)
     s.peer.add(w.rank, w.np, w.loop, c.peer);
+  else if (tok.op == Op::Sendrecv)
+    s.peer.add_off_edge(w.rank, w.np, w.loop);
   if (c.src != kNoRank)
     s.src.add(w.rank, w.np, w.loop, c.src);
+  else if (tok.op == Op::Sendrecv)
+    s.src.add_off_edge(w.rank, w.np, w.loop);
   if (is_rooted(tok.op)) {
     s.root.add(w.rank, w.np, w.loop, c.root);
     w.last_root = c.root;

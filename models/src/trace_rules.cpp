@@ -647,15 +647,84 @@ std::vector<RankClassifier> RankClassifier::candidates()
   return out;
 }
 
+namespace {
+
+/// Under a grid-sides rule, the group of an unseen class `cls` from the classes that differ from it only
+/// in the side of some axes (never `both`, an axis of one rank, which the rank's own axis is not), where
+/// they are in one group; nullopt otherwise. The axes let free are those whose side in `cls` no training
+/// class had (the middle of an axis that never had more than 2 ranks), else each axis in turn. `cls` ends
+/// with "gridD-sides=s0,s1[,s2]".
+std::optional<int> group_along_axes(const std::vector<std::pair<std::string, int>>& classes, const std::string& cls)
+{
+  const std::size_t eq = cls.rfind('=');
+  if (eq == std::string::npos || cls.find("-sides=") == std::string::npos)
+    return std::nullopt;
+  const std::string prefix = cls.substr(0, eq + 1);
+  auto sides_of            = [](const std::string& list) {
+    std::vector<std::string> out;
+    std::size_t at = 0;
+    while (at <= list.size()) {
+      const std::size_t comma = std::min(list.find(',', at), list.size());
+      out.push_back(list.substr(at, comma - at));
+      at = comma + 1;
+    }
+    return out;
+  };
+  const std::vector<std::string> mine = sides_of(cls.substr(eq + 1));
+  std::vector<std::pair<std::vector<std::string>, int>> theirs;  // the training classes of the same prefix
+  for (const auto& [c, g] : classes)
+    if (c.size() > prefix.size() && c.compare(0, prefix.size(), prefix) == 0) {
+      auto s = sides_of(c.substr(prefix.size()));
+      if (s.size() == mine.size())
+        theirs.emplace_back(std::move(s), g);
+    }
+  auto unanimous = [&](const std::vector<bool>& free) -> std::optional<int> {
+    std::optional<int> group;
+    for (const auto& [s, g] : theirs) {
+      bool match = true;
+      for (std::size_t k = 0; k < mine.size() && match; ++k)
+        match = free[k] ? s[k] != "both" : s[k] == mine[k];
+      if (not match)
+        continue;
+      if (group && *group != g)
+        return std::nullopt;
+      group = g;
+    }
+    return group;
+  };
+  std::vector<bool> unseen(mine.size(), false);
+  bool any_unseen = false;
+  for (std::size_t k = 0; k < mine.size(); ++k) {
+    unseen[k] = mine[k] != "both" && std::none_of(theirs.begin(), theirs.end(), [&](const auto& t) { return t.first[k] == mine[k]; });
+    any_unseen = any_unseen || unseen[k];
+  }
+  if (any_unseen)
+    return unanimous(unseen);
+  for (std::size_t k = 0; k < mine.size(); ++k) {
+    if (mine[k] == "both")
+      continue;
+    std::vector<bool> one(mine.size(), false);
+    one[k] = true;
+    if (auto g = unanimous(one))
+      return g;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 int GroupRule::group_of(int rank, int np) const
 {
   std::string cls = classifier.classify(rank, np);
   auto it = std::lower_bound(classes.begin(), classes.end(), cls,
                              [](const auto& p, const std::string& c) { return p.first < c; });
-  if (it == classes.end() || it->first != cls)
+  if (it == classes.end() || it->first != cls) {
+    if (auto g = group_along_axes(classes, cls))
+      return *g;
     throw InputError({}, "rank " + std::to_string(rank) + " of " + std::to_string(np) + " is of class '" + cls +
                              "' under the group rule '" + classifier.name() +
                              "', which no training profile had: the model cannot say which trace it runs");
+  }
   return it->second;
 }
 

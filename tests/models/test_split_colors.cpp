@@ -58,9 +58,9 @@ private:
   int nw_, np_;
 };
 
-/// A periodic 3-D MPI_Cart_create grid and the lines along its last axis (MPI_Cart_sub keeping axis 2),
-/// written as the profiler writes creations: color the world rank of the new communicator's rank 0, key
-/// the rank in it; an allreduce on each line.
+/// A periodic 3-D MPI_Cart_create grid, the lines along its last axis (MPI_Cart_sub keeping axis 2) and
+/// the planes of its first two axes, written as the profiler writes creations: color the world rank of
+/// the new communicator's rank 0, key the rank in it; an allreduce on each line, a reduce on each plane.
 class CartLines final : public TraceSource {
 public:
   CartLines(int nw, int np) : nw_(nw), np_(np) {}
@@ -78,11 +78,20 @@ public:
     line.color       = rank - rank % d[2];
     line.key         = rank % d[2];
     line.new_comm    = 2;
+    // The plane of axes 0 and 1 through the rank: its first rank has coordinates (0, 0, c2).
+    CallRecord& plane = s->add(Op::CommSplit, "MPI_Cart_sub");
+    plane.comm        = 1;
+    plane.color       = rank % d[2];
+    plane.key         = rank / d[2];
+    plane.new_comm    = 3;
     for (int step = 0; step < 2; ++step) {
       s->add(Op::Compute, "compute").flops = 500.0 * nw_;
       CallRecord& r = s->add(Op::Allreduce, "MPI_Allreduce");
       r.comm        = 2;
       r.bytes       = 8;
+      CallRecord& p = s->add(Op::Reduce, "MPI_Reduce");
+      p.comm        = 3;
+      p.bytes       = 16;
     }
     s->add(Op::Finalize, "MPI_Finalize");
     return s;
@@ -180,9 +189,11 @@ TEST_CASE("split colors: MPI_Cart_sub lines start at the first rank of each line
   SynthSource synth(model, {3, 96});
   for (int rank : {0, 3, 45, 95}) {
     const auto splits = splits_of(synth, rank);
-    REQUIRE(splits.size() == 2);
+    REQUIRE(splits.size() == 3);
     CHECK(splits[0].key == rank);
     CHECK(splits[1].color == rank - rank % 4);
     CHECK(splits[1].key == rank % 4);
+    CHECK(splits[2].color == rank % 4);
+    CHECK(splits[2].key == rank / 4);
   }
 }

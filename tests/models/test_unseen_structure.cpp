@@ -55,6 +55,59 @@ private:
   bool periodic_;
 };
 
+/// A non-periodic 3-D halo as a profiler records it on a real run (or under SMPI with the hook): one
+/// MPI_Sendrecv per axis and direction on the MPI_Dims_create(Np, 3) grid, whose half with MPI_PROC_NULL
+/// at an end is the send or receive that happened (op send or recv, function MPI_Sendrecv), and nothing
+/// at all along an axis of one rank (both sides MPI_PROC_NULL: a local call).
+class HookHalo3d final : public TraceSource {
+  /// The neighbour along `axis`, `step` away, in the non-periodic grid `d`; -1 off the edge.
+  static int open_neighbour(int rank, const std::vector<int>& d, int axis, int step)
+  {
+    auto c      = grid_coords(rank, d);
+    const int v = c[static_cast<std::size_t>(axis)] + step;
+    if (v < 0 || v >= d[static_cast<std::size_t>(axis)])
+      return -1;
+    c[static_cast<std::size_t>(axis)] = v;
+    return (c[0] * d[1] + c[1]) * d[2] + c[2];
+  }
+
+public:
+  HookHalo3d(int nw, int np) : nw_(nw), np_(np) {}
+  int rank_count() const override { return np_; }
+  CallStreamPtr open(int rank) const override
+  {
+    const std::vector<int> d = dims_create(np_, 3);
+    auto s = std::make_unique<MemoryStream>("hook-halo");
+    s->add(Op::Init, "MPI_Init");
+    for (int step = 0; step < 2; ++step) {
+      for (int axis = 0; axis < 3; ++axis)
+        for (int dir : {1, -1}) {
+          const int up = open_neighbour(rank, d, axis, dir), down = open_neighbour(rank, d, axis, -dir);
+          const auto bytes = static_cast<std::uint64_t>(8 * nw_);
+          const int tag    = 2 * axis + (dir > 0 ? 0 : 1);
+          if (up < 0 && down < 0) {
+            s->add(Op::CommSize, "MPI_Sendrecv");
+          } else if (down < 0) {
+            CallRecord& c = s->add(Op::Send, "MPI_Sendrecv");
+            c.peer = up, c.tag = tag, c.bytes = bytes;
+          } else if (up < 0) {
+            CallRecord& c = s->add(Op::Recv, "MPI_Sendrecv");
+            c.peer = down, c.tag = tag, c.bytes = bytes;
+          } else {
+            CallRecord& c = s->add(Op::Sendrecv, "MPI_Sendrecv");
+            c.peer = up, c.src = down, c.tag = c.recv_tag = tag, c.bytes = c.recv_bytes = bytes;
+          }
+        }
+      s->add(Op::Compute, "compute").flops = 100.0 * nw_;
+    }
+    s->add(Op::Finalize, "MPI_Finalize");
+    return s;
+  }
+
+private:
+  int nw_, np_;
+};
+
 /// The calls of `rank` at the target whose op is one of point-to-point.
 std::vector<CallRecord> p2p_calls(const SynthSource& synth, int rank)
 {
@@ -841,4 +894,39 @@ TEST_CASE("rank expressions: a role one rank further each iteration from rank a"
   CHECK(e->text() == "(i0 + 1) mod Np");
   const std::uint64_t k = 40;
   CHECK(e->eval(3, 32, &k, 1) == 9);
+}
+
+TEST_CASE("unseen structure: a profiler's MPI_PROC_NULL halves share the interior's template and the grid's middle follows its ends",
+          "[trace_model]")
+{
+  // Training grids 3x2x1, 3x2x2 and 4x3x2 (np 6, 12, 24): the last axis never has a middle rank, and at
+  // np 6 it has one rank (no call along it: a template of its own, so the group rule reads the grid's
+  // sides). The ends' halves are the interior's sendrecv with a partner off the edge, so every rank
+  // whose axes all have 2 ranks or more runs one template.
+  TempDir dir;
+  const auto profiles = write_profile_grid(dir.path(), "halo", {6, 12, 24}, {2, 3}, TraceEncoding::JsonLines,
+                                           [](int nw, int np) { return HookHalo3d(nw, np); });
+  auto model = std::make_shared<const TraceModel>(fit_trace_model(profiles));
+  REQUIRE(model->groups.size() == 2);
+  CHECK(model->rule.classifier.name() == "grid3-sides");
+  // 96 ranks: 6x4x4, whose last axis has middle ranks no training grid had: they run the same template,
+  // their sendrecvs whole, the ends' halves again at the ends.
+  SynthSource synth(model, {3, 96});
+  const std::vector<int> d = dims_create(96, 3);
+  for (int rank : {0, 1, 5, 42, 95}) {
+    HookHalo3d truth(3, 96);
+    std::vector<CallRecord> want;
+    for (const CallRecord& c : read_all(*truth.open(rank)))
+      if (c.op == Op::Send || c.op == Op::Recv || c.op == Op::Sendrecv)
+        want.push_back(c);
+    const auto got = p2p_calls(synth, rank);
+    REQUIRE(got.size() == want.size());
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      INFO("rank " << rank << ", call " << i);
+      CHECK(got[i].op == want[i].op);
+      CHECK(got[i].peer == want[i].peer);
+      CHECK(got[i].src == want[i].src);
+      CHECK(got[i].bytes == want[i].bytes);
+    }
+  }
 }

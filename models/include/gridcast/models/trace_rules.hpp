@@ -186,7 +186,11 @@ struct GroupRule {
   std::vector<std::pair<std::string, int>> classes;  ///< (class, group), sorted by class
 
   /// The group of `rank` at `np`; throws InputError when the rank's class never occurred in training
-  /// (the target is outside what the model can express).
+  /// (the target is outside what the model can express). Under a grid-sides rule, a class no training
+  /// profile had whose place along some axes is new (the middle of an axis that had at most 2 ranks in
+  /// every training grid) takes the group of the classes that differ from it only along those axes, where
+  /// they all agree (the low and high ends of the axis ran one template: the middle does too); where no
+  /// place is new, the same along each single axis in turn.
   int group_of(int rank, int np) const;
 };
 
