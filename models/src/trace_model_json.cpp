@@ -709,37 +709,25 @@ TraceModel model_from_json(const nlohmann::json& j, const std::string& file)
       t.fail("op", "unknown op '" + t.string("op") + "'");
     tok.op = *op;
     constexpr std::int64_t lo = INT32_MIN, hi = INT32_MAX;
-    if (t.has("tag")) {
-      if (t.need("tag").is_string()) {
-        if (t.string("tag") != "varies")
-          t.fail("tag", "expected an integer or \"varies\"");
-        tok.tag = kVaryingTag;
+    // A token field that is an integer, or "varies" (the sentinel: a parameter of each position).
+    auto integer_or_varies = [&](const char* key, std::int32_t varies, std::int32_t& field) {
+      if (not t.has(key))
+        return;
+      if (t.need(key).is_string()) {
+        if (t.string(key) != "varies")
+          t.fail(key, "expected an integer or \"varies\"");
+        field = varies;
       } else {
-        tok.tag = t.int32("tag", lo + 1, hi);
+        field = t.int32(key, lo + 1, hi);
       }
-    }
+    };
+    integer_or_varies("tag", kVaryingTag, tok.tag);
     if (t.has("recv_tag"))
       tok.recv_tag = t.int32("recv_tag", lo, hi);
     if (t.has("comm"))
       tok.comm = t.int32("comm", lo, hi);
-    if (t.has("color")) {
-      if (t.need("color").is_string()) {
-        if (t.string("color") != "varies")
-          t.fail("color", "expected an integer or \"varies\"");
-        tok.color = kVaryingColor;
-      } else {
-        tok.color = t.int32("color", lo + 1, hi);
-      }
-    }
-    if (t.has("key")) {
-      if (t.need("key").is_string()) {
-        if (t.string("key") != "varies")
-          t.fail("key", "expected an integer or \"varies\"");
-        tok.key = kVaryingKey;
-      } else {
-        tok.key = t.int32("key", lo + 1, hi);
-      }
-    }
+    integer_or_varies("color", kVaryingColor, tok.color);
+    integer_or_varies("key", kVaryingKey, tok.key);
     if (t.has("new_comm"))
       tok.new_comm = t.int32("new_comm", lo, hi);
     if (t.has("nonblocking")) {
