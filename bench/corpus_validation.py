@@ -6,12 +6,13 @@
     python3 bench/corpus_validation.py --programs cg-dot,summa --json /tmp/c.json     # a subset
 
 For every corpus program (examples/corpus/<name>, the train/test split of examples/corpus/split.json):
-  1. record it with `smpirun -trace-ti` (examples/corpus/record.sh) at 3 process counts x 3 sizes
-     (PROGRAMS below: 4, 8, 16 or 6, 12, 24 or 8, 16, 32 ranks), imported as gridcast profiles, and
-     `gridcast fit` them into one model;
+  1. record it under SMPI with gridcast's own profiler linked in (examples/corpus/record.sh, which uses
+     scripts/smpi-hook.sh; CORPUS_RECORDER=tit records `smpirun -trace-ti` traces instead) at 3 process
+     counts x 3 sizes (PROGRAMS below: 4, 8, 16 or 6, 12, 24 or 8, 16, 32 ranks), and `gridcast fit`
+     the profiles into one model;
   2. at the target, 4x or 8x the largest count (at most 128 ranks) and 2x the largest size, record the
-     program the same way: its trace, and SMPI's simulated time of that run (record.sh keeps it; tracing
-     does not change SMPI's simulated time);
+     program the same way: its profile, and SMPI's simulated time of that run (record.sh keeps it; the
+     hook adds no simulated time: smpi/wtime:0);
   3. `gridcast predict` there on the platform and hostfile the recording ran on, with
      `--cfg gridcast/coll-selector:smpi` (SMPI's collective algorithms, as smpirun), and
      `gridcast synth` there;
@@ -24,14 +25,15 @@ For every corpus program (examples/corpus/<name>, the train/test split of exampl
        bytes-1%  share of ranks whose communicated bytes (sent and received, every communication
                  call, sizes and per-peer counts) are within 1 % of the recording's
        error     (predicted makespan - smpirun's simulated time) / smpirun's simulated time
-       replay    (the recorded target trace replayed by `gridcast replay` - smpirun's time) / smpirun's
-                 time: the floor of a model trained on time-independent traces. Live SMPI spends time
-                 such a trace has no line for (MPI_Cart_create exchanges messages; comm_split lines are
-                 free in a replay, as in `smpirun -replay`)
+       replay    (the recorded target profile replayed by `gridcast replay` - smpirun's time) / smpirun's
+                 time: how well the emulator reproduces SMPI from a complete recording, the floor of any
+                 model trained on these recordings (with CORPUS_RECORDER=tit, what SMPI's traces lack:
+                 communicator creations, the communicators of collectives, MPI_PROC_NULL halves)
        model     (predicted makespan - that replay's) / that replay's: the model's own error
 Test-set programs (split.json "test") are printed in a table of their own and never used for tuning.
 Recordings are cached under --work (default $GRIDCAST_CACHE/corpus-bench, GRIDCAST_CACHE defaulting to
-~/.cache/gridcast), keyed by a digest of the program, corpus.h, record.sh and gen_cluster.py, so a rerun
+~/.cache/gridcast), keyed by a digest of the program, corpus.h, record.sh, gen_cluster.py, smpi-hook.sh,
+the hook's sources and the recorder, so a rerun
 only fits, predicts and compares. --lock FILE runs every smpirun recording and gridcast step under
 `flock FILE` (a machine shared with builds).
 Exit 0 when every program reaches the issue's targets (predicts, fn-eq, comm-eq 100 %, makespan within
@@ -117,9 +119,12 @@ class Steps:
 def digest(name: str) -> str:
     """Recordings are reused only while what made them is unchanged."""
     h = hashlib.sha1()
+    hook = sorted((ROOT / "profiler" / "hook").glob("*.[ch]pp")) + [ROOT / "profiler" / "include" / "gridcast" /
+                                                                     "profiler" / "raw_format.hpp"]
     for f in (CORPUS / name / f"{name}.c", CORPUS / "corpus.h", CORPUS / "record.sh",
-              ROOT / "scripts" / "gen_cluster.py"):
+              ROOT / "scripts" / "gen_cluster.py", ROOT / "scripts" / "smpi-hook.sh", *hook):
         h.update(f.read_bytes())
+    h.update(os.environ.get("CORPUS_RECORDER", "hook").encode())
     return h.hexdigest()[:10]
 
 
@@ -291,12 +296,14 @@ def main(argv: list[str] | None = None) -> int:
     errors = [abs(r["makespan_error_pct"]) for r in rows if "makespan_error_pct" in r]
     ok = all(meets_targets(r) for r in rows) and errors and statistics.mean(errors) <= MAKESPAN_MEAN_PCT
     print(f"\ntraining: 3 process counts x 3 sizes per program, target {TARGET_FACTOR}x the largest count and 2x "
-          f"the largest size; smpirun with smpi/simulate-computation:no; recordings in {work}")
+          f"the largest size; smpirun with smpi/simulate-computation:no; recorded with "
+          f"{'smpirun -trace-ti' if os.environ.get('CORPUS_RECORDER') == 'tit' else 'the hook (scripts/smpi-hook.sh)'}; "
+          f"recordings in {work}")
     if args.json:
         results_json.write(args.json, "corpus_validation", rows, {
             "programs": len(rows), "predicted": sum(1 for r in rows if r.get("predict_ok")),
             "test_programs": len(test), "test_predicted": sum(1 for r in test if r.get("predict_ok")),
-            "target_factor": TARGET_FACTOR,
+            "target_factor": TARGET_FACTOR, "recorder": os.environ.get("CORPUS_RECORDER", "hook"),
             "targets": {"makespan_max_pct": MAKESPAN_MAX_PCT, "makespan_mean_pct": MAKESPAN_MEAN_PCT}})
     return 0 if ok else 1
 

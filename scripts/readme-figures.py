@@ -150,13 +150,17 @@ def corpus_validation(d: dict) -> str:
     err = f"; makespan error of those {pct(sum(errs) / len(errs))} mean, {pct(max(errs))} max" if errs else ""
     model = [abs(r["model_error_pct"]) for r in rows if "model_error_pct" in r]
     floor = [abs(r["replay_error_pct"]) for r in rows if "replay_error_pct" in r]
-    split = (f" (against the recorded target trace replayed, the model's own error: {pct(statistics.mean(model))} "
+    hook = s.get("recorder", "tit") == "hook"
+    recorded = ("recorded with gridcast's own profiler under SMPI" if hook
+                else "recorded as SMPI time-independent traces")
+    why = "" if hook else ", which spends time SMPI's time-independent traces do not record"
+    split = (f" (against the recorded target profile replayed, the model's own error: {pct(statistics.mean(model))} "
              f"mean, {pct(statistics.median(model))} median, {pct(max(model))} max over {len(model)} programs; that "
-             f"replay itself is {pct(statistics.mean(floor))} mean, {pct(max(floor))} max from `smpirun`, which "
-             f"spends time SMPI's time-independent traces do not record)") if model and floor else ""
+             f"replay itself is {pct(statistics.mean(floor))} mean, {pct(max(floor))} max from `smpirun`{why})"
+             ) if model and floor else ""
     return (f"- Generalization, on {s['programs']} mini-apps the model was not built around (examples/corpus, "
-            f"trained at 3 process counts x 3 sizes, predicted at {s['target_factor']}x the count and 2x the size "
-            f"against `smpirun`): {s['predicted']} of {s['programs']} get a prediction, {s['test_predicted']} of "
+            f"{recorded}, trained at 3 process counts x 3 sizes, predicted at {s['target_factor']}x the count and 2x "
+            f"the size against `smpirun`): {s['predicted']} of {s['programs']} get a prediction, {s['test_predicted']} of "
             f"the {s['test_programs']} held-out test programs{err}{split}; the others stop at fit or predict with "
             f"the reason the model cannot express ({origin(d, 'bench/corpus_validation.py')}).")
 

@@ -35,6 +35,7 @@ case "$1" in
   build)
     [ $# -ge 3 ] || usage
     app="$(abs "$2")"; shift 2
+    mkdir -p "$(dirname "$app")"
     hook="${GRIDCAST_HOOK_SMPI:-$(dirname "$gridcast")/../lib/libgridcast-hook-smpi.a}"
     if [ ! -f "$hook" ]; then
       echo "smpi-hook.sh: no $hook (built with gridcast where SimGrid's SMPI headers are; GRIDCAST_HOOK_SMPI=...)" >&2
