@@ -713,6 +713,14 @@ std::optional<int> group_along_axes(const std::vector<std::pair<std::string, int
 
 }  // namespace
 
+std::string GroupRule::unseen_class(int rank, int np) const
+{
+  std::string cls = classifier.classify(rank, np);
+  auto it = std::lower_bound(classes.begin(), classes.end(), cls,
+                             [](const auto& p, const std::string& c) { return p.first < c; });
+  return it == classes.end() || it->first != cls ? cls : std::string();
+}
+
 int GroupRule::group_of(int rank, int np) const
 {
   std::string cls = classifier.classify(rank, np);

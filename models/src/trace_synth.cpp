@@ -509,13 +509,25 @@ SynthSource::SynthSource(std::shared_ptr<const TraceModel> model, SynthTarget ta
   }
   note_extrapolation(*model_, target_, quality_);
   group_of_rank_.resize(static_cast<std::size_t>(target_.np));
+  std::map<std::string, std::pair<int, int>> unseen;  // class -> (group, ranks)
   for (int r = 0; r < target_.np; ++r) {
     int g = model_->rule.group_of(r, target_.np);
     if (g < 0 || g >= static_cast<int>(programs_.size()))
       throw InputError({}, "the group rule maps rank " + std::to_string(r) + " to group " + std::to_string(g) +
                                ", which the model does not have");
     group_of_rank_[static_cast<std::size_t>(r)] = g;
+    if (std::string cls = model_->rule.unseen_class(r, target_.np); not cls.empty()) {
+      auto& [group, ranks] = unseen[cls];
+      group = g;
+      ++ranks;
+    }
   }
+  // Ranks of a class no training profile had, placed by the grid's ends (GroupRule::group_of): said.
+  for (const auto& [cls, gr] : unseen)
+    quality_.approximated.push_back(
+        {"rule", "group", std::to_string(gr.second) + " rank(s) of class '" + cls + "', which no training profile had, run group " +
+                              std::to_string(gr.first) + ", the group of the classes that differ from it only on the axes where it is new",
+         0.0});
   // Open every rank once so that a peer without a value is reported now, not in the middle of a run.
   for (int r = 0; r < target_.np; ++r)
     open(r);

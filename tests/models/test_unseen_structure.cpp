@@ -912,6 +912,11 @@ TEST_CASE("unseen structure: a profiler's MPI_PROC_NULL halves share the interio
   // 96 ranks: 6x4x4, whose last axis has middle ranks no training grid had: they run the same template,
   // their sendrecvs whole, the ends' halves again at the ends.
   SynthSource synth(model, {3, 96});
+  // Said in the prediction's quality report: the ranks of each new class, and the group they run.
+  const auto& placed = synth.quality().approximated;
+  CHECK(std::any_of(placed.begin(), placed.end(), [](const ApproximatedPosition& a) {
+    return a.field == "group" && a.method.find("'grid3-sides=low,low,mid'") != std::string::npos;
+  }));
   const std::vector<int> d = dims_create(96, 3);
   for (int rank : {0, 1, 5, 42, 95}) {
     HookHalo3d truth(3, 96);

@@ -192,6 +192,9 @@ struct GroupRule {
   /// they all agree (the low and high ends of the axis ran one template: the middle does too); where no
   /// place is new, the same along each single axis in turn.
   int group_of(int rank, int np) const;
+  /// The class of `rank` at `np` when no training profile had it (group_of placed it by the grid's
+  /// ends), else empty.
+  std::string unseen_class(int rank, int np) const;
 };
 
 /// The first candidate (simplest first) under which no class holds ranks of two groups. Throws InputError
