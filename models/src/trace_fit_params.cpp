@@ -516,18 +516,21 @@ void TemplateFitter::fit_amounts(SlotObs& s, TemplateNode& t)
 
 /// The work of a compute site. Work may be declared (smpi_execute_flops) and then exact, whether a trace
 /// gives it in flops or a profiler timed it in SMPI's simulated time (the hook under SMPI,
-/// scripts/smpi-hook.sh), or benchmarked or measured and then noisy: where the best plausible formula over
-/// the plain and grid-extent features reproduces the training points to SMPI's 6 significant digits
-/// (leave-one-out), it is the work (a block of an MPI_Dims_create grid works in proportion to a product of
-/// its per-axis extents); otherwise fit_measured, as measured work. Work timed on a real machine never
-/// repeats to 6 digits across sizes and rank counts, so it goes to fit_measured as before.
+/// scripts/smpi-hook.sh), or benchmarked by SMPI and written as flops (noisy): where the best plausible
+/// formula over the plain and grid-extent features reproduces the training points to SMPI's 6
+/// significant digits (leave-one-out), it is the work (a block of an MPI_Dims_create grid works in
+/// proportion to a product of its per-axis extents); otherwise fit_measured, as measured work. Work timed
+/// on a real machine (measured_work) goes to fit_measured at once: it never repeats to 6 digits, and the
+/// exact search over every feature costs HPL's fit 5x its time.
 Formula TemplateFitter::fit_compute(const SlotObs& s) const
 {
   constexpr double kDeclaredError = 1e-5;  // SMPI's TIT traces write flops with 6 significant digits
   const std::vector<FitPoint> pts = s.compute_flops.points();
-  PlausibleFit exact = fit_plausible_formula(pts, false, plausible_);
-  if (exact.best && exact.formula.cv_error && *exact.formula.cv_error <= kDeclaredError)
-    return exact.formula;
+  if (not s.measured_work) {
+    PlausibleFit exact = fit_plausible_formula(pts, false, plausible_);
+    if (exact.best && exact.formula.cv_error && *exact.formula.cv_error <= kDeclaredError)
+      return exact.formula;
+  }
   return fit_measured(pts);
 }
 

@@ -175,6 +175,9 @@ struct GroupCollector::WalkState {
   SlotObs* last_poll = nullptr;  ///< the polling construct walked last (a leftover round adds to its work)
   double speed_flops = 0;        ///< the recording host's
   int last_root = -1;            ///< the root of the last rooted collective the rank made (-1: none yet)
+  /// The profile's times are SMPI's simulated ones (recorded by the hook under SMPI): its timed compute is
+  /// the work the program declared, exact.
+  bool simulated_time = false;
 };
 
 GroupData GroupCollector::collect(const std::vector<RolledNode>& templ, std::size_t g)
@@ -201,6 +204,7 @@ GroupData GroupCollector::collect(const std::vector<RolledNode>& templ, std::siz
       CallCursor cursor(reader_, profiles[p], r);
       WalkState w{p, r, profiles[p].info.np, profiles[p].info.nw, &cursor, &rt.decisions, &roles, 0, {}, g, {},
                   nullptr, profiles[p].info.host.speed_flops};
+      w.simulated_time = profiles[p].info.mpi_library.rfind("SMPI", 0) == 0;
       walk(templ, top, w);
       if (not cursor.at_end())
         changed(w);
@@ -375,6 +379,7 @@ void GroupCollector::observe_compute(SlotObs& s, WalkState& w, const CallParams&
     rr.rotates = rr.rotates || rr.first_root != w.last_root;
   }
   s.any_flops = s.any_flops || work != 0;
+  s.measured_work = s.measured_work || (c.flops <= 0 && c.seconds > 0 && not w.simulated_time);
   s.compute.context.group      = static_cast<int>(w.group);
   s.compute.context.inter_loop = w.loops.empty() ? 0 : w.loops.back().first + 1;
   s.compute.context.intra_loop = static_cast<int>(position);

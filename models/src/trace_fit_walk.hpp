@@ -65,6 +65,9 @@ struct SlotObs {
     bool rotates   = false;  ///< another call followed another root
   };
   std::map<std::size_t, RootRole> root_role;
+  /// Compute sites: some call's work was timed on a real machine (seconds, not flops, outside SMPI's
+  /// simulated time): noisy, fitted so (fit_compute).
+  bool measured_work = false;
   Series counts_self, recv_counts_self;  ///< v-collectives: the entry of the rank itself
   /// v-collectives on a communicator other than the world: its size (the length of the counts).
   Series comm_size;

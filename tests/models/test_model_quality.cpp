@@ -390,9 +390,14 @@ TEST_CASE("model quality: noisy compute keeps the noise-tolerant fit and work th
   const auto exact = write_profile_grid(dir.path(), "exact", {4, 8, 16}, {64, 96, 128}, TraceEncoding::JsonLines,
                                         [](int nw, int np) { return Measured(nw, np, true, 0.0); });
   CHECK_THAT(model_to_json(fit_trace_model(exact)).dump(), Catch::Contains("Nw^3/(dims2[0]^2*dims2[1])(Np)"));
-  // Timed in seconds but exactly repeatable (the hook under SMPI times declared work in simulated time):
-  // declared work, exact.
+  // Timed in seconds by the hook under SMPI (run.json's MPI library is SMPI: simulated time): declared
+  // work, exact. The same seconds from a real machine stay measured work.
+  RunInfo smpi;
+  smpi.mpi_library = "SMPI Version 3.32";
   const auto timed = write_profile_grid(dir.path(), "timed", {4, 8, 16}, {64, 96, 128}, TraceEncoding::JsonLines,
-                                        [](int nw, int np) { return Measured(nw, np, false, 0.0); });
+                                        [](int nw, int np) { return Measured(nw, np, false, 0.0); }, smpi);
   CHECK_THAT(model_to_json(fit_trace_model(timed)).dump(), Catch::Contains("Nw^3/(dims2[0]^2*dims2[1])(Np)"));
+  const auto real = write_profile_grid(dir.path(), "real", {4, 8, 16}, {64, 96, 128}, TraceEncoding::JsonLines,
+                                       [](int nw, int np) { return Measured(nw, np, false, 0.0); });
+  CHECK_THAT(model_to_json(fit_trace_model(real)).dump(), !Catch::Contains("dims2"));
 }
