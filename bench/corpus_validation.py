@@ -84,6 +84,7 @@ PROGRAMS = {
     "gauss-bcast": (NP_3, [24, 36, 48]),
     "diag-every-k": (NP_3, [16, 24, 32]),
     "allgatherv-blocks": (NP_3, [16, 24, 32]),
+    "kba-sweep": (NP_3, [4, 6, 8]),
 }
 TARGET_FACTOR = 4  # 64, 96 or 128 ranks: SMPI at more is slow on a shared 2-core machine
 MAKESPAN_MAX_PCT, MAKESPAN_MEAN_PCT = 2.0, 1.0  # the targets

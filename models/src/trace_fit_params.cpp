@@ -406,6 +406,40 @@ Formula face_or(Formula fitted, const Series& series, const std::optional<RankEx
   return fitted;
 }
 
+/// Whether `f` gives every point's value: within 0.5 for an integer, else to SMPI's 6 digits.
+bool reproduces(const Formula& f, const std::vector<FitPoint>& points, bool integer)
+{
+  return std::all_of(points.begin(), points.end(), [&](const FitPoint& p) {
+    const double v = f.eval(p.nw, p.np);
+    return integer ? std::abs(v - p.value) < 0.5 : std::abs(v - p.value) <= 1e-5 * std::max(std::abs(p.value), 1.0);
+  });
+}
+
+/// Whether two ranks of one profile had different values.
+bool ranks_differ(const RankValues& values)
+{
+  for (const auto& [profile, p] : values.profiles) {
+    double first = std::nan("");
+    for (const auto& [lo, hi] : p.range) {
+      if (std::isnan(lo))
+        continue;
+      if (std::isnan(first))
+        first = lo;
+      if (lo != first || hi != first)
+        return true;
+    }
+  }
+  return false;
+}
+
+/// Whether some profile's `field` values at this position differed (between ranks or iterations).
+bool spread_between_ranks(const SlotObs& s, std::string_view field)
+{
+  return std::any_of(s.spread.begin(), s.spread.end(), [&](const auto& e) {
+    return e.first.first == field && e.second.first != e.second.second;
+  });
+}
+
 /// A size that several values in one profile, each the value at iteration 0 of one enclosing loop times
 /// ratio^k (k that loop's index, the other loops' indices changing nothing): that loop and ratio, and the
 /// formula of the value at k = 0, where one loop and one ratio among 1/2, 2, 1/4, 4 reproduce every
@@ -462,20 +496,28 @@ void TemplateFitter::fit_amounts(SlotObs& s, TemplateNode& t)
 {
   // A message size: geometric in a loop index, else the face normal to the partner's grid axis, else the
   // plausible formula of (Nw, Np).
-  auto size = [&](const Series& series, const std::vector<SlotObs::IterSample>& samples, const char* field,
-                  const std::optional<RankExpr>& partner, std::optional<Formula>& out,
-                  std::optional<IterationScale>& scale) {
+  // plausible formula of (Nw, Np); sizes that differ between ranks as their blocks do get each rank's
+  // own (BlockShare), the formula then their mean.
+  auto size = [&](const Series& series, const std::vector<SlotObs::IterSample>& samples, const RankValues& ranks,
+                  const char* field, const std::optional<RankExpr>& partner, std::optional<Formula>& out,
+                  std::optional<IterationScale>& scale, std::optional<BlockShare>& block) {
     if (auto g = fit_geometric(s, samples, field, plausible_)) {
       out   = g->first;
       scale = g->second;
-    } else {
-      out = face_or(fit_quantity(series, true, s, field, t), series, partner);
+      return;
     }
+    const bool spread = spread_between_ranks(s, field);
+    out = face_or(fit_quantity(series, true, s, field, t, spread), series, partner);
+    if (spread || not reproduces(*out, series.points(), true))
+      block = fit_block_share(ranks.points(), true);
+    if (spread && not block)
+      warn_mean_of_spread(s, field);
   };
   if (s.any_bytes)
-    size(s.bytes, s.bytes_iter, "bytes", t.peer, t.bytes, t.bytes_scale);
+    size(s.bytes, s.bytes_iter, s.rank_bytes, "bytes", t.peer, t.bytes, t.bytes_scale, t.bytes_block);
   if (s.any_recv_bytes)
-    size(s.recv_bytes, s.recv_bytes_iter, "recv_bytes", t.src, t.recv_bytes, t.recv_bytes_scale);
+    size(s.recv_bytes, s.recv_bytes_iter, s.rank_recv_bytes, "recv_bytes", t.src, t.recv_bytes, t.recv_bytes_scale,
+         t.recv_bytes_block);
   // Compute: the site's mean work at each training point, regressed on (Nw, Np) (the first step of the
   // latency model; the ratio is fitted per function once every group is done). Reduction flops alike.
   if (s.any_flops) {
@@ -485,10 +527,14 @@ void TemplateFitter::fit_amounts(SlotObs& s, TemplateNode& t)
   }
   if (tokens_[s.token].op == Op::Compute) {
     fit_library(s, t);
-    // A rotating root's work first: the rank's role (first, last, others) only averages it.
-    if (s.any_flops && not t.library)
+    // Declared work that differs between ranks as their blocks do is each rank's own; then a rotating
+    // root's work; the rank's role (first, last, others) only averages either.
+    if (s.any_flops && not t.library && not s.measured_work && t.flops &&
+        (not reproduces(*t.flops, s.compute_flops.points(), false) || ranks_differ(s.rank_work)))
+      t.flops_block = fit_block_share(s.rank_work.points(), false);
+    if (s.any_flops && not t.library && not t.flops_block)
       t.root_work = fit_root_work(s);
-    if (s.any_flops && not t.root_work)
+    if (s.any_flops && not t.root_work && not t.flops_block)
       t.role_scale = fit_role_scale(s);
   }
   if (s.any_seconds)
@@ -690,10 +736,8 @@ std::vector<LibraryPricing> TemplateFitter::fit_absorbed_library(const SlotObs& 
   return out;
 }
 
-/// A count or size: the best formula by leave-one-out among those plausible from the training points up
-/// to kPlausibleNw x the largest Nw and kPlausibleNp x the largest Np (never negative, monotone where the
-/// training series are); where the best is not, the position records what lost and what stands in.
-Formula TemplateFitter::fit_quantity(const Series& series, bool integer, SlotObs& s, const char* field, TemplateNode& t)
+/// Warns where values differed within a profile at this position and their mean stands in.
+void TemplateFitter::warn_mean_of_spread(const SlotObs& s, const char* field)
 {
   for (const auto& [key, range] : s.spread)
     if (key.first == field && range.first != range.second) {
@@ -704,6 +748,16 @@ Formula TemplateFitter::fit_quantity(const Series& series, bool integer, SlotObs
       model_.warnings.push_back(o.str());
       break;
     }
+}
+
+/// A count or size: the best formula by leave-one-out among those plausible from the training points up
+/// to kPlausibleNw x the largest Nw and kPlausibleNp x the largest Np (never negative, monotone where the
+/// training series are); where the best is not, the position records what lost and what stands in.
+Formula TemplateFitter::fit_quantity(const Series& series, bool integer, SlotObs& s, const char* field, TemplateNode& t,
+                                     bool per_rank)
+{
+  if (not per_rank)
+    warn_mean_of_spread(s, field);
   PlausibleRange range = plausible_;
   range.whole          = std::string_view(field) == "count";
   PlausibleFit fit     = fit_plausible_formula(series.points(), integer, range);

@@ -33,7 +33,9 @@ private:
   void fit_amounts(SlotObs& s, TemplateNode& t);
   void fit_library(const SlotObs& s, TemplateNode& t);
   std::vector<LibraryPricing> fit_absorbed_library(const SlotObs& s) const;
-  Formula fit_quantity(const Series& series, bool integer, SlotObs& s, const char* field, TemplateNode& t);
+  Formula fit_quantity(const Series& series, bool integer, SlotObs& s, const char* field, TemplateNode& t,
+                       bool per_rank = false);
+  void warn_mean_of_spread(const SlotObs& s, const char* field);
   Formula fit_compute(const SlotObs& s) const;
   std::optional<RoleScale> fit_role_scale(const SlotObs& s) const;
   std::optional<TemplateNode::RootWork> fit_root_work(const SlotObs& s) const;

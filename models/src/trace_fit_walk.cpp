@@ -361,6 +361,7 @@ void GroupCollector::observe_compute(SlotObs& s, WalkState& w, const CallParams&
 {
   const double work = c.work(w.speed_flops);
   s.compute_flops.add(w.nw, static_cast<double>(w.np), w.profile, w.rank, reader_.repeated(w.profile), work);
+  s.rank_work.note(w.profile, w.nw, w.np, w.rank, work);
   const std::size_t role = w.rank == 0 ? 0 : w.rank == w.np - 1 ? 1 : 2, at = 3 * w.profile + role;
   if (s.role_work.size() <= at)
     s.role_work.resize(at + 1);
@@ -471,6 +472,7 @@ void GroupCollector::observe_call(SlotObs& s, WalkState& w, const CallParams& c,
   s.bytes.add(w.nw, np, static_cast<double>(c.bytes));
   s.any_bytes = s.any_bytes || c.bytes != 0;
   note_spread(s, "bytes", w.profile, static_cast<double>(c.bytes));
+  s.rank_bytes.note(w.profile, w.nw, w.np, w.rank, static_cast<double>(c.bytes));
   sample_iteration(s.bytes_iter, w, static_cast<double>(c.bytes));
   // A polling construct's probes found nothing (0) until the last found the message: the mean over its
   // polls depends on how many rounds the timing gave it, and a regression of that mean ran away outside
@@ -479,6 +481,7 @@ void GroupCollector::observe_call(SlotObs& s, WalkState& w, const CallParams& c,
     s.recv_bytes.add(w.nw, np, static_cast<double>(c.recv_bytes));
     s.any_recv_bytes = s.any_recv_bytes || c.recv_bytes != 0;
     note_spread(s, "recv_bytes", w.profile, static_cast<double>(c.recv_bytes));
+    s.rank_recv_bytes.note(w.profile, w.nw, w.np, w.rank, static_cast<double>(c.recv_bytes));
     sample_iteration(s.recv_bytes_iter, w, static_cast<double>(c.recv_bytes));
   }
   s.flops.add(w.nw, np, c.flops);

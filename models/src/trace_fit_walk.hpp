@@ -5,12 +5,15 @@
 #pragma once
 
 #include "gridcast/models/library_cost.hpp"
+#include "gridcast/models/trace_block.hpp"
 #include "gridcast/models/trace_rules.hpp"
 #include "latency_fit.hpp"
 #include "trace_fit_read.hpp"
 #include "trace_fit_series.hpp"
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -24,6 +27,49 @@
 namespace gridcast::models::trace::detail {
 
 struct CallParams;
+
+/// A quantity's value per rank of each profile, for a position whose values differ between ranks as
+/// their blocks do (BlockShare). A rank's calls that took several values (a size that changes with the
+/// iteration) leave it without one: then no rank of the profile gives a point.
+struct RankValues {
+  struct Profile {
+    double nw = 0;
+    int np = 0;
+    std::vector<std::pair<double, double>> range;  ///< by rank: (lo, hi); NaN: no call
+  };
+  std::map<std::size_t, Profile> profiles;
+  void note(std::size_t profile, double nw, int np, int rank, double v)
+  {
+    Profile& p = profiles[profile];
+    if (p.range.empty()) {
+      p.nw = nw;
+      p.np = np;
+      p.range.assign(static_cast<std::size_t>(np), {std::nan(""), std::nan("")});
+    }
+    auto& [lo, hi] = p.range[static_cast<std::size_t>(rank)];
+    if (std::isnan(lo)) {
+      lo = hi = v;
+    } else {
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+    }
+  }
+  /// One point per rank with calls, or none where some rank's calls differed.
+  std::vector<RankFitPoint> points() const
+  {
+    std::vector<RankFitPoint> out;
+    for (const auto& [profile, p] : profiles)
+      for (std::size_t r = 0; r < p.range.size(); ++r) {
+        const auto& [lo, hi] = p.range[r];
+        if (std::isnan(lo))
+          continue;
+        if (lo != hi)
+          return {};
+        out.push_back({p.nw, p.np, static_cast<int>(r), lo});
+      }
+    return out;
+  }
+};
 
 /// Everything observed at one template position, over every exact member of the group.
 struct SlotObs {
@@ -49,6 +95,8 @@ struct SlotObs {
   }
   TagFitter tag;
   Series bytes, recv_bytes, flops, seconds, counts, recv_counts;
+  /// The same per rank, for a BlockShare (compute sites: their work).
+  RankValues rank_bytes, rank_recv_bytes, rank_work;
   /// Compute sites: their measured work per profile (the median of the runs at a point, as `absorbed`;
   /// `flops` holds the declared work of reductions).
   ProfileSeries compute_flops;

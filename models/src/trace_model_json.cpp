@@ -34,6 +34,14 @@ ojson formula_json(const Formula& f)
   return o;
 }
 
+ojson block_json(const BlockShare& b)
+{
+  ojson axes = ojson::array();
+  for (const BlockShare::Axis& a : b.axes)
+    axes.push_back(ojson{{"axis", a.axis}, {"cells_per_nw", a.cells_per_nw}});
+  return ojson{{"text", b.text()}, {"dims", b.dims}, {"axes", axes}, {"coef", b.coef}};
+}
+
 ojson pricing_json(const LibraryPricing& l)
 {
   return ojson{{"kernel", l.kernel},
@@ -203,6 +211,10 @@ ojson nodes_json(const std::vector<TemplateNode>& nodes, const TraceModel& m)
       o["root_work"] = ojson{{"root", formula_json(n.root_work->root)}, {"other", formula_json(n.root_work->other)}};
     if (n.role_scale)
       o["role_scale"] = ojson{{"first", n.role_scale->first}, {"last", n.role_scale->last}, {"middle", n.role_scale->middle}};
+    for (const auto& [key, block] : {std::pair{"bytes_block", &n.bytes_block}, std::pair{"recv_bytes_block", &n.recv_bytes_block},
+                                     std::pair{"flops_block", &n.flops_block}})
+      if (*block)
+        o[key] = block_json(**block);
     if (n.library)
       o["library"] = pricing_json(*n.library);
     if (n.seconds)
@@ -256,6 +268,29 @@ Formula read_formula(const JsonObject& r)
   }
   r.string("text");  // informative; must be a string
   return f;
+}
+
+/// A BlockShare: {"dims", "axes": [{"axis", "cells_per_nw"}...], "coef", "text"}.
+BlockShare read_block(const JsonObject& r, bool integer)
+{
+  r.only({"dims", "axes", "coef", "text"});
+  BlockShare b;
+  b.integer = integer;
+  b.dims    = r.int32("dims", 1, 3);
+  const std::size_t count = r.array("axes").size();
+  if (count == 0)
+    r.fail("axes", "a block share needs at least one axis");
+  for (std::size_t i = 0; i < count; ++i) {
+    JsonObject a = r.element("axes", i);
+    a.only({"axis", "cells_per_nw"});
+    BlockShare::Axis axis{a.int32("axis", 0, b.dims - 1), a.number("cells_per_nw", JsonObject::Bound::Positive)};
+    if (not b.axes.empty() && axis.axis <= b.axes.back().axis)
+      a.fail("axis", "axes must be given once each, in increasing order");
+    b.axes.push_back(axis);
+  }
+  b.coef = r.number("coef", JsonObject::Bound::Positive);
+  r.string("text");  // informative; must be a string
+  return b;
 }
 
 std::optional<double> read_optional(const JsonObject& r, std::string_view key)
@@ -414,7 +449,7 @@ std::vector<TemplateNode> read_nodes(const JsonObject& parent, std::string_view 
       out.push_back(std::move(n));
       continue;
     }
-    r.only({"call", "poll", "fn", "count", "absorbed_flops", "absorbed_library", "peer", "src", "root", "key", "color", "tag", "tag_formula", "bytes", "recv_bytes", "bytes_scale", "recv_bytes_scale", "flops", "role_scale", "root_work", "library", "seconds", "counts",
+    r.only({"call", "poll", "fn", "count", "absorbed_flops", "absorbed_library", "peer", "src", "root", "key", "color", "tag", "tag_formula", "bytes", "recv_bytes", "bytes_scale", "recv_bytes_scale", "flops", "role_scale", "bytes_block", "recv_bytes_block", "flops_block", "root_work", "library", "seconds", "counts",
             "recv_counts", "counts_self", "recv_counts_self", "comm_size", "request_back", "requests_back", "all_pending",
             "approximated"});
     const char* tkey = r.has("poll") ? "poll" : "call";
@@ -495,6 +530,15 @@ std::vector<TemplateNode> read_nodes(const JsonObject& parent, std::string_view 
       using B       = JsonObject::Bound;
       n.role_scale = RoleScale{rs.number("first", B::NonNegative), rs.number("last", B::NonNegative),
                                rs.number("middle", B::NonNegative)};
+    }
+    if (r.has("bytes_block"))
+      n.bytes_block = read_block(r.child("bytes_block"), true);
+    if (r.has("recv_bytes_block"))
+      n.recv_bytes_block = read_block(r.child("recv_bytes_block"), true);
+    if (r.has("flops_block")) {
+      if (m.tokens[n.token].op != Op::Compute || not n.flops)
+        r.fail("flops_block", "only a compute position with \"flops\" has work per block");
+      n.flops_block = read_block(r.child("flops_block"), false);
     }
     if (r.has("root_work")) {
       if (m.tokens[n.token].op != Op::Compute || not n.flops)

@@ -10,6 +10,7 @@
 #include "trace_synth_quality.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <iomanip>
 #include <limits>
@@ -85,11 +86,60 @@ double forest_ratio(const Leaf& leaf, const std::vector<std::uint64_t>& index, c
   return leaf.ratio_table[slot];  // every bucket a call can fall in was tabulated at compile time
 }
 
+/// A rank's values at the leaves with a BlockShare (TemplateNode::bytes_block...): its own block of the
+/// target's grid, evaluated once per rank.
+class RankBlocks {
+public:
+  RankBlocks(int rank, int np, double nw, std::string source) : rank_(rank), np_(np), nw_(nw), source_(std::move(source)) {}
+  void add(const TemplateNode& node, std::size_t id, std::size_t leaves)
+  {
+    if (not node.bytes_block && not node.recv_bytes_block && not node.flops_block)
+      return;
+    values_.resize(leaves);
+    values_[id] = {value(node.bytes_block, "bytes_block", id), value(node.recv_bytes_block, "recv_bytes_block", id),
+                   value(node.flops_block, "flops_block", id)};
+  }
+  void apply(const TemplateNode& node, std::size_t id, CallRecord& out) const
+  {
+    if (values_.empty())
+      return;
+    if (node.bytes_block)
+      out.bytes = static_cast<std::uint64_t>(values_[id][0]);
+    if (node.recv_bytes_block)
+      out.recv_bytes = static_cast<std::uint64_t>(values_[id][1]);
+    if (node.flops_block)
+      out.flops = values_[id][2];
+  }
+
+private:
+  double value(const std::optional<BlockShare>& b, const char* key, std::size_t id)
+  {
+    if (not b)
+      return 0;
+    auto& [grid, coords] = grids_[static_cast<std::size_t>(b->dims - 1)];
+    if (grid.empty()) {
+      grid   = dims_create(np_, b->dims);
+      coords = grid_coords(rank_, grid);
+    }
+    const double v = b->eval(nw_, grid, coords);
+    if (not(v >= 0 && v < 1.8e19))
+      throw InputError({source_, 0, key, rank_}, b->text() + " gives " + std::to_string(v) + " at leaf " +
+                                                     std::to_string(id) + ": the target is outside what the model can express");
+    return v;
+  }
+  int rank_, np_;
+  double nw_;
+  std::string source_;
+  std::vector<std::array<double, 3>> values_;  ///< by leaf: bytes, recv_bytes, flops (empty: no leaf has a share)
+  std::array<std::pair<std::vector<int>, std::vector<int>>, 3> grids_;  ///< by dims - 1: (grid, coords)
+};
+
 class SynthStream final : public CallStream {
 public:
   SynthStream(std::shared_ptr<const SynthSource::Program> prog, int rank, int np, std::string source,
               const SynthOptions& options, const std::vector<SynthSource::P2pDrop>* drops = nullptr)
       : prog_(std::move(prog)), rank_(rank), np_(np), source_(std::move(source)), functions_(prog_->functions),
+        blocks_(rank, np, prog_->nw, source_),
         scatter_(options.variability, splitmix64(options.seed ^ splitmix64(static_cast<std::uint64_t>(rank) + 1)))
   {
     drops_ = drops;
@@ -110,6 +160,7 @@ public:
         src_[i] = blocking_p2p ? eval_p2p_rank(*node.src, "src", i) : eval_rank(*node.src, "src", i);
       if (node.root && not node.root->uses_loop())
         root_[i] = eval_rank(*node.root, "root", i);
+      blocks_.add(node, i, n);
     }
   }
 
@@ -297,6 +348,7 @@ private:
       out.recv_counts[static_cast<std::size_t>(rank_)] = *leaf.recv_counts_self;
     if (leaf.root_work)
       out.flops = rank_ == last_root_ ? leaf.root_work->first : leaf.root_work->second;
+    blocks_.apply(node, id, out);  // this rank's own block, where the leaf has a BlockShare
     if (leaf.latency != nullptr)
       out.flops = out.flops * forest_ratio(leaf, loop_index_, loop_count_) * scatter_.factor(*leaf.latency);
     if (node.role_scale)
@@ -461,6 +513,7 @@ private:
   std::string source_;
   FunctionTable functions_;
   std::vector<std::int32_t> peer_, src_, root_;
+  RankBlocks blocks_;
   std::vector<std::uint64_t> loop_index_, loop_count_;
   std::size_t pc_ = 0;
   std::uint64_t poll_left_ = 0;

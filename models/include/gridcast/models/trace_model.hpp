@@ -8,6 +8,7 @@
 #include "gridcast/models/call.hpp"
 #include "gridcast/models/latency_model.hpp"
 #include "gridcast/models/library_cost.hpp"
+#include "gridcast/models/trace_block.hpp"
 #include "gridcast/models/trace_formula.hpp"
 #include "gridcast/models/trace_rules.hpp"
 
@@ -232,6 +233,11 @@ struct TemplateNode {
   /// Compute calls: present where the first rank, the last and the others do consistently different work
   /// at the site (above); the work of a rank's calls is `flops` times its role's factor.
   std::optional<RoleScale> role_scale;
+  /// Where a size or a compute site's work differs between ranks as their blocks of a block decomposition
+  /// do (a halo face, a block's work, on a grid the cells do not divide evenly): each rank's own value, in
+  /// place of `bytes`, `recv_bytes` or `flops` (still fitted: the mean, for what reads one value per
+  /// position). A compute site with `flops_block` has no role factors and no root work.
+  std::optional<BlockShare> bytes_block, recv_bytes_block, flops_block;
   /// Compute calls after a collective whose root rotates (a step's root that then works alone): the work
   /// per call of the rank that was the root of the last rooted collective it made, and of the others, as
   /// formulas of (Nw, Np). Present where, in every training profile with both, the root did more than
