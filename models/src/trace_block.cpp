@@ -1,12 +1,12 @@
 // Quantities that differ between ranks as their blocks do (trace_block.hpp): evaluation and the fit.
 #include "gridcast/models/trace_block.hpp"
 
+#include "gridcast/models/trace_formula.hpp"
 #include "gridcast/models/trace_rules.hpp"
 
 #include <algorithm>
 #include <array>
 #include <bit>
-#include <charconv>
 #include <cmath>
 #include <map>
 #include <iterator>
@@ -15,13 +15,6 @@
 namespace gridcast::models::trace {
 
 namespace {
-
-std::string number_text(double v)
-{
-  std::array<char, 64> buf{};
-  auto res = std::to_chars(buf.data(), buf.data() + buf.size(), v);
-  return std::string(buf.data(), res.ptr);
-}
 
 /// The axis' global extent at `nw`, in whole cells.
 std::int64_t cells_at(const BlockShare::Axis& a, double nw) { return std::llround(a.cells_per_nw * nw); }

@@ -195,14 +195,14 @@ double rel_error(double predicted, double observed)
   return std::abs(predicted - observed) / std::max(std::abs(observed), 1.0);
 }
 
+}  // namespace
+
 std::string number_text(double v)
 {
   std::array<char, 64> buf{};
   auto res = std::to_chars(buf.data(), buf.data() + buf.size(), v);
   return std::string(buf.data(), res.ptr);
 }
-
-}  // namespace
 
 std::size_t feature_count() { return features().size(); }
 const std::string& feature_name(std::size_t f) { return features().at(f).name; }

@@ -18,6 +18,10 @@ const std::string& feature_name(std::size_t feature);
 std::optional<std::size_t> feature_from_name(std::string_view name);
 double feature_value(std::size_t feature, double nw, double np);
 
+/// `v` in the shortest form that reads back as the same double ("8", "0.5", "1e-05"): how model.json's
+/// texts write coefficients.
+std::string number_text(double v);
+
 /// One training observation of a quantity: its value at one (Nw, Np) point.
 struct FitPoint {
   double nw = 0;
