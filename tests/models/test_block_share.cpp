@@ -20,7 +20,7 @@ using gridcast::test::write_profile_grid;
 namespace {
 
 /// Every rank's value of `truth(nw, np, rank)` at each point, or only the ranks `keep` selects.
-std::vector<RankFitPoint> observe(std::initializer_list<int> nps, std::initializer_list<int> nws,
+std::vector<RankFitPoint> rank_values(std::initializer_list<int> nps, std::initializer_list<int> nws,
                                   const std::function<double(int, int, int)>& truth,
                                   const std::function<bool(int, int)>& keep = [](int, int) { return true; })
 {
@@ -90,7 +90,7 @@ private:
 TEST_CASE("block share: a 1-D split over the ranks in a line", "[trace_model]")
 {
   auto truth = [](int nw, int np, int r) { return 12.0 * static_cast<double>(block_extent(1024L * nw, np, r)); };
-  auto b     = fit_block_share(observe({6, 12, 24}, {8, 16, 24}, truth), true);
+  auto b     = fit_block_share(rank_values({6, 12, 24}, {8, 16, 24}, truth), true);
   REQUIRE(b);
   CHECK(b->text() == "12*block(1024*Nw, dims1[0])");
   require_every_rank(*b, 48, 96, truth);
@@ -100,7 +100,7 @@ TEST_CASE("block share: a 1-D split over the ranks in a line", "[trace_model]")
 TEST_CASE("block share: a face of a 2-D block and the block's work", "[trace_model]")
 {
   auto face = [](int nw, int np, int r) { return 288.0 * static_cast<double>(block_of(8 * nw, np, 2, 1, r)); };
-  auto b    = fit_block_share(observe({6, 12, 24}, {4, 6, 8}, face), true);
+  auto b    = fit_block_share(rank_values({6, 12, 24}, {4, 6, 8}, face), true);
   REQUIRE(b);
   CHECK(b->text() == "288*block(8*Nw, dims2[1])");
   require_every_rank(*b, 16, 96, face);
@@ -108,7 +108,7 @@ TEST_CASE("block share: a face of a 2-D block and the block's work", "[trace_mod
   auto work = [](int nw, int np, int r) {
     return 1080.0 * static_cast<double>(block_of(8 * nw, np, 2, 0, r) * block_of(8 * nw, np, 2, 1, r));
   };
-  auto w = fit_block_share(observe({6, 12, 24}, {4, 6, 8}, work), false);
+  auto w = fit_block_share(rank_values({6, 12, 24}, {4, 6, 8}, work), false);
   REQUIRE(w);
   CHECK(w->text() == "1080*block(8*Nw, dims2[0])*block(8*Nw, dims2[1])");
   require_every_rank(*w, 16, 96, work);
@@ -120,7 +120,7 @@ TEST_CASE("block share: axes of different extents in a 3-D grid", "[trace_model]
   auto face = [](int nw, int np, int r) {
     return 8.0 * static_cast<double>(block_of(4 * nw, np, 3, 0, r) * block_of(3 * nw, np, 3, 1, r));
   };
-  auto b = fit_block_share(observe({8, 12, 18, 27}, {5, 7}, face), true);
+  auto b = fit_block_share(rank_values({8, 12, 18, 27}, {5, 7}, face), true);
   REQUIRE(b);
   CHECK(b->text() == "8*block(4*Nw, dims3[0])*block(3*Nw, dims3[1])");
   require_every_rank(*b, 11, 60, face);
@@ -131,7 +131,7 @@ TEST_CASE("block share: a group of one rank per grid line (the corners) is read 
   // Only rank 0 of each run: no two ranks of a line to compare, so the global extent comes from the
   // generic list of extents per Nw, the smallest that reproduces every point.
   auto face = [](int nw, int np, int r) { return 288.0 * static_cast<double>(block_of(8 * nw, np, 2, 1, r)); };
-  auto b    = fit_block_share(observe({6, 12, 24}, {4, 5, 6, 7, 8}, face, [](int r, int) { return r == 0; }), true);
+  auto b    = fit_block_share(rank_values({6, 12, 24}, {4, 5, 6, 7, 8}, face, [](int r, int) { return r == 0; }), true);
   REQUIRE(b);
   const auto grid = dims_create(96, 2);
   for (int nw : {16, 17, 33})
@@ -142,12 +142,12 @@ TEST_CASE("block share: nothing where the blocks always divide or the values are
 {
   // Even blocks everywhere in training: a formula of (Nw, Np) says the same, and no share is fitted.
   auto even = [](int nw, int np, int r) { return 8.0 * static_cast<double>(block_extent(12L * nw * np, np, r)); };
-  CHECK_FALSE(fit_block_share(observe({2, 4, 8}, {3, 5}, even), true));
+  CHECK_FALSE(fit_block_share(rank_values({2, 4, 8}, {3, 5}, even), true));
   // Three sizes along one line of ranks: no block split gives them.
   auto three = [](int nw, int, int r) { return static_cast<double>(nw * (10 + r % 3)); };
-  CHECK_FALSE(fit_block_share(observe({6, 12}, {4, 6}, three), true));
+  CHECK_FALSE(fit_block_share(rank_values({6, 12}, {4, 6}, three), true));
   // A single training point cannot tell an extent per Nw.
-  CHECK_FALSE(fit_block_share(observe({6}, {4}, [](int nw, int np, int r) {
+  CHECK_FALSE(fit_block_share(rank_values({6}, {4}, [](int nw, int np, int r) {
                                 return 8.0 * static_cast<double>(block_extent(8L * nw, np, r));
                               }),
                               true));
