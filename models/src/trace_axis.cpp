@@ -37,7 +37,7 @@ bool point_to_point(Op op)
   return op == Op::Send || op == Op::Ssend || op == Op::Isend || op == Op::Issend || op == Op::Recv ||
          op == Op::Irecv || op == Op::Sendrecv;
 }
-bool creates_request(const ScanCall& c)
+bool scan_creates_request(const ScanCall& c)
 {
   return c.op == Op::Isend || c.op == Op::Issend || c.op == Op::Irecv ||
          (c.request != kNoRequest && is_collective(c.op));
@@ -181,7 +181,7 @@ Requests requests_of(const std::vector<ScanCall>& calls)
     r.pending_before.push_back(open.size());
     r.created_before.push_back(created);
     const ScanCall& c = calls[i];
-    if (creates_request(c)) {
+    if (scan_creates_request(c)) {
       open[c.request] = created++;
       continue;
     }

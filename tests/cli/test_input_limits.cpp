@@ -14,9 +14,9 @@ using gridcast::test::write_file;
 
 namespace {
 
-const std::string kSource = GRIDCAST_SOURCE_DIR;
+const std::string kSourceDir = GRIDCAST_SOURCE_DIR;
 
-std::string replace(std::string s, const std::string& from, const std::string& to)
+std::string replace_first(std::string s, const std::string& from, const std::string& to)
 {
   s.replace(s.find(from), from.size(), to);
   return s;
@@ -27,8 +27,8 @@ std::string replace(std::string s, const std::string& from, const std::string& t
 TEST_CASE("limits: a spec whose node count is 1e9 is refused naming --max-elements", "[cli][limits]")
 {
   TempDir dir;
-  const std::string spec = read_file(kSource + "/platforms/scale-up/spec.json");
-  write_file(dir / "huge.json", replace(spec, "\"count\": 1 }", "\"count\": 1000000000 }"));
+  const std::string spec = read_file(kSourceDir + "/platforms/scale-up/spec.json");
+  write_file(dir / "huge.json", replace_first(spec, "\"count\": 1 }", "\"count\": 1000000000 }"));
   auto huge = run_gridcast("platform " + (dir / "huge.json").string() + " -o " + (dir / "p.xml").string());
   INFO(huge.output);
   CHECK(huge.exit_code == 1);
@@ -48,8 +48,8 @@ TEST_CASE("limits: 10^12 iterations of the model's loop are refused by predict a
           "[cli][limits]")
 {
   TempDir dir;
-  const std::string model    = kSource + "/examples/predict-stencil/model.json";
-  const std::string platform = kSource + "/examples/stencil3d/platform.xml";
+  const std::string model    = kSourceDir + "/examples/predict-stencil/model.json";
+  const std::string platform = kSourceDir + "/examples/stencil3d/platform.xml";
   // The outer loop runs Nw/4 times: Nw 4e12 is 10^12 iterations.
   auto predict = run_gridcast("predict " + model + " --nw 4e12 --np 4 --platform " + platform + " --out " +
                               (dir / "p").string());
@@ -70,8 +70,8 @@ TEST_CASE("limits: 10^12 iterations of the model's loop are refused by predict a
 TEST_CASE("limits: --np of 2^31-1 is refused before anything is allocated for it", "[cli][limits]")
 {
   TempDir dir;
-  const std::string model = kSource + "/examples/predict-stencil/model.json";
-  auto predict = run_gridcast("predict " + model + " --nw 8 --np 2147483647 --platform " + kSource +
+  const std::string model = kSourceDir + "/examples/predict-stencil/model.json";
+  auto predict = run_gridcast("predict " + model + " --nw 8 --np 2147483647 --platform " + kSourceDir +
                               "/examples/stencil3d/platform.xml");
   INFO(predict.output);
   CHECK(predict.exit_code == 1);

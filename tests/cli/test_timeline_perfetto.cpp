@@ -22,12 +22,12 @@ namespace pf = gridcast::perfetto;
 
 namespace {
 
-const std::string kExample = std::string(GRIDCAST_SOURCE_DIR) + "/examples/wait-states/";
+const std::string kPerfettoExample = std::string(GRIDCAST_SOURCE_DIR) + "/examples/wait-states/";
 
-std::string replay_to(const std::filesystem::path& out, const std::string& extra)
+std::string replay_critical_path_to(const std::filesystem::path& out, const std::string& extra)
 {
-  return "replay " + kExample + "profile --platform " + kExample + "platform.xml --analysis critical-path --out " +
-         out.string() + " " + extra;
+  return "replay " + kPerfettoExample + "profile --platform " + kPerfettoExample +
+         "platform.xml --analysis critical-path --out " + out.string() + " " + extra;
 }
 
 struct Slice {
@@ -139,8 +139,8 @@ TEST_CASE("cli: --timeline-format perfetto writes the timeline's events as Perfe
   for (const std::string ranks : {"all", "1-2"}) {
     INFO("--timeline-ranks " << ranks);
     const auto json = dir / ("json-" + ranks), proto = dir / ("proto-" + ranks);
-    auto a = run_gridcast(replay_to(json, "--timeline-ranks " + ranks));
-    auto b = run_gridcast(replay_to(proto, "--timeline-ranks " + ranks + " --timeline-format perfetto"));
+    auto a = run_gridcast(replay_critical_path_to(json, "--timeline-ranks " + ranks));
+    auto b = run_gridcast(replay_critical_path_to(proto, "--timeline-ranks " + ranks + " --timeline-format perfetto"));
     INFO(a.output << b.output);
     REQUIRE(a.exit_code == 0);
     REQUIRE(b.exit_code == 0);
@@ -157,10 +157,11 @@ TEST_CASE("cli: --timeline-format perfetto writes the timeline's events as Perfe
       CHECK(from_p.summary_calls.size() == 2);
   }
   // The same inputs give the same bytes.
-  REQUIRE(run_gridcast(replay_to(dir / "again", "--timeline-ranks all --timeline-format perfetto")).exit_code == 0);
+  REQUIRE(run_gridcast(replay_critical_path_to(dir / "again", "--timeline-ranks all --timeline-format perfetto"))
+              .exit_code == 0);
   CHECK(read_file(dir / "again" / "timeline.pftrace") == read_file(dir / "proto-all" / "timeline.pftrace"));
 
-  auto bad = run_gridcast(replay_to(dir / "bad", "--timeline-format protobuf"));
+  auto bad = run_gridcast(replay_critical_path_to(dir / "bad", "--timeline-format protobuf"));
   CHECK(bad.exit_code == 1);
   CHECK_THAT(bad.output, Catch::Contains("--timeline-format protobuf: expected json or perfetto"));
 }

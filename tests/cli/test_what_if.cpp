@@ -16,11 +16,11 @@ using gridcast::test::write_file;
 
 namespace {
 
-const std::string kExample = std::string(GRIDCAST_SOURCE_DIR) + "/examples/wait-states/";
+const std::string kWhatIfExample = std::string(GRIDCAST_SOURCE_DIR) + "/examples/wait-states/";
 
-std::string replay(const std::string& platform, const std::string& extra)
+std::string replay_args(const std::string& platform, const std::string& extra)
 {
-  return "replay " + kExample + "profile --platform " + platform + " " + extra;
+  return "replay " + kWhatIfExample + "profile --platform " + platform + " " + extra;
 }
 
 }  // namespace
@@ -29,15 +29,15 @@ TEST_CASE("cli: diff of two runs gives the makespan and each table's change and 
 {
   TempDir dir;
   // The same run on hosts twice as fast: every compute call takes half as long.
-  std::string fast = read_file(kExample + "platform.xml");
+  std::string fast = read_file(kWhatIfExample + "platform.xml");
   for (auto at = fast.find("speed=\""); at != std::string::npos; at = fast.find("speed=\"", at + 1)) {
     const auto end = fast.find('"', at + 7);
     fast.replace(at + 7, end - at - 7, "2Gf");
   }
   write_file(dir / "fast.xml", fast);
   const std::string analysis = "--analysis waits,critical-path --no-timeline --out ";
-  REQUIRE(run_gridcast(replay(kExample + "platform.xml", analysis + (dir / "a").string())).exit_code == 0);
-  REQUIRE(run_gridcast(replay((dir / "fast.xml").string(), analysis + (dir / "b").string())).exit_code == 0);
+  REQUIRE(run_gridcast(replay_args(kWhatIfExample + "platform.xml", analysis + (dir / "a").string())).exit_code == 0);
+  REQUIRE(run_gridcast(replay_args((dir / "fast.xml").string(), analysis + (dir / "b").string())).exit_code == 0);
 
   auto r = run_gridcast("diff " + (dir / "a").string() + " " + (dir / "b" / "prediction.json").string() + " -o " +
                         (dir / "diff.json").string());
@@ -66,8 +66,8 @@ TEST_CASE("cli: what-if without rank 2's planted imbalance saves exactly it and 
 {
   // Rank 2 computes 1.5 ms a step where the others compute 1 ms: at two thirds, the run is balanced.
   TempDir dir;
-  auto r = run_gridcast(replay(kExample + "platform.xml",
-                               "--what-if 'rank:2 compute*0.6666666666666666' --out " + (dir / "out").string()));
+  auto r = run_gridcast(replay_args(kWhatIfExample + "platform.xml",
+                                    "--what-if 'rank:2 compute*0.6666666666666666' --out " + (dir / "out").string()));
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   CHECK_THAT(r.output, Catch::Contains("wait states: 0 s in total"));
@@ -81,8 +81,9 @@ TEST_CASE("cli: what-if without rank 2's planted imbalance saves exactly it and 
   CHECK(prediction["config"]["what_if"] == nlohmann::json::array({"rank:2 compute*0.6666666666666666"}));
 
   // Deterministic: the same command gives the same files.
-  auto again = run_gridcast(replay(kExample + "platform.xml",
-                                   "--what-if 'rank:2 compute*0.6666666666666666' --out " + (dir / "again").string()));
+  auto again = run_gridcast(replay_args(kWhatIfExample + "platform.xml",
+                                        "--what-if 'rank:2 compute*0.6666666666666666' --out " +
+                                            (dir / "again").string()));
   REQUIRE(again.exit_code == 0);
   for (const char* f : {"prediction.json", "analysis.json", "timeline.json", "baseline/prediction.json",
                         "baseline/analysis.json"})
@@ -91,8 +92,8 @@ TEST_CASE("cli: what-if without rank 2's planted imbalance saves exactly it and 
 
 TEST_CASE("cli: what-if restoring examples/slow-link's planted slow link gives the run on the nodes as bought", "[cli]")
 {
-  const std::string balanced = "replay " + kExample + "profile-balanced --platform ";
-  auto bought = run_gridcast(balanced + kExample + "platform.xml --no-timeline");
+  const std::string balanced = "replay " + kWhatIfExample + "profile-balanced --platform ";
+  auto bought = run_gridcast(balanced + kWhatIfExample + "platform.xml --no-timeline");
   REQUIRE(bought.exit_code == 0);
   CHECK_THAT(bought.output, Catch::Contains("makespan: 0.0252352411 s"));
   auto r = run_gridcast(balanced + std::string(GRIDCAST_SOURCE_DIR) +
@@ -107,7 +108,7 @@ TEST_CASE("cli: what-if on a link and on every compute call changes the run and 
           "[cli]")
 {
   // Rank 2's link at a hundredth of its bandwidth (both directions of the split-duplex pair): slower.
-  auto slow = run_gridcast(replay(kExample + "platform.xml", "--what-if 'link:wait-states_link_2 bw*0.01'"));
+  auto slow = run_gridcast(replay_args(kWhatIfExample + "platform.xml", "--what-if 'link:wait-states_link_2 bw*0.01'"));
   INFO(slow.output);
   REQUIRE(slow.exit_code == 0);
   CHECK_THAT(slow.output, Catch::Contains("A: the run without (replay)"));
@@ -116,14 +117,14 @@ TEST_CASE("cli: what-if on a link and on every compute call changes the run and 
   REQUIRE(at != std::string::npos);
   CHECK(std::stod(slow.output.substr(at + from.size())) > 0.0352352411);
   // Every compute call at twice its work: at least the ranks' compute doubles.
-  auto doubled = run_gridcast(replay(kExample + "platform.xml", "--what-if compute:compute*2"));
+  auto doubled = run_gridcast(replay_args(kWhatIfExample + "platform.xml", "--what-if compute:compute*2"));
   CHECK(doubled.exit_code == 0);
   CHECK_THAT(doubled.output, Catch::Contains("compute                                0.09           0.18"));
 
   for (const char* e : {"compute:nothing*0.5", "compute:compute*-1", "compute:compute*0", "compute:compute*x",
                                "link:no-such-link bw*2", "link:wait-states_link_2 speed*2", "rank:4 compute*2",
                                "rank:-1 compute*2", "nonsense"}) {
-    auto r = run_gridcast(replay(kExample + "platform.xml", "--what-if '" + std::string(e) + "'"));
+    auto r = run_gridcast(replay_args(kWhatIfExample + "platform.xml", "--what-if '" + std::string(e) + "'"));
     INFO(e << ": " << r.output);
     CHECK(r.exit_code == 1);
     CHECK_THAT(r.output, Catch::Contains(e));
@@ -131,8 +132,8 @@ TEST_CASE("cli: what-if on a link and on every compute call changes the run and 
   // A name the run does not have stops it before the run without the changes is paid for.
   TempDir dir;
   for (const char* e : {"link:no-such-link bw*2", "compute:nothing*0.5"}) {
-    auto r = run_gridcast(replay(kExample + "platform.xml", "--what-if '" + std::string(e) + "' --out " +
-                                                              (dir / "out").string()));
+    auto r = run_gridcast(replay_args(kWhatIfExample + "platform.xml", "--what-if '" + std::string(e) + "' --out " +
+                                                                         (dir / "out").string()));
     CHECK(r.exit_code == 1);
     CHECK_FALSE(std::filesystem::exists(dir / "out" / "baseline"));
   }
@@ -142,7 +143,8 @@ TEST_CASE("cli: --analysis draws every wait inside its call and the critical pat
           "[cli]")
 {
   TempDir dir;
-  auto r = run_gridcast(replay(kExample + "platform.xml", "--analysis critical-path --out " + (dir / "out").string()));
+  auto r = run_gridcast(
+      replay_args(kWhatIfExample + "platform.xml", "--analysis critical-path --out " + (dir / "out").string()));
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   const auto timeline = nlohmann::json::parse(read_file(dir / "out" / "timeline.json"));
@@ -187,8 +189,8 @@ TEST_CASE("cli: predict --analysis reports the imbalance per iteration of the mo
   }
   // A recorded trace marks no loop: a replay folds each rank's calls to find it. examples/wait-states: 20
   // steps in which rank 2 computes 1.5 ms and the others 1.0 ms, so 0.375 ms over the mean in each.
-  auto replayed = run_gridcast(replay(kExample + "platform.xml", "--analysis waits --no-timeline --out " +
-                                                                      (dir / "replay").string()));
+  auto replayed = run_gridcast(replay_args(kWhatIfExample + "platform.xml", "--analysis waits --no-timeline --out " +
+                                                                                 (dir / "replay").string()));
   INFO(replayed.output);
   REQUIRE(replayed.exit_code == 0);
   CHECK_THAT(replayed.output, Catch::Contains("imbalance per iteration of the recorded loop of 4 calls on rank 0 "
@@ -208,7 +210,7 @@ TEST_CASE("cli: options are never abbreviated so that --what cannot stand for --
   // option would have reached that run and made it a what-if run too.
   TempDir dir;
   for (const char* abbreviated : {"--what 'rank:2 compute*0.5'", "--no-time", "--analy waits"}) {
-    auto r = run_gridcast(replay(kExample + "platform.xml", std::string(abbreviated) + " --out " + (dir / "o").string()));
+    auto r = run_gridcast(replay_args(kWhatIfExample + "platform.xml", std::string(abbreviated) + " --out " + (dir / "o").string()));
     INFO(abbreviated << ": " << r.output);
     CHECK(r.exit_code == 1);
     CHECK_THAT(r.output, Catch::Contains("unrecognised option"));

@@ -15,11 +15,11 @@ using gridcast::test::TempDir;
 
 namespace {
 
-constexpr double kLat = 10e-6;  // the link below
-constexpr double kBw  = 1e9;
+constexpr double kLinkLat = 10e-6;  // the link below
+constexpr double kLinkBw  = 1e9;
 
 /// Two hosts joined by one link; `props` go on the root zone.
-std::string platform_xml(const std::string& props, const std::string& sharing = "SHARED")
+std::string two_hosts_xml(const std::string& props, const std::string& sharing = "SHARED")
 {
   return "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
          "<platform version=\"4.1\">\n  <zone id=\"root\" routing=\"Full\">\n" +
@@ -63,8 +63,8 @@ TEST_CASE("calibration factors: a small ping-pong takes the first segment's fact
   TempDir dir;
   // SMPI's network model (gridcast's default), cross-traffic off so that the lone flow is not slowed
   // by its own acknowledgements (SimGrid adds 5% of reverse traffic on shared links otherwise).
-  auto r = pingpong(dir, platform_xml(kProps), 100, {"network/crosstraffic:0"});
-  REQUIRE(r.makespan_s == Approx(2 * (kLat * 2 + 100 / (kBw * 0.5))).epsilon(1e-9));
+  auto r = pingpong(dir, two_hosts_xml(kProps), 100, {"network/crosstraffic:0"});
+  REQUIRE(r.makespan_s == Approx(2 * (kLinkLat * 2 + 100 / (kLinkBw * 0.5))).epsilon(1e-9));
   CHECK(r.lat_factor == "0:2;1000:3.5");
   CHECK(r.bw_factor == "0:0.5;1000:0.25");
   CHECK(r.calibration == "box 2026-11-22");
@@ -75,30 +75,30 @@ TEST_CASE("calibration factors: a small ping-pong takes the first segment's fact
 TEST_CASE("calibration factors: a segment applies from its min_bytes up", "[calibrate]")
 {
   TempDir dir;
-  auto r = pingpong(dir, platform_xml(kProps), 1000, {"network/crosstraffic:0"});
-  REQUIRE(r.makespan_s == Approx(2 * (kLat * 3.5 + 1000 / (kBw * 0.25))).epsilon(1e-9));
+  auto r = pingpong(dir, two_hosts_xml(kProps), 1000, {"network/crosstraffic:0"});
+  REQUIRE(r.makespan_s == Approx(2 * (kLinkLat * 3.5 + 1000 / (kLinkBw * 0.25))).epsilon(1e-9));
 }
 
 // One simulation per TEST_CASE: SimGrid keeps per-process state between engines.
 TEST_CASE("calibration factors: a large ping-pong takes the last segment's factors", "[calibrate]")
 {
   TempDir dir;
-  auto r = pingpong(dir, platform_xml(kProps), 1000000, {"network/crosstraffic:0"});
-  REQUIRE(r.makespan_s == Approx(2 * (kLat * 3.5 + 1e6 / (kBw * 0.25))).epsilon(1e-9));
+  auto r = pingpong(dir, two_hosts_xml(kProps), 1000000, {"network/crosstraffic:0"});
+  REQUIRE(r.makespan_s == Approx(2 * (kLinkLat * 3.5 + 1e6 / (kLinkBw * 0.25))).epsilon(1e-9));
 }
 
 TEST_CASE("calibration factors: on a FATPIPE link cross-traffic changes nothing", "[calibrate]")
 {
   TempDir dir;
-  auto r = pingpong(dir, platform_xml(kProps, "FATPIPE"), 1000000);
-  REQUIRE(r.makespan_s == Approx(2 * (kLat * 3.5 + 1e6 / (kBw * 0.25))).epsilon(1e-9));
+  auto r = pingpong(dir, two_hosts_xml(kProps, "FATPIPE"), 1000000);
+  REQUIRE(r.makespan_s == Approx(2 * (kLinkLat * 3.5 + 1e6 / (kLinkBw * 0.25))).epsilon(1e-9));
 }
 
 TEST_CASE("calibration factors: without properties nothing is installed", "[calibrate]")
 {
   TempDir dir;
-  auto r = pingpong(dir, platform_xml(""), 1000000, {"network/model:CM02", "network/crosstraffic:0"});
-  REQUIRE(r.makespan_s == Approx(2 * (kLat + 1e6 / kBw)).epsilon(1e-9));
+  auto r = pingpong(dir, two_hosts_xml(""), 1000000, {"network/model:CM02", "network/crosstraffic:0"});
+  REQUIRE(r.makespan_s == Approx(2 * (kLinkLat + 1e6 / kLinkBw)).epsilon(1e-9));
   CHECK(r.lat_factor.empty());
   CHECK(r.eager_threshold_bytes == 65536);
   CHECK(r.eager_threshold_source == "default");
@@ -107,7 +107,7 @@ TEST_CASE("calibration factors: without properties nothing is installed", "[cali
 TEST_CASE("calibration factors: --cfg sets the eager threshold over the platform's", "[calibrate]")
 {
   TempDir dir;
-  auto r = pingpong(dir, platform_xml(kProps), 100, {"gridcast/eager-threshold:1KiB"});
+  auto r = pingpong(dir, two_hosts_xml(kProps), 100, {"gridcast/eager-threshold:1KiB"});
   CHECK(r.eager_threshold_bytes == 1024);
   CHECK(r.eager_threshold_source == "cfg");
 }
@@ -116,7 +116,7 @@ TEST_CASE("calibration factors: bad properties name the platform file and the pr
 {
   TempDir dir;
   auto e = test::expect_input_error([&] {
-    pingpong(dir, platform_xml("    <prop id=\"gridcast:bw-factor\" value=\"0:1;10:zero\"/>\n"), 100);
+    pingpong(dir, two_hosts_xml("    <prop id=\"gridcast:bw-factor\" value=\"0:1;10:zero\"/>\n"), 100);
   });
   CHECK(e.context().file == (dir / "platform.xml").string());
   CHECK(e.context().key == "gridcast:bw-factor");
@@ -126,7 +126,7 @@ TEST_CASE("calibration factors: a bad eager threshold names the property", "[cal
 {
   TempDir dir;
   auto e = test::expect_input_error([&] {
-    pingpong(dir, platform_xml("    <prop id=\"gridcast:eager-threshold\" value=\"4k\"/>\n"), 100);
+    pingpong(dir, two_hosts_xml("    <prop id=\"gridcast:eager-threshold\" value=\"4k\"/>\n"), 100);
   });
   CHECK(e.context().file == (dir / "platform.xml").string());
   CHECK(e.context().key == "gridcast:eager-threshold");
@@ -136,7 +136,7 @@ TEST_CASE("calibration factors: prediction.json records that they were used", "[
 {
   TempDir dir;
   test::write_jsonl_profile(dir / "trace", {pingpong_rank(0, 100), pingpong_rank(1, 100)});
-  test::write_file(dir / "platform.xml", platform_xml(kProps));
+  test::write_file(dir / "platform.xml", two_hosts_xml(kProps));
   auto r = test::run_gridcast("replay " + (dir / "trace").string() + " --platform " + (dir / "platform.xml").string() +
                               " --out " + (dir / "out").string() + " --no-timeline");
   INFO(r.output);

@@ -119,7 +119,7 @@ Setup setup(int nodes, int ranks_per_node)
   return s;
 }
 
-ReplayResult run(const TempDir& dir, const std::vector<std::string>& ranks, const Setup& s = {})
+ReplayResult run_gpu(const TempDir& dir, const std::vector<std::string>& ranks, const Setup& s = {})
 {
   test::write_jsonl_profile(dir / "trace", ranks, 1e9);
   test::write_file(dir / "platform.xml", platform_xml(s.nodes, s.gpu_cores, s.gpu_memory, s.root_props));
@@ -159,7 +159,7 @@ const std::string kDeviceSync = "{\"op\":\"gpu_sync\",\"fn\":\"cudaDeviceSynchro
 TEST_CASE("gpu: one copy takes queue + latency + bytes / bandwidth", "[gpu]")
 {
   TempDir dir;
-  auto r = run(dir, {h2d(100000000)});
+  auto r = run_gpu(dir, {h2d(100000000)});
   // Route node-0 -> node-0.gpu-0: root (10 GB/s, 1 us) then the GPU's down link (100 GB/s, 0 us).
   REQUIRE(r.makespan_s == Approx(kQueue + kRootLat + 1e8 / kRootBw).epsilon(1e-9));
 }
@@ -168,7 +168,7 @@ TEST_CASE("gpu: one copy takes queue + latency + bytes / bandwidth", "[gpu]")
 TEST_CASE("gpu: a device-to-host copy takes the up link and the same root link", "[gpu]")
 {
   TempDir dir2;
-  auto back = run(dir2, {"{\"op\":\"gpu_memcpy\",\"fn\":\"cudaMemcpy\",\"tag\":2,\"bytes\":50000000}\n"});
+  auto back = run_gpu(dir2, {"{\"op\":\"gpu_memcpy\",\"fn\":\"cudaMemcpy\",\"tag\":2,\"bytes\":50000000}\n"});
   REQUIRE(back.makespan_s == Approx(kQueue + kRootLat + 5e7 / kRootBw).epsilon(1e-9));
 }
 
@@ -176,7 +176,7 @@ TEST_CASE("gpu: two concurrent copies through the shared root link take twice as
 {
   TempDir dir;
   // Two ranks on node-0 drive GPU 0 and GPU 1; both copy 1e8 bytes host to device at once.
-  auto r = run(dir, {h2d(100000000), h2d(100000000)}, setup(1, 2));
+  auto r = run_gpu(dir, {h2d(100000000), h2d(100000000)}, setup(1, 2));
   REQUIRE(r.ranks[0].host == "node-0");
   REQUIRE(r.ranks[1].host == "node-0");
   REQUIRE(r.makespan_s == Approx(kQueue + kRootLat + 2 * 1e8 / kRootBw).epsilon(1e-9));
@@ -187,7 +187,7 @@ TEST_CASE("gpu: a copy overlapping a longer kernel adds nothing", "[gpu]")
 {
   TempDir dir;
   // Kernel of 50 ms on stream 1, async copy of 10 ms on stream 2: the copy hides under the kernel.
-  auto overlap = run(dir, {kernel(0.05, 1) + h2d(100000000, "cudaMemcpyAsync", 2) + kDeviceSync});
+  auto overlap = run_gpu(dir, {kernel(0.05, 1) + h2d(100000000, "cudaMemcpyAsync", 2) + kDeviceSync});
   REQUIRE(overlap.makespan_s == Approx(0.05).epsilon(1e-9));
 }
 
@@ -207,9 +207,9 @@ TEST_CASE("gpu: --gpu-model cache prices a kernel by its name - others keep thei
     return "{\"op\":\"gpu_kernel\",\"fn\":\"" + fn + "\",\"stream\":1" + more + "}\n";
   };
   // 50 ms recorded, priced at 20 ms; a measured 10 ms calibrated to 30 ms; an unpriced 5 ms kernel stays.
-  auto r = run(dir, {named("_Z11gemm_kernelPf", ",\"flops\":" + std::to_string(0.05 * kGpuSpeed)) +
-                     named("_Z11gemm_kernelPf", ",\"device_seconds\":0.01") + kernel(0.005, 1) + kDeviceSync},
-               s);
+  auto r = run_gpu(dir, {named("_Z11gemm_kernelPf", ",\"flops\":" + std::to_string(0.05 * kGpuSpeed)) +
+                         named("_Z11gemm_kernelPf", ",\"device_seconds\":0.01") + kernel(0.005, 1) + kDeviceSync},
+                   s);
   REQUIRE(r.makespan_s == Approx(0.02 + 0.03 + 0.005).epsilon(1e-9));
   CHECK(r.gpu_priced_launches == 2);
   CHECK(r.gpu_unpriced_kernels == std::map<std::string, std::uint64_t>{{"cudaLaunchKernel", 1}});
@@ -218,29 +218,30 @@ TEST_CASE("gpu: --gpu-model cache prices a kernel by its name - others keep thei
 TEST_CASE("gpu: a copy on the kernel's stream waits for the kernel", "[gpu]")
 {
   TempDir dir2;
-  auto serial = run(dir2, {kernel(0.05, 1) + h2d(100000000, "cudaMemcpyAsync", 1) + kDeviceSync});
+  auto serial = run_gpu(dir2, {kernel(0.05, 1) + h2d(100000000, "cudaMemcpyAsync", 1) + kDeviceSync});
   REQUIRE(serial.makespan_s == Approx(0.05 + kRootLat + 1e8 / kRootBw).epsilon(1e-9));
 }
 
 TEST_CASE("gpu: a synchronous copy blocks the rank", "[gpu]")
 {
   TempDir dir3;
-  auto sync = run(dir3, {h2d(100000000) + "{\"op\":\"compute\",\"flops\":1000000}\n"});
+  auto sync = run_gpu(dir3, {h2d(100000000) + "{\"op\":\"compute\",\"flops\":1000000}\n"});
   REQUIRE(sync.makespan_s == Approx(kQueue + kRootLat + 1e8 / kRootBw + 1e-3).epsilon(1e-9));
 }
 
 TEST_CASE("gpu: an async copy lets the rank compute while it travels", "[gpu]")
 {
   TempDir dir4;
-  auto async = run(dir4, {h2d(100000000, "cudaMemcpyAsync") + "{\"op\":\"compute\",\"flops\":1000000}\n"});
+  auto async = run_gpu(dir4, {h2d(100000000, "cudaMemcpyAsync") + "{\"op\":\"compute\",\"flops\":1000000}\n"});
   REQUIRE(async.makespan_s == Approx(kQueue + 1e-3).epsilon(1e-9));
 }
 
 TEST_CASE("gpu: a kernel given by its duration runs that long, after the host's launch cost", "[gpu]")
 {
   TempDir dir;
-  auto r = run(dir, {"{\"op\":\"gpu_kernel\",\"fn\":\"cudaLaunchKernel\",\"seconds\":5e-06,\"device_seconds\":0.02}\n" +
-                     kDeviceSync});
+  auto r = run_gpu(dir,
+                   {"{\"op\":\"gpu_kernel\",\"fn\":\"cudaLaunchKernel\",\"seconds\":5e-06,\"device_seconds\":0.02}\n" +
+                    kDeviceSync});
   REQUIRE(r.makespan_s == Approx(5e-6 + 0.02).epsilon(1e-9));
 }
 
@@ -251,7 +252,7 @@ const std::string kThreeKernels = kernel(0.05, 1) + kernel(0.05, 2) + kernel(0.0
 TEST_CASE("gpu: kernels of different streams share a GPU of concurrency 1", "[gpu]")
 {
   TempDir dir;
-  auto shared = run(dir, {kThreeKernels});
+  auto shared = run_gpu(dir, {kThreeKernels});
   REQUIRE(shared.makespan_s == Approx(0.15).epsilon(1e-9));  // one core: the three share the GPU
 }
 
@@ -261,7 +262,7 @@ TEST_CASE("gpu: kernels of different streams overlap up to the GPU's concurrency
   TempDir dir2;
   Setup two;
   two.gpu_cores = 2;
-  auto partly = run(dir2, {trace}, two);
+  auto partly = run_gpu(dir2, {trace}, two);
   // Two at full speed; the three share two cores (2/3 each) until all end at 0.075 s.
   REQUIRE(partly.makespan_s == Approx(0.075).epsilon(1e-9));
 }
@@ -272,7 +273,7 @@ TEST_CASE("gpu: kernels of different streams overlap fully below the GPU's concu
   TempDir dir3;
   Setup four;
   four.gpu_cores = 4;
-  REQUIRE(run(dir3, {trace}, four).makespan_s == Approx(0.05).epsilon(1e-9));
+  REQUIRE(run_gpu(dir3, {trace}, four).makespan_s == Approx(0.05).epsilon(1e-9));
 }
 
 TEST_CASE("gpu: stream and device synchronisation", "[gpu]")
@@ -282,11 +283,11 @@ TEST_CASE("gpu: stream and device synchronisation", "[gpu]")
   // alone, then computing 1 ms, ends at 21 ms; the device synchronisation afterwards waits for stream 1.
   Setup two;
   two.gpu_cores = 2;
-  auto r = run(dir, {kernel(0.05, 1) + kernel(0.02, 2) +
-                     "{\"op\":\"gpu_sync\",\"fn\":\"cudaStreamSynchronize\",\"stream\":2}\n"
-                     "{\"op\":\"compute\",\"flops\":1000000}\n" +
-                     kDeviceSync},
-               two);
+  auto r = run_gpu(dir, {kernel(0.05, 1) + kernel(0.02, 2) +
+                         "{\"op\":\"gpu_sync\",\"fn\":\"cudaStreamSynchronize\",\"stream\":2}\n"
+                         "{\"op\":\"compute\",\"flops\":1000000}\n" +
+                         kDeviceSync},
+                   two);
   REQUIRE(r.functions.at("cudaStreamSynchronize").seconds == Approx(0.02).epsilon(1e-9));
   REQUIRE(r.functions.at("cudaDeviceSynchronize").seconds == Approx(0.029).epsilon(1e-9));
   REQUIRE(r.makespan_s == Approx(0.05).epsilon(1e-9));
@@ -296,9 +297,9 @@ TEST_CASE("gpu: event synchronisation", "[gpu]")
 {
   // An event recorded on stream 1 after its first kernel: synchronising on it waits for that kernel only.
   TempDir dir2;
-  auto e = run(dir2, {kernel(0.03, 1) + "{\"op\":\"gpu_sync\",\"fn\":\"cudaEventRecord\",\"stream\":1,\"request\":7}\n" +
-                      kernel(0.04, 1) + "{\"op\":\"gpu_sync\",\"fn\":\"cudaEventSynchronize\",\"request\":7}\n" +
-                      "{\"op\":\"sleep\",\"seconds\":0.001}\n"});
+  auto e = run_gpu(dir2, {kernel(0.03, 1) + "{\"op\":\"gpu_sync\",\"fn\":\"cudaEventRecord\",\"stream\":1,\"request\":7}\n" +
+                          kernel(0.04, 1) + "{\"op\":\"gpu_sync\",\"fn\":\"cudaEventSynchronize\",\"request\":7}\n" +
+                          "{\"op\":\"sleep\",\"seconds\":0.001}\n"});
   // The rank ends at 31 ms; the makespan is the rank's end (stream work nobody waits for is not counted).
   REQUIRE(e.ranks[0].finish_s == Approx(0.031).epsilon(1e-9));
 }
@@ -306,10 +307,10 @@ TEST_CASE("gpu: event synchronisation", "[gpu]")
 TEST_CASE("gpu: malloc and free costs", "[gpu]")
 {
   TempDir dir;
-  auto ok = run(dir, {"{\"op\":\"gpu_malloc\",\"fn\":\"cudaMalloc\",\"bytes\":600000000,\"memory\":\"device\"}\n"
-                      "{\"op\":\"gpu_free\",\"fn\":\"cudaFree\",\"bytes\":600000000,\"memory\":\"device\"}\n"
-                      "{\"op\":\"gpu_malloc\",\"fn\":\"cudaMalloc\",\"bytes\":600000000,\"memory\":\"device\"}\n"
-                      "{\"op\":\"gpu_malloc\",\"fn\":\"cudaHostAlloc\",\"bytes\":2000000}\n"});
+  auto ok = run_gpu(dir, {"{\"op\":\"gpu_malloc\",\"fn\":\"cudaMalloc\",\"bytes\":600000000,\"memory\":\"device\"}\n"
+                          "{\"op\":\"gpu_free\",\"fn\":\"cudaFree\",\"bytes\":600000000,\"memory\":\"device\"}\n"
+                          "{\"op\":\"gpu_malloc\",\"fn\":\"cudaMalloc\",\"bytes\":600000000,\"memory\":\"device\"}\n"
+                          "{\"op\":\"gpu_malloc\",\"fn\":\"cudaHostAlloc\",\"bytes\":2000000}\n"});
   REQUIRE(ok.makespan_s == Approx(175e-6 + 125e-6 + 175e-6 + 2 * 650e-6).epsilon(1e-9));
 }
 
@@ -321,8 +322,8 @@ TEST_CASE("gpu: device memory overflow is an error naming rank, call and sizes",
   TempDir dir2;
   const std::string alloc = "{\"op\":\"gpu_malloc\",\"fn\":\"cudaMalloc\",\"bytes\":600000000,\"memory\":\"device\"}\n";
   try {
-    run(dir2, {alloc, "{\"op\":\"sleep\",\"seconds\":1}\n", "{\"op\":\"sleep\",\"seconds\":0.5}\n" + alloc},
-        setup(1, 3));
+    run_gpu(dir2, {alloc, "{\"op\":\"sleep\",\"seconds\":1}\n", "{\"op\":\"sleep\",\"seconds\":0.5}\n" + alloc},
+            setup(1, 3));
     FAIL("no error");
   } catch (const InputError& e) {
     std::string what = e.what();
@@ -339,7 +340,7 @@ TEST_CASE("gpu: platform calibration properties replace the default runtime cost
   TempDir dir;
   Setup s;
   s.root_props = "<prop id=\"gridcast:gpu-malloc-s\" value=\"0.001\"/><prop id=\"gridcast:gpu-queue-s\" value=\"0\"/>\n";
-  auto r = run(dir, {"{\"op\":\"gpu_malloc\",\"fn\":\"cudaMalloc\",\"bytes\":1,\"memory\":\"device\"}\n" + h2d(1000000)}, s);
+  auto r = run_gpu(dir, {"{\"op\":\"gpu_malloc\",\"fn\":\"cudaMalloc\",\"bytes\":1,\"memory\":\"device\"}\n" + h2d(1000000)}, s);
   REQUIRE(r.makespan_s == Approx(0.001 + kRootLat + 1e6 / kRootBw).epsilon(1e-9));
 }
 
@@ -349,7 +350,7 @@ TEST_CASE("gpu: --cfg wins over the platform's runtime costs", "[gpu]")
   s.root_props = "<prop id=\"gridcast:gpu-malloc-s\" value=\"0.001\"/>\n";
   TempDir dir2;
   s.cfg = {"gridcast/gpu/malloc-cost:0.002"};
-  auto c = run(dir2, {"{\"op\":\"gpu_malloc\",\"fn\":\"cudaMalloc\",\"bytes\":1,\"memory\":\"device\"}\n"}, s);
+  auto c = run_gpu(dir2, {"{\"op\":\"gpu_malloc\",\"fn\":\"cudaMalloc\",\"bytes\":1,\"memory\":\"device\"}\n"}, s);
   REQUIRE(c.makespan_s == Approx(0.002).epsilon(1e-9));
 }
 
@@ -366,7 +367,7 @@ double staging_copy(double bytes) { return 2000e-9 + 0.07e-9 * bytes; }
 TEST_CASE("gpu: HostCopy costs the two staging copies plus the network transfer", "[gpu]")
 {
   TempDir dir;
-  auto r = run(dir, device_pingpong(), setup(2, 1));
+  auto r = run_gpu(dir, device_pingpong(), setup(2, 1));
   REQUIRE(r.ranks[1].host == "node-1");
   REQUIRE(r.makespan_s == Approx(2 * staging_copy(kMsg) + kNetLat + kMsg / kNetBw).epsilon(1e-9));
 }
@@ -374,9 +375,9 @@ TEST_CASE("gpu: HostCopy costs the two staging copies plus the network transfer"
 TEST_CASE("gpu: host buffers take the bare network transfer", "[gpu]")
 {
   TempDir dir2;
-  auto host = run(dir2, {"{\"op\":\"send\",\"fn\":\"MPI_Send\",\"peer\":1,\"tag\":0,\"bytes\":1000000}\n",
-                         "{\"op\":\"recv\",\"fn\":\"MPI_Recv\",\"peer\":0,\"tag\":0,\"bytes\":1000000}\n"},
-                  setup(2, 1));
+  auto host = run_gpu(dir2, {"{\"op\":\"send\",\"fn\":\"MPI_Send\",\"peer\":1,\"tag\":0,\"bytes\":1000000}\n",
+                             "{\"op\":\"recv\",\"fn\":\"MPI_Recv\",\"peer\":0,\"tag\":0,\"bytes\":1000000}\n"},
+                      setup(2, 1));
   REQUIRE(host.makespan_s == Approx(kNetLat + kMsg / kNetBw).epsilon(1e-9));
 }
 
@@ -385,7 +386,7 @@ TEST_CASE("gpu: GPUDirect skips the copies: pinning, then GPU to GPU along the r
   TempDir dir;
   Setup s = setup(2, 1);
   s.mode = GpuMpiMode::GpuDirect;
-  auto r = run(dir, device_pingpong(), s);
+  auto r = run_gpu(dir, device_pingpong(), s);
   // Route node-0.gpu-0 -> node-1.gpu-0: up (0 us), root (1 us), net (2 us), root (1 us), down (0 us);
   // the narrowest link is the network.
   REQUIRE(r.makespan_s == Approx(4000e-9 + 2 * kRootLat + kNetLat + kMsg / kNetBw).epsilon(1e-9));
@@ -397,10 +398,10 @@ TEST_CASE("gpu: GPUDirect sends small messages by rendezvous too", "[gpu]")
   s.mode = GpuMpiMode::GpuDirect;
   // The sender waits for the receive, posted 5 ms late.
   TempDir dir2;
-  auto small = run(dir2, {"{\"op\":\"send\",\"fn\":\"MPI_Send\",\"peer\":1,\"tag\":0,\"bytes\":8,\"memory\":\"device\"}\n",
-                          "{\"op\":\"sleep\",\"seconds\":0.005}\n"
-                          "{\"op\":\"recv\",\"fn\":\"MPI_Recv\",\"peer\":0,\"tag\":0,\"bytes\":8,\"memory\":\"device\"}\n"},
-                   s);
+  auto small = run_gpu(dir2, {"{\"op\":\"send\",\"fn\":\"MPI_Send\",\"peer\":1,\"tag\":0,\"bytes\":8,\"memory\":\"device\"}\n",
+                              "{\"op\":\"sleep\",\"seconds\":0.005}\n"
+                              "{\"op\":\"recv\",\"fn\":\"MPI_Recv\",\"peer\":0,\"tag\":0,\"bytes\":8,\"memory\":\"device\"}\n"},
+                       s);
   REQUIRE(small.ranks[0].finish_s > 0.005);
 }
 
@@ -411,7 +412,7 @@ TEST_CASE("gpu: device-buffer allreduce under HostCopy stages before and after",
   TempDir dir;
   Setup s = setup(2, 1);
   s.cfg = {"gridcast/coll/allreduce:ring"};
-  auto hc = run(dir, {mpi, mpi}, s);
+  auto hc = run_gpu(dir, {mpi, mpi}, s);
   // Ring of 2 on the network (full duplex): 2 steps of n/2 bytes each way.
   double ring = 2 * (kNetLat + (n / 2.0) / kNetBw);
   REQUIRE(hc.makespan_s == Approx(2 * staging_copy(n) + ring).epsilon(1e-9));
@@ -423,7 +424,7 @@ TEST_CASE("gpu: NCCL allreduce runs GPU to GPU", "[gpu]")
   // NCCL on the two GPUs of one node: the ring crosses NVLink, no staging, no pinning.
   TempDir dir2;
   const std::string nccl = "{\"op\":\"allreduce\",\"fn\":\"ncclAllReduce\",\"bytes\":10000000,\"stream\":0,\"memory\":\"device\"}\n";
-  auto nc = run(dir2, {nccl + kDeviceSync, nccl + kDeviceSync}, setup(1, 2));  // NCCL is stream-ordered
+  auto nc = run_gpu(dir2, {nccl + kDeviceSync, nccl + kDeviceSync}, setup(1, 2));  // NCCL is stream-ordered
   REQUIRE(nc.collectives.at("allreduce").count("ring") == 1);
   REQUIRE(nc.makespan_s == Approx(2 * (kNvLat + (n / 2.0) / kNvBw)).epsilon(1e-9));
 }
@@ -431,21 +432,21 @@ TEST_CASE("gpu: NCCL allreduce runs GPU to GPU", "[gpu]")
 TEST_CASE("gpu: bad GPU records are errors naming the call", "[gpu]")
 {
   TempDir dir;
-  REQUIRE_THROWS_WITH(run(dir, {"{\"op\":\"gpu_memcpy\",\"fn\":\"cudaMemcpy\",\"tag\":9,\"bytes\":8}\n"}),
+  REQUIRE_THROWS_WITH(run_gpu(dir, {"{\"op\":\"gpu_memcpy\",\"fn\":\"cudaMemcpy\",\"tag\":9,\"bytes\":8}\n"}),
                       Catch::Contains("rank-00000.jsonl:1") && Catch::Contains("copy kind"));
 }
 
 TEST_CASE("gpu: synchronising an event never recorded is an error", "[gpu]")
 {
   TempDir dir2;
-  REQUIRE_THROWS_WITH(run(dir2, {"{\"op\":\"gpu_sync\",\"fn\":\"cudaEventSynchronize\",\"request\":3}\n"}),
+  REQUIRE_THROWS_WITH(run_gpu(dir2, {"{\"op\":\"gpu_sync\",\"fn\":\"cudaEventSynchronize\",\"request\":3}\n"}),
                       Catch::Contains("event 3 was never recorded"));
 }
 
 TEST_CASE("gpu: freeing more than was allocated is an error", "[gpu]")
 {
   TempDir dir3;
-  REQUIRE_THROWS_WITH(run(dir3, {"{\"op\":\"gpu_free\",\"fn\":\"cudaFree\",\"bytes\":8,\"memory\":\"device\"}\n"}),
+  REQUIRE_THROWS_WITH(run_gpu(dir3, {"{\"op\":\"gpu_free\",\"fn\":\"cudaFree\",\"bytes\":8,\"memory\":\"device\"}\n"}),
                       Catch::Contains("cudaFree of 8 bytes, but the rank holds 0"));
 }
 
@@ -513,7 +514,7 @@ TEST_CASE("gpu: GPUDirect registers a reused buffer once (registration cache)", 
   TempDir dir;
   Setup s = setup(2, 1);
   s.mode = GpuMpiMode::GpuDirect;
-  auto r = run(dir, device_pingpong_reused(), s);
+  auto r = run_gpu(dir, device_pingpong_reused(), s);
   // Both sides pin in parallel before the first transfer (tag 0) and before the third (tag 1: another
   // buffer); the second transfer reuses the tag-0 registration.
   REQUIRE(r.makespan_s == Approx(2 * kPin + 3 * kDirect).epsilon(1e-9));
@@ -525,7 +526,7 @@ TEST_CASE("gpu: GPUDirect pin-policy call pins on every call", "[gpu]")
   Setup s = setup(2, 1);
   s.mode = GpuMpiMode::GpuDirect;
   s.cfg = {"gridcast/gpu/pin-policy:call"};
-  auto r = run(dir, device_pingpong_reused(), s);
+  auto r = run_gpu(dir, device_pingpong_reused(), s);
   REQUIRE(r.makespan_s == Approx(3 * kPin + 3 * kDirect).epsilon(1e-9));
 }
 
@@ -539,7 +540,7 @@ TEST_CASE("gpu: a device cudaFree empties the registration cache", "[gpu]")
                             "{\"op\":\"gpu_free\",\"fn\":\"cudaFree\",\"bytes\":8,\"memory\":\"device\"}\n";
   std::vector<std::string> ranks = device_pingpong_reused(churn);
   // The churn sits between the first and the second send/recv on both ranks (see device_pingpong_reused).
-  auto r = run(dir, ranks, s);
+  auto r = run_gpu(dir, ranks, s);
   REQUIRE(r.makespan_s == Approx(3 * kPin + 3 * kDirect + 175e-6 + 125e-6).epsilon(1e-9));
 }
 
@@ -567,7 +568,7 @@ TEST_CASE("gpu: an NCCL collective is enqueued on its stream, the host goes on",
   // Each rank enqueues the allreduce, then works 1 ms on the host, then synchronises the stream: the
   // collective (201 us) ran during the host work, so the rank ends at 1 ms (blocking the rank: 1.201 ms).
   const std::string rank = kNcclAllreduce10MB + host_sleep(0.001) + kStreamSync0;
-  auto r = run(dir, {rank, rank}, setup(1, 2));
+  auto r = run_gpu(dir, {rank, rank}, setup(1, 2));
   REQUIRE(kNcclRing == Approx(201e-6));
   REQUIRE(r.makespan_s == Approx(0.001).epsilon(1e-9));
 }
@@ -576,7 +577,7 @@ TEST_CASE("gpu: a synchronisation waits for the enqueued NCCL collective", "[gpu
 {
   TempDir dir;
   const std::string rank = kNcclAllreduce10MB + host_sleep(0.0001) + kStreamSync0;
-  auto r = run(dir, {rank, rank}, setup(1, 2));
+  auto r = run_gpu(dir, {rank, rank}, setup(1, 2));
   REQUIRE(r.makespan_s == Approx(kNcclRing).epsilon(1e-9));
 }
 
@@ -585,8 +586,8 @@ TEST_CASE("gpu: an NCCL collective starts after the earlier work of its stream",
   TempDir dir;
   // Rank 0's stream runs a 1 ms kernel first, so the ring starts at 1 ms for both ranks (rank 1's
   // stream waits inside the collective for rank 0's).
-  auto r = run(dir, {kernel(0.001, 0) + kNcclAllreduce10MB + kStreamSync0, kNcclAllreduce10MB + kStreamSync0},
-               setup(1, 2));
+  auto r = run_gpu(dir, {kernel(0.001, 0) + kNcclAllreduce10MB + kStreamSync0, kNcclAllreduce10MB + kStreamSync0},
+                   setup(1, 2));
   REQUIRE(r.makespan_s == Approx(0.001 + kNcclRing).epsilon(1e-9));
   REQUIRE(r.ranks[1].finish_s == Approx(0.001 + kNcclRing).epsilon(1e-9));
 }
@@ -598,11 +599,11 @@ TEST_CASE("gpu: cudaStreamWaitEvent makes a stream wait for another stream's eve
   s.gpu_cores = 2;  // the two streams' kernels could run side by side
   // Stream 1 runs 2 ms, records event 7; stream 0 waits for it, then runs 1 ms: 3 ms (without the wait
   // stream 0 would end at 1 ms, which is all the host synchronises).
-  auto r = run(dir, {kernel(0.002, 1) +
-                     "{\"op\":\"gpu_sync\",\"fn\":\"cudaEventRecord\",\"request\":7,\"stream\":1}\n"
-                     "{\"op\":\"gpu_sync\",\"fn\":\"cudaStreamWaitEvent\",\"request\":7,\"stream\":0}\n" +
-                     kernel(0.001, 0) + kStreamSync0},
-               s);
+  auto r = run_gpu(dir, {kernel(0.002, 1) +
+                         "{\"op\":\"gpu_sync\",\"fn\":\"cudaEventRecord\",\"request\":7,\"stream\":1}\n"
+                         "{\"op\":\"gpu_sync\",\"fn\":\"cudaStreamWaitEvent\",\"request\":7,\"stream\":0}\n" +
+                         kernel(0.001, 0) + kStreamSync0},
+                   s);
   REQUIRE(r.makespan_s == Approx(0.003).epsilon(1e-9));
 }
 
@@ -625,7 +626,7 @@ TEST_CASE("gpu: a recorded kernel takes its device time from the next synchronis
   // Recorded: launch (5 us), 2 ms of host work, then 3 ms blocked in cudaDeviceSynchronize: the GPU was
   // busy from the end of the launch to the end of the synchronisation, 5 ms. Replayed: the kernel runs
   // 5 ms from 5 us; the host's 2 ms overlap it; the synchronisation returns at 5.005 ms.
-  auto r = run(dir, {recorded_launch(5e-6) + host_sleep(0.002) + recorded_device_sync(0.003)});
+  auto r = run_gpu(dir, {recorded_launch(5e-6) + host_sleep(0.002) + recorded_device_sync(0.003)});
   REQUIRE(r.makespan_s == Approx(5e-6 + 0.005).epsilon(1e-9));
 }
 
@@ -633,8 +634,8 @@ TEST_CASE("gpu: kernels pending at one synchronisation share its device time", "
 {
   TempDir dir;
   // Two launches (no host cost), then 4 ms blocked in cudaStreamSynchronize: 2 ms each, 4 ms in all.
-  auto r = run(dir, {recorded_launch(0) + recorded_launch(0) +
-                     "{\"op\":\"gpu_sync\",\"fn\":\"cudaStreamSynchronize\",\"stream\":0,\"seconds\":0.004}\n"});
+  auto r = run_gpu(dir, {recorded_launch(0) + recorded_launch(0) +
+                         "{\"op\":\"gpu_sync\",\"fn\":\"cudaStreamSynchronize\",\"stream\":0,\"seconds\":0.004}\n"});
   REQUIRE(r.makespan_s == Approx(0.004).epsilon(1e-9));
 }
 
@@ -645,15 +646,15 @@ TEST_CASE("gpu: a blocking copy gives the pending kernels of its stream their ti
   // (waiting for the kernel, then copying). The kernel gets 1 + 12 = 13 ms (the approximation counts
   // the copy's own time too, docs/guides/gpu.md); replayed: kernel 13 ms, then the copy (queue 10 us on the host
   // before, 1 us + 10 ms on the root link).
-  auto r = run(dir, {recorded_launch(0) + host_sleep(0.001) +
-                     "{\"op\":\"gpu_memcpy\",\"fn\":\"cudaMemcpy\",\"tag\":1,\"bytes\":100000000,\"stream\":0,"
-                     "\"memory\":\"device\",\"seconds\":0.012}\n"});
+  auto r = run_gpu(dir, {recorded_launch(0) + host_sleep(0.001) +
+                         "{\"op\":\"gpu_memcpy\",\"fn\":\"cudaMemcpy\",\"tag\":1,\"bytes\":100000000,\"stream\":0,"
+                         "\"memory\":\"device\",\"seconds\":0.012}\n"});
   REQUIRE(r.makespan_s == Approx(0.013 + kRootLat + 1e8 / kRootBw).epsilon(1e-9));
 }
 
 TEST_CASE("gpu: without a measured synchronisation a recorded kernel takes no time", "[gpu]")
 {
   TempDir dir;
-  auto r = run(dir, {recorded_launch(0) + host_sleep(0.001) + kDeviceSync});
+  auto r = run_gpu(dir, {recorded_launch(0) + host_sleep(0.001) + kDeviceSync});
   REQUIRE(r.makespan_s == Approx(0.001).epsilon(1e-9));
 }

@@ -19,7 +19,7 @@ namespace {
 /// Host a (1 Gf, 2 cores: the two ranks each get a core) to itself through a FATPIPE loopback of 1 us and
 /// 10 GB/s, factors 1 (SimGrid's own would apply otherwise), eager up to 4096 B; `memcpy` the value of
 /// gridcast:memcpy-time, none when empty; `llc_bytes` host a's gridcast:llc-bytes, none when empty.
-std::string platform_xml(const std::string& memcpy, const std::string& llc_bytes = "")
+std::string loopback_xml(const std::string& memcpy, const std::string& llc_bytes = "")
 {
   std::string props = "    <prop id=\"gridcast:lat-factor\" value=\"0:1\"/>\n"
                       "    <prop id=\"gridcast:bw-factor\" value=\"0:1\"/>\n"
@@ -37,8 +37,8 @@ std::string platform_xml(const std::string& memcpy, const std::string& llc_bytes
 }
 
 /// Both ranks on host a run `call` once.
-emulator::ReplayResult run(const TempDir& dir, const std::string& xml, const std::string& call,
-                           const std::vector<std::string>& cfg = {})
+emulator::ReplayResult run_both(const TempDir& dir, const std::string& xml, const std::string& call,
+                                const std::vector<std::string>& cfg = {})
 {
   test::write_jsonl_profile(dir / "trace", {call, call});
   test::write_file(dir / "platform.xml", xml);
@@ -66,7 +66,7 @@ TEST_CASE("local copy: an np 2 alltoall copies its own block first, hand-compute
   // copies its own 8000 B block at 1 GB/s (8 us on its core), then both 8000 B messages cross the
   // loopback at once (FATPIPE: each alone).
   TempDir dir;
-  auto r = run(dir, platform_xml(k1GBps), kAlltoall);
+  auto r = run_both(dir, loopback_xml(k1GBps), kAlltoall);
   CHECK(r.makespan_s == Approx(8000 / 1e9 + kExchange8000_s).epsilon(1e-9));
   CHECK(r.local_copy_time == k1GBps);
   CHECK(r.collectives.at("alltoall").at("linear") == 1);
@@ -78,7 +78,7 @@ TEST_CASE("local copy: an np 2 Rabenseifner allreduce copies the whole buffer fi
   // 16000 B: Rabenseifner (> 2048 B). Each rank copies 16000 B at 1 GB/s (16 us), then exchanges half the
   // buffer (8000 B) in the reduce-scatter and the other half in the allgather; no reduction work given.
   TempDir dir;
-  auto r = run(dir, platform_xml(k1GBps), "{\"op\":\"allreduce\",\"fn\":\"MPI_Allreduce\",\"bytes\":16000}\n");
+  auto r = run_both(dir, loopback_xml(k1GBps), "{\"op\":\"allreduce\",\"fn\":\"MPI_Allreduce\",\"bytes\":16000}\n");
   CHECK(r.makespan_s == Approx(16000 / 1e9 + 2 * kExchange8000_s).epsilon(1e-9));
   CHECK(r.collectives.at("allreduce").at("rabenseifner") == 1);
 }
@@ -88,14 +88,14 @@ TEST_CASE("local copy: an np 2 gather copies at the root only, hand-computed", "
   // Root 0 copies its 8000 B block (8 us) before it posts the receive; rank 1's 8000 B send is a
   // rendezvous (above 4096 B), so it starts when the receive is posted.
   TempDir dir;
-  auto r = run(dir, platform_xml(k1GBps), "{\"op\":\"gather\",\"fn\":\"MPI_Gather\",\"bytes\":8000,\"root\":0}\n");
+  auto r = run_both(dir, loopback_xml(k1GBps), "{\"op\":\"gather\",\"fn\":\"MPI_Gather\",\"bytes\":8000,\"root\":0}\n");
   CHECK(r.makespan_s == Approx(8000 / 1e9 + kExchange8000_s).epsilon(1e-9));
 }
 
 TEST_CASE("local copy: --cfg gridcast/coll-local-copy:off charges nothing", "[emulator][collectives]")
 {
   TempDir dir;
-  auto r = run(dir, platform_xml(k1GBps), kAlltoall, {"gridcast/coll-local-copy:off"});
+  auto r = run_both(dir, loopback_xml(k1GBps), kAlltoall, {"gridcast/coll-local-copy:off"});
   CHECK(r.makespan_s == Approx(kExchange8000_s).epsilon(1e-9));
   CHECK(r.local_copy_time.empty());
 }
@@ -103,7 +103,7 @@ TEST_CASE("local copy: --cfg gridcast/coll-local-copy:off charges nothing", "[em
 TEST_CASE("local copy: a platform without gridcast:memcpy-time charges nothing", "[emulator][collectives]")
 {
   TempDir dir;
-  auto r = run(dir, platform_xml(""), kAlltoall);
+  auto r = run_both(dir, loopback_xml(""), kAlltoall);
   CHECK(r.makespan_s == Approx(kExchange8000_s).epsilon(1e-9));
   CHECK(r.local_copy_time.empty());
 }
@@ -111,7 +111,7 @@ TEST_CASE("local copy: a platform without gridcast:memcpy-time charges nothing",
 TEST_CASE("local copy: coll-local-copy:on without the property is an error naming it", "[emulator][collectives]")
 {
   TempDir dir;
-  CHECK_THROWS_MATCHES(run(dir, platform_xml(""), kAlltoall, {"gridcast/coll-local-copy:on"}), InputError,
+  CHECK_THROWS_MATCHES(run_both(dir, loopback_xml(""), kAlltoall, {"gridcast/coll-local-copy:on"}), InputError,
                        Catch::Matchers::Predicate<InputError>([](const InputError& e) {
                          const std::string w = e.what();
                          return w.find("gridcast:memcpy-time") != std::string::npos &&
@@ -122,7 +122,7 @@ TEST_CASE("local copy: coll-local-copy:on without the property is an error namin
 TEST_CASE("local copy: a property that is not a positive rate is an error naming it", "[emulator][collectives]")
 {
   TempDir dir;
-  CHECK_THROWS_MATCHES(run(dir, platform_xml("1000:-3"), kAlltoall), InputError,
+  CHECK_THROWS_MATCHES(run_both(dir, loopback_xml("1000:-3"), kAlltoall), InputError,
                        Catch::Matchers::Predicate<InputError>([](const InputError& e) {
                          return std::string(e.what()).find("gridcast:memcpy-time") != std::string::npos;
                        }));
@@ -177,7 +177,7 @@ TEST_CASE("cold copy: an alltoall whose node data fits the cache copies at the c
   // Each rank's buffers: 2 x 2 blocks of 8000 B = 32000 B; the node's two ranks: 64000 B, not more than
   // the 64000 B cache: the 8000 B copy at the curve (8 us), as without the property.
   TempDir dir;
-  auto r = run(dir, platform_xml(kTwoRates, "64000"), kAlltoall);
+  auto r = run_both(dir, loopback_xml(kTwoRates, "64000"), kAlltoall);
   CHECK(r.makespan_s == Approx(8000 / 1e9 + kExchange8000_s).epsilon(1e-9));
 }
 
@@ -186,7 +186,7 @@ TEST_CASE("cold copy: an alltoall whose node data exceeds the cache copies at th
 {
   // 64000 B of the node's buffers > 63999 B: the 8000 B copy at 2 ns/B, 16 us.
   TempDir dir;
-  auto r = run(dir, platform_xml(kTwoRates, "63999"), kAlltoall);
+  auto r = run_both(dir, loopback_xml(kTwoRates, "63999"), kAlltoall);
   CHECK(r.makespan_s == Approx(16e-6 + kExchange8000_s).epsilon(1e-9));
 }
 
@@ -196,7 +196,7 @@ TEST_CASE("cold copy: an allreduce counts its send and receive buffers, both ran
   // 16000 B Rabenseifner: 2 x 16000 B per rank, 64000 B on the node > 63999 B: the 16000 B copy at 2 ns/B
   // (32 us instead of the curve's 16 us), then the two 8000 B exchanges.
   TempDir dir;
-  auto r = run(dir, platform_xml(kTwoRates, "63999"), "{\"op\":\"allreduce\",\"fn\":\"MPI_Allreduce\",\"bytes\":16000}\n");
+  auto r = run_both(dir, loopback_xml(kTwoRates, "63999"), "{\"op\":\"allreduce\",\"fn\":\"MPI_Allreduce\",\"bytes\":16000}\n");
   CHECK(r.makespan_s == Approx(32e-6 + 2 * kExchange8000_s).epsilon(1e-9));
 }
 
@@ -229,7 +229,7 @@ TEST_CASE("cold copy: a bad gridcast:llc-bytes is an error naming the property a
           "[emulator][collectives]")
 {
   TempDir dir;
-  CHECK_THROWS_MATCHES(run(dir, platform_xml(kTwoRates, "lots"), kAlltoall), InputError,
+  CHECK_THROWS_MATCHES(run_both(dir, loopback_xml(kTwoRates, "lots"), kAlltoall), InputError,
                        Catch::Matchers::Predicate<InputError>([](const InputError& e) {
                          const std::string w = e.what();
                          return w.find("gridcast:llc-bytes") != std::string::npos &&

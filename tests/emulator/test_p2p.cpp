@@ -20,7 +20,7 @@ namespace {
 
 constexpr double kLatency = 1e-5;    // seconds
 constexpr double kBandwidth = 1e9;   // bytes per second
-constexpr double kSpeed = 1e9;       // flops per second
+constexpr double kStarSpeed = 1e9;   // flops per second
 
 /// A star: every host has a private link (kLatency, kBandwidth) to a central point; a route between two
 /// hosts crosses both private links, so its latency is 2 * kLatency and a lone flow gets kBandwidth.
@@ -38,7 +38,7 @@ struct Star {
     sg4::Engine::set_config("network/crosstraffic:0");  // no reverse-path ACK traffic: exact figures
     auto* zone = sg4::create_full_zone("star");
     for (int i = 0; i < n; ++i) {
-      hosts.push_back(zone->create_host("h" + std::to_string(i), kSpeed));
+      hosts.push_back(zone->create_host("h" + std::to_string(i), kStarSpeed));
       links.push_back(zone->create_link("l" + std::to_string(i), kBandwidth)->set_latency(kLatency));
     }
     for (int i = 0; i < n; ++i)
@@ -50,7 +50,7 @@ struct Star {
 };
 
 /// Time of one lone message between two hosts of the star.
-double transfer(double bytes) { return 2 * kLatency + bytes / kBandwidth; }
+double star_transfer(double bytes) { return 2 * kLatency + bytes / kBandwidth; }
 
 /// The board's two ways of moving bytes (p2p.hpp): host-to-host comms, or mailbox comms between the
 /// actors. Every scenario below runs with both and must give the same times.
@@ -84,12 +84,12 @@ static void ping_pong(double bytes, bool mailboxes)
     board.drain();
   });
   star.engine->run();
-  REQUIRE(end0 == Approx(2 * transfer(bytes)).epsilon(1e-9));
+  REQUIRE(end0 == Approx(2 * star_transfer(bytes)).epsilon(1e-9));
   // Rank 1's second send is eager for small messages (it leaves at once) and rendezvous for large ones.
   if (bytes < 65536)
-    REQUIRE(end1 == Approx(transfer(bytes)).epsilon(1e-9));
+    REQUIRE(end1 == Approx(star_transfer(bytes)).epsilon(1e-9));
   else
-    REQUIRE(end1 == Approx(2 * transfer(bytes)).epsilon(1e-9));
+    REQUIRE(end1 == Approx(2 * star_transfer(bytes)).epsilon(1e-9));
   REQUIRE(board.messages() == 2);
 }
 
@@ -146,22 +146,22 @@ static void late_receiver(std::uint64_t bytes, bool mailboxes = false)
   double receiver_end = -1;
   sg4::Actor::create("sender", star.hosts[0], [&] {
     board.wait(board.post_send(0, 1, bytes, 5, 0, SendMode::Standard));
-    sg4::this_actor::execute(work * kSpeed);
+    sg4::this_actor::execute(work * kStarSpeed);
     sender_end = sg4::Engine::get_clock();
     board.drain();
   });
   sg4::Actor::create("receiver", star.hosts[1], [&] {
-    sg4::this_actor::execute(late * kSpeed);
+    sg4::this_actor::execute(late * kStarSpeed);
     board.wait(board.post_recv(1, 0, bytes, 5, 0));
     receiver_end = sg4::Engine::get_clock();
   });
   star.engine->run();
   // Either way the bytes move only once the receive is posted (SMPI's default behaviour).
-  REQUIRE(receiver_end == Approx(late + transfer(bytes)).epsilon(1e-9));
+  REQUIRE(receiver_end == Approx(late + star_transfer(bytes)).epsilon(1e-9));
   if (bytes < threshold)
     REQUIRE(sender_end == Approx(work).epsilon(1e-9));
   else
-    REQUIRE(sender_end == Approx(late + transfer(bytes) + work).epsilon(1e-9));
+    REQUIRE(sender_end == Approx(late + star_transfer(bytes) + work).epsilon(1e-9));
 }
 
 TEST_CASE("eager sends leave at once", "[p2p]") { late_receiver(1024); }
@@ -188,13 +188,13 @@ TEST_CASE("mailboxes: an eager send outlives its sender, which drains it before 
     board.drain();
   });
   sg4::Actor::create("receiver", star.hosts[1], [&] {
-    sg4::this_actor::execute(1e-3 * kSpeed);
+    sg4::this_actor::execute(1e-3 * kStarSpeed);
     board.wait(board.post_recv(1, 0, 1024, 0, 0));
     received = sg4::Engine::get_clock();
   });
   star.engine->run();
   REQUIRE(sender_done == 0.0);
-  REQUIRE(received == Approx(1e-3 + transfer(1024)).epsilon(1e-9));
+  REQUIRE(received == Approx(1e-3 + star_transfer(1024)).epsilon(1e-9));
 }
 
 TEST_CASE("mailboxes: many eager sends are reaped as they finish, and each arrives", "[p2p]")
@@ -207,7 +207,7 @@ TEST_CASE("mailboxes: many eager sends are reaped as they finish, and each arriv
   sg4::Actor::create("sender", star.hosts[0], [&] {
     for (int i = 0; i < n; ++i) {
       board.wait(board.post_send(0, 1, 1000, 3, 0, SendMode::Standard));
-      sg4::this_actor::execute(1e-5 * kSpeed);
+      sg4::this_actor::execute(1e-5 * kStarSpeed);
     }
     board.drain();
   });
@@ -234,11 +234,11 @@ static void synchronous_send(bool mailboxes)
     sender_end = sg4::Engine::get_clock();
   });
   sg4::Actor::create("receiver", star.hosts[1], [&] {
-    sg4::this_actor::execute(1e-3 * kSpeed);
+    sg4::this_actor::execute(1e-3 * kStarSpeed);
     board.wait(board.post_recv(1, 0, 8, 0, 0));
   });
   star.engine->run();
-  REQUIRE(sender_end == Approx(1e-3 + transfer(8)).epsilon(1e-9));
+  REQUIRE(sender_end == Approx(1e-3 + star_transfer(8)).epsilon(1e-9));
 }
 
 TEST_CASE("synchronous sends wait even when small", "[p2p]") { synchronous_send(false); }
@@ -258,7 +258,7 @@ static void mpi_matching(bool mailboxes)
     board.drain();
   });
   sg4::Actor::create("r1", star.hosts[1], [&] {
-    sg4::this_actor::execute(1e-3 * kSpeed);  // arrives later than rank 0's messages
+    sg4::this_actor::execute(1e-3 * kStarSpeed);  // arrives later than rank 0's messages
     board.wait(board.post_send(1, 2, 400, 9, 0, SendMode::Standard));
     board.drain();
   });
@@ -300,7 +300,7 @@ static void wire_order(bool mailboxes)
     board.drain();
   });
   sg4::Actor::create("r1", star.hosts[1], [&] {
-    sg4::this_actor::execute(1e-3 * kSpeed);
+    sg4::this_actor::execute(1e-3 * kStarSpeed);
     for (int i = 0; i < 2; ++i) {
       auto r = board.post_recv(1, 0, 0, kAnyTag, 0);
       board.wait(r);
@@ -323,15 +323,15 @@ static void test_completes(bool mailboxes)
   MessageBoard board(star.hosts, board_options(65536, mailboxes));
   std::vector<bool> results;
   sg4::Actor::create("r0", star.hosts[0], [&] {
-    sg4::this_actor::execute(1e-3 * kSpeed);
+    sg4::this_actor::execute(1e-3 * kStarSpeed);
     board.wait(board.post_send(0, 1, 1 << 20, 0, 0, SendMode::Standard));
   });
   sg4::Actor::create("r1", star.hosts[1], [&] {
     auto r = board.post_recv(1, 0, 1 << 20, 0, 0);
     results.push_back(board.test(r));  // nothing sent yet
-    sg4::this_actor::execute(2e-3 * kSpeed);
-    results.push_back(board.test(r));  // 1 ms + transfer(1 MiB) ~ 2.07 ms: still moving at 2 ms
-    sg4::this_actor::execute(1e-3 * kSpeed);
+    sg4::this_actor::execute(2e-3 * kStarSpeed);
+    results.push_back(board.test(r));  // 1 ms + star_transfer(1 MiB) ~ 2.07 ms: still moving at 2 ms
+    sg4::this_actor::execute(1e-3 * kStarSpeed);
     results.push_back(board.test(r));  // done by 3 ms
   });
   star.engine->run();

@@ -18,9 +18,9 @@ using gridcast::test::expect_input_error;
 
 namespace {
 
-constexpr double kLat = 1e-6;     // base loopback latency
-constexpr double kBw  = 10e9;     // base loopback bandwidth
-constexpr double kBus = 12e9;     // capacity concurrent transfers share
+constexpr double kBaseLat = 1e-6;  // base loopback latency
+constexpr double kBaseBw  = 10e9;  // base loopback bandwidth
+constexpr double kBus     = 12e9;  // capacity concurrent transfers share
 
 platform::Calibration calibration(bool with_bus)
 {
@@ -29,8 +29,8 @@ platform::Calibration calibration(bool with_bus)
   c.host.date                = "2026-11-22";
   c.compute.core_speed_flops = 1e9;
   platform::NetworkCalibration n;
-  n.latency_s             = kLat;
-  n.bandwidth_Bps         = kBw;
+  n.latency_s             = kBaseLat;
+  n.bandwidth_Bps         = kBaseBw;
   n.eager_threshold_bytes = 4096;
   n.lat_factor            = {{0, 1.0}, {65536, 2.0}};
   n.bw_factor             = {{0, 1.0}, {65536, 0.5}, {1048576, 0.9}};
@@ -86,8 +86,8 @@ TEST_CASE("shared memory: the calibrated capacity is a SHARED link on the loopba
   REQUIRE(m.links.size() == 2);
   CHECK(m.links[0].name == "node-0.loopback");
   CHECK(m.links[0].sharing == platform::Sharing::Fatpipe);
-  CHECK(m.links[0].bandwidth_Bps == kBw);
-  CHECK(m.links[0].latency_s == kLat);
+  CHECK(m.links[0].bandwidth_Bps == kBaseBw);
+  CHECK(m.links[0].latency_s == kBaseLat);
   CHECK(m.links[1].name == "node-0.memory-bus");
   CHECK(m.links[1].sharing == platform::Sharing::Shared);
   // Written 5% wide: SimGrid's cross-traffic charges each loopback flow 1.05 of its rate there.
@@ -104,7 +104,7 @@ TEST_CASE("shared memory: the calibrated capacity is a SHARED link on the loopba
   auto links = loaded.route("node-0", "node-0", &latency);
   std::sort(links.begin(), links.end());  // SimGrid lists a route's links in its own order
   CHECK(links == std::vector<std::string>{"node-0.loopback", "node-0.memory-bus"});
-  CHECK(latency == Approx(kLat));
+  CHECK(latency == Approx(kBaseLat));
 
   // Without a shared capacity (older calibrations, other specs) the loopback is the FATPIPE link alone.
   platform::Calibration plain = calibration(false);
@@ -131,7 +131,8 @@ TEST_CASE("shared memory: two opposite transfers share the bus, hand-computed", 
   //   64 KiB: L*2 + 65536 / (0.5 * 6e9);   8 MiB: L*2 + 8 MiB / (0.9 * 6e9)
   TempDir dir;
   auto r = replay_pair(dir, calibration(true), sendrecv(65536) + sendrecv(8u << 20));
-  const double expected = (kLat * 2 + 65536 / (0.5 * kBus / 2)) + (kLat * 2 + (8u << 20) / (0.9 * kBus / 2));
+  const double expected =
+      (kBaseLat * 2 + 65536 / (0.5 * kBus / 2)) + (kBaseLat * 2 + (8u << 20) / (0.9 * kBus / 2));
   CHECK(r.makespan_s == Approx(expected).epsilon(1e-6));
   CHECK(r.bw_factor == "0:1;65536:0.5;1048576:0.9");
 }
@@ -155,5 +156,5 @@ TEST_CASE("shared memory: a lone transfer keeps its ping-pong time under the bus
   models::ProfileDir trace(dir / "trace");
   opts.recorded_host_speed_flops = trace.info().host.speed_flops;
   auto r = emulator::replay(trace, opts);
-  CHECK(r.makespan_s == Approx(kLat * 2 + (8u << 20) / (0.9 * kBw)).epsilon(1e-6));
+  CHECK(r.makespan_s == Approx(kBaseLat * 2 + (8u << 20) / (0.9 * kBaseBw)).epsilon(1e-6));
 }

@@ -19,7 +19,7 @@ using namespace gridcast::test;
 
 namespace {
 
-std::string compute(double seconds)
+std::string compute_s(double seconds)
 {
   std::ostringstream o;
   o << R"({"op":"compute","fn":"compute","seconds":)" << seconds << "}\n";
@@ -47,7 +47,7 @@ TEST_CASE("wait states: a receive posted 3 ms before its send waits 3 ms as a la
 {
   TempDir dir;
   auto result = replay_jsonl(dir,
-                             {compute(0.003) + R"({"op":"send","fn":"MPI_Send","peer":1,"tag":0,"bytes":8})" "\n",
+                             {compute_s(0.003) + R"({"op":"send","fn":"MPI_Send","peer":1,"tag":0,"bytes":8})" "\n",
                               R"({"op":"recv","fn":"MPI_Recv","peer":0,"tag":0,"bytes":8})" "\n"},
                              2, 1e9, {}, true);
   REQUIRE(result.wait_states);
@@ -64,7 +64,7 @@ TEST_CASE("wait states: a receive posted 3 ms before its send waits 3 ms as a la
 TEST_CASE("wait states: without the option nothing is classified", "[wait_states]")
 {
   TempDir dir;
-  CHECK_FALSE(replay_jsonl(dir, {compute(0.003) + R"({"op":"send","fn":"MPI_Send","peer":1,"tag":0,"bytes":8})" "\n",
+  CHECK_FALSE(replay_jsonl(dir, {compute_s(0.003) + R"({"op":"send","fn":"MPI_Send","peer":1,"tag":0,"bytes":8})" "\n",
                                  R"({"op":"recv","fn":"MPI_Recv","peer":0,"tag":0,"bytes":8})" "\n"},
                            2)
                   .wait_states);
@@ -77,7 +77,7 @@ TEST_CASE("wait states: a rendezvous send posted 2 ms before its receive waits 2
   // 1 MB is above the 64 KiB eager threshold: the send cannot finish before the receive is posted.
   auto result = replay_jsonl(dir,
                              {R"({"op":"send","fn":"MPI_Send","peer":1,"tag":0,"bytes":1000000})" "\n",
-                              compute(0.002) + R"({"op":"recv","fn":"MPI_Recv","peer":0,"tag":0,"bytes":1000000})" "\n"},
+                              compute_s(0.002) + R"({"op":"recv","fn":"MPI_Recv","peer":0,"tag":0,"bytes":1000000})" "\n"},
                              2, 1e9, {}, true);
   REQUIRE(result.wait_states);
   const WaitStateReport& w = *result.wait_states;
@@ -90,7 +90,7 @@ TEST_CASE("wait states: a barrier after one slow rank is the slow rank's lead on
   TempDir dir;
   std::vector<std::string> ranks;
   for (int r = 0; r < 4; ++r)
-    ranks.push_back(compute(r == 2 ? 0.005 : 0.001) + R"({"op":"barrier","fn":"MPI_Barrier"})" "\n");
+    ranks.push_back(compute_s(r == 2 ? 0.005 : 0.001) + R"({"op":"barrier","fn":"MPI_Barrier"})" "\n");
   auto result = replay_jsonl(dir, ranks, 4, 1e9, {}, true);
   REQUIRE(result.wait_states);
   const WaitStateReport& w = *result.wait_states;
@@ -114,9 +114,9 @@ TEST_CASE("wait states: a late broadcast root and an early reduce root", "[wait_
   // bcast from rank 1, which computes 2 ms first; then a reduce to rank 0, which enters at once while
   // the others compute 1 ms.
   for (int r = 0; r < 3; ++r)
-    ranks.push_back((r == 1 ? compute(0.002) : std::string()) +
+    ranks.push_back((r == 1 ? compute_s(0.002) : std::string()) +
                     R"({"op":"bcast","fn":"MPI_Bcast","bytes":8,"root":1})" "\n" +
-                    (r == 0 ? std::string() : compute(0.001)) +
+                    (r == 0 ? std::string() : compute_s(0.001)) +
                     R"({"op":"reduce","fn":"MPI_Reduce","bytes":8,"root":0})" "\n");
   auto result = replay_jsonl(dir, ranks, 3, 1e9, {}, true);
   REQUIRE(result.wait_states);
@@ -139,8 +139,8 @@ TEST_CASE("wait states: a waitall on two receives waits for the later sender onc
       {R"({"op":"irecv","fn":"MPI_Irecv","peer":1,"tag":0,"bytes":8,"request":1})" "\n"
        R"({"op":"irecv","fn":"MPI_Irecv","peer":2,"tag":0,"bytes":8,"request":2})" "\n"
        R"({"op":"waitall","fn":"MPI_Waitall","requests":[1,2]})" "\n",
-       compute(0.001) + R"({"op":"send","fn":"MPI_Send","peer":0,"tag":0,"bytes":8})" "\n",
-       compute(0.003) + R"({"op":"send","fn":"MPI_Send","peer":0,"tag":0,"bytes":8})" "\n"},
+       compute_s(0.001) + R"({"op":"send","fn":"MPI_Send","peer":0,"tag":0,"bytes":8})" "\n",
+       compute_s(0.003) + R"({"op":"send","fn":"MPI_Send","peer":0,"tag":0,"bytes":8})" "\n"},
       3, 1e9, {}, true);
   REQUIRE(result.wait_states);
   const WaitStateReport& w = *result.wait_states;
@@ -154,7 +154,7 @@ TEST_CASE("wait states: analysis.json names every wait and is the same bytes run
   TempDir dir;
   std::vector<std::string> ranks;
   for (int r = 0; r < 3; ++r)
-    ranks.push_back(compute(0.001 * (r + 1)) + R"({"op":"allreduce","fn":"MPI_Allreduce","bytes":8})" "\n");
+    ranks.push_back(compute_s(0.001 * (r + 1)) + R"({"op":"allreduce","fn":"MPI_Allreduce","bytes":8})" "\n");
   auto result = replay_jsonl(dir, ranks, 3, 1e9, {}, true);
   RunDescription run;
   run.command = "replay";
@@ -181,10 +181,10 @@ TEST_CASE("critical path: a three-stage pipeline's path is every stage's compute
   const std::string send_to_1 = R"({"op":"send","fn":"MPI_Send","peer":1,"tag":0,"bytes":8})" "\n";
   const std::string send_to_2 = R"({"op":"send","fn":"MPI_Send","peer":2,"tag":0,"bytes":8})" "\n";
   auto result = replay_jsonl(dir,
-                             {compute(0.002) + send_to_1,
-                              R"({"op":"recv","fn":"MPI_Recv","peer":0,"tag":0,"bytes":8})" "\n" + compute(0.001) +
+                             {compute_s(0.002) + send_to_1,
+                              R"({"op":"recv","fn":"MPI_Recv","peer":0,"tag":0,"bytes":8})" "\n" + compute_s(0.001) +
                                   send_to_2,
-                              R"({"op":"recv","fn":"MPI_Recv","peer":1,"tag":0,"bytes":8})" "\n" + compute(0.001)},
+                              R"({"op":"recv","fn":"MPI_Recv","peer":1,"tag":0,"bytes":8})" "\n" + compute_s(0.001)},
                              3, 1e9, {}, true, true);
   REQUIRE(result.wait_states);
   REQUIRE(result.wait_states->critical_path);
@@ -244,7 +244,7 @@ TEST_CASE("imbalance per iteration: a replay finds a recorded trace's loop by fo
   for (int r = 0; r < 3; ++r) {
     std::string text = R"({"op":"barrier","fn":"MPI_Barrier"})" "\n";
     for (int i = 0; i < 4; ++i)
-      text += compute(r == 1 && i == 2 ? 0.004 : 0.001) + R"({"op":"allreduce","fn":"MPI_Allreduce","bytes":8})" "\n";
+      text += compute_s(r == 1 && i == 2 ? 0.004 : 0.001) + R"({"op":"allreduce","fn":"MPI_Allreduce","bytes":8})" "\n";
     ranks.push_back(text + R"({"op":"barrier","fn":"MPI_Barrier"})" "\n");
   }
   auto result = replay_jsonl(dir, ranks, 3, 1e9, {}, true);

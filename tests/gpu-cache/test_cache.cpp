@@ -173,9 +173,9 @@ TEST_CASE("gpu-cache read: a 64-byte fetch brings the other sector of the pair, 
 
 namespace {
 
-enum class Op { Read, Write, Atomic };
+enum class StepOp { Read, Write, Atomic };
 struct Step {
-  Op op;
+  StepOp op;
   std::uint64_t line;
   unsigned sectors, hit, fetch, forward, victim_dirty;
 };
@@ -187,7 +187,9 @@ void run_steps(WritePolicy w, WriteAllocate a, const std::vector<Step>& steps)
     const Step& s = steps[i];
     INFO("policy " << to_string(w) << "/" << to_string(a) << ", step " << i);
     const auto m = std::uint8_t(s.sectors);
-    const Outcome o = s.op == Op::Read ? c.read(s.line, m) : s.op == Op::Write ? c.write(s.line, m) : c.atomic(s.line, m);
+    const Outcome o = s.op == StepOp::Read    ? c.read(s.line, m)
+                      : s.op == StepOp::Write ? c.write(s.line, m)
+                                              : c.atomic(s.line, m);
     CHECK(unsigned(o.hit) == s.hit);
     CHECK(unsigned(o.fetch) == s.fetch);
     CHECK(unsigned(o.forward) == s.forward);
@@ -203,75 +205,75 @@ constexpr std::uint64_t A = 0, B = 1, C = 2;
 TEST_CASE("gpu-cache write-through - no allocate: stores go below and never allocate")
 {
   run_steps(WritePolicy::WriteThrough, WriteAllocate::None,
-            {{Op::Write, A, 0b0011, 0, 0, 0b0011, 0},
-             {Op::Read, A, 0b0111, 0, 0b0111, 0, 0},    // A was not allocated by the store
-             {Op::Write, A, 0b1001, 0b0001, 0, 0b1001, 0},  // present: sector 0 hits, all go below
-             {Op::Read, A, 0b1000, 0, 0b1000, 0, 0},    // sector 3 was not allocated
-             {Op::Read, B, 0b0001, 0, 0b0001, 0, 0},
-             {Op::Read, C, 0b0001, 0, 0b0001, 0, 0}});  // evicts A, never dirty
+            {{StepOp::Write, A, 0b0011, 0, 0, 0b0011, 0},
+             {StepOp::Read, A, 0b0111, 0, 0b0111, 0, 0},    // A was not allocated by the store
+             {StepOp::Write, A, 0b1001, 0b0001, 0, 0b1001, 0},  // present: sector 0 hits, all go below
+             {StepOp::Read, A, 0b1000, 0, 0b1000, 0, 0},    // sector 3 was not allocated
+             {StepOp::Read, B, 0b0001, 0, 0b0001, 0, 0},
+             {StepOp::Read, C, 0b0001, 0, 0b0001, 0, 0}});  // evicts A, never dirty
 }
 
 TEST_CASE("gpu-cache write-through - fetch on write: missing sectors are read - the store goes below")
 {
   run_steps(WritePolicy::WriteThrough, WriteAllocate::Fetch,
-            {{Op::Write, A, 0b0011, 0, 0b0011, 0b0011, 0},
-             {Op::Read, A, 0b0111, 0b0011, 0b0100, 0, 0},
-             {Op::Write, A, 0b1000, 0, 0b1000, 0b1000, 0},
-             {Op::Read, A, 0b1111, 0b1111, 0, 0, 0},
-             {Op::Read, B, 0b0001, 0, 0b0001, 0, 0},
-             {Op::Read, C, 0b0001, 0, 0b0001, 0, 0}});  // evicts A, clean
+            {{StepOp::Write, A, 0b0011, 0, 0b0011, 0b0011, 0},
+             {StepOp::Read, A, 0b0111, 0b0011, 0b0100, 0, 0},
+             {StepOp::Write, A, 0b1000, 0, 0b1000, 0b1000, 0},
+             {StepOp::Read, A, 0b1111, 0b1111, 0, 0, 0},
+             {StepOp::Read, B, 0b0001, 0, 0b0001, 0, 0},
+             {StepOp::Read, C, 0b0001, 0, 0b0001, 0, 0}});  // evicts A, clean
 }
 
 TEST_CASE("gpu-cache write-through - validate: stores allocate their sectors without reading")
 {
   run_steps(WritePolicy::WriteThrough, WriteAllocate::Validate,
-            {{Op::Write, A, 0b0011, 0, 0, 0b0011, 0},
-             {Op::Read, A, 0b0111, 0b0011, 0b0100, 0, 0},
-             {Op::Write, A, 0b1000, 0, 0, 0b1000, 0},
-             {Op::Read, A, 0b1111, 0b1111, 0, 0, 0},
-             {Op::Read, B, 0b0001, 0, 0b0001, 0, 0},
-             {Op::Read, C, 0b0001, 0, 0b0001, 0, 0}});
+            {{StepOp::Write, A, 0b0011, 0, 0, 0b0011, 0},
+             {StepOp::Read, A, 0b0111, 0b0011, 0b0100, 0, 0},
+             {StepOp::Write, A, 0b1000, 0, 0, 0b1000, 0},
+             {StepOp::Read, A, 0b1111, 0b1111, 0, 0, 0},
+             {StepOp::Read, B, 0b0001, 0, 0b0001, 0, 0},
+             {StepOp::Read, C, 0b0001, 0, 0b0001, 0, 0}});
 }
 
 TEST_CASE("gpu-cache write-back - no allocate: store misses go below - store hits make sectors dirty")
 {
   run_steps(WritePolicy::WriteBack, WriteAllocate::None,
-            {{Op::Write, A, 0b0011, 0, 0, 0b0011, 0},
-             {Op::Read, A, 0b0111, 0, 0b0111, 0, 0},
-             {Op::Write, A, 0b1001, 0b0001, 0, 0b1000, 0},  // sector 0 hits (dirty), sector 3 goes below
-             {Op::Read, B, 0b0001, 0, 0b0001, 0, 0},
-             {Op::Read, C, 0b0001, 0, 0b0001, 0b0000, 0b0001}});  // evicts A: its dirty sector written back
+            {{StepOp::Write, A, 0b0011, 0, 0, 0b0011, 0},
+             {StepOp::Read, A, 0b0111, 0, 0b0111, 0, 0},
+             {StepOp::Write, A, 0b1001, 0b0001, 0, 0b1000, 0},  // sector 0 hits (dirty), sector 3 goes below
+             {StepOp::Read, B, 0b0001, 0, 0b0001, 0, 0},
+             {StepOp::Read, C, 0b0001, 0, 0b0001, 0b0000, 0b0001}});  // evicts A: its dirty sector written back
 }
 
 TEST_CASE("gpu-cache write-back - fetch on write: the seed's state machine (Fig. 4)")
 {
   run_steps(WritePolicy::WriteBack, WriteAllocate::Fetch,
-            {{Op::Write, A, 0b0011, 0, 0b0011, 0, 0},  // write miss: read the sectors, then write them
-             {Op::Read, A, 0b0111, 0b0011, 0b0100, 0, 0},
-             {Op::Write, A, 0b1000, 0, 0b1000, 0, 0},
-             {Op::Write, A, 0b1000, 0b1000, 0, 0, 0},
-             {Op::Read, B, 0b0001, 0, 0b0001, 0, 0},
-             {Op::Read, C, 0b0001, 0, 0b0001, 0, 0b1011}});  // replacing A writes its dirty sectors back
+            {{StepOp::Write, A, 0b0011, 0, 0b0011, 0, 0},  // write miss: read the sectors, then write them
+             {StepOp::Read, A, 0b0111, 0b0011, 0b0100, 0, 0},
+             {StepOp::Write, A, 0b1000, 0, 0b1000, 0, 0},
+             {StepOp::Write, A, 0b1000, 0b1000, 0, 0, 0},
+             {StepOp::Read, B, 0b0001, 0, 0b0001, 0, 0},
+             {StepOp::Read, C, 0b0001, 0, 0b0001, 0, 0b1011}});  // replacing A writes its dirty sectors back
 }
 
 TEST_CASE("gpu-cache write-back - validate: stores allocate dirty sectors without reading")
 {
   run_steps(WritePolicy::WriteBack, WriteAllocate::Validate,
-            {{Op::Write, A, 0b0011, 0, 0, 0, 0},
-             {Op::Read, A, 0b0111, 0b0011, 0b0100, 0, 0},
-             {Op::Write, A, 0b1000, 0, 0, 0, 0},
-             {Op::Read, B, 0b0001, 0, 0b0001, 0, 0},
-             {Op::Read, C, 0b0001, 0, 0b0001, 0, 0b1011}});
+            {{StepOp::Write, A, 0b0011, 0, 0, 0, 0},
+             {StepOp::Read, A, 0b0111, 0b0011, 0b0100, 0, 0},
+             {StepOp::Write, A, 0b1000, 0, 0, 0, 0},
+             {StepOp::Read, B, 0b0001, 0, 0b0001, 0, 0},
+             {StepOp::Read, C, 0b0001, 0, 0b0001, 0, 0b1011}});
 }
 
 TEST_CASE("gpu-cache atomics: read-modify-write - the missing sectors read whatever the allocate policy")
 {
   run_steps(WritePolicy::WriteBack, WriteAllocate::None,
-            {{Op::Atomic, A, 0b0001, 0, 0b0001, 0, 0},
-             {Op::Atomic, A, 0b0011, 0b0001, 0b0010, 0, 0},
-             {Op::Read, B, 0b0001, 0, 0b0001, 0, 0},
-             {Op::Read, C, 0b0001, 0, 0b0001, 0, 0b0011}});
-  run_steps(WritePolicy::WriteThrough, WriteAllocate::None, {{Op::Atomic, A, 0b0001, 0, 0b0001, 0b0001, 0}});
+            {{StepOp::Atomic, A, 0b0001, 0, 0b0001, 0, 0},
+             {StepOp::Atomic, A, 0b0011, 0b0001, 0b0010, 0, 0},
+             {StepOp::Read, B, 0b0001, 0, 0b0001, 0, 0},
+             {StepOp::Read, C, 0b0001, 0, 0b0001, 0, 0b0011}});
+  run_steps(WritePolicy::WriteThrough, WriteAllocate::None, {{StepOp::Atomic, A, 0b0001, 0, 0b0001, 0b0001, 0}});
 }
 
 TEST_CASE("gpu-cache clear empties every set and the dirty count")
