@@ -30,6 +30,7 @@ For every corpus program (examples/corpus/<name>, the train/test split of exampl
                  model trained on these recordings (with CORPUS_RECORDER=tit, what SMPI's traces lack:
                  communicator creations, the communicators of collectives, MPI_PROC_NULL halves)
        model     (predicted makespan - that replay's) / that replay's: the model's own error
+  and the wall time of each `gridcast fit` (median and max printed under each table).
 Test-set programs (split.json "test") are printed in a table of their own and never used for tuning.
 Recordings are cached under --work (default $GRIDCAST_CACHE/corpus-bench, GRIDCAST_CACHE defaulting to
 ~/.cache/gridcast), keyed by a digest of the program, corpus.h, record.sh, gen_cluster.py, smpi-hook.sh,
@@ -51,6 +52,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -170,7 +172,9 @@ def evaluate(steps: Steps, name: str, work: Path) -> dict:
     row["smpirun_s"] = smpi_seconds(target)
     model = work / f"{name}.model.json"
     model.unlink(missing_ok=True)
+    started = time.monotonic()
     fit = steps.run([steps.gridcast, "fit", *map(str, profiles), "-o", str(model)])
+    row["fit_wall_s"] = round(time.monotonic() - started, 2)  # 9 profiles; the acceptance wants fits in seconds
     if fit.returncode != 0:
         row.update(predict_ok=False, stage="fit", exit=fit.returncode, error=fit.stderr.strip())
         return row
@@ -256,6 +260,9 @@ def print_table(title: str, rows: list[dict]) -> None:
         print(f"against the recorded target trace replayed (model): |error| mean {statistics.mean(model):.2f}% max "
               f"{max(model):.2f}%; that replay against smpirun (replay): |error| mean {statistics.mean(floor):.2f}% "
               f"max {max(floor):.2f}%")
+    fits = [r["fit_wall_s"] for r in rows if "fit_wall_s" in r]
+    if fits:
+        print(f"gridcast fit wall time (9 profiles each): median {statistics.median(fits):.2f} s, max {max(fits):.2f} s")
     for n in notes:
         print("  " + n)
 

@@ -22,7 +22,9 @@ echo "== ASan + UBSan build and tests =="
 # configuration, and its tests run each for a bounded time (label fuzz, docs/guides/fuzzing.md): 5 s
 # each here, not the default 15, a regression run from the seeds that keeps the whole suite near CI's
 # 30-minute budget on 2 cores (14 harnesses on 2 cores: about 70 s saved; the whole CI took 35.6 min on this
-# 2-core VM with 8 s). Campaigns run scripts/fuzz.sh.
+# 2-core VM with 8 s). Campaigns run scripts/fuzz.sh. The tests, and in this configuration the libraries too,
+# are unity builds (GRIDCAST_UNITY_BUILD, CMakeLists.txt): on this 2-core VM the whole suite went from
+# 1,917 s to 1,565 s (Release build 468 -> 407 s, sanitized build 837 -> 574 s; CI's machine: 2,137 s before).
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGRIDCAST_SANITIZE=ON -DGRIDCAST_FUZZ=ON \
   -DGRIDCAST_FUZZ_SECONDS=5
 cmake --build build-asan -j"$jobs"

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <set>
 #include <tuple>
 
@@ -596,7 +597,51 @@ std::string implausibility(const Formula& f, const std::vector<FitPoint>& raw, P
   return {};
 }
 
+namespace {
+
+PlausibleFit search_plausible_formula(const std::vector<FitPoint>& raw, bool integer, PlausibleRange range, int max_terms);
+
+/// The inputs of a plausible-formula search, for its memo.
+struct PlausibleKey {
+  std::vector<double> points;  ///< nw, np, value of each point, in order
+  bool integer = false;
+  double nw_hi = 0, np_hi = 0;
+  bool whole = false;
+  int max_terms = 0;
+  auto operator<=>(const PlausibleKey&) const = default;
+};
+
+}  // namespace
+
+/// A fit searches every subset of up to 3 of some 30 features, with leave-one-out, at each position of
+/// each group, and the positions of a code's groups (its corner, edge and interior ranks) mostly repeat
+/// the same series: a memo of the searches done (a pure function of its inputs) halves a fit's time
+/// where groups are many. Bounded: it starts over past kMemo entries.
 PlausibleFit fit_plausible_formula(const std::vector<FitPoint>& raw, bool integer, PlausibleRange range, int max_terms)
+{
+  constexpr std::size_t kMemo = 1 << 14;
+  static std::mutex mutex;
+  static std::map<PlausibleKey, PlausibleFit> memo;
+  PlausibleKey key{{}, integer, range.nw_hi, range.np_hi, range.whole, max_terms};
+  key.points.reserve(3 * raw.size());
+  for (const FitPoint& p : raw)
+    key.points.insert(key.points.end(), {p.nw, p.np, p.value});
+  {
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = memo.find(key); it != memo.end())
+      return it->second;
+  }
+  PlausibleFit out = search_plausible_formula(raw, integer, range, max_terms);
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (memo.size() >= kMemo)
+    memo.clear();
+  memo.emplace(std::move(key), out);
+  return out;
+}
+
+namespace {
+
+PlausibleFit search_plausible_formula(const std::vector<FitPoint>& raw, bool integer, PlausibleRange range, int max_terms)
 {
   PlausibleFit out;
   const std::vector<std::size_t>& ids = size_features(range.whole);
@@ -644,8 +689,6 @@ PlausibleFit fit_plausible_formula(const std::vector<FitPoint>& raw, bool intege
   out.mean      = true;
   return out;
 }
-
-namespace {
 
 /// The first of `subsets` (sets of feature indexes, simplest first) whose least-squares formula reproduces
 /// every point exactly, with more distinct feature rows than coefficients (a line through the points, not
