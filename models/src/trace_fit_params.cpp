@@ -415,25 +415,8 @@ bool reproduces(const Formula& f, const std::vector<FitPoint>& points, bool inte
   });
 }
 
-/// Whether two ranks of one profile had different values.
-bool ranks_differ(const RankValues& values)
-{
-  for (const auto& [profile, p] : values.profiles) {
-    double first = std::nan("");
-    for (const auto& [lo, hi] : p.range) {
-      if (std::isnan(lo))
-        continue;
-      if (std::isnan(first))
-        first = lo;
-      if (lo != first || hi != first)
-        return true;
-    }
-  }
-  return false;
-}
-
 /// Whether some profile's `field` values at this position differed (between ranks or iterations).
-bool spread_between_ranks(const SlotObs& s, std::string_view field)
+bool values_spread(const SlotObs& s, std::string_view field)
 {
   return std::any_of(s.spread.begin(), s.spread.end(), [&](const auto& e) {
     return e.first.first == field && e.second.first != e.second.second;
@@ -449,10 +432,7 @@ std::optional<std::pair<Formula, IterationScale>> fit_geometric(const SlotObs& s
                                                                 const std::vector<SlotObs::IterSample>& samples,
                                                                 std::string_view field, PlausibleRange range)
 {
-  const bool spread = std::any_of(s.spread.begin(), s.spread.end(), [&](const auto& e) {
-    return e.first.first == field && e.second.first != e.second.second;
-  });
-  if (not spread || samples.empty())
+  if (not values_spread(s, field) || samples.empty())
     return std::nullopt;
   const std::size_t depth = samples.front().loop.size();
   if (std::any_of(samples.begin(), samples.end(), [&](const auto& x) { return x.loop.size() != depth; }))
@@ -495,7 +475,6 @@ std::optional<std::pair<Formula, IterationScale>> fit_geometric(const SlotObs& s
 void TemplateFitter::fit_amounts(SlotObs& s, TemplateNode& t)
 {
   // A message size: geometric in a loop index, else the face normal to the partner's grid axis, else the
-  // plausible formula of (Nw, Np).
   // plausible formula of (Nw, Np); sizes that differ between ranks as their blocks do get each rank's
   // own (BlockShare), the formula then their mean.
   auto size = [&](const Series& series, const std::vector<SlotObs::IterSample>& samples, const RankValues& ranks,
@@ -506,7 +485,7 @@ void TemplateFitter::fit_amounts(SlotObs& s, TemplateNode& t)
       scale = g->second;
       return;
     }
-    const bool spread = spread_between_ranks(s, field);
+    const bool spread = values_spread(s, field);
     out = face_or(fit_quantity(series, true, s, field, t, spread), series, partner);
     if (spread || not reproduces(*out, series.points(), true))
       block = fit_block_share(ranks.points(), true);
@@ -530,7 +509,7 @@ void TemplateFitter::fit_amounts(SlotObs& s, TemplateNode& t)
     // Declared work that differs between ranks as their blocks do is each rank's own; then a rotating
     // root's work; the rank's role (first, last, others) only averages either.
     if (s.any_flops && not t.library && not s.measured_work && t.flops &&
-        (not reproduces(*t.flops, s.compute_flops.points(), false) || ranks_differ(s.rank_work)))
+        (not reproduces(*t.flops, s.compute_flops.points(), false) || s.rank_work.differ()))
       t.flops_block = fit_block_share(s.rank_work.points(), false);
     if (s.any_flops && not t.library && not t.flops_block)
       t.root_work = fit_root_work(s);

@@ -54,6 +54,22 @@ struct RankValues {
       hi = std::max(hi, v);
     }
   }
+  /// Whether two ranks of one profile, or two calls of one rank, had different values.
+  bool differ() const
+  {
+    for (const auto& [profile, p] : profiles) {
+      double first = std::nan("");
+      for (const auto& [lo, hi] : p.range) {
+        if (std::isnan(lo))
+          continue;
+        if (std::isnan(first))
+          first = lo;
+        if (lo != first || hi != first)
+          return true;
+      }
+    }
+    return false;
+  }
   /// One point per rank with calls, or none where some rank's calls differed.
   std::vector<RankFitPoint> points() const
   {
