@@ -254,6 +254,27 @@ TraceModel fit_fold_choice(const std::vector<std::filesystem::path>& profiles, c
       "repeat that covers the most calls first), they share them");
 }
 
+/// One fit of a set of profiles that take one code path (fit_fold_choice), and where it fails or gives
+/// some training rank count trace groups of its own, the fit with the tags of functions whose tag set
+/// in a rank changes with Np fitted per position (FitOptions::tags_follow_np), kept when it has fewer
+/// such groups. A code that tags each of its log2(Np) rounds with the round's number (a hand-written
+/// butterfly) makes other calls at every Np as long as tags are part of what a call is: np 8 sends with
+/// tags 0..2, np 16 with 0..3, and no rank-to-group rule separates them but the rank count. Fitted per
+/// position the tag is the loop's index, and the rounds one loop of log2(Np) iterations. Only then, so
+/// that every model the plain reading expresses stays byte for byte the same.
+TraceModel fit_tag_choice(const std::vector<std::filesystem::path>& profiles, const FitOptions& options)
+{
+  if (options.tags_follow_np)
+    return fit_fold_choice(profiles, options);
+  FitOptions again     = options;
+  again.tags_follow_np = true;
+  return fit_with_second_reading(
+      [&](const FitOptions& o) { return fit_fold_choice(profiles, o); }, options, again,
+      [](const TraceModel& m) { return std::make_pair(np_split_groups(m), std::size_t{0}); },
+      "the tags of a rank change with the rank count (a tag per round, as many rounds as the rank count "
+      "gives): they are fitted per position, not part of what a call is");
+}
+
 /// How many template positions of the model have a rank expression (peer, source, root, split key) that
 /// explains only some of their observations.
 std::size_t approximated_ranks(const TraceModel& m)
@@ -287,11 +308,11 @@ std::size_t approximated_ranks(const TraceModel& m)
 TraceModel fit_one_size_class(const std::vector<std::filesystem::path>& profiles, const FitOptions& options)
 {
   if (options.computes_between_calls)
-    return fit_fold_choice(profiles, options);
+    return fit_tag_choice(profiles, options);
   FitOptions hook_form             = options;
   hook_form.computes_between_calls = true;
   return fit_with_second_reading(
-      [&](const FitOptions& o) { return fit_fold_choice(profiles, o); }, options, hook_form,
+      [&](const FitOptions& o) { return fit_tag_choice(profiles, o); }, options, hook_form,
       [](const TraceModel& m) { return std::make_pair(approximated_ranks(m), np_split_groups(m)); },
       "the calls are read as the profiling hook records them, one compute call between two other calls (of no "
       "work where the trace has none) and consecutive computes of one function as one: read as recorded, the "

@@ -38,7 +38,14 @@ ProfileReader::ProfileReader(const std::vector<std::filesystem::path>& paths, co
   intern_cut_outs();
   for (const auto& p : paths)
     scan_keys(p);
-  tokens_.set_varying(varying_tag_functions_, varying_key_functions_, varying_color_functions_);
+  // With tags that follow Np only (so that every model of the plain reading stays as it is: a V-cycle's
+  // sendrecv tagged by level keeps a token per receive tag there), a sendrecv whose tag is fitted per
+  // position receives with that tag where every one of its calls did.
+  std::set<std::string> recv_tag_follows;
+  if (opt_.tags_follow_np)
+    std::set_difference(varying_tag_functions_.begin(), varying_tag_functions_.end(), recv_tag_differs_.begin(),
+                        recv_tag_differs_.end(), std::inserter(recv_tag_follows, recv_tag_follows.end()));
+  tokens_.set_varying(varying_tag_functions_, varying_key_functions_, varying_color_functions_, recv_tag_follows);
   for (const auto& p : paths)
     scan_polls(p);
   leftover_ = leftover_bases(followers_, rounds_);
@@ -106,6 +113,8 @@ void ProfileReader::scan_tags(const std::filesystem::path& path)
       auto& t = tags[rec.function];
       if (t.size() <= opt_.varying_tags)
         t.insert(rec.tag);
+      if (rec.op == Op::Sendrecv && rec.recv_tag != rec.tag)
+        recv_tag_differs_.insert(s->functions().name(rec.function));
     }
     if (not open_nbc.empty()) {
       const auto& [req, at] = *open_nbc.begin();
@@ -125,6 +134,12 @@ void ProfileReader::scan_tags(const std::filesystem::path& path)
       seen.insert(t);
       if (seen.size() > 1)
         varying_tag_functions_.insert(name);
+      if (opt_.tags_follow_np) {
+        auto& across = tag_sets_[{name, 0, r}];  // Np 0: the rank's tag sets at every Np
+        across.insert(t);
+        if (across.size() > 1)
+          varying_tag_functions_.insert(name);
+      }
     }
   }
 }
@@ -200,20 +215,26 @@ void ProfileReader::load(const std::filesystem::path& path)
     throw InputError({(path / "run.json").string(), 0, "complete", -1},
                      "the recorded run did not complete: its traces cannot be fitted");
   std::vector<std::uint32_t> tokens;
+  std::vector<std::int32_t> refine;  // FoldOptions::refine: the tags fitted per position
   for (int r = 0; r < dir.rank_count(); ++r) {
     CallStreamPtr s = open_rank(dir, r);
     StreamTokenCache cache;
     tokens.clear();
+    refine.clear();
     CallRecord rec;
+    const auto varying = tokens_.varying_in(*s);
     while (s->next(rec)) {
-      tokens.push_back(cache.get(rec, tokens_.varying_in(*s), [&] {
+      tokens.push_back(cache.get(rec, varying, [&] {
         CallToken t = tokens_.make_token(s->functions().name(rec.function), rec);
         p.functions.insert(t.function);
         return tokens_.intern(t);
       }));
+      if (opt_.tags_follow_np)
+        refine.push_back(varying(rec.function) ? rec.tag : 0);
     }
     RankTrace rt;
     FoldOptions fo   = opt_.fold;
+    fo.refine        = refine;
     fo.burst_token   = tokens_.burst_tokens();
     fo.work_token    = tokens_.work_tokens();
     fo.round_bodies  = rounds_;

@@ -88,7 +88,8 @@ private:
   std::vector<LoadedProfile> profiles_;
   std::vector<bool> repeated_;  // by profile: its (Nw, Np) has kInstanceProfiles profiles or more
   std::set<std::string> varying_tag_functions_;
-  std::map<std::tuple<std::string, int, int>, std::set<std::set<std::int32_t>>> tag_sets_;  // (fn, np, rank)
+  std::set<std::string> recv_tag_differs_;  ///< functions with a sendrecv whose receive tag is not its tag
+  std::map<std::tuple<std::string, int, int>, std::set<std::set<std::int32_t>>> tag_sets_;  // (fn, np, rank); np 0: every Np (tags_follow_np)
   std::set<std::string> varying_key_functions_;
   std::set<std::string> varying_color_functions_;
   std::map<std::uint32_t, std::set<std::vector<std::uint32_t>>> rounds_;  // provisional ids

@@ -52,8 +52,9 @@ CallToken tree_token(const std::string& function, Op op, std::int32_t tag)
 }
 
 void TokenTable::set_varying(std::set<std::string> tag_functions, std::set<std::string> key_functions,
-                             std::set<std::string> color_functions)
+                             std::set<std::string> color_functions, std::set<std::string> recv_tag_follows)
 {
+  recv_tag_follows_ = std::move(recv_tag_follows);
   varying_tags_   = std::move(tag_functions);
   varying_keys_   = std::move(key_functions);
   varying_colors_ = std::move(color_functions);
@@ -66,8 +67,13 @@ CallToken TokenTable::make_token(const std::string& function, const CallRecord& 
   // successful poll of a construct is the same call as the failed ones before it.
   if (rec.op == Op::Test || rec.op == Op::Probe)
     t.recv_tag = 0;
-  if (varying_tags_.count(function) > 0)
+  if (varying_tags_.count(function) > 0) {
     t.tag = kVaryingTag;
+    // A sendrecv of a tag fitted per position receives with that tag (a symmetric exchange): kept in the
+    // token, each round's receive tag would still make a token of its own.
+    if (rec.op == Op::Sendrecv && recv_tag_follows_.count(function) > 0)
+      t.recv_tag = kVaryingTag;
+  }
   if (rec.op == Op::CommSplit && varying_keys_.count(function) > 0)
     t.key = kVaryingKey;
   // A color below 0 (MPI_UNDEFINED: no communicator) stays in the token: those ranks make another call.

@@ -95,8 +95,10 @@ private:
 class TokenTable {
 public:
   /// Functions whose tags (split keys) are fitted per position: kVaryingTag (kVaryingKey) in their tokens.
+  /// The receive tag of the sendrecvs of the functions in `recv_tag_follows` (some of `tag_functions`)
+  /// is kVaryingTag too: the position's tag.
   void set_varying(std::set<std::string> tag_functions, std::set<std::string> key_functions,
-                   std::set<std::string> color_functions);
+                   std::set<std::string> color_functions, std::set<std::string> recv_tag_follows);
   /// The token of `rec`, a call of `function`.
   CallToken make_token(const std::string& function, const CallRecord& rec) const;
   /// For StreamTokenCache: whether the function `fn` of stream `s` has its tags fitted per position.
@@ -143,6 +145,7 @@ private:
   std::set<std::string> varying_tags_;
   std::set<std::string> varying_keys_;
   std::set<std::string> varying_colors_;
+  std::set<std::string> recv_tag_follows_;
 };
 
 }  // namespace gridcast::models::trace::detail

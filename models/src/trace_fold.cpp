@@ -31,6 +31,27 @@ public:
     syms_.push_back({kind, token, 1, {}});
     return leaves_[key] = static_cast<std::uint32_t>(syms_.size() - 1);
   }
+  /// A call told apart from the other calls of its token by `refine` (FoldOptions::refine: its tag), for
+  /// a first fold; plain(s) is the call without it.
+  std::uint32_t refined(std::uint32_t token, std::int32_t refine)
+  {
+    auto key = std::make_pair(token, refine);
+    auto it  = refined_.find(key);
+    if (it != refined_.end())
+      return it->second;
+    const std::uint32_t plain_leaf = leaf(RolledNode::Kind::Call, token);
+    syms_.push_back({RolledNode::Kind::Call, token, 1, {}});
+    const auto id = static_cast<std::uint32_t>(syms_.size() - 1);
+    plain_[id]    = plain_leaf;
+    return refined_[key] = id;
+  }
+  /// A leaf made plain: a refined call's plain leaf, any other leaf itself.
+  std::uint32_t plain(std::uint32_t leaf) const
+  {
+    auto it = plain_.find(leaf);
+    return it != plain_.end() ? it->second : leaf;
+  }
+  const Symbol& symbol(std::uint32_t s) const { return syms_[s]; }
   std::uint32_t loop(std::vector<std::uint32_t> body, std::uint64_t count)
   {
     auto key = std::make_pair(body, count);
@@ -56,6 +77,8 @@ private:
   std::vector<Symbol> syms_;
   std::map<std::pair<bool, std::uint32_t>, std::uint32_t> leaves_;
   std::map<std::pair<std::vector<std::uint32_t>, std::uint64_t>, std::uint32_t> loops_;
+  std::map<std::pair<std::uint32_t, std::int32_t>, std::uint32_t> refined_;
+  std::map<std::uint32_t, std::uint32_t> plain_;  // refined call -> its plain leaf
 };
 
 /// One pass at period p: replaces every maximal run (2 repeats or more) of a p-symbol block, leftmost
@@ -359,6 +382,87 @@ bool fold_best_coverage(std::vector<std::uint32_t>& seq, std::size_t max_period,
   return true;
 }
 
+/// Folds `seq` (shortest period first, or by coverage) until nothing changes.
+void fold_all(std::vector<std::uint32_t>& seq, const FoldOptions& opt, SymbolTable& table)
+{
+  if (opt.by_coverage && seq.size() <= FoldOptions::kCoverageMaxElements) {
+    while (fold_best_coverage(seq, opt.max_period, table)) {
+    }
+    return;
+  }
+  // Shortest period first; after any fold start again from period 1, since folding can create new
+  // short repeats (an outer loop whose iterations now read as one symbol each).
+  std::size_t p = 1;
+  while (p <= opt.max_period && 2 * p <= seq.size()) {
+    if (fold_period(seq, p, table))
+      p = 1;
+    else
+      ++p;
+  }
+}
+
+/// The calls of `s` made plain, every loop unrolled, appended to `out`; false (and `out` partial) past
+/// `limit` elements.
+bool expand_plain(std::uint32_t s, const SymbolTable& table, std::vector<std::uint32_t>& out, std::size_t limit)
+{
+  const Symbol& sym = table.symbol(s);
+  if (sym.kind != RolledNode::Kind::Loop) {
+    out.push_back(table.plain(s));
+    return out.size() <= limit;
+  }
+  for (std::uint64_t k = 0; k < sym.count; ++k)
+    for (std::uint32_t b : sym.body)
+      if (not expand_plain(b, table, out, limit))
+        return false;
+  return true;
+}
+
+constexpr std::size_t kRefoldMaxElements = 100000;  ///< longest body unrolled to be folded again, plain
+
+std::uint32_t refold_plain(std::uint32_t s, const FoldOptions& opt, SymbolTable& table);
+
+/// A sequence of a fold of refined calls made plain and folded again. Where refinement told apart calls
+/// of one token among the sequence's own elements (`S0 C S1 C S2 C C`, a step of rounds tagged by their
+/// number), the sequence is unrolled, plain, and folded afresh: its loops folded by refinement (the `C C`)
+/// must not stand in the way of the plain loop (`(S C)x3 C`). Elsewhere each element is made plain in
+/// turn, inside out, and the sequence folded again.
+std::vector<std::uint32_t> refold_sequence(const std::vector<std::uint32_t>& elems, const FoldOptions& opt,
+                                           SymbolTable& table)
+{
+  std::map<std::uint32_t, std::uint32_t> plain_of;  // a plain leaf -> the first refined leaf seen for it
+  bool told_apart = false;
+  for (std::uint32_t e : elems)
+    if (table.symbol(e).kind != RolledNode::Kind::Loop)
+      told_apart = told_apart || plain_of.try_emplace(table.plain(e), e).first->second != e;
+  std::vector<std::uint32_t> out;
+  bool unrolled = false;
+  if (told_apart) {
+    unrolled = true;
+    for (std::uint32_t e : elems)
+      if (not(unrolled = expand_plain(e, table, out, kRefoldMaxElements)))
+        break;
+  }
+  if (not unrolled) {
+    out.clear();
+    for (std::uint32_t e : elems)
+      out.push_back(refold_plain(e, opt, table));
+  }
+  fold_all(out, opt, table);
+  return out;
+}
+
+/// A symbol of a fold of refined calls made plain: a loop keeps its count, its body refolded
+/// (refold_sequence): `(S0 C S1 C S2 C)x2` becomes `((S C)x3)x2`.
+std::uint32_t refold_plain(std::uint32_t s, const FoldOptions& opt, SymbolTable& table)
+{
+  const Symbol& sym = table.symbol(s);
+  if (sym.kind != RolledNode::Kind::Loop)
+    return table.plain(s);
+  const std::uint64_t count             = sym.count;
+  const std::vector<std::uint32_t> body = sym.body;  // copied: folding grows the table
+  return table.loop(refold_sequence(body, opt, table), count);
+}
+
 }  // namespace
 
 namespace detail {
@@ -375,22 +479,17 @@ std::vector<RolledNode> fold_impl(const std::vector<std::uint32_t>& tokens, cons
       continue;
     if (roles[i] != kRoleNormal)  // a polling construct, whatever its number of polls and rounds
       seq.push_back(table.leaf(RolledNode::Kind::Poll, roles[i]));
+    else if (not opt.refine.empty())
+      seq.push_back(table.refined(tokens[i], opt.refine[i]));
     else
       seq.push_back(table.leaf(RolledNode::Kind::Call, tokens[i]));
   }
-  if (opt.by_coverage && seq.size() <= FoldOptions::kCoverageMaxElements) {
-    while (fold_best_coverage(seq, opt.max_period, table)) {
-    }
-  } else {
-    // Shortest period first; after any fold start again from period 1, since folding can create new
-    // short repeats (an outer loop whose iterations now read as one symbol each).
-    std::size_t p = 1;
-    while (p <= opt.max_period && 2 * p <= seq.size()) {
-      if (fold_period(seq, p, table))
-        p = 1;
-      else
-        ++p;
-    }
+  fold_all(seq, opt, table);
+  if (not opt.refine.empty()) {
+    // Folded first with the calls told apart (the loop whose body is a step of rounds, each round's tag
+    // its own), then every body made plain and folded again (the rounds: one loop of a call whose tag
+    // is then fitted per position).
+    seq = refold_sequence(seq, opt, table);
   }
   std::vector<RolledNode> out;
   out.reserve(seq.size());

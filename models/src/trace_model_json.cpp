@@ -642,7 +642,9 @@ nlohmann::ordered_json model_to_json(const TraceModel& m)
       tj["tag"] = "varies";
     else if (t.tag != 0)
       tj["tag"] = t.tag;
-    if (t.recv_tag != 0)
+    if (t.recv_tag == kVaryingTag)
+      tj["recv_tag"] = "varies";
+    else if (t.recv_tag != 0)
       tj["recv_tag"] = t.recv_tag;
     if (t.comm != kWorldComm)
       tj["comm"] = t.comm;
@@ -766,8 +768,10 @@ TraceModel model_from_json(const nlohmann::json& j, const std::string& file)
       }
     };
     integer_or_varies("tag", kVaryingTag, tok.tag);
-    if (t.has("recv_tag"))
-      tok.recv_tag = t.int32("recv_tag", lo, hi);
+    // "varies": a sendrecv's receive tag is its tag, fitted per position with it.
+    integer_or_varies("recv_tag", kVaryingTag, tok.recv_tag);
+    if (tok.recv_tag == kVaryingTag && (tok.tag != kVaryingTag || tok.op != Op::Sendrecv))
+      t.fail("recv_tag", "\"varies\" only for a sendrecv whose tag varies (the receive tag is then the tag)");
     if (t.has("comm"))
       tok.comm = t.int32("comm", lo, hi);
     integer_or_varies("color", kVaryingColor, tok.color);

@@ -139,10 +139,9 @@ public:
   SynthStream(std::shared_ptr<const SynthSource::Program> prog, int rank, int np, std::string source,
               const SynthOptions& options, const std::vector<SynthSource::P2pDrop>* drops = nullptr)
       : prog_(std::move(prog)), rank_(rank), np_(np), source_(std::move(source)), functions_(prog_->functions),
-        blocks_(rank, np, prog_->nw, source_),
+        blocks_(rank, np, prog_->nw, source_), drops_(drops),
         scatter_(options.variability, splitmix64(options.seed ^ splitmix64(static_cast<std::uint64_t>(rank) + 1)))
   {
-    drops_ = drops;
     loop_index_.reserve(static_cast<std::size_t>(prog_->max_depth));
     loop_count_.reserve(static_cast<std::size_t>(prog_->max_depth));
     // Rank expressions that do not use a loop index are evaluated once per rank.
@@ -152,8 +151,7 @@ public:
     root_.assign(n, 0);
     for (std::size_t i = 0; i < n; ++i) {
       const TemplateNode& node = *prog_->leaves[i].node;
-      const Op op = prog_->leaves[i].proto.op;
-      const bool blocking_p2p = is_blocking_p2p(op);
+      const bool blocking_p2p  = is_blocking_p2p(prog_->leaves[i].proto.op);
       if (node.peer && not node.peer->uses_loop())
         peer_[i] = blocking_p2p ? eval_p2p_rank(*node.peer, "peer", i) : eval_rank(*node.peer, "peer", i);
       if (node.src && not node.src->uses_loop())
@@ -324,6 +322,14 @@ private:
     if (node.src)
       out.src = node.src->uses_loop() ? (blocking_p2p ? eval_p2p_rank(*node.src, "src", id) : eval_rank(*node.src, "src", id))
                                       : src_[id];
+    if (node.tag) {
+      auto t = node.tag->eval(loop_index_.data(), static_cast<int>(loop_index_.size()));
+      if (not t)
+        throw InputError({source_, 0, "tag", rank_}, "tag " + node.tag->text() + " has no valid value here");
+      out.tag = *t;
+      if (leaf.recv_tag_is_tag)
+        out.recv_tag = *t;
+    }
     if (blocking_p2p && not to_proc_null(out))
       return false;
     if (node.root)
@@ -332,12 +338,6 @@ private:
       out.key = eval_rank(*node.key, "split key", id);
     if (node.color)
       out.color = eval_rank(*node.color, "split color", id);
-    if (node.tag) {
-      auto t = node.tag->eval(loop_index_.data(), static_cast<int>(loop_index_.size()));
-      if (not t)
-        throw InputError({source_, 0, "tag", rank_}, "tag " + node.tag->text() + " has no valid value here");
-      out.tag = *t;
-    }
     if (node.bytes_scale)
       out.bytes = scaled(out.bytes, *node.bytes_scale, "bytes_scale", id);
     if (node.recv_bytes_scale)

@@ -267,6 +267,7 @@ void compile_leaf(const TemplateNode& n, std::size_t i, const TraceModel& m, con
   r.function        = p.functions.intern(tok.function);
   r.tag             = tok.tag == kVaryingTag ? 0 : tok.tag;
   r.recv_tag        = tok.recv_tag;
+  leaf.recv_tag_is_tag = tok.recv_tag == kVaryingTag;
   r.comm            = tok.comm;
   r.color           = tok.color;
   r.key             = tok.key;
@@ -279,6 +280,8 @@ void compile_leaf(const TemplateNode& n, std::size_t i, const TraceModel& m, con
                                ": the target is outside what the model can express");
     r.tag = static_cast<std::int32_t>(v);
   }
+  if (leaf.recv_tag_is_tag)
+    r.recv_tag = r.tag;
   if (n.bytes)
     r.bytes = eval_count(*n.bytes, t, here, "bytes", *p.quality);
   if (n.recv_bytes)

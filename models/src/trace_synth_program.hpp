@@ -25,6 +25,8 @@ struct Leaf {
   std::optional<std::uint64_t> counts_self, recv_counts_self;  ///< the rank's own v-collective entry
   const TemplateNode* node = nullptr;
   bool creates = false;
+  /// A sendrecv whose receive tag is its tag (token recv_tag "varies"): set with the tag, call by call.
+  bool recv_tag_is_tag = false;
   // Compute calls: the latency model's ratio for this site, tabulated by progress buckets when the model is
   // compiled for the target (the forest is walked once per site and bucket, not once per call).
   const FunctionLatency* latency = nullptr;

@@ -215,6 +215,30 @@ TEST_CASE("trace model: folding by coverage takes the repeat that covers the mos
   CHECK(by_coverage("ABCD") == "A B C D");
 }
 
+TEST_CASE("trace model: calls told apart by refinement first find the steps, then fold plain within them",
+          "[trace_model]")
+{
+  // S is a sendrecv tagged by its round (0, 1, 2), C a compute; the step's own compute is merged into the
+  // last round's. Plain, the steps have no boundary; told apart by their tags, each step is a body.
+  std::vector<bool> none(26);
+  const std::string calls = "I SCSCSC SCSCSC SCSCSC F";
+  const std::vector<std::int32_t> tags = {0, 0, 0, 1, 0, 2, 0, 0, 0, 1, 0, 2, 0, 0, 0, 1, 0, 2, 0, 0};
+  FoldOptions refined;
+  refined.refine = tags;
+  CHECK(render(fold_sequence(tokens_of(calls), none)) == "I (S C)x9 F");
+  CHECK(render(fold_sequence(tokens_of(calls), none, refined)) == "I ((S C)x3)x3 F");
+  // A step that ends with a compute of its own: unrolled plain, by coverage the rounds are one loop.
+  const std::string own = "I SCSCSCC SCSCSCC F";
+  const std::vector<std::int32_t> own_tags = {0, 0, 0, 1, 0, 2, 0, 0, 0, 0, 0, 1, 0, 2, 0, 0, 0};
+  refined.refine      = own_tags;
+  refined.by_coverage = true;
+  CHECK(render(fold_sequence(tokens_of(own), none, refined)) == "I ((S C)x3 C)x2 F");
+  // Refinement that tells nothing apart folds as the plain fold does.
+  refined.refine      = std::vector<std::int32_t>(tokens_of(calls).size(), 0);
+  refined.by_coverage = false;
+  CHECK(render(fold_sequence(tokens_of(calls), none, refined)) == "I (S C)x9 F");
+}
+
 TEST_CASE("trace model: a first or last iteration that differs is peeled", "[trace_model]")
 {
   // First iteration has an extra call (Z); the loop is the remaining iterations.

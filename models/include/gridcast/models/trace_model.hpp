@@ -57,6 +57,12 @@ struct FoldOptions {
   /// trailing matrix in chunks between MPI_Iprobe calls): `P (W* P)*`, plus a lead `W*` just before its
   /// first poll when that lead reads as one of the rank's rounds. Empty: bursts only (burst_token).
   std::vector<bool> work_token;
+  /// Per call (empty: none): a value that tells apart calls of one token in a first fold (the tags of
+  /// functions whose tags are fitted per position, FitOptions::tags_follow_np); each loop body is then
+  /// made plain and folded again. A step of rounds tagged by their number, `S0 C S1 C S2 C` twice, folds
+  /// as `((S C)x3)x2`, where the plain fold reads one loop of six rounds, which no tag, peer or size
+  /// formula of its index explains.
+  std::vector<std::int32_t> refine;
   std::size_t max_round_calls = 16;  ///< most non-burst compute calls in one round between two polls
   /// Rounds seen in every rank being fitted, by poll token (library calls of one round), added to the
   /// rank's own: a rank whose constructs never had two rounds still has its lead and leftover recognized.
@@ -470,6 +476,11 @@ struct FitOptions {
   /// A function whose calls use more distinct tags than this in one rank (codes that number their
   /// messages) has its tag fitted per position instead of being part of the token.
   std::size_t varying_tags = 16;
+  /// A function whose tag set in a rank changes with Np (the same rank at two training rank counts: a code
+  /// that tags each of its log2(Np) rounds with the round's number) also has its tag fitted per position,
+  /// and every rank's calls are folded first with those tags told apart (FoldOptions::refine). Tried by
+  /// fit_trace_model where the plain reading fails or gives some training rank count trace groups of its own.
+  bool tags_follow_np = false;
   FoldOptions fold;
   ForestOptions forest;
   int variability_bins = 16;  ///< bins of each function's irregular histogram
