@@ -187,17 +187,20 @@ std::string earlier_explanation(const RankSeries& series)
 /// A code that addresses its grid neighbours does so on every axis: where an earlier call of the same
 /// function in the same loop body took a grid neighbour and training cannot tell a grid neighbour of
 /// this one from something else (an axis of extent 2 in every training grid, whose neighbour is also
-/// `r xor 1`), the grid neighbours of the same grid stay and the rest go. On a larger grid the axis has
-/// two distinct neighbours, and only the grid expression follows the code there.
+/// `r xor 1`), the grid neighbours (face or diagonal) of the same grid stay and the rest go. On a larger
+/// grid the axis has two distinct neighbours, and only the grid expression follows the code there.
 void prefer_sibling_grid(std::vector<RankExpr>& free, const std::vector<std::pair<std::string, RankExpr>>* used,
                          const std::string& key)
 {
   if (used == nullptr)
     return;
+  // Diagonal neighbours (GridOffset) are grid neighbours too: a 27-point halo's corner on an axis of
+  // extent 2 in every training grid is also its corner the other way along that axis.
+  auto on_grid = [](const RankExpr& x) { return x.kind == RankExpr::Kind::Grid || x.kind == RankExpr::Kind::GridOffset; };
   for (const auto& [k, e] : *used) {
-    if (k != key || e.kind != RankExpr::Kind::Grid)
+    if (k != key || not on_grid(e))
       continue;
-    auto same_grid = [&](const RankExpr& x) { return x.kind == RankExpr::Kind::Grid && x.dims == e.dims; };
+    auto same_grid = [&](const RankExpr& x) { return on_grid(x) && x.dims == e.dims; };
     if (std::any_of(free.begin(), free.end(), same_grid) && not std::all_of(free.begin(), free.end(), same_grid))
       std::erase_if(free, [&](const RankExpr& x) { return not same_grid(x); });
     return;

@@ -116,6 +116,15 @@ ojson rank_json(const RankExpr& e)
       o["a"]    = e.a;
       o["dims"] = e.dims;
       break;
+    case RankExpr::Kind::GridOffset: {
+      std::vector<int> offsets;
+      for (int k = 0; k < e.dims; ++k)
+        offsets.push_back(e.offset(k));
+      o["offsets"]  = offsets;
+      o["dims"]     = e.dims;
+      o["periodic"] = e.periodic;
+      break;
+    }
     case RankExpr::Kind::GridLoop:
       o["a"]        = e.a;
       o["level"]    = e.level;
@@ -361,7 +370,8 @@ FunctionLatency read_latency(const JsonObject& r)
 
 RankExpr read_rank(const JsonObject& r)
 {
-  r.only({"expr", "text", "a", "level", "dims", "dim", "periodic", "block", "reversed", "all_axes", "there_and_back"});
+  r.only({"expr", "text", "a", "level", "dims", "dim", "periodic", "block", "reversed", "all_axes", "there_and_back",
+          "offsets"});
   auto kind = RankExpr::kind_from_name(r.string("expr"));
   if (not kind)
     r.fail("expr", "unknown rank expression '" + r.string("expr") + "'");
@@ -382,6 +392,23 @@ RankExpr read_rank(const JsonObject& r)
   if (e.kind == RankExpr::Kind::GridCoords || e.kind == RankExpr::Kind::GridOrigin) {
     e.dims = r.int32("dims", 1, 3);
     e.a    = r.int32("a", 1, (1 << e.dims) - 1);  // the bit mask of the axes
+  }
+  if (e.kind == RankExpr::Kind::GridOffset) {
+    e.dims         = r.int32("dims", 2, 3);
+    e.periodic     = r.boolean("periodic");
+    const json& of = r.array("offsets");
+    std::vector<int> offsets;
+    int moved = 0;
+    for (const json& v : of) {
+      if (not v.is_number_integer() || v.get<std::int64_t>() < -1 || v.get<std::int64_t>() > 1)
+        r.fail("offsets", "each offset is -1, 0 or +1");
+      offsets.push_back(v.get<int>());
+      moved += offsets.back() != 0 ? 1 : 0;
+    }
+    if (offsets.size() != static_cast<std::size_t>(e.dims) || moved < 2)
+      r.fail("offsets", "one offset per axis of the grid (" + std::to_string(e.dims) +
+                            "), two of them or more not 0 (a neighbour along one axis is a grid expression)");
+    e.a = RankExpr::offsets_code(offsets);
   }
   if (e.kind == RankExpr::Kind::GridLoop) {
     e.a        = r.int32("a", -1, 1);

@@ -92,7 +92,7 @@ const std::vector<std::pair<RankExpr::Kind, std::string_view>>& kind_names()
       {RankExpr::Kind::Offset, "offset"},   {RankExpr::Kind::Xor, "xor"},       {RankExpr::Kind::XorLoop, "xor_loop"},
       {RankExpr::Kind::Cycle, "cycle"},     {RankExpr::Kind::Rotate, "rotate"}, {RankExpr::Kind::Grid, "grid"},
       {RankExpr::Kind::GridLoop, "grid_loop"},   {RankExpr::Kind::GridCoords, "grid_coords"},
-      {RankExpr::Kind::GridOrigin, "grid_origin"},
+      {RankExpr::Kind::GridOrigin, "grid_origin"}, {RankExpr::Kind::GridOffset, "grid_offset"},
   };
   return names;
 }
@@ -189,6 +189,21 @@ std::optional<int> RankExpr::eval(int rank, int np, const std::uint64_t* loop, i
       }
       return kind == Kind::GridCoords ? index : origin;
     }
+    case Kind::GridOffset: {
+      if (dims < 1 || rank < 0 || rank >= np)
+        return std::nullopt;
+      const std::vector<int>& d = cached_dims(np, dims);
+      std::vector<int> c        = grid_coords(rank, d);
+      for (std::size_t k = 0; k < d.size(); ++k) {
+        int v = c[k] + offset(static_cast<int>(k));
+        if (periodic)
+          v = (v % d[k] + d[k]) % d[k];
+        else if (v < 0 || v >= d[k])
+          return std::nullopt;
+        c[k] = v;
+      }
+      return grid_rank(c, d);
+    }
     case Kind::GridLoop: {
       auto i = loop_index(level);
       if (not i || block < 1 || dims < 1 || rank < 0 || rank >= np)
@@ -233,6 +248,22 @@ std::optional<int> RankExpr::eval(int rank, int np, const std::uint64_t* loop, i
   return std::nullopt;
 }
 
+int RankExpr::offset(int axis) const
+{
+  int code = a;
+  for (int k = 0; k < axis; ++k)
+    code /= 3;
+  return code % 3 - 1;
+}
+
+int RankExpr::offsets_code(const std::vector<int>& offsets)
+{
+  int code = 0;
+  for (std::size_t k = offsets.size(); k-- > 0;)
+    code = code * 3 + offsets[k] + 1;
+  return code;
+}
+
 std::string RankExpr::text() const
 {
   auto sgn = [](int v) { return v < 0 ? " - " + std::to_string(-v) : " + " + std::to_string(v); };
@@ -248,6 +279,13 @@ std::string RankExpr::text() const
     case Kind::Grid:
       return "grid" + std::to_string(dims) + (periodic ? "p" : "") + "(r, dim " + std::to_string(dim) + ", " +
              (a < 0 ? "-" : "+") + std::to_string(std::abs(a)) + ")";
+    case Kind::GridOffset: {
+      // "grid3p(r, +1 0 -1)": the offset along each axis.
+      std::string offs;
+      for (int k = 0; k < dims; ++k)
+        offs += std::string(k > 0 ? " " : "") + (offset(k) > 0 ? "+1" : offset(k) < 0 ? "-1" : "0");
+      return "grid" + std::to_string(dims) + (periodic ? "p" : "") + "(r, " + offs + ")";
+    }
     case Kind::GridLoop:
       // "grid3p(r, axis i0 div 2 of extent > 1, +1 -1)": the direction of each position of the block.
       return "grid" + std::to_string(dims) + (periodic ? "p" : "") + "(r, axis " + (reversed ? "reversed " : "") + "i" +
@@ -345,6 +383,19 @@ std::vector<RankExpr> rank_expr_candidates(const RankObservation& o0, bool coord
           g.periodic = periodic;
           cands.push_back(g);
         }
+  // Diagonal neighbours (after Grid, which wins where a grid's extent of 1 makes them the same rank).
+  for (int nd = 2; nd <= 3; ++nd)
+    for (bool periodic : {true, false})
+      for (int code = 0; code < (nd == 2 ? 9 : 27); ++code) {
+        RankExpr g{K::GridOffset, code};
+        g.dims     = nd;
+        g.periodic = periodic;
+        int moved  = 0;
+        for (int k = 0; k < nd; ++k)
+          moved += g.offset(k) != 0 ? 1 : 0;
+        if (moved >= 2)
+          cands.push_back(g);
+      }
   if (coordinates)
     for (auto kind : {K::GridCoords, K::GridOrigin})
       for (int nd = 1; nd <= 3; ++nd)

@@ -53,17 +53,26 @@ struct RankExpr {
     /// r with its coordinates along the axes in the bit mask `a` set to 0: the first rank of r's
     /// sub-grid along those axes (the color the profiler records for MPI_Cart_sub keeping them).
     GridOrigin,
+    /// A diagonal neighbour: r's coordinates in the dims_create(Np, `dims`) grid moved by -1, 0 or +1
+    /// along each axis, along two axes or more (one axis is Grid): the edge and corner neighbours of a
+    /// 9- or 27-point stencil's halo. The offsets are `a`'s base-3 digits, axis 0 first (digit d: offset
+    /// d - 1; offset(k)); `periodic` wraps, otherwise the neighbour off an edge has no value.
+    GridOffset,
   };
   Kind kind = Kind::Fixed;
   int a = 0;
   int level = 0;           ///< XorLoop, Cycle, Rotate
-  int dims = 0;            ///< Grid, GridLoop, GridCoords, GridOrigin: dimension count of the grid
+  int dims = 0;            ///< Grid, GridLoop, GridCoords, GridOrigin, GridOffset: dimension count of the grid
   int dim = 0;             ///< Grid: the axis
-  bool periodic = false;   ///< Grid, GridLoop: wraps around
+  bool periodic = false;   ///< Grid, GridLoop, GridOffset: wraps around
   int block = 0;           ///< GridLoop: iterations per axis (1 or 2)
   bool reversed = false;   ///< GridLoop: the sweep walked from its last iteration to its first
   bool all_axes = false;   ///< GridLoop: axes of extent 1 are walked too (their neighbour is the rank itself)
   bool there_and_back = false;  ///< GridLoop: the sweep, then its reverse in the other direction, repeated
+
+  /// GridOffset: the offset along `axis` (-1, 0 or +1), and `a` for the offsets of each axis.
+  int offset(int axis) const;
+  static int offsets_code(const std::vector<int>& offsets);
 
   /// The value for `rank` of `np`, with `loop` the indices of the enclosing loops, outermost first.
   /// Returns nullopt where the expression has no value (a non-periodic grid neighbour off the edge,
