@@ -91,6 +91,7 @@ PROGRAMS = {
     "particle-migrate": (NP_3, [8, 12, 16]),
     "stencil27-diag": (NP_3D, [4, 6, 8]),
     "stencil9-2d": (NP_3, [8, 12, 16]),
+    "lbm-d2q9": (NP_3, [8, 12, 16]),
 }
 TARGET_FACTOR = 4  # 64, 96 or 128 ranks: SMPI at more is slow on a shared 2-core machine
 MAKESPAN_MAX_PCT, MAKESPAN_MEAN_PCT = 2.0, 1.0  # the targets

@@ -767,6 +767,16 @@ std::optional<RankExpr> TemplateFitter::fit_ranks(const RankSeries& series, cons
   if (std::any_of(all.begin(), all.end(), [](const RankExpr& x) { return x.kind != RankExpr::Kind::GridLoop; }))
     std::erase_if(all, [](const RankExpr& x) { return x.kind == RankExpr::Kind::GridLoop; });
   if (all.empty()) {
+    // A loop that walks a table of grid directions (the 8 or 26 neighbours of a 9- or 27-point halo
+    // through one call site): the table every observation agrees with.
+    std::string unsure;
+    if (auto table = series.tables.table(&unsure)) {
+      if (not unsure.empty())
+        approximated_.push_back({field, unsure, 0.0});
+      if (used != nullptr)
+        used->emplace_back(tokens_[s.token].function + "/" + field, *table);
+      return table;
+    }
     // No expression explains every observation: the one that explains the most at the largest training
     // Np stands in, and the position says how many it misses there.
     auto fallback = series.best_fallback();

@@ -118,6 +118,121 @@ bool explains(const RankExpr& e, int rank, int np, const std::vector<std::uint64
 
 }  // namespace
 
+void GridTableTracker::add(int rank, int np, const std::vector<std::uint64_t>& loop, int value)
+{
+  const int depth = static_cast<int>(loop.size());
+  if (not started_) {
+    started_ = true;
+    for (int dims : {2, 3})
+      for (bool periodic : {true, false})
+        for (int level = 0; level < std::min(depth, 4); ++level) {
+          Config c;
+          c.dims     = dims;
+          c.periodic = periodic;
+          c.level    = level;
+          configs_.push_back(std::move(c));
+        }
+  }
+  std::vector<int> d, cr, cv;
+  for (Config& c : configs_) {
+    if (not c.alive)
+      continue;
+    const std::uint64_t i = c.level < depth ? loop[static_cast<std::size_t>(depth - 1 - c.level)] : RankExpr::kMaxTable;
+    if (value == kNoRank || value < 0 || value >= np || i >= RankExpr::kMaxTable) {
+      c.alive = false;
+      continue;
+    }
+    if (d.size() != static_cast<std::size_t>(c.dims)) {
+      d  = dims_create(np, c.dims);
+      cr = grid_coords(rank, d);
+      cv = grid_coords(value, d);
+    }
+    if (c.masks.size() <= i)
+      c.masks.resize(i + 1, {0, 0, 0});
+    std::uint64_t& most = c.iterations[np];
+    most                = std::max(most, i + 1);
+    std::array<std::uint8_t, 3>& m = c.masks[i];
+    const bool first = m[0] == 0;  // an iteration not observed yet (every axis allows some offset once seen)
+    for (std::size_t k = 0; k < d.size(); ++k) {
+      std::uint8_t allowed = 0;
+      for (int o = -1; o <= 1; ++o) {
+        int v = cr[k] + o;
+        if (c.periodic)
+          v = (v % d[k] + d[k]) % d[k];
+        if (v == cv[k])
+          allowed |= static_cast<std::uint8_t>(1u << (o + 1));
+      }
+      m[k] = first ? allowed : static_cast<std::uint8_t>(m[k] & allowed);
+      if (m[k] == 0)
+        c.alive = false;
+    }
+  }
+}
+
+void GridTableTracker::counts(const std::vector<std::pair<int, std::uint64_t>>& loops)
+{
+  const auto depth = static_cast<int>(loops.size());
+  for (Config& c : configs_) {
+    if (not c.alive)
+      continue;
+    if (c.level >= depth) {
+      c.alive = false;
+      continue;
+    }
+    const std::uint64_t n = loops[static_cast<std::size_t>(depth - 1 - c.level)].second;
+    if (c.count == 0)
+      c.count = n;
+    else if (c.count != n)
+      c.alive = false;
+  }
+}
+
+std::optional<RankExpr> GridTableTracker::table(std::string* unsure) const
+{
+  for (const Config& c : configs_) {
+    if (not c.alive || c.masks.size() < 2 ||
+        std::any_of(c.masks.begin(), c.masks.end(), [](const auto& m) { return m[0] == 0; }) ||
+        std::any_of(c.iterations.begin(), c.iterations.end(), [&](const auto& n) { return n.second != c.masks.size(); }))
+      continue;
+    RankExpr e{RankExpr::Kind::GridTable};
+    e.dims     = c.dims;
+    e.periodic = c.periodic;
+    e.level    = c.level;
+    const int codes = c.dims == 2 ? 9 : 27;
+    std::string guessed;  // the iterations whose offset training could not tell
+    for (const auto& m : c.masks) {
+      if (std::any_of(m.begin(), m.begin() + c.dims, [](std::uint8_t bits) { return (bits & 5) == 5; }))
+        guessed += (guessed.empty() ? "" : ", ") + std::to_string(e.table.size());
+      // The allowed codes, each axis' offsets in the order 0, -1, +1; the first one no earlier iteration took.
+      std::vector<std::uint8_t> allowed;
+      std::vector<std::pair<int, int>> ranked;  // (preference, code)
+      for (int code = 0; code < codes; ++code) {
+        int rank_of = 0;
+        bool ok     = true;
+        for (int k = 0; k < c.dims; ++k) {
+          const int o = RankExpr::offset_in(code, k);
+          ok          = ok && (m[static_cast<std::size_t>(k)] >> (o + 1) & 1) != 0;
+          rank_of     = rank_of * 3 + (o == 0 ? 0 : o < 0 ? 1 : 2);
+        }
+        if (ok)
+          ranked.push_back({rank_of, code});
+      }
+      std::sort(ranked.begin(), ranked.end());
+      auto free = std::find_if(ranked.begin(), ranked.end(), [&](const auto& p) {
+        return std::find(e.table.begin(), e.table.end(), static_cast<std::uint8_t>(p.second)) == e.table.end();
+      });
+      e.table.push_back(static_cast<std::uint8_t>((free != ranked.end() ? *free : ranked.front()).second));
+    }
+    if (unsure != nullptr)
+      *unsure = guessed.empty() ? std::string()
+                                : "a table of grid directions that every observation agrees with; at iteration(s) " +
+                                      guessed + " an axis had extent 2 or less in every training grid, where -1 and "
+                                      "+1 are the same rank: -1 was taken first, which a larger grid may not follow";
+    return e;
+  }
+  return std::nullopt;
+}
+
 void RankSeries::add_off_edge(int rank, int np, const std::vector<std::uint64_t>& loop)
 {
   if (not seen) {
@@ -129,6 +244,7 @@ void RankSeries::add_off_edge(int rank, int np, const std::vector<std::uint64_t>
 
 void RankSeries::add(int rank, int np, const std::vector<std::uint64_t>& loop, int value)
 {
+  tables.add(rank, np, loop, value);
   if (not seen) {
     // The first observation of a partner gives the candidates (and is the first sample, which the
     // fallback's candidates come from); the off-edge observations before it then filter them.

@@ -7,10 +7,12 @@
 #include "gridcast/models/trace_formula.hpp"
 #include "gridcast/models/trace_rules.hpp"
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -123,6 +125,41 @@ private:
   LastEntry<std::tuple<double, double, std::size_t, int>, std::vector<double>> last_calls_;
 };
 
+/// Tables of grid offsets (RankExpr::GridTable) consistent with every observation so far: for each grid
+/// (2 or 3 axes, periodic or not) and enclosing loop level, per iteration of that loop and per axis, the
+/// offsets (-1, 0, +1) that lead from the observing rank to its partner. A code that walks its table of
+/// directions (the 8 or 26 neighbours of a 9- or 27-point halo) with one call site is explained by no
+/// candidate of its first observation; the table is learned from all of them.
+class GridTableTracker {
+public:
+  /// An observation: `value` the partner (kNoRank, off a non-periodic edge: no table is kept).
+  void add(int rank, int np, const std::vector<std::uint64_t>& loop, int value);
+  /// The iteration counts of the enclosing loops of the last observation, outermost first: a table is
+  /// kept only for a loop that runs as many iterations every time (not one whose count grows with Nw).
+  void counts(const std::vector<std::pair<int, std::uint64_t>>& loops);
+  /// The first table that every observation agrees with and that every iteration 0..n-1 (n >= 2) of
+  /// its loop was observed at, as many at every Np (a walk whose length follows the grid's shape has no
+  /// table of one length), the grids of fewer axes, periodic, the innermost loop first. Where
+  /// training cannot tell an offset (an axis of extent 2 in every grid: -1 and +1 are the same rank),
+  /// 0, then -1, then +1, the first not taken by an earlier iteration (a halo addresses each neighbour
+  /// once, and codes list directions from -1 up).
+  /// `unsure`, where given, is set to what training could not tell (empty where every offset was sure).
+  std::optional<RankExpr> table(std::string* unsure = nullptr) const;
+
+private:
+  struct Config {
+    int dims = 0;
+    bool periodic = false;
+    int level = 0;
+    bool alive = true;
+    std::vector<std::array<std::uint8_t, 3>> masks;  ///< per iteration, per axis: bit o+1 for offset o
+    std::map<int, std::uint64_t> iterations;  ///< per Np, the most iterations seen
+    std::uint64_t count = 0;                  ///< the loop's iteration count (0: not seen yet)
+  };
+  std::vector<Config> configs_;
+  bool started_ = false;
+};
+
 /// Rank expressions still consistent with every observation so far, and the first few observations
 /// for error messages.
 struct RankSeries {
@@ -143,6 +180,8 @@ struct RankSeries {
   std::vector<std::pair<int, std::uint64_t>> observed;
   /// Off-edge observations made before the first observed partner.
   std::vector<RankObservation> edges_before;
+  /// Tables of grid offsets walked by a loop (RankExpr::GridTable), for where no candidate survives.
+  GridTableTracker tables;
   void add(int rank, int np, const std::vector<std::uint64_t>& loop, int value);
   /// An observation where the call had no partner on this side (an MPI_Sendrecv half with
   /// MPI_PROC_NULL, as a profiler records it at a non-periodic grid's edge): the expressions that have no

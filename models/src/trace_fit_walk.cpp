@@ -456,6 +456,8 @@ void GroupCollector::observe_call(SlotObs& s, WalkState& w, const CallParams& c,
     s.src.add(w.rank, w.np, w.loop, c.src);
   else if (tok.op == Op::Sendrecv)
     s.src.add_off_edge(w.rank, w.np, w.loop);
+  s.peer.tables.counts(w.loops);
+  s.src.tables.counts(w.loops);
   if (is_rooted(tok.op)) {
     s.root.add(w.rank, w.np, w.loop, c.root);
     w.last_root = c.root;

@@ -125,6 +125,20 @@ ojson rank_json(const RankExpr& e)
       o["periodic"] = e.periodic;
       break;
     }
+    case RankExpr::Kind::GridTable: {
+      ojson table = ojson::array();
+      for (std::uint8_t code : e.table) {
+        std::vector<int> offsets;
+        for (int k = 0; k < e.dims; ++k)
+          offsets.push_back(RankExpr::offset_in(code, k));
+        table.push_back(offsets);
+      }
+      o["level"]    = e.level;
+      o["dims"]     = e.dims;
+      o["periodic"] = e.periodic;
+      o["offsets"]  = std::move(table);
+      break;
+    }
     case RankExpr::Kind::GridLoop:
       o["a"]        = e.a;
       o["level"]    = e.level;
@@ -393,11 +407,10 @@ RankExpr read_rank(const JsonObject& r)
     e.dims = r.int32("dims", 1, 3);
     e.a    = r.int32("a", 1, (1 << e.dims) - 1);  // the bit mask of the axes
   }
-  if (e.kind == RankExpr::Kind::GridOffset) {
-    e.dims         = r.int32("dims", 2, 3);
-    e.periodic     = r.boolean("periodic");
-    const json& of = r.array("offsets");
-    std::vector<int> offsets;
+  // One offset of -1, 0 or +1 per axis of the grid; how many of them are not 0.
+  auto read_offsets = [&](const json& of, std::vector<int>& offsets) {
+    if (not of.is_array() || of.size() != static_cast<std::size_t>(e.dims))
+      r.fail("offsets", "expected one offset per axis of the grid (" + std::to_string(e.dims) + ")");
     int moved = 0;
     for (const json& v : of) {
       if (not v.is_number_integer() || v.get<std::int64_t>() < -1 || v.get<std::int64_t>() > 1)
@@ -405,10 +418,28 @@ RankExpr read_rank(const JsonObject& r)
       offsets.push_back(v.get<int>());
       moved += offsets.back() != 0 ? 1 : 0;
     }
-    if (offsets.size() != static_cast<std::size_t>(e.dims) || moved < 2)
-      r.fail("offsets", "one offset per axis of the grid (" + std::to_string(e.dims) +
-                            "), two of them or more not 0 (a neighbour along one axis is a grid expression)");
+    return moved;
+  };
+  if (e.kind == RankExpr::Kind::GridOffset) {
+    e.dims   = r.int32("dims", 2, 3);
+    e.periodic = r.boolean("periodic");
+    std::vector<int> offsets;
+    if (read_offsets(r.array("offsets"), offsets) < 2)
+      r.fail("offsets", "two offsets or more are not 0 (a neighbour along one axis is a grid expression)");
     e.a = RankExpr::offsets_code(offsets);
+  }
+  if (e.kind == RankExpr::Kind::GridTable) {
+    e.dims     = r.int32("dims", 1, 3);
+    e.periodic = r.boolean("periodic");
+    e.level    = r.int32("level", 0, 64);
+    const json& table = r.array("offsets");
+    if (table.empty() || table.size() > RankExpr::kMaxTable)
+      r.fail("offsets", "a table of 1 to " + std::to_string(RankExpr::kMaxTable) + " offsets");
+    for (const json& entry : table) {
+      std::vector<int> offsets;
+      read_offsets(entry, offsets);
+      e.table.push_back(static_cast<std::uint8_t>(RankExpr::offsets_code(offsets)));
+    }
   }
   if (e.kind == RankExpr::Kind::GridLoop) {
     e.a        = r.int32("a", -1, 1);

@@ -93,8 +93,25 @@ const std::vector<std::pair<RankExpr::Kind, std::string_view>>& kind_names()
       {RankExpr::Kind::Cycle, "cycle"},     {RankExpr::Kind::Rotate, "rotate"}, {RankExpr::Kind::Grid, "grid"},
       {RankExpr::Kind::GridLoop, "grid_loop"},   {RankExpr::Kind::GridCoords, "grid_coords"},
       {RankExpr::Kind::GridOrigin, "grid_origin"}, {RankExpr::Kind::GridOffset, "grid_offset"},
+      {RankExpr::Kind::GridTable, "grid_table"},
   };
   return names;
+}
+
+/// The rank at the offsets `code` (RankExpr::offset_in) from `rank` in the grid of extents `d`; nullopt
+/// off the edge of a non-periodic grid.
+std::optional<int> moved_by(int rank, const std::vector<int>& d, int code, bool periodic)
+{
+  std::vector<int> c = grid_coords(rank, d);
+  for (std::size_t k = 0; k < d.size(); ++k) {
+    int v = c[k] + RankExpr::offset_in(code, static_cast<int>(k));
+    if (periodic)
+      v = (v % d[k] + d[k]) % d[k];
+    else if (v < 0 || v >= d[k])
+      return std::nullopt;
+    c[k] = v;
+  }
+  return grid_rank(c, d);
 }
 
 }  // namespace
@@ -189,20 +206,16 @@ std::optional<int> RankExpr::eval(int rank, int np, const std::uint64_t* loop, i
       }
       return kind == Kind::GridCoords ? index : origin;
     }
-    case Kind::GridOffset: {
+    case Kind::GridOffset:
+    case Kind::GridTable: {
       if (dims < 1 || rank < 0 || rank >= np)
         return std::nullopt;
-      const std::vector<int>& d = cached_dims(np, dims);
-      std::vector<int> c        = grid_coords(rank, d);
-      for (std::size_t k = 0; k < d.size(); ++k) {
-        int v = c[k] + offset(static_cast<int>(k));
-        if (periodic)
-          v = (v % d[k] + d[k]) % d[k];
-        else if (v < 0 || v >= d[k])
-          return std::nullopt;
-        c[k] = v;
-      }
-      return grid_rank(c, d);
+      if (kind == Kind::GridOffset)
+        return moved_by(rank, cached_dims(np, dims), a, periodic);
+      auto i = loop_index(level);
+      if (not i || *i >= table.size())
+        return std::nullopt;
+      return moved_by(rank, cached_dims(np, dims), table[*i], periodic);
     }
     case Kind::GridLoop: {
       auto i = loop_index(level);
@@ -248,9 +261,8 @@ std::optional<int> RankExpr::eval(int rank, int np, const std::uint64_t* loop, i
   return std::nullopt;
 }
 
-int RankExpr::offset(int axis) const
+int RankExpr::offset_in(int code, int axis)
 {
-  int code = a;
   for (int k = 0; k < axis; ++k)
     code /= 3;
   return code % 3 - 1;
@@ -279,12 +291,21 @@ std::string RankExpr::text() const
     case Kind::Grid:
       return "grid" + std::to_string(dims) + (periodic ? "p" : "") + "(r, dim " + std::to_string(dim) + ", " +
              (a < 0 ? "-" : "+") + std::to_string(std::abs(a)) + ")";
-    case Kind::GridOffset: {
-      // "grid3p(r, +1 0 -1)": the offset along each axis.
-      std::string offs;
-      for (int k = 0; k < dims; ++k)
-        offs += std::string(k > 0 ? " " : "") + (offset(k) > 0 ? "+1" : offset(k) < 0 ? "-1" : "0");
-      return "grid" + std::to_string(dims) + (periodic ? "p" : "") + "(r, " + offs + ")";
+    case Kind::GridOffset:
+    case Kind::GridTable: {
+      // "grid3p(r, +1 0 -1)": the offset along each axis; "grid2p(r, table i0: +1 0, 0 +1, ...)".
+      auto offs = [&](int code) {
+        std::string s;
+        for (int k = 0; k < dims; ++k) {
+          const int o = offset_in(code, k);
+          s += std::string(k > 0 ? " " : "") + (o > 0 ? "+1" : o < 0 ? "-1" : "0");
+        }
+        return s;
+      };
+      std::string what = kind == Kind::GridOffset ? offs(a) : "table i" + std::to_string(level) + ":";
+      for (std::size_t i = 0; kind == Kind::GridTable && i < table.size(); ++i)
+        what += std::string(i > 0 ? ", " : " ") + offs(table[i]);
+      return "grid" + std::to_string(dims) + (periodic ? "p" : "") + "(r, " + what + ")";
     }
     case Kind::GridLoop:
       // "grid3p(r, axis i0 div 2 of extent > 1, +1 -1)": the direction of each position of the block.
@@ -324,7 +345,7 @@ bool same_target(const RankExpr& a, const RankExpr& b)
 {
   return a.kind == b.kind && a.a == b.a && a.level == b.level && a.dims == b.dims && a.dim == b.dim &&
          a.block == b.block && a.reversed == b.reversed && a.all_axes == b.all_axes &&
-         a.there_and_back == b.there_and_back;
+         a.there_and_back == b.there_and_back && a.table == b.table;
 }
 
 std::optional<RankExpr> fit_rank_expr(const std::vector<RankObservation>& obs)

@@ -53,7 +53,10 @@ std::vector<RankObservation> observe_offset(const std::vector<int>& nps, const s
 /// waitall, then compute.
 class NinePoint final : public TraceSource {
 public:
-  NinePoint(int nw, int np) : nw_(nw), np_(np) {}
+  /// `one_tag`: every message tagged 0 and of Nw doubles, so the 8 receives (and the 8 sends) are one
+  /// call site walking the table of directions. (Sizes that differ by direction would be fitted at
+  /// their mean: a size per iteration of the table is not modelled.)
+  NinePoint(int nw, int np, bool one_tag = false) : nw_(nw), np_(np), one_tag_(one_tag) {}
   int rank_count() const override { return np_; }
   CallStreamPtr open(int rank) const override
   {
@@ -67,8 +70,8 @@ public:
         for (int k = 0; k < 8; ++k) {
           CallRecord& c = s->add(pass == 0 ? Op::Irecv : Op::Isend, pass == 0 ? "MPI_Irecv" : "MPI_Isend");
           c.peer        = moved_by(rank, np_, {dx[k], dy[k]}, true);
-          c.tag         = pass == 0 ? opposite[k] : k;
-          c.bytes       = static_cast<std::uint64_t>(dx[k] != 0 && dy[k] != 0 ? 16 : 8 * nw_);
+          c.tag         = one_tag_ ? 0 : pass == 0 ? opposite[k] : k;
+          c.bytes       = static_cast<std::uint64_t>(dx[k] != 0 && dy[k] != 0 && not one_tag_ ? 16 : 8 * nw_);
           c.request     = ++request;
         }
       CallRecord& w = s->add(Op::Waitall, "MPI_Waitall");
@@ -82,6 +85,7 @@ public:
 
 private:
   int nw_, np_;
+  bool one_tag_;
 };
 
 }  // namespace
@@ -143,4 +147,107 @@ TEST_CASE("grid offset: a 9-point halo is synthesized as its program makes it, t
       CHECK_THAT(e.what(), Catch::Contains("offsets") && Catch::Contains("bad.json"));
     }
   }
+}
+
+TEST_CASE("grid table: one call site walking a table of directions is the table, learned from every rank",
+          "[trace_model]")
+{
+  TempDir dir;
+  const auto profiles = write_profile_grid(dir.path(), "nine", {6, 12, 24}, {4, 6}, TraceEncoding::JsonLines,
+                                           [](int nw, int np) { return NinePoint(nw, np, true); });
+  auto model = std::make_shared<const TraceModel>(fit_trace_model(profiles));
+  const std::string json = model_to_json(*model).dump(2);
+  CHECK_THAT(json, Catch::Contains("grid2p(r, table i0: +1 0, 0 +1, -1 0, 0 -1, +1 +1, -1 +1, -1 -1, +1 -1)") &&
+                       !Catch::Contains("approximated"));
+  require_same_streams(SynthSource(model, {8, 96}), NinePoint(8, 96, true));
+  write_model(dir / "m.json", *model);
+  require_same_streams(SynthSource(std::make_shared<const TraceModel>(read_model(dir / "m.json")), {5, 40}),
+                       NinePoint(5, 40, true));
+  // Entries that are not offsets of the grid are refused, naming the key.
+  const auto at = json.find("\"expr\": \"grid_table\"");
+  REQUIRE(at != std::string::npos);
+  const auto offsets = json.find("\"offsets\": [", at);
+  REQUIRE(offsets != std::string::npos);
+  std::string broken = json;
+  broken.replace(offsets, std::string("\"offsets\": [").size(), "\"offsets\": [[2, 0], ");
+  gridcast::test::write_file(dir / "bad.json", broken);
+  try {
+    read_model(dir / "bad.json");
+    FAIL("accepted an offset of 2");
+  } catch (const gridcast::InputError& e) {
+    CHECK_THAT(e.what(), Catch::Contains("offsets") && Catch::Contains("bad.json"));
+  }
+}
+
+namespace {
+
+/// Each step, an isend to the neighbour at each of `dirs` and an irecv from the one at its opposite (all
+/// tag 0: one call site each), a waitall, a compute; on the periodic dims_create(np, 3) grid.
+class TableWalk final : public TraceSource {
+public:
+  TableWalk(int np, std::vector<std::vector<int>> dirs) : np_(np), dirs_(std::move(dirs)) {}
+  int rank_count() const override { return np_; }
+  CallStreamPtr open(int rank) const override
+  {
+    auto s = std::make_unique<MemoryStream>("walk");
+    s->add(Op::Init, "MPI_Init");
+    std::int64_t request = -1;
+    for (int step = 0; step < 3; ++step) {
+      for (const auto& d : dirs_) {
+        CallRecord& c = s->add(Op::Isend, "MPI_Isend");
+        c.peer        = moved_by(rank, np_, d, true);
+        c.bytes       = 64;
+        c.request     = ++request;
+      }
+      for (const auto& d : dirs_) {
+        CallRecord& c = s->add(Op::Irecv, "MPI_Irecv");
+        c.peer        = moved_by(rank, np_, {-d[0], -d[1], -d[2]}, true);
+        c.bytes       = 64;
+        c.request     = ++request;
+      }
+      CallRecord& w = s->add(Op::Waitall, "MPI_Waitall");
+      for (std::int64_t q = 0; q <= request; ++q)
+        if (q > request - 2 * static_cast<std::int64_t>(dirs_.size()))
+          w.requests.push_back(q);
+      s->add(Op::Compute, "compute").flops = 1000.0;
+    }
+    s->add(Op::Finalize, "MPI_Finalize");
+    return s;
+  }
+
+private:
+  int np_;
+  std::vector<std::vector<int>> dirs_;
+};
+
+}  // namespace
+
+TEST_CASE("grid table: an axis of extent 2 in every training grid takes -1 before +1, each direction once",
+          "[trace_model]")
+{
+  // Offsets along the last axis of 2x2x2, 4x2x2, 4x4x2: -1 and +1 are the same rank there. A table that
+  // lists (0 0 -1) then (0 0 +1) is read as such and extrapolates to 8x4x4; where one entry alone moves
+  // along that axis, -1 is the first choice (training cannot tell).
+  TempDir dir;
+  const std::vector<std::vector<int>> dirs = {{1, 0, 0}, {0, 0, -1}, {0, 0, 1}, {-1, 1, 1}};
+  const auto profiles = write_profile_grid(dir.path(), "walk", {8, 16, 32}, {4, 6}, TraceEncoding::JsonLines,
+                                           [&](int, int np) { return TableWalk(np, dirs); });
+  const std::string json = model_to_json(fit_trace_model(profiles)).dump(2);
+  CHECK_THAT(json, Catch::Contains("grid3p(r, table i0: +1 0 0, 0 0 -1, 0 0 +1, -1 +1 -1)"));
+  auto e = model_from_json(nlohmann::json::parse(json), "walk.json");
+  bool checked = false;
+  std::function<void(const std::vector<TemplateNode>&)> walk = [&](const std::vector<TemplateNode>& nodes) {
+    for (const TemplateNode& n : nodes) {
+      if (n.peer && n.peer->kind == RankExpr::Kind::GridTable && e.tokens[n.token].op == Op::Isend) {
+        for (std::uint64_t i = 0; i < 3; ++i)
+          for (int r = 0; r < 128; ++r)
+            CHECK(n.peer->eval(r, 128, &i, 1) == moved_by(r, 128, dirs[i], true));
+        checked = true;
+      }
+      walk(n.body);
+    }
+  };
+  for (const TraceGroup& g : e.groups)
+    walk(g.body);
+  CHECK(checked);
 }

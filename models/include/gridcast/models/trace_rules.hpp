@@ -58,7 +58,15 @@ struct RankExpr {
     /// 9- or 27-point stencil's halo. The offsets are `a`'s base-3 digits, axis 0 first (digit d: offset
     /// d - 1; offset(k)); `periodic` wraps, otherwise the neighbour off an edge has no value.
     GridOffset,
+    /// The neighbour at the offsets `table[i]` (each coded as GridOffset's `a`) of the dims_create(Np,
+    /// `dims`) grid, i the index of loop `level`: one call site walking a code's table of directions in
+    /// turn (`for k: MPI_Irecv(..., nbr[k], ...)` over the 8 or 26 neighbours of a 9- or 27-point halo).
+    /// Learned from the observations (RankSeries::grid_table), never a candidate of the first one.
+    GridTable,
   };
+  RankExpr() = default;
+  RankExpr(Kind k, int a_ = 0) : kind(k), a(a_) {}  // NOLINT(google-explicit-constructor): {kind, a}
+
   Kind kind = Kind::Fixed;
   int a = 0;
   int level = 0;           ///< XorLoop, Cycle, Rotate
@@ -69,9 +77,12 @@ struct RankExpr {
   bool reversed = false;   ///< GridLoop: the sweep walked from its last iteration to its first
   bool all_axes = false;   ///< GridLoop: axes of extent 1 are walked too (their neighbour is the rank itself)
   bool there_and_back = false;  ///< GridLoop: the sweep, then its reverse in the other direction, repeated
+  std::vector<std::uint8_t> table;  ///< GridTable: the offsets code (GridOffset's `a`) of each iteration
+  static constexpr std::size_t kMaxTable = 64;  ///< GridTable: longest table (iterations of its loop)
 
   /// GridOffset: the offset along `axis` (-1, 0 or +1), and `a` for the offsets of each axis.
-  int offset(int axis) const;
+  int offset(int axis) const { return offset_in(a, axis); }
+  static int offset_in(int code, int axis);
   static int offsets_code(const std::vector<int>& offsets);
 
   /// The value for `rank` of `np`, with `loop` the indices of the enclosing loops, outermost first.
@@ -81,7 +92,8 @@ struct RankExpr {
   /// True when the value changes with the loop index (it cannot be computed once per rank).
   bool uses_loop() const
   {
-    return kind == Kind::XorLoop || kind == Kind::Cycle || kind == Kind::Rotate || kind == Kind::GridLoop;
+    return kind == Kind::XorLoop || kind == Kind::Cycle || kind == Kind::Rotate || kind == Kind::GridLoop ||
+           kind == Kind::GridTable;
   }
   /// "r+1 mod Np", "any", "grid3p(dim 0, +1)", "1 + i0 mod (Np-1)".
   std::string text() const;
