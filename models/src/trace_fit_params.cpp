@@ -236,6 +236,68 @@ std::optional<double> library_scale(const std::map<std::pair<double, double>, Sl
   return gridcast::median(least) * curve / priced;
 }
 
+/// Whether two template bodies make the same calls (kinds, tokens, loops), whatever their parameters.
+bool same_shape(const std::vector<TemplateNode>& a, const std::vector<TemplateNode>& b)
+{
+  if (a.size() != b.size())
+    return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (a[i].kind != b[i].kind || a[i].token != b[i].token || not same_shape(a[i].body, b[i].body))
+      return false;
+  return true;
+}
+
+/// Something done every K iterations of a loop whose count follows the size: `(B x K, A) x M` then
+/// `B x T`, a loop whose body starts with K iterations of B (K constant), followed by a loop of B. The
+/// training counts M and T fitted apart fit the points but not the code (2*Nw steps, a reduction every
+/// 10th: M = 1, 2, 3 and T = 6, 4, 2 at Nw 8, 12, 16 read as M = Nw/4 - 1 give 7 blocks at Nw 32 where
+/// the code makes 6). Where T < K at every point and T changes, the total K*M + T is fitted instead, and
+/// the two counts are its parts: floor(total / K) and total mod K (Formula::period). Only where the
+/// total's formula is exact at every point.
+void fold_every_k(std::vector<TemplateNode>& body, const std::vector<const SlotObs*>& slots)
+{
+  for (std::size_t i = 0; i + 1 < body.size(); ++i) {
+    TemplateNode& blocks = body[i];
+    TemplateNode& rest   = body[i + 1];
+    if (blocks.kind != RolledNode::Kind::Loop || rest.kind != RolledNode::Kind::Loop || blocks.body.empty() ||
+        slots[i] == nullptr || slots[i + 1] == nullptr)
+      continue;
+    const TemplateNode& inner = blocks.body.front();
+    if (inner.kind != RolledNode::Kind::Loop || inner.count.terms.size() != 1 || inner.count.period > 0 ||
+        feature_name(inner.count.terms[0].feature) != "1" || not same_shape(inner.body, rest.body))
+      continue;
+    const double k = inner.count.terms[0].coef;
+    if (k < 2 || k != std::round(k))
+      continue;
+    std::map<std::pair<double, double>, std::pair<double, double>> at;  // (nw, np) -> (M, T)
+    for (const FitPoint& p : slots[i]->count.points())
+      at[{p.nw, p.np}].first = p.value;
+    for (const FitPoint& p : slots[i + 1]->count.points())
+      at[{p.nw, p.np}].second = p.value;
+    std::vector<FitPoint> total;
+    std::set<double> tails;
+    bool fits = at.size() >= 3;
+    for (const auto& [point, mt] : at) {
+      const auto [m, t] = mt;
+      fits = fits && m == std::round(m) && t == std::round(t) && t >= 0 && t < k;
+      tails.insert(t);
+      total.push_back({point.first, point.second, k * m + t});
+    }
+    if (not fits || tails.size() < 2)
+      continue;
+    Formula n = fit_formula(total, true);
+    if (not n.cv_error || *n.cv_error > 1e-9)
+      continue;
+    n.period       = static_cast<int>(k);
+    blocks.count   = n;
+    n.remainder    = true;
+    rest.count     = n;
+    auto not_count = [](const Approximation& a) { return a.field == "count"; };
+    std::erase_if(blocks.approximated, not_count);
+    std::erase_if(rest.approximated, not_count);
+  }
+}
+
 }  // namespace
 
 TemplateFitter::TemplateFitter(TraceModel& model, const std::vector<GroupData>& data)
@@ -254,8 +316,13 @@ TraceGroup TemplateFitter::fit_group(GroupData& data, std::size_t g)
   group_ = g;
   TraceGroup group = std::move(data.group);
   UsedExprs used;
-  for (int id : data.top)
+  std::vector<const SlotObs*> body_slots;
+  for (int id : data.top) {
     append_node(group.body, id, used);
+    body_slots.resize(group.body.size(), nullptr);
+    body_slots.back() = &(*slots_)[static_cast<std::size_t>(id)];
+  }
+  fold_every_k(group.body, body_slots);
   overlap_absorbed_receives(group.body, model_);
   slots_ = nullptr;
   return group;
@@ -368,8 +435,13 @@ void TemplateFitter::fit_loop(SlotObs& s, TemplateNode& t)
       t.nw_dependent = true;
   }
   UsedExprs body_used;
-  for (int c : s.children)
+  std::vector<const SlotObs*> body_slots;
+  for (int c : s.children) {
     append_node(t.body, c, body_used);
+    body_slots.resize(t.body.size(), nullptr);
+    body_slots.back() = &(*slots_)[static_cast<std::size_t>(c)];
+  }
+  fold_every_k(t.body, body_slots);
 }
 
 /// Peers, sources, roots, split keys and tags: rank expressions and tag expressions.

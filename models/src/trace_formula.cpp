@@ -221,6 +221,11 @@ double Formula::eval(double nw, double np) const
   double v = 0;
   for (const Term& t : terms)
     v += t.coef * feature_value(t.feature, nw, np);
+  if (period > 0) {
+    const double total = std::max(0.0, std::round(v));
+    const double whole = std::floor(total / period);
+    return remainder ? total - whole * period : whole;
+  }
   return integer ? std::round(v) : v;
 }
 
@@ -244,6 +249,8 @@ std::string Formula::text() const
     else
       s += number_text(a) + "*" + f;
   }
+  if (period > 0)
+    return remainder ? "(" + s + ") mod " + std::to_string(period) : "floor((" + s + ") / " + std::to_string(period) + ")";
   return s;
 }
 

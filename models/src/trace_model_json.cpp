@@ -31,6 +31,8 @@ ojson formula_json(const Formula& f)
   o["integer"] = f.integer;
   o["cv_error"] = f.cv_error ? ojson(*f.cv_error) : ojson(nullptr);
   o["points"]  = f.points;
+  if (f.period > 0)
+    o["every"] = ojson{{"period", f.period}, {"part", f.remainder ? "remainder" : "blocks"}};
   return o;
 }
 
@@ -270,8 +272,17 @@ ojson nodes_json(const std::vector<TemplateNode>& nodes, const TraceModel& m)
 
 Formula read_formula(const JsonObject& r)
 {
-  r.only({"text", "terms", "integer", "cv_error", "points"});
+  r.only({"text", "terms", "integer", "cv_error", "points", "every"});
   Formula f;
+  if (r.has("every")) {
+    JsonObject e = r.child("every");
+    e.only({"period", "part"});
+    f.period = e.int32("period", 2, 1 << 20);
+    const std::string part = e.string("part");
+    if (part != "blocks" && part != "remainder")
+      e.fail("part", "expected \"blocks\" or \"remainder\", not '" + part + "'");
+    f.remainder = part == "remainder";
+  }
   f.integer = r.boolean("integer");
   f.points  = r.int32("points", 0, 1 << 30);
   const json& cv = r.need("cv_error");

@@ -1006,3 +1006,64 @@ TEST_CASE("unseen structure: a profiler's MPI_PROC_NULL halves share the interio
     }
   }
 }
+
+namespace {
+
+/// A time-stepper that reduces every 10th step: 2*Nw steps of a ring sendrecv and a compute, and after
+/// steps 10, 20, ... an MPI_Allreduce. Folded, `(S C)x10 A` x M then `(S C)` x T, M and T set by 2*Nw.
+class EveryTenth final : public TraceSource {
+public:
+  EveryTenth(int nw, int np) : nw_(nw), np_(np) {}
+  int rank_count() const override { return np_; }
+  CallStreamPtr open(int rank) const override
+  {
+    auto s = std::make_unique<MemoryStream>("every");
+    s->add(Op::Init, "MPI_Init");
+    for (int step = 0; step < 2 * nw_; ++step) {
+      CallRecord& c = s->add(Op::Sendrecv, "MPI_Sendrecv");
+      c.peer        = (rank + 1) % np_;
+      c.src         = (rank + np_ - 1) % np_;
+      c.bytes = c.recv_bytes = 64;
+      s->add(Op::Compute, "compute").flops = 100.0 * nw_;
+      if (step % 10 == 9)
+        s->add(Op::Allreduce, "MPI_Allreduce").bytes = 8;
+    }
+    s->add(Op::Finalize, "MPI_Finalize");
+    return s;
+  }
+
+private:
+  int nw_, np_;
+};
+
+}  // namespace
+
+TEST_CASE("unseen structure: a reduction every 10th of 2*Nw steps keeps its period at every size", "[trace_model]")
+{
+  // At Nw 8, 12, 16: 1, 2, 3 blocks of 10 steps and a tail of 6, 4, 2. Fitted apart, the blocks would be
+  // Nw/4 - 1 (7 at Nw 32, where the code makes 6); fitted as one total, 2*Nw, and its parts.
+  TempDir dir;
+  const auto profiles = write_profile_grid(dir.path(), "every", {4, 8}, {8, 12, 16}, TraceEncoding::JsonLines,
+                                           [](int nw, int np) { return EveryTenth(nw, np); });
+  auto model = std::make_shared<const TraceModel>(fit_trace_model(profiles));
+  const std::string json = model_to_json(*model).dump(2);
+  CHECK_THAT(json, Catch::Contains("floor((2*Nw) / 10)") && Catch::Contains("(2*Nw) mod 10") &&
+                       Catch::Contains("\"part\": \"remainder\""));
+  for (int nw : {32, 35, 40})
+    require_same_streams(SynthSource(model, {static_cast<double>(nw), 16}), EveryTenth(nw, 16));
+  write_model(dir / "m.json", *model);
+  require_same_streams(SynthSource(std::make_shared<const TraceModel>(read_model(dir / "m.json")), {27, 8}),
+                       EveryTenth(27, 8));
+  // A malformed period names the key.
+  std::string broken = json;
+  const auto at = broken.find("\"part\": \"remainder\"");
+  REQUIRE(at != std::string::npos);
+  broken.replace(at, std::string("\"part\": \"remainder\"").size(), "\"part\": \"rest\"");
+  gridcast::test::write_file(dir / "bad.json", broken);
+  try {
+    read_model(dir / "bad.json");
+    FAIL("accepted part \"rest\"");
+  } catch (const gridcast::InputError& e) {
+    CHECK_THAT(e.what(), Catch::Contains("part") && Catch::Contains("bad.json"));
+  }
+}

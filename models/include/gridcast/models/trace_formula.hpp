@@ -44,6 +44,12 @@ struct Formula {
   /// (terms + 1) distinct points, where nothing can be left out.
   std::optional<double> cv_error;
   int points = 0;  ///< distinct (Nw, Np) points it was fitted on
+  /// Something done every `period` iterations of a loop whose total count is the sum of the terms
+  /// (0: a plain formula): the count of whole blocks, floor(total / period), or with `remainder` the
+  /// iterations left after them, total mod period. A loop of 2*Nw steps with a reduction every 10th
+  /// folds into (steps x10, reduce) x M then steps x T; M and T are these two parts of one total.
+  int period = 0;
+  bool remainder = false;
 
   double eval(double nw, double np) const;
   /// "8*Nw^2", "2*Nw*Np - 2*Nw", "3": coefficients in their shortest exact form.
