@@ -6,6 +6,7 @@
 #include "gridcast/models/call.hpp"
 
 #include <algorithm>
+#include <set>
 #include <utility>
 
 namespace gridcast::models::trace::detail {
@@ -199,12 +200,18 @@ std::optional<RankExpr> GridTableTracker::table(std::string* unsure) const
     e.periodic = c.periodic;
     e.level    = c.level;
     const int codes = c.dims == 2 ? 9 : 27;
-    std::string guessed;  // the iterations whose offset training could not tell
+    std::string guessed;      // the iterations whose offset training could not tell
+    std::set<int> guessed_on;  // and the axes where it could not
     for (const auto& m : c.masks) {
-      if (std::any_of(m.begin(), m.begin() + c.dims, [](std::uint8_t bits) { return (bits & 5) == 5; }))
+      bool unsure_here = false;
+      for (int k = 0; k < c.dims; ++k)
+        if ((m[static_cast<std::size_t>(k)] & 5) == 5) {  // both -1 and +1 allowed
+          guessed_on.insert(k);
+          unsure_here = true;
+        }
+      if (unsure_here)
         guessed += (guessed.empty() ? "" : ", ") + std::to_string(e.table.size());
       // The allowed codes, each axis' offsets in the order 0, -1, +1; the first one no earlier iteration took.
-      std::vector<std::uint8_t> allowed;
       std::vector<std::pair<int, int>> ranked;  // (preference, code)
       for (int code = 0; code < codes; ++code) {
         int rank_of = 0;
@@ -223,11 +230,18 @@ std::optional<RankExpr> GridTableTracker::table(std::string* unsure) const
       });
       e.table.push_back(static_cast<std::uint8_t>((free != ranked.end() ? *free : ranked.front()).second));
     }
-    if (unsure != nullptr)
-      *unsure = guessed.empty() ? std::string()
-                                : "a table of grid directions that every observation agrees with; at iteration(s) " +
-                                      guessed + " an axis had extent 2 or less in every training grid, where -1 and "
-                                      "+1 are the same rank: -1 was taken first, which a larger grid may not follow";
+    if (unsure != nullptr && not guessed.empty()) {
+      std::string axes;
+      for (int k : guessed_on)
+        axes += (axes.empty() ? "" : ", ") + std::to_string(k);
+      *unsure = "a table of grid directions that every observation agrees with; at iteration(s) " + guessed +
+                " axis " + axes + " of the " + std::to_string(c.dims) +
+                "-D grid had extent 2 or less in every training grid, where -1 and +1 are the same rank: -1 was "
+                "taken first, which a larger grid may not follow (training at rank counts whose MPI_Dims_create "
+                "grid has 3 ranks or more along that axis would tell them apart)";
+    } else if (unsure != nullptr) {
+      unsure->clear();
+    }
     return e;
   }
   return std::nullopt;

@@ -418,5 +418,6 @@ TEST_CASE("grid loop: two walks over the axes folded into one loop are approxima
   const auto three = write_profile_grid(dir.path() / "three", "walks", {8, 16}, {2, 3}, TraceEncoding::Binary,
                                         [](int nw, int np) { return TwoWalks(nw, np); });
   const std::string table = model_to_json(fit_trace_model(three)).dump();
-  CHECK_THAT(table, Catch::Contains("\"expr\":\"grid_table\"") && Catch::Contains("-1 was taken first"));
+  CHECK_THAT(table, Catch::Contains("\"expr\":\"grid_table\"") && Catch::Contains("-1 was taken first") &&
+                        Catch::Contains("axis 1, 2 of the 3-D grid") && Catch::Contains("3 ranks or more"));
 }
