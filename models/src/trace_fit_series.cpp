@@ -150,8 +150,6 @@ void GridTableTracker::add(int rank, int np, const std::vector<std::uint64_t>& l
     }
     if (c.masks.size() <= i)
       c.masks.resize(i + 1, {0, 0, 0});
-    std::uint64_t& most = c.iterations[np];
-    most                = std::max(most, i + 1);
     std::array<std::uint8_t, 3>& m = c.masks[i];
     const bool first = m[0] == 0;  // an iteration not observed yet (every axis allows some offset once seen)
     for (std::size_t k = 0; k < d.size(); ++k) {
@@ -192,8 +190,7 @@ std::optional<RankExpr> GridTableTracker::table(std::string* unsure) const
 {
   for (const Config& c : configs_) {
     if (not c.alive || c.masks.size() < 2 ||
-        std::any_of(c.masks.begin(), c.masks.end(), [](const auto& m) { return m[0] == 0; }) ||
-        std::any_of(c.iterations.begin(), c.iterations.end(), [&](const auto& n) { return n.second != c.masks.size(); }))
+        std::any_of(c.masks.begin(), c.masks.end(), [](const auto& m) { return m[0] == 0; }) || c.count != c.masks.size())
       continue;
     RankExpr e{RankExpr::Kind::GridTable};
     e.dims     = c.dims;

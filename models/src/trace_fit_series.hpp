@@ -153,7 +153,6 @@ private:
     int level = 0;
     bool alive = true;
     std::vector<std::array<std::uint8_t, 3>> masks;  ///< per iteration, per axis: bit o+1 for offset o
-    std::map<int, std::uint64_t> iterations;  ///< per Np, the most iterations seen
     std::uint64_t count = 0;                  ///< the loop's iteration count (0: not seen yet)
   };
   std::vector<Config> configs_;
