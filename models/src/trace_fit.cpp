@@ -390,26 +390,105 @@ TraceModel fit_largest_size_class(const std::vector<std::filesystem::path>& prof
   throw why;
 }
 
+/// How many blocks of the model's templates repeat once loop counts are ignored: a loop whose body is
+/// the block right after it, or two equal blocks in a row that hold a loop. Folded by body and count, such
+/// a repeat is a loop that ran other counts in different instances (a solver's iterations until it
+/// converges, step after step): the template then spells out one run's order of counts, and other runs
+/// are read into it wherever they fit.
+std::size_t counts_told_apart(const TraceModel& m)
+{
+  std::map<std::vector<std::int64_t>, std::int64_t> ids;  // shape, counts ignored -> id
+  std::size_t found                          = 0;
+  std::function<std::int64_t(const TemplateNode&)> id_of;
+  std::function<std::vector<std::int64_t>(const std::vector<TemplateNode>&)> scan =
+      [&](const std::vector<TemplateNode>& nodes) {
+        std::vector<std::int64_t> seq;
+        std::vector<bool> loop;
+        for (const TemplateNode& n : nodes) {
+          seq.push_back(id_of(n));
+          loop.push_back(n.kind == RolledNode::Kind::Loop);
+        }
+        const std::size_t len = seq.size();
+        for (std::size_t i = 0; i < len; ++i) {
+          if (loop[i]) {  // a loop whose body is the block right after it
+            const std::vector<TemplateNode>& body = nodes[i].body;
+            std::size_t k = 0;
+            while (k < body.size() && i + 1 + k < len && id_of(body[k]) == seq[i + 1 + k])
+              ++k;
+            if (not body.empty() && k == body.size()) {
+              ++found;
+              continue;
+            }
+          }
+          for (std::size_t p = 1; p <= 64 && i + 2 * p <= len; ++p)
+            if (std::equal(seq.begin() + static_cast<std::ptrdiff_t>(i), seq.begin() + static_cast<std::ptrdiff_t>(i + p),
+                           seq.begin() + static_cast<std::ptrdiff_t>(i + p)) &&
+                std::any_of(loop.begin() + static_cast<std::ptrdiff_t>(i), loop.begin() + static_cast<std::ptrdiff_t>(i + p),
+                            [](bool b) { return b; })) {
+              ++found;
+              break;
+            }
+        }
+        return seq;
+      };
+  id_of = [&](const TemplateNode& n) {
+    std::vector<std::int64_t> key{static_cast<std::int64_t>(n.kind), static_cast<std::int64_t>(n.token)};
+    if (n.kind == RolledNode::Kind::Loop) {
+      const std::vector<std::int64_t> body = scan(n.body);
+      key.insert(key.end(), body.begin(), body.end());
+    }
+    return ids.emplace(std::move(key), static_cast<std::int64_t>(ids.size())).first->second;
+  };
+  for (const TraceGroup& g : m.groups)
+    scan(g.body);
+  return found;
+}
+
 TraceModel fit_code_paths(const std::vector<std::filesystem::path>& profiles, const FitOptions& options)
 {
   try {
     return fit_one_size_class(profiles, options);
   } catch (const detail::NwBranchError& e) {
-    // The sizes may run the same code and only fold differently: folded shortest period first, a loop
+    // The sizes may run the same code and only fold differently. Folded shortest period first, a loop
     // whose iteration ends as the next one begins (`c (L c)x2` after `... c`) folds across the boundary,
-    // and each size cuts the cycle elsewhere. Folded by coverage (FoldOptions::by_coverage) the sizes can
-    // agree; only then, so that every model the plain fit expresses stays byte for byte the same.
+    // and each size cuts the cycle elsewhere: folded by coverage (FoldOptions::by_coverage) the sizes can
+    // agree. Or their loops run other counts in every run: a solver's iterations until it converges cut
+    // each size's steps differently, and folded by loop body whatever the count
+    // (FoldOptions::counts_follow_data) the sizes share one template. Where both readings fit, the one
+    // whose templates repeat fewer blocks once loop counts are ignored (counts_told_apart) is kept: a fold
+    // by coverage of steps that ran other counts spells out one run's order of counts, and other sizes are
+    // read into it wherever they fit. Only then, so that every model the plain fit expresses stays byte
+    // for byte the same.
+    std::optional<TraceModel> covered;
     if (not options.fold.by_coverage) {
-      FitOptions again = options;
+      FitOptions again       = options;
       again.fold.by_coverage = true;
       try {
-        TraceModel m = fit_one_size_class(profiles, again);
-        m.warnings.push_back("the training sizes fold into different templates shortest period first; folded by "
-                             "coverage (the repeat that covers the most calls first), they agree");
-        return m;
+        covered = fit_one_size_class(profiles, again);
+        covered->warnings.push_back("the training sizes fold into different templates shortest period first; folded "
+                                    "by coverage (the repeat that covers the most calls first), they agree");
       } catch (const detail::NwBranchError&) {
       }
     }
+    const std::size_t told_apart = covered ? counts_told_apart(*covered) : 0;
+    if (covered && told_apart == 0)
+      return std::move(*covered);
+    if (not options.fold.counts_follow_data) {
+      FitOptions again              = options;
+      again.fold.counts_follow_data = true;
+      try {
+        TraceModel m = fit_one_size_class(profiles, again);
+        if (not covered || counts_told_apart(m) < told_apart) {
+          m.warnings.push_back("the training sizes fold into different templates where loops are told apart by their "
+                               "iteration counts; folded by loop body (counts that follow the data, different in each "
+                               "instance), they agree");
+          return m;
+        }
+      } catch (const detail::NwBranchError&) {
+      }
+    }
+    if (covered)
+      return std::move(*covered);
     return fit_largest_size_class(profiles, options, e);
   }
 }

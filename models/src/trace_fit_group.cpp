@@ -233,6 +233,19 @@ bool match_aligned(const std::vector<RolledNode>& tmpl, const std::vector<Rolled
   return true;
 }
 
+/// The decisions of a rank whose own fold has loops of varying counts (RolledNode::counts_vary), which
+/// fold_decisions cannot read: its calls matched against `tmpl`, greedily, else with backtracking.
+bool match_whole(const std::vector<RolledNode>& tmpl, const std::vector<std::uint32_t>& tokens,
+                 std::vector<std::uint64_t>& decisions)
+{
+  std::size_t pos = 0;
+  decisions.clear();
+  if (match_template(tmpl, tokens, pos, decisions) && pos == tokens.size())
+    return true;
+  decisions.clear();
+  return match_template_backtracking(tmpl, tokens, decisions);
+}
+
 /// A rank's calls with each polling construct as one element (the token of its poll), as folding sees them.
 std::vector<std::uint32_t> compact_calls(const std::vector<std::uint32_t>& tokens, const std::vector<std::uint32_t>& roles)
 {
@@ -341,10 +354,19 @@ std::vector<RankRef> assign_groups(ProfileReader& reader, double threshold, bool
   for (const RankRef& pr : founding_order(reader, shapes.size())) {
     RankTrace& rt = reader.rank_trace(pr);
     reader.read_tokens(pr, tokens);
-    tokens = compact_calls(tokens, reader.tokens().roles_of(tokens));
+    tokens            = compact_calls(tokens, reader.tokens().roles_of(tokens));
+    const bool varies = counts_vary(rt.rolled);
     for (std::size_t g = 0; g < reps.size() && rt.group < 0; ++g) {
       std::size_t pos = 0;
       rt.decisions.clear();
+      if (reader.rank_trace(reps[g]).shape == rt.shape && varies) {
+        // The same shape, loops whose counts vary between their instances: the counts are read by matching.
+        if (match_whole(reader.rank_trace(reps[g]).rolled, tokens, rt.decisions)) {
+          rt.group = static_cast<int>(g);
+          rt.exact = true;
+        }
+        continue;
+      }
       if (reader.rank_trace(reps[g]).shape == rt.shape) {
         // The same rolled structure as the template, node for node: the rank's own loop counts are its
         // decisions (greedy matching can fail here, a loop taking iterations that belong to what follows).
@@ -363,7 +385,7 @@ std::vector<RankRef> assign_groups(ProfileReader& reader, double threshold, bool
         match = match_template_backtracking(tmpl, tokens, rt.decisions);
       }
       if (match) {
-        if (std::vector<std::uint64_t> own; match_aligned(tmpl, rt.rolled, own, backtracking))
+        if (std::vector<std::uint64_t> own; not varies && match_aligned(tmpl, rt.rolled, own, backtracking))
           rt.decisions = std::move(own);
         rt.group = static_cast<int>(g);
         rt.exact = true;
@@ -379,7 +401,12 @@ std::vector<RankRef> assign_groups(ProfileReader& reader, double threshold, bool
       // rolled trace (a loop whose body can also match what follows it takes too many iterations:
       // ((A)x2 B)x2 (A)x3 B), so its decisions are read off the rolled trace instead.
       rt.decisions.clear();
-      fold_decisions(rt.rolled, rt.decisions);
+      if (not varies)
+        fold_decisions(rt.rolled, rt.decisions);
+      else if (not match_whole(rt.rolled, tokens, rt.decisions))
+        throw InputError({reader.profiles()[pr.first].label, 0, {}, pr.second},
+                         "the rank's calls do not match its own calls folded by loop body (loops whose iteration "
+                         "counts vary between instances)");
       rt.exact = true;
     }
     if (not rt.exact)

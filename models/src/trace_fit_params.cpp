@@ -427,6 +427,7 @@ void TemplateFitter::fit_loop(SlotObs& s, TemplateNode& t)
     t.count = *g;  // exact at every point: whatever stood in for the regression is gone with it
     std::erase_if(t.approximated, [](const Approximation& a) { return a.field == "count"; });
   }
+  note_data_dependent_count(s, t);
   for (const auto& [np_rank, by_nw] : s.count_by_np_rank_nw) {
     std::set<std::uint64_t> distinct;
     for (const auto& [nw, c] : by_nw)
@@ -790,13 +791,40 @@ std::vector<LibraryPricing> TemplateFitter::fit_absorbed_library(const SlotObs& 
   return out;
 }
 
+/// A loop folded by body whose instances ran different counts within one run (a solver iterating until
+/// it converges): its count is the mean per instance at each training point, and the position says so,
+/// with the widest range seen in one run. Every instance at the target runs that mean, rounded: the total
+/// is kept, the order of long and short instances is not.
+void TemplateFitter::note_data_dependent_count(const SlotObs& s, TemplateNode& t)
+{
+  if (not s.counts_vary)
+    return;
+  const std::pair<double, double>* widest = nullptr;
+  std::size_t profile                     = 0;
+  for (const auto& [key, range] : s.spread)
+    if (key.first == "count" && range.first != range.second &&
+        (widest == nullptr || range.second - range.first > widest->second - widest->first)) {
+      widest  = &range;
+      profile = key.second;
+    }
+  if (widest == nullptr)
+    return;
+  std::ostringstream o;
+  o << "follows the data, not only the size: its instances ran " << widest->first << " to " << widest->second
+    << " iterations in " << model_.training[profile].profile
+    << "; every instance at the target runs the mean per instance, " << t.count.text();
+  t.approximated.push_back({"count", o.str(), t.count.cv_error.value_or(0.0)});
+}
+
 /// Warns where values differed within a profile at this position and their mean stands in.
 void TemplateFitter::warn_mean_of_spread(const SlotObs& s, const char* field)
 {
   for (const auto& [key, range] : s.spread)
     if (key.first == field && range.first != range.second) {
       std::ostringstream o;
-      o << "group " << group_ << ", " << op_name(tokens_[s.token].op) << " " << field << ": values from "
+      // A loop's slot has no token of its own (token 0 is whatever call was interned first).
+      o << "group " << group_ << ", " << (s.kind == RolledNode::Kind::Loop ? "loop" : op_name(tokens_[s.token].op))
+        << " " << field << ": values from "
         << range.first << " to " << range.second << " in " << model_.training[key.second].profile
         << " (first seen at " << s.where << "); fitted on their mean";
       model_.warnings.push_back(o.str());

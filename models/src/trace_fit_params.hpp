@@ -36,6 +36,7 @@ private:
   Formula fit_quantity(const Series& series, bool integer, SlotObs& s, const char* field, TemplateNode& t,
                        bool per_rank = false);
   void warn_mean_of_spread(const SlotObs& s, const char* field);
+  void note_data_dependent_count(const SlotObs& s, TemplateNode& t);
   Formula fit_compute(const SlotObs& s) const;
   std::optional<RoleScale> fit_role_scale(const SlotObs& s) const;
   std::optional<TemplateNode::RootWork> fit_root_work(const SlotObs& s) const;

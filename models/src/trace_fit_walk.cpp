@@ -223,6 +223,7 @@ std::vector<int> GroupCollector::build_slots(const std::vector<RolledNode>& node
     slots_.emplace_back();
     slots_[static_cast<std::size_t>(id)].kind  = n.kind;
     slots_[static_cast<std::size_t>(id)].token = n.token;
+    slots_[static_cast<std::size_t>(id)].counts_vary = n.counts_vary;
     if (n.kind == RolledNode::Kind::Loop) {
       slots_[static_cast<std::size_t>(id)].loop_ordinal = loop_counter_++;
       std::vector<int> children = build_slots(n.body);

@@ -92,6 +92,7 @@ struct SlotObs {
   RolledNode::Kind kind = RolledNode::Kind::Call;
   std::uint32_t token = 0;
   std::vector<int> children;  ///< Loop: slot ids of the body
+  bool counts_vary = false;   ///< Loop: folded by body, its instances' counts differed (FoldOptions::counts_follow_data)
 
   Series count;
   Series tag_values;  ///< varying tags: for a tag constant within each run (tag_formula)

@@ -18,10 +18,13 @@ struct Symbol {
   std::uint32_t token = 0;
   std::uint64_t count = 0;
   std::vector<std::uint32_t> body;
+  bool counts_vary = false;  ///< a loop folded by body whose instances had different counts
 };
 
 class SymbolTable {
 public:
+  /// `by_body`: loops are interned by body alone (FoldOptions::counts_follow_data).
+  explicit SymbolTable(bool by_body = false) : by_body_(by_body) {}
   std::uint32_t leaf(RolledNode::Kind kind, std::uint32_t token)
   {
     auto key = std::make_pair(kind == RolledNode::Kind::Poll, token);
@@ -54,10 +57,13 @@ public:
   const Symbol& symbol(std::uint32_t s) const { return syms_[s]; }
   std::uint32_t loop(std::vector<std::uint32_t> body, std::uint64_t count)
   {
-    auto key = std::make_pair(body, count);
+    auto key = std::make_pair(body, by_body_ ? 0 : count);
     auto it  = loops_.find(key);
-    if (it != loops_.end())
+    if (it != loops_.end()) {
+      Symbol& sym     = syms_[it->second];
+      sym.counts_vary = sym.counts_vary || sym.count != count;
       return it->second;
+    }
     syms_.push_back({RolledNode::Kind::Loop, 0, count, std::move(body)});
     return loops_[key] = static_cast<std::uint32_t>(syms_.size() - 1);
   }
@@ -67,13 +73,15 @@ public:
     RolledNode n;
     n.kind  = sym.kind;
     n.token = sym.token;
-    n.count = sym.count;
+    n.count       = sym.count;
+    n.counts_vary = sym.counts_vary;
     for (std::uint32_t b : sym.body)
       n.body.push_back(node(b));
     return n;
   }
 
 private:
+  bool by_body_ = false;
   std::vector<Symbol> syms_;
   std::map<std::pair<bool, std::uint32_t>, std::uint32_t> leaves_;
   std::map<std::pair<std::vector<std::uint32_t>, std::uint64_t>, std::uint32_t> loops_;
@@ -410,6 +418,8 @@ bool expand_plain(std::uint32_t s, const SymbolTable& table, std::vector<std::ui
     out.push_back(table.plain(s));
     return out.size() <= limit;
   }
+  if (sym.counts_vary)  // its instances' counts are not kept: it cannot be unrolled
+    return false;
   for (std::uint64_t k = 0; k < sym.count; ++k)
     for (std::uint32_t b : sym.body)
       if (not expand_plain(b, table, out, limit))
@@ -470,7 +480,7 @@ namespace detail {
 std::vector<RolledNode> fold_impl(const std::vector<std::uint32_t>& tokens, const std::vector<bool>& poll_mask,
                                   const FoldOptions& opt)
 {
-  SymbolTable table;
+  SymbolTable table(opt.counts_follow_data);
   std::vector<std::uint32_t> seq;
   seq.reserve(tokens.size());
   const std::vector<std::uint32_t> roles = poll_roles(tokens, poll_mask, opt);
@@ -530,6 +540,12 @@ std::vector<std::int64_t> shape_of(std::span<const RolledNode> nodes)
   };
   walk(walk, nodes);
   return out;
+}
+
+bool counts_vary(std::span<const RolledNode> nodes)
+{
+  return std::any_of(nodes.begin(), nodes.end(),
+                     [](const RolledNode& n) { return n.counts_vary || counts_vary(n.body); });
 }
 
 std::uint64_t expanded_size(const std::vector<RolledNode>& nodes)

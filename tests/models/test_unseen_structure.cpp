@@ -1063,3 +1063,96 @@ TEST_CASE("unseen structure: a reduction every 10th of 2*Nw steps keeps its peri
   const auto e = gridcast::test::expect_input_error([&] { read_model(dir / "bad.json"); });
   CHECK_THAT(e.what(), Catch::Contains("part") && Catch::Contains("bad.json"));
 }
+
+namespace {
+
+/// The iterations a solver takes in step `step` at size `nw` until it converges: about nw, and 0 to 2
+/// more by the step's right-hand side (a hash of the step: no formula of the step index gives them).
+int converge_iterations(int nw, int step)
+{
+  std::uint32_t h = static_cast<std::uint32_t>(step) * 2654435761u;
+  h ^= h >> 15;
+  h *= 2246822519u;
+  h ^= h >> 13;
+  return nw + static_cast<int>(h % 3);
+}
+
+/// An implicit time-stepper: Nw/2 steps, each a compute, then the solver's iterations (a ring
+/// sendrecv, a compute, an MPI_Allreduce of the residual) until it converges, then an MPI_Bcast.
+class ConvergingSteps final : public TraceSource {
+public:
+  ConvergingSteps(int nw, int np) : nw_(nw), np_(np) {}
+  int rank_count() const override { return np_; }
+  CallStreamPtr open(int rank) const override
+  {
+    auto s = std::make_unique<MemoryStream>("converge");
+    s->add(Op::Init, "MPI_Init");
+    for (int step = 0; step < nw_ / 2; ++step) {
+      s->add(Op::Compute, "predict").flops = 200.0 * nw_;
+      for (int k = 0; k < converge_iterations(nw_, step); ++k) {
+        CallRecord& c = s->add(Op::Sendrecv, "MPI_Sendrecv");
+        c.peer        = (rank + 1) % np_;
+        c.src         = (rank + np_ - 1) % np_;
+        c.bytes = c.recv_bytes = 64;
+        s->add(Op::Compute, "smooth").flops = 100.0 * nw_;
+        s->add(Op::Allreduce, "MPI_Allreduce").bytes = 8;
+      }
+      s->add(Op::Bcast, "MPI_Bcast").bytes = 8;
+    }
+    s->add(Op::Finalize, "MPI_Finalize");
+    return s;
+  }
+
+private:
+  int nw_, np_;
+};
+
+/// Calls of `function` in rank `rank`'s stream of `src`.
+std::size_t calls_of(const TraceSource& src, int rank, const std::string& function)
+{
+  auto s = src.open(rank);
+  std::size_t n = 0;
+  for (const CallRecord& c : read_all(*s))
+    n += s->functions().name(c.function) == function ? 1 : 0;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("unseen structure: a solver's iterations until it converges are one loop whose count follows the data",
+          "[trace_model]")
+{
+  // Steps run nw, nw + 1 or nw + 2 iterations in an order of their own. Folded by body and count, each
+  // size's steps are other blocks and no two sizes share a template; folded by body, the steps are one
+  // loop of Nw/2 iterations whose inner count is its mean per step, marked as following the data.
+  TempDir dir;
+  const auto profiles = write_profile_grid(dir.path(), "converge", {4, 8}, {16, 24, 32}, TraceEncoding::JsonLines,
+                                           [](int nw, int np) { return ConvergingSteps(nw, np); });
+  auto model = std::make_shared<const TraceModel>(fit_trace_model(profiles));
+  CHECK(model->size_class.empty());  // every training size kept
+  CHECK(std::any_of(model->warnings.begin(), model->warnings.end(),
+                    [](const std::string& w) { return w.find("folded by loop body") != std::string::npos; }));
+  const std::string json = model_to_json(*model).dump(2);
+  CHECK_THAT(json, Catch::Contains("follows the data"));
+  for (int nw : {48, 64}) {
+    const ConvergingSteps truth(nw, 16);
+    const SynthSource synth(model, {static_cast<double>(nw), 16});
+    for (int rank : {0, 7, 15}) {
+      INFO("Nw " << nw << ", rank " << rank);
+      CHECK(calls_of(synth, rank, "MPI_Bcast") == static_cast<std::size_t>(nw / 2));  // the steps, exact
+      const double want = static_cast<double>(calls_of(truth, rank, "MPI_Allreduce"));
+      const double got  = static_cast<double>(calls_of(synth, rank, "MPI_Allreduce"));
+      CHECK(std::abs(got - want) <= 0.03 * want);  // the iterations, within their mean's extrapolation
+    }
+  }
+  // Synthesis says the target leans on it.
+  const SynthSource at64(model, {64, 16});
+  CHECK(std::any_of(at64.quality().approximated.begin(), at64.quality().approximated.end(),
+                    [](const ApproximatedPosition& a) {
+                      return a.field == "count" && a.method.find("follows the data") != std::string::npos;
+                    }));
+  // The approximation survives model.json.
+  write_model(dir / "m.json", *model);
+  const auto reread = std::make_shared<const TraceModel>(read_model(dir / "m.json"));
+  CHECK(model_to_json(*reread).dump(2) == json);
+}

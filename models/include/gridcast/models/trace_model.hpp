@@ -35,9 +35,15 @@ struct RolledNode {
   enum class Kind : std::uint8_t { Call, Loop, Poll };
   Kind kind = Kind::Call;
   std::uint32_t token = 0;  ///< Call, Poll: the call's token (what a call is, apart from its parameters)
-  std::uint64_t count = 1;  ///< Loop: iterations
+  std::uint64_t count = 1;  ///< Loop: iterations (where `counts_vary`, those of its first instance)
+  /// Loop: its instances ran different iteration counts (folded by body, FoldOptions::counts_follow_data):
+  /// its expansion is not `count` times its body, and a rank's loop counts are read by matching.
+  bool counts_vary = false;
   std::vector<RolledNode> body;  ///< Loop
 };
+
+/// Whether some loop of `nodes` (at any depth) has instances of different iteration counts.
+bool counts_vary(std::span<const RolledNode> nodes);
 
 struct FoldOptions {
   std::size_t max_period = 256;  ///< longest loop body looked for, in (already folded) elements
@@ -63,6 +69,12 @@ struct FoldOptions {
   /// as `((S C)x3)x2`, where the plain fold reads one loop of six rounds, which no tag, peer or size
   /// formula of its index explains.
   std::vector<std::int32_t> refine;
+  /// Loops of one body are the same loop whatever their iteration count (RolledNode::counts_vary). A
+  /// solver that iterates until it converges runs 21, 22, then 21 iterations in three time steps: folded
+  /// by body and count, the steps are three different blocks and no loop over the steps forms, and each
+  /// training size cuts them elsewhere (no two sizes share a template). Folded by body, the steps are one
+  /// loop whose inner count follows the data; the fit reads each instance's count by matching.
+  bool counts_follow_data = false;
   std::size_t max_round_calls = 16;  ///< most non-burst compute calls in one round between two polls
   /// Rounds seen in every rank being fitted, by poll token (library calls of one round), added to the
   /// rank's own: a rank whose constructs never had two rounds still has its lead and leftover recognized.
