@@ -93,6 +93,7 @@ PROGRAMS = {
     "stencil9-2d": (NP_3, [8, 12, 16]),
     "lbm-d2q9": (NP_3, [8, 12, 16]),
     "implicit-converge": (NP_3, [16, 24, 32]),
+    "pencil-lines": (NP_3D, [16, 24, 32]),
 }
 TARGET_FACTOR = 4  # 64, 96 or 128 ranks: SMPI at more is slow on a shared 2-core machine
 MAKESPAN_MAX_PCT, MAKESPAN_MEAN_PCT = 2.0, 1.0  # the targets

@@ -207,6 +207,41 @@ void prefer_sibling_grid(std::vector<RankExpr>& free, const std::vector<std::pai
   }
 }
 
+/// A code that exchanges along every axis runs the same code on each: where training cannot tell a grid
+/// neighbour's direction (an axis of extent 2 in every training grid, whose two neighbours are one rank),
+/// the j-th call of this function along this axis takes the direction of the j-th call along another axis
+/// (the first such axis, in the order the earlier calls took them). A halo of sendrecvs, `(+1, from -1)`
+/// then `(-1, from +1)` along x and y, is the same along z; chosen apart, the peer and the source along z
+/// came out `(-1, from -1)` and `(+1, from +1)`, a pairwise swap that holds at extent 2 only and leaves
+/// every receive unmatched on a larger grid.
+void prefer_axis_analogy(std::vector<RankExpr>& free, const std::vector<std::pair<std::string, RankExpr>>* used,
+                         const std::string& key)
+{
+  if (used == nullptr)
+    return;
+  auto grid = [](const RankExpr& x) { return x.kind == RankExpr::Kind::Grid; };
+  auto plus  = std::find_if(free.begin(), free.end(), [&](const RankExpr& x) { return grid(x) && x.a == 1; });
+  auto minus = std::find_if(free.begin(), free.end(), [&](const RankExpr& x) { return grid(x) && x.a == -1; });
+  if (plus == free.end() || minus == free.end() || plus->dims != minus->dims || plus->dim != minus->dim)
+    return;
+  const int dims = plus->dims, dim = plus->dim;
+  std::vector<int> order;                 // axes in the order the earlier calls first took them
+  std::map<int, std::vector<int>> dirs;   // axis -> directions of the earlier calls along it
+  for (const auto& [k, e] : *used)
+    if (k == key && grid(e) && e.dims == dims) {
+      if (dirs.find(e.dim) == dirs.end())
+        order.push_back(e.dim);
+      dirs[e.dim].push_back(e.a);
+    }
+  const std::size_t j = dirs[dim].size();
+  for (int d : order)
+    if (d != dim && dirs[d].size() > j) {
+      const int want = dirs[d][j];
+      std::erase_if(free, [&](const RankExpr& x) { return grid(x) && x.dims == dims && x.dim == dim && x.a != want; });
+      return;
+    }
+}
+
 /// The scale of a priced site or construct: what its training calls measured over what synthesis prices
 /// them at (`priced`, all points), at the speed of the least disturbed run. A disturbance only adds time
 /// to the same calls, and on a shared machine it can take a whole rank for a whole run (two ranks on the
@@ -298,12 +333,36 @@ void fold_every_k(std::vector<TemplateNode>& body, const std::vector<const SlotO
   }
 }
 
+/// The dimension count of the code's process grid, as its point-to-point calls name it: where some
+/// position's peer or source is explained only by neighbours in the MPI_Dims_create(Np, d) grid (face or
+/// diagonal) and every such position names the same d, that d (PlausibleRange::grid_dims); else 0.
+int code_grid_dims(const std::vector<GroupData>& data)
+{
+  std::set<int> named;
+  for (const GroupData& g : data)
+    for (const SlotObs& s : g.slots)
+      for (const RankSeries* series : {&s.peer, &s.src}) {
+        if (not series->seen)
+          continue;
+        std::set<int> dims;
+        bool only_grid = true;
+        for (const RankExpr& e : series->result()) {
+          only_grid = only_grid && (e.kind == RankExpr::Kind::Grid || e.kind == RankExpr::Kind::GridOffset);
+          dims.insert(e.dims);
+        }
+        if (only_grid && dims.size() == 1)
+          named.insert(*dims.begin());
+      }
+  return named.size() == 1 && (*named.begin() == 2 || *named.begin() == 3) ? *named.begin() : 0;
+}
+
 }  // namespace
 
 TemplateFitter::TemplateFitter(TraceModel& model, const std::vector<GroupData>& data)
     : model_(model), tokens_(model.tokens)
 {
   count_support(data);
+  plausible_.grid_dims = code_grid_dims(data);
   for (const TrainingPoint& p : model.training) {
     plausible_.nw_hi = std::max(plausible_.nw_hi, kPlausibleNw * p.nw);
     plausible_.np_hi = std::max(plausible_.np_hi, kPlausibleNp * p.np);
@@ -904,6 +963,7 @@ std::optional<RankExpr> TemplateFitter::fit_ranks(const RankSeries& series, cons
   if (free.empty())
     free = all;
   prefer_sibling_grid(free, used, key);
+  prefer_axis_analogy(free, used, key);
   const auto& votes = support_[support_key(s.token, field)];
   std::optional<RankExpr> e;
   int best = -1;

@@ -606,7 +606,16 @@ std::string implausibility(const Formula& f, const std::vector<FitPoint>& raw, P
 
 namespace {
 
-PlausibleFit search_plausible_formula(const std::vector<FitPoint>& raw, bool integer, PlausibleRange range, int max_terms);
+PlausibleFit search_plausible_formula(const std::vector<FitPoint>& raw, bool integer, PlausibleRange range, int max_terms,
+                                      int avoid_dims = 0);
+
+/// Whether `f` reads the extents of the MPI_Dims_create(Np, d) grid.
+bool reads_grid(const Formula& f, int d)
+{
+  const std::string tag = "dims" + std::to_string(d) + "[";
+  return std::any_of(f.terms.begin(), f.terms.end(),
+                     [&](const Term& t) { return feature_name(t.feature).find(tag) != std::string::npos; });
+}
 
 /// The inputs of a plausible-formula search, for its memo.
 struct PlausibleKey {
@@ -615,6 +624,7 @@ struct PlausibleKey {
   double nw_hi = 0, np_hi = 0;
   bool whole = false;
   int max_terms = 0;
+  int grid_dims = 0;
   auto operator<=>(const PlausibleKey&) const = default;
 };
 
@@ -629,7 +639,7 @@ PlausibleFit fit_plausible_formula(const std::vector<FitPoint>& raw, bool intege
   constexpr std::size_t kMemo = 1 << 14;
   static std::mutex mutex;
   static std::map<PlausibleKey, PlausibleFit> memo;
-  PlausibleKey key{{}, integer, range.nw_hi, range.np_hi, range.whole, max_terms};
+  PlausibleKey key{{}, integer, range.nw_hi, range.np_hi, range.whole, max_terms, range.grid_dims};
   key.points.reserve(3 * raw.size());
   for (const FitPoint& p : raw)
     key.points.insert(key.points.end(), {p.nw, p.np, p.value});
@@ -639,6 +649,15 @@ PlausibleFit fit_plausible_formula(const std::vector<FitPoint>& raw, bool intege
       return it->second;
   }
   PlausibleFit out = search_plausible_formula(raw, integer, range, max_terms);
+  if (range.grid_dims == 2 || range.grid_dims == 3) {
+    const int other = 5 - range.grid_dims;
+    if (reads_grid(out.formula, other)) {
+      PlausibleFit own = search_plausible_formula(raw, integer, range, max_terms, other);
+      if ((own.best || not out.best) && not own.mean &&
+          own.formula.cv_error.value_or(0.0) <= out.formula.cv_error.value_or(0.0) + 1e-12)
+        out = std::move(own);
+    }
+  }
   const std::lock_guard<std::mutex> lock(mutex);
   if (memo.size() >= kMemo)
     memo.clear();
@@ -648,10 +667,15 @@ PlausibleFit fit_plausible_formula(const std::vector<FitPoint>& raw, bool intege
 
 namespace {
 
-PlausibleFit search_plausible_formula(const std::vector<FitPoint>& raw, bool integer, PlausibleRange range, int max_terms)
+PlausibleFit search_plausible_formula(const std::vector<FitPoint>& raw, bool integer, PlausibleRange range, int max_terms,
+                                      int avoid_dims)
 {
   PlausibleFit out;
-  const std::vector<std::size_t>& ids = size_features(range.whole);
+  std::vector<std::size_t> ids = size_features(range.whole);
+  if (avoid_dims != 0) {
+    const std::string tag = "dims" + std::to_string(avoid_dims) + "[";
+    std::erase_if(ids, [&](std::size_t f) { return feature_name(f).find(tag) != std::string::npos; });
+  }
   out.formula = select_formula(raw, integer, max_terms, Parsimony{}, ids);
   std::string why = implausibility(out.formula, raw, range);
   if (why.empty())

@@ -1156,3 +1156,58 @@ TEST_CASE("unseen structure: a solver's iterations until it converges are one lo
   const auto reread = std::make_shared<const TraceModel>(read_model(dir / "m.json"));
   CHECK(model_to_json(*reread).dump(2) == json);
 }
+
+namespace {
+
+/// A 3-D periodic halo of sendrecvs, as codes write it: along each axis, to the upper neighbour from the
+/// lower one, then to the lower from the upper; the face normal to the axis each time.
+class SendrecvFaces final : public TraceSource {
+public:
+  SendrecvFaces(int nw, int np) : nw_(nw), np_(np) {}
+  int rank_count() const override { return np_; }
+  CallStreamPtr open(int rank) const override
+  {
+    auto s = std::make_unique<MemoryStream>("srfaces");
+    s->add(Op::Init, "MPI_Init");
+    const auto d = dims_create(np_, 3);
+    for (int step = 0; step < 3; ++step) {
+      for (int axis = 0; axis < 3; ++axis)
+        for (int dir : {1, -1}) {
+          CallRecord& c = s->add(Op::Sendrecv, "MPI_Sendrecv");
+          c.peer        = grid3_neighbour(rank, np_, axis, dir);
+          c.src         = grid3_neighbour(rank, np_, axis, -dir);
+          c.tag         = 10 * (dir > 0 ? 1 : 2) + axis;
+          c.bytes = c.recv_bytes = 8ULL * static_cast<std::uint64_t>(nw_ * nw_) /
+                                   static_cast<std::uint64_t>(np_ / d[static_cast<std::size_t>(axis)]);
+        }
+      s->add(Op::Compute, "compute").flops = 1000.0 * nw_ * nw_ * nw_ / np_;
+      // A line's profile along x, reduced to rank 0: Nw/d0 doubles.
+      CallRecord& r = s->add(Op::Reduce, "MPI_Reduce");
+      r.root        = 0;
+      r.bytes       = 8ULL * static_cast<std::uint64_t>(nw_ / d[0]);
+    }
+    s->add(Op::Finalize, "MPI_Finalize");
+    return s;
+  }
+
+private:
+  int nw_, np_;
+};
+
+}  // namespace
+
+TEST_CASE("unseen structure: directions training cannot tell apart along one axis follow the other axes' calls",
+          "[trace_model]")
+{
+  // Trained on 2x2x2, 4x2x2 and 4x4x2 grids, the last axis has one neighbour both ways: its sendrecvs'
+  // peer and source could each be either. Along x and y the first goes up from below, the second down
+  // from above; along z too, and at 4x4x4 and 8x4x4 the run is the program's own, call for call.
+  // The reduction's Nw/d0 is Nw/dims2[1] of the 2-D grid too at every training count (2, 4, 4); the
+  // code's peers name the 3-D grid, so the size reads that grid's extent (at np 64: 4, not 8).
+  TempDir dir;
+  const auto profiles = write_profile_grid(dir.path(), "srfaces", {8, 16, 32}, {16, 24, 32}, TraceEncoding::JsonLines,
+                                           [](int nw, int np) { return SendrecvFaces(nw, np); });
+  auto model = std::make_shared<const TraceModel>(fit_trace_model(profiles));
+  for (int np : {64, 128})
+    require_same_streams(SynthSource(model, {64, np}), SendrecvFaces(64, np));
+}

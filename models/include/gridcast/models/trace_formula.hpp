@@ -81,6 +81,11 @@ struct PlausibleRange {
   /// the smallest training Np past the largest, where every training value was whole. Counts are also
   /// the only quantities fitted with the feature log2(Nw) (a multigrid's levels).
   bool whole = false;
+  /// The dimension count (2 or 3) of the code's process grid, where its point-to-point calls name one
+  /// (their peers grid neighbours of that grid only; 0: none, or both): a formula that reads the other
+  /// MPI_Dims_create grid's extents gives way to one of the code's own grid that fits the training points
+  /// as well. At np 8, 16, 32 the extent dims2[1] (2, 4, 4) is dims3[0] too; at np 64 it is 8 against 4.
+  int grid_dims = 0;
 };
 
 /// Why `f` is not a plausible model of `points` on `range` (empty: it is): negative where no training
