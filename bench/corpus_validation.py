@@ -95,6 +95,11 @@ PROGRAMS = {
     "implicit-converge": (NP_3, [16, 24, 32]),
     "pencil-lines": (NP_3D, [16, 24, 32]),
 }
+# Variants: NAME@VARIANT runs the program NAME at other training counts (a row of its own, in the set of
+# NAME). Users train at powers of two; grids of 4, 8, 16 ranks (2x2, 4x2, 4x4) leave an axis at extent 2
+# and show the interior ranks at one count only.
+VARIANTS = {"kba-sweep@pow2": (NP_POW2, [4, 6, 8])}
+PROGRAMS.update(VARIANTS)
 TARGET_FACTOR = 4  # 64, 96 or 128 ranks: SMPI at more is slow on a shared 2-core machine
 MAKESPAN_MAX_PCT, MAKESPAN_MEAN_PCT = 2.0, 1.0  # the issue's targets
 
@@ -126,8 +131,14 @@ class Steps:
         return run(self.locked(cmd), env)
 
 
+def program_of(name: str) -> str:
+    """The corpus program a row runs: NAME of NAME@VARIANT."""
+    return name.split("@")[0]
+
+
 def digest(name: str) -> str:
     """Recordings are reused only while what made them is unchanged."""
+    name = program_of(name)
     h = hashlib.sha1()
     hook = sorted((ROOT / "profiler" / "hook").glob("*.[ch]pp")) + [ROOT / "profiler" / "include" / "gridcast" /
                                                                      "profiler" / "raw_format.hpp"]
@@ -139,6 +150,7 @@ def digest(name: str) -> str:
 
 
 def record(steps: Steps, name: str, np_: int, nw: int, work: Path) -> Path:
+    name = program_of(name)
     out = work / digest(name) / f"{name}-np{np_}-nw{nw}"
     if not (out / "run.json").exists() or not (out.parent / (out.name + ".smpi") / "smpirun.txt").exists():
         print(f"  recording {name} np {np_} Nw {nw}", file=sys.stderr, flush=True)

@@ -158,7 +158,12 @@ def corpus_validation(d: dict) -> str:
              f"mean, {pct(statistics.median(model))} median, {pct(max(model))} max over {len(model)} programs; that "
              f"replay itself is {pct(statistics.mean(floor))} mean, {pct(max(floor))} max from `smpirun`{why})"
              ) if model and floor else ""
-    return (f"- Generalization, on {s['programs']} mini-apps the model was not built around (examples/corpus, "
+    # A row NAME@VARIANT is a program of the corpus at other training counts (bench/corpus_validation.py).
+    variants = sum(1 for r in rows if "@" in r["program"])
+    apps = (f"{s['programs'] - variants} mini-apps the model was not built around ({s['programs']} rows: "
+            f"{variants} at other training counts; " if variants else
+            f"{s['programs']} mini-apps the model was not built around (")
+    return (f"- Generalization, on {apps}examples/corpus, "
             f"{recorded}, trained at 3 process counts x 3 sizes, predicted at {s['target_factor']}x the count and 2x "
             f"the size against `smpirun`): {s['predicted']} of {s['programs']} get a prediction, {s['test_predicted']} of "
             f"the {s['test_programs']} held-out test programs{err}{split}; the others stop at fit or predict with "

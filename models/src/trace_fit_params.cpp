@@ -363,6 +363,17 @@ TemplateFitter::TemplateFitter(TraceModel& model, const std::vector<GroupData>& 
 {
   count_support(data);
   plausible_.grid_dims = code_grid_dims(data);
+  for (const GroupData& g : data)
+    for (const SlotObs& s : g.slots) {
+      if (s.kind != RolledNode::Kind::Call)
+        continue;
+      if (s.any_bytes)
+        siblings_[{s.token, "bytes"}].push_back(&s);
+      if (s.any_recv_bytes)
+        siblings_[{s.token, "recv_bytes"}].push_back(&s);
+      if (s.any_flops && tokens_[s.token].op == Op::Compute && not s.measured_work)
+        siblings_[{s.token, "flops"}].push_back(&s);
+    }
   for (const TrainingPoint& p : model.training) {
     plausible_.nw_hi = std::max(plausible_.nw_hi, kPlausibleNw * p.nw);
     plausible_.np_hi = std::max(plausible_.np_hi, kPlausibleNp * p.np);
@@ -606,6 +617,53 @@ std::optional<std::pair<Formula, IterationScale>> fit_geometric(const SlotObs& s
 
 }  // namespace
 
+namespace {
+
+/// How many distinct rank counts `points` were taken at.
+std::size_t distinct_np(const std::vector<FitPoint>& points)
+{
+  std::set<double> nps;
+  for (const FitPoint& p : points)
+    nps.insert(p.np);
+  return nps.size();
+}
+
+}  // namespace
+
+/// The same call's quantity as fitted at a position of some group seen at more rank counts, where it
+/// reproduces every one of this position's points; nullopt where none does. A rank class seen at one rank
+/// count (the interior of a 4x4 grid, trained at 4, 8 and 16 ranks) has its sizes and work as formulas of
+/// Nw alone (`576*Nw`, `4320*Nw^2`), which carry its 16-rank blocks to every target; the same call of the
+/// edge ranks, seen at 8 and 16, reads the grid (`2304*Nw/dims2[1](Np)`, `69120*Nw^2/Np`) and gives the
+/// interior's values at 16 as well. Likewise a class seen at rank counts whose grids keep one extent
+/// (4x2 and 4x4: `dims2[0]` = 4 both) takes the form a class seen at 2x2 too could tell. The call is
+/// the same code in every group: the sibling seen at the most rank counts wins, the first on a tie.
+std::optional<Formula> TemplateFitter::sibling_formula(const SlotObs& s, const char* field,
+                                                       const std::vector<FitPoint>& points, bool integer) const
+{
+  auto it = siblings_.find({s.token, field});
+  if (it == siblings_.end())
+    return std::nullopt;
+  const bool work  = std::string_view(field) == "flops";
+  std::size_t best = distinct_np(points);
+  std::optional<Formula> out;
+  for (const SlotObs* sib : it->second) {
+    if (sib == &s)
+      continue;
+    const Series* series = std::string_view(field) == "bytes" ? &sib->bytes : &sib->recv_bytes;
+    const std::vector<FitPoint> own = work ? sib->compute_flops.points() : series->points();
+    const std::size_t nps = distinct_np(own);
+    if (nps <= best)
+      continue;
+    const Formula f = work ? fit_compute(*sib) : fit_plausible_formula(own, integer, plausible_).formula;
+    if (reproduces(f, own, integer) && reproduces(f, points, integer)) {
+      best = nps;
+      out  = f;
+    }
+  }
+  return out;
+}
+
 /// Sizes, counts, flops and seconds: formulas of (Nw, Np).
 void TemplateFitter::fit_amounts(SlotObs& s, TemplateNode& t)
 {
@@ -622,6 +680,9 @@ void TemplateFitter::fit_amounts(SlotObs& s, TemplateNode& t)
     }
     const bool spread = values_spread(s, field);
     out = face_or(fit_quantity(series, true, s, field, t, spread), series, partner);
+    if (not spread)
+      if (auto sib = sibling_formula(s, field, series.points(), true))
+        out = *sib;
     if (spread || not reproduces(*out, series.points(), true))
       block = fit_block_share(ranks.points(), true);
     if (spread && not block)
@@ -637,7 +698,10 @@ void TemplateFitter::fit_amounts(SlotObs& s, TemplateNode& t)
   if (s.any_flops) {
     const bool compute = tokens_[s.token].op == Op::Compute;
     t.flops            = compute ? fit_compute(s) : fit_formula(s.flops.points(), false, 3, Parsimony{});
-    s.fitted_flops     = t.flops;
+    if (compute && not s.measured_work)
+      if (auto sib = sibling_formula(s, "flops", s.compute_flops.points(), false))
+        t.flops = *sib;
+    s.fitted_flops = t.flops;
   }
   if (tokens_[s.token].op == Op::Compute) {
     fit_library(s, t);

@@ -43,6 +43,8 @@ private:
   std::optional<RankExpr> fit_ranks(const RankSeries& series, const char* field, const SlotObs& s,
                                     UsedExprs* used = nullptr);
   void count_support(const std::vector<GroupData>& data);
+  std::optional<Formula> sibling_formula(const SlotObs& s, const char* field, const std::vector<FitPoint>& points,
+                                         bool integer) const;
 
   TraceModel& model_;
   const std::vector<CallToken> tokens_;  ///< the model's tokens of the recorded calls (before any is appended)
@@ -57,6 +59,9 @@ private:
   std::vector<Approximation> approximated_;
   /// (token, field) -> expression -> positions of all groups it explains.
   std::map<std::string, std::map<std::string, int>> support_;
+  /// (token, field) -> every group's positions of that call with that quantity ("bytes", "recv_bytes",
+  /// "flops" of a compute site), in group and slot order: sibling_formula's candidates.
+  std::map<std::pair<std::uint32_t, std::string>, std::vector<const SlotObs*>> siblings_;
 };
 
 }  // namespace gridcast::models::trace::detail

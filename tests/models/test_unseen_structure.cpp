@@ -1211,3 +1211,60 @@ TEST_CASE("unseen structure: directions training cannot tell apart along one axi
   for (int np : {64, 128})
     require_same_streams(SynthSource(model, {64, np}), SendrecvFaces(64, np));
 }
+
+namespace {
+
+/// A Jacobi sweep on the periodic MPI_Dims_create(np, 2) grid whose ranks on the grid's edges also apply
+/// a boundary condition (their own compute call): a sendrecv per direction of the face `8*Nw/d_other`
+/// bytes, work `100*Nw^2/Np`. Trained at 4, 8 and 16 ranks (2x2, 4x2, 4x4), the interior ranks, which
+/// make no boundary call, exist at 16 only.
+class EdgeBoundary final : public TraceSource {
+public:
+  EdgeBoundary(int nw, int np) : nw_(nw), np_(np) {}
+  int rank_count() const override { return np_; }
+  CallStreamPtr open(int rank) const override
+  {
+    auto s       = std::make_unique<MemoryStream>("edges");
+    const auto d = dims_create(np_, 2);
+    const int c0 = rank / d[1], c1 = rank % d[1];
+    const bool edge = c0 == 0 || c1 == 0 || c0 == d[0] - 1 || c1 == d[1] - 1;
+    s->add(Op::Init, "MPI_Init");
+    for (int step = 0; step < 4; ++step) {
+      for (int axis = 0; axis < 2; ++axis)
+        for (int dir : {1, -1}) {
+          auto at = [&](int k) {
+            return axis == 0 ? ((c0 + k + d[0]) % d[0]) * d[1] + c1 : c0 * d[1] + (c1 + k + d[1]) % d[1];
+          };
+          CallRecord& x = s->add(Op::Sendrecv, "MPI_Sendrecv");
+          x.peer        = at(dir);
+          x.src         = at(-dir);
+          x.tag         = 1 + axis;
+          x.bytes = x.recv_bytes = 8ULL * static_cast<std::uint64_t>(nw_ / d[static_cast<std::size_t>(1 - axis)]);
+        }
+      if (edge)
+        s->add(Op::Compute, "boundary").flops = 50.0 * nw_;
+      s->add(Op::Compute, "sweep").flops = 100.0 * nw_ * nw_ / np_;
+    }
+    s->add(Op::Finalize, "MPI_Finalize");
+    return s;
+  }
+
+private:
+  int nw_, np_;
+};
+
+}  // namespace
+
+TEST_CASE("unseen structure: a rank class seen at one rank count takes the grid-reading form of the same call",
+          "[trace_model]")
+{
+  // The interior of 4x4 exists at 16 ranks only: its own points make `8*Nw/4` and `6.25*Nw^2`, formulas
+  // of Nw alone. The same calls of the edge ranks, seen at more rank counts, read the grid and reproduce
+  // the interior's points: at 8x8 and 8x4 the interior's faces and work are its own.
+  TempDir dir;
+  const auto profiles = write_profile_grid(dir.path(), "edges", {4, 8, 16}, {16, 32, 48}, TraceEncoding::JsonLines,
+                                           [](int nw, int np) { return EdgeBoundary(nw, np); });
+  auto model = std::make_shared<const TraceModel>(fit_trace_model(profiles));
+  for (int np : {64, 32})
+    require_same_streams(SynthSource(model, {64, np}), EdgeBoundary(64, np));
+}
