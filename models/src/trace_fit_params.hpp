@@ -14,6 +14,10 @@
 
 namespace gridcast::models::trace::detail {
 
+/// Measured time or work is noisy: the simplest formula within 25 % (+1 point) of the best leave-one-out
+/// error, with at least two points more than terms.
+Formula fit_measured(const std::vector<FitPoint>& pts);
+
 /// Fits the templates of every group into `model` (its tokens and training points set; new tokens the
 /// templates need are appended to model.tokens, warnings to model.warnings).
 class TemplateFitter {
