@@ -64,9 +64,16 @@ public:
       model.training.push_back({p.label, p.info.nw, p.info.np, recorded_mpi_library(p.info)});
       points.emplace_back(p.info.nw, static_cast<double>(p.info.np));
     }
-    const std::vector<detail::RankRef> reps = detail::assign_groups(reader_, opt_.group_threshold, opt_.fold.by_coverage);
+    std::vector<detail::RankRef> reps = detail::assign_groups(reader_, opt_.group_threshold, opt_.fold.by_coverage);
     reader_.fit_cut_outs(model);
     model.rule = detail::infer_rule(reader_.profiles(), reader_.axis().kinds.size());
+    if (opt_.split_by_class && model.rule.classes.size() > 1) {
+      // Assigned again, each rank only to a group founded by a rank of its class: a group's template is
+      // then its own class's calls (positions another class alone ran would never be observed).
+      const RankClassifier by = model.rule.classifier;
+      reps       = detail::assign_groups(reader_, opt_.group_threshold, opt_.fold.by_coverage, &by);
+      model.rule = detail::infer_rule(reader_.profiles(), reader_.axis().kinds.size());
+    }
 
     std::vector<detail::GroupData> data;
     // The first profile recorded with library rate curves gives them (the profiles of one fit come from
@@ -305,7 +312,7 @@ std::size_t approximated_ranks(const TraceModel& m)
 /// rank runs one template, the role's work a compute position (whose work stays on a moving root:
 /// TemplateNode::RootWork). Only then, so that every model the plain reading expresses stays byte for
 /// byte the same.
-TraceModel fit_one_size_class(const std::vector<std::filesystem::path>& profiles, const FitOptions& options)
+TraceModel fit_hook_form_choice(const std::vector<std::filesystem::path>& profiles, const FitOptions& options)
 {
   if (options.computes_between_calls)
     return fit_tag_choice(profiles, options);
@@ -317,6 +324,26 @@ TraceModel fit_one_size_class(const std::vector<std::filesystem::path>& profiles
       "the calls are read as the profiling hook records them, one compute call between two other calls (of no "
       "work where the trace has none) and consecutive computes of one function as one: read as recorded, the "
       "ranks' templates left rank expressions approximated");
+}
+
+/// The fit of a set of profiles that take one code path (fit_hook_form_choice), and where that leaves rank
+/// expressions approximated or fails, the fit with every class of the group rule a group of its own
+/// (FitOptions::split_by_class), kept when it leaves fewer approximated (then fewer groups missing at some
+/// rank count). A code that exchanges only with the neighbours it has, one tag for both directions, runs
+/// one template at every corner of its grid with other peers (the low corner sends up, the high one
+/// down): in one group no rank expression explains both, and the corners' messages go astray at a larger
+/// grid. Only then, so that every model the plain reading expresses stays byte for byte the same.
+TraceModel fit_one_size_class(const std::vector<std::filesystem::path>& profiles, const FitOptions& options)
+{
+  if (options.split_by_class)
+    return fit_hook_form_choice(profiles, options);
+  FitOptions again     = options;
+  again.split_by_class = true;
+  return fit_with_second_reading(
+      [&](const FitOptions& o) { return fit_hook_form_choice(profiles, o); }, options, again,
+      [](const TraceModel& m) { return std::make_pair(approximated_ranks(m), np_split_groups(m)); },
+      "ranks of one template addressed their peers in ways no rank expression of the group names: each class of "
+      "the rule (a corner, an edge of the grid) has a group of its own");
 }
 
 /// The sets of training sizes fit_largest_size_class tries, in order: the k largest (k from all but one

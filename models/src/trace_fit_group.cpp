@@ -259,14 +259,16 @@ std::vector<std::uint32_t> compact_calls(const std::vector<std::uint32_t>& token
   return out;
 }
 
-/// Renumbers every rolled trace into model ids and gives each rank the index of its distinct shape.
-std::vector<std::vector<std::int64_t>> number_shapes(ProfileReader& reader)
+/// Renumbers every rolled trace into model ids (once: `renumber`) and gives each rank the index of its
+/// distinct shape.
+std::vector<std::vector<std::int64_t>> number_shapes(ProfileReader& reader, bool renumber)
 {
   std::map<std::vector<std::int64_t>, std::size_t> shape_ids;
   std::vector<std::vector<std::int64_t>> shapes;
   for (LoadedProfile& p : reader.profiles())
     for (RankTrace& r : p.ranks) {
-      reader.tokens().renumber(r.rolled);
+      if (renumber)
+        reader.tokens().renumber(r.rolled);
       auto shape = shape_of(r.rolled);
       auto [it, inserted] = shape_ids.emplace(shape, shapes.size());
       if (inserted)
@@ -341,9 +343,21 @@ std::string grid_shape_note(const std::vector<GroupAssignment>& assignments, std
 
 }  // namespace
 
-std::vector<RankRef> assign_groups(ProfileReader& reader, double threshold, bool backtracking)
+std::vector<RankRef> assign_groups(ProfileReader& reader, double threshold, bool backtracking,
+                                   const RankClassifier* same_class)
 {
-  const std::vector<std::vector<std::int64_t>> shapes = number_shapes(reader);
+  // A second assignment (same_class) starts afresh on the rolled traces the first one renumbered.
+  if (same_class != nullptr)
+    for (LoadedProfile& p : reader.profiles())
+      for (RankTrace& r : p.ranks) {
+        r.group = -1;
+        r.exact = false;
+        r.decisions.clear();
+      }
+  const std::vector<std::vector<std::int64_t>> shapes = number_shapes(reader, same_class == nullptr);
+  auto class_of = [&](const RankRef& pr) {
+    return same_class->classify(pr.second, reader.profiles()[pr.first].info.np);
+  };
   // Templates come from the most common shapes and the largest runs first: their loops surely ran often
   // enough to fold, and a rank of a smaller run whose loop ran once (or not at all) still matches them. A
   // rank joins the first group whose template its calls match (an exact member: it is used to fit the
@@ -357,6 +371,8 @@ std::vector<RankRef> assign_groups(ProfileReader& reader, double threshold, bool
     tokens            = compact_calls(tokens, reader.tokens().roles_of(tokens));
     const bool varies = counts_vary(rt.rolled);
     for (std::size_t g = 0; g < reps.size() && rt.group < 0; ++g) {
+      if (same_class != nullptr && class_of(reps[g]) != class_of(pr))
+        continue;
       std::size_t pos = 0;
       rt.decisions.clear();
       if (reader.rank_trace(reps[g]).shape == rt.shape && varies) {
@@ -392,7 +408,8 @@ std::vector<RankRef> assign_groups(ProfileReader& reader, double threshold, bool
       }
     }
     for (std::size_t g = 0; g < reps.size() && rt.group < 0; ++g)
-      if (shape_difference(shapes[reader.rank_trace(reps[g]).shape], shapes[rt.shape]) <= threshold)
+      if ((same_class == nullptr || class_of(reps[g]) == class_of(pr)) &&
+          shape_difference(shapes[reader.rank_trace(reps[g]).shape], shapes[rt.shape]) <= threshold)
         rt.group = static_cast<int>(g);
     if (rt.group < 0) {
       rt.group = static_cast<int>(reps.size());

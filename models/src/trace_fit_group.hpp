@@ -17,7 +17,10 @@ namespace gridcast::models::trace::detail {
 /// whose rolled trace is the group's template.
 /// `backtracking`: a rank whose calls the greedy reading of a template does not match is matched again
 /// with backtracking (match_template_backtracking); the fit's retry with folding by coverage uses it.
-std::vector<RankRef> assign_groups(ProfileReader& reader, double threshold, bool backtracking = false);
+/// `same_class`: a second assignment (FitOptions::split_by_class) in which a rank joins only a group founded
+/// by a rank of its class under this classifier; every rank's group is assigned afresh.
+std::vector<RankRef> assign_groups(ProfileReader& reader, double threshold, bool backtracking = false,
+                                   const RankClassifier* same_class = nullptr);
 
 /// The rule that gives each rank its group at any (Nw, Np), inferred from the groups of the training
 /// ranks. An InputError says which branch of the code cannot be expressed; `sweeps_found` is the number
@@ -31,6 +34,7 @@ public:
 };
 
 GroupRule infer_rule(const std::vector<LoadedProfile>& profiles, std::size_t sweeps_found);
+
 
 /// "0-3, 5": ranks in ascending order as ranges.
 std::string ranks_text(const std::vector<int>& ranks);

@@ -1268,3 +1268,55 @@ TEST_CASE("unseen structure: a rank class seen at one rank count takes the grid-
   for (int np : {64, 32})
     require_same_streams(SynthSource(model, {64, np}), EdgeBoundary(64, np));
 }
+
+namespace {
+
+/// A Jacobi sweep on the non-periodic MPI_Dims_create(np, 2) grid, its edges guarded (no call past an
+/// edge), one tag per axis for both directions: to each neighbour the rank has, the face `8*Nw/d_other`
+/// bytes. Every corner makes the same calls, to other neighbours (rank 0 up, the last rank down).
+class GuardedHalo final : public TraceSource {
+public:
+  GuardedHalo(int nw, int np) : nw_(nw), np_(np) {}
+  int rank_count() const override { return np_; }
+  CallStreamPtr open(int rank) const override
+  {
+    auto s       = std::make_unique<MemoryStream>("guarded");
+    const auto d = dims_create(np_, 2);
+    const int c0 = rank / d[1], c1 = rank % d[1];
+    s->add(Op::Init, "MPI_Init");
+    for (int step = 0; step < 4; ++step) {
+      for (int axis = 0; axis < 2; ++axis)
+        for (int dir : {-1, 1}) {
+          const int c = (axis == 0 ? c0 : c1) + dir;
+          if (c < 0 || c >= d[static_cast<std::size_t>(axis)])
+            continue;
+          CallRecord& x = s->add(Op::Sendrecv, "MPI_Sendrecv");
+          x.peer = x.src = axis == 0 ? c * d[1] + c1 : c0 * d[1] + c;
+          x.tag          = 1 + axis;
+          x.bytes = x.recv_bytes = 8ULL * static_cast<std::uint64_t>(nw_ / d[static_cast<std::size_t>(1 - axis)]);
+        }
+      s->add(Op::Compute, "sweep").flops = 100.0 * nw_ * nw_ / np_;
+    }
+    s->add(Op::Finalize, "MPI_Finalize");
+    return s;
+  }
+
+private:
+  int nw_, np_;
+};
+
+}  // namespace
+
+TEST_CASE("unseen structure: corners that run one template to other neighbours get a group each", "[trace_model]")
+{
+  // In one group the four corners' first exchange goes up from the low side and down from the high
+  // one: no rank expression explains both. With a group per class of the rule, each is a grid neighbour.
+  TempDir dir;
+  const auto profiles = write_profile_grid(dir.path(), "guarded", {6, 12, 24}, {12, 24, 36}, TraceEncoding::JsonLines,
+                                           [](int nw, int np) { return GuardedHalo(nw, np); });
+  auto model = std::make_shared<const TraceModel>(fit_trace_model(profiles));
+  CHECK(std::any_of(model->warnings.begin(), model->warnings.end(),
+                    [](const std::string& w) { return w.find("a group of its own") != std::string::npos; }));
+  for (int np : {96, 48})
+    require_same_streams(SynthSource(model, {72, np}), GuardedHalo(72, np));
+}

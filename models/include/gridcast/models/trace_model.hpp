@@ -514,6 +514,12 @@ struct FitOptions {
   /// the others lack; the emulated time is the same. Tried by fit_trace_model where the plain reading
   /// leaves rank expressions approximated or fails.
   bool computes_between_calls = false;
+  /// Give every class of the group rule a group of its own, where the rule put several classes in one
+  /// group (their ranks ran one template). A code that exchanges only with the neighbours it has, with one
+  /// tag for both directions, makes the same calls at every corner of its grid, to other neighbours: the
+  /// low corner sends up, the high one down, and no rank expression of the one group explains both. Tried
+  /// by fit_trace_model where the other readings leave rank expressions approximated.
+  bool split_by_class = false;
 };
 
 /// Fits the model to profile directories (at least two). Throws InputError for profiles that cannot be
