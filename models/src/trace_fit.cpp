@@ -240,6 +240,18 @@ TraceModel fit_with_second_reading(const FitFn& fit, const FitOptions& options, 
   return std::move(*first);
 }
 
+/// A retry layer: where `flag(options)` is set, `fit(options)`; otherwise fit_with_second_reading with the
+/// same options and that flag set (every layer of fit_one_size_class has this shape).
+TraceModel retry_with_flag(const FitFn& fit, const FitOptions& options, const std::function<bool&(FitOptions&)>& flag,
+                           const FlawsFn& flaws, const char* note)
+{
+  FitOptions again = options;
+  if (flag(again))
+    return fit(options);
+  flag(again) = true;
+  return fit_with_second_reading(fit, options, again, flaws, note);
+}
+
 /// One fit of a set of profiles that take one code path. Folded shortest period first, a loop whose
 /// last iteration ends like its body's tail (`(S C)x2 S (C)x2`, where `(S C)x3 C` is meant: a
 /// butterfly of log2(Np) rounds and a step's own compute) is cut where the iteration count changes
@@ -250,12 +262,9 @@ TraceModel fit_with_second_reading(const FitFn& fit, const FitOptions& options, 
 /// every model the plain fold expresses stays byte for byte the same.
 TraceModel fit_fold_choice(const std::vector<std::filesystem::path>& profiles, const FitOptions& options)
 {
-  if (options.fold.by_coverage)
-    return fit_one_fold(profiles, options);
-  FitOptions again       = options;
-  again.fold.by_coverage = true;
-  return fit_with_second_reading(
-      [&](const FitOptions& o) { return fit_one_fold(profiles, o); }, options, again,
+  return retry_with_flag(
+      [&](const FitOptions& o) { return fit_one_fold(profiles, o); }, options,
+      [](FitOptions& o) -> bool& { return o.fold.by_coverage; },
       [](const TraceModel& m) { return std::make_pair(np_split_groups(m), std::size_t{0}); },
       "the training rank counts fold into different templates shortest period first; folded by coverage (the "
       "repeat that covers the most calls first), they share them");
@@ -271,12 +280,9 @@ TraceModel fit_fold_choice(const std::vector<std::filesystem::path>& profiles, c
 /// that every model the plain reading expresses stays byte for byte the same.
 TraceModel fit_tag_choice(const std::vector<std::filesystem::path>& profiles, const FitOptions& options)
 {
-  if (options.tags_follow_np)
-    return fit_fold_choice(profiles, options);
-  FitOptions again     = options;
-  again.tags_follow_np = true;
-  return fit_with_second_reading(
-      [&](const FitOptions& o) { return fit_fold_choice(profiles, o); }, options, again,
+  return retry_with_flag(
+      [&](const FitOptions& o) { return fit_fold_choice(profiles, o); }, options,
+      [](FitOptions& o) -> bool& { return o.tags_follow_np; },
       [](const TraceModel& m) { return std::make_pair(np_split_groups(m), std::size_t{0}); },
       "the tags of a rank change with the rank count (a tag per round, as many rounds as the rank count "
       "gives): they are fitted per position, not part of what a call is");
@@ -314,12 +320,9 @@ std::size_t approximated_ranks(const TraceModel& m)
 /// byte the same.
 TraceModel fit_hook_form_choice(const std::vector<std::filesystem::path>& profiles, const FitOptions& options)
 {
-  if (options.computes_between_calls)
-    return fit_tag_choice(profiles, options);
-  FitOptions hook_form             = options;
-  hook_form.computes_between_calls = true;
-  return fit_with_second_reading(
-      [&](const FitOptions& o) { return fit_tag_choice(profiles, o); }, options, hook_form,
+  return retry_with_flag(
+      [&](const FitOptions& o) { return fit_tag_choice(profiles, o); }, options,
+      [](FitOptions& o) -> bool& { return o.computes_between_calls; },
       [](const TraceModel& m) { return std::make_pair(approximated_ranks(m), np_split_groups(m)); },
       "the calls are read as the profiling hook records them, one compute call between two other calls (of no "
       "work where the trace has none) and consecutive computes of one function as one: read as recorded, the "
@@ -335,12 +338,9 @@ TraceModel fit_hook_form_choice(const std::vector<std::filesystem::path>& profil
 /// grid. Only then, so that every model the plain reading expresses stays byte for byte the same.
 TraceModel fit_one_size_class(const std::vector<std::filesystem::path>& profiles, const FitOptions& options)
 {
-  if (options.split_by_class)
-    return fit_hook_form_choice(profiles, options);
-  FitOptions again     = options;
-  again.split_by_class = true;
-  return fit_with_second_reading(
-      [&](const FitOptions& o) { return fit_hook_form_choice(profiles, o); }, options, again,
+  return retry_with_flag(
+      [&](const FitOptions& o) { return fit_hook_form_choice(profiles, o); }, options,
+      [](FitOptions& o) -> bool& { return o.split_by_class; },
       [](const TraceModel& m) { return std::make_pair(approximated_ranks(m), np_split_groups(m)); },
       "ranks of one template addressed their peers in ways no rank expression of the group names: each class of "
       "the rule (a corner, an edge of the grid) has a group of its own");
