@@ -516,6 +516,23 @@ TraceModel fit_code_paths(const std::vector<std::filesystem::path>& profiles, co
     }
     if (covered)
       return std::move(*covered);
+    // A last reading: the calls whose tags are fitted per position told apart by their size in the first
+    // fold (FitOptions::sizes_nest_loops), folded by coverage. A V-cycle's smoothing sweeps, tagged by
+    // level and colour, then nest as levels around colours, and its tags are affine in both indices.
+    if (not options.sizes_nest_loops) {
+      FitOptions again       = options;
+      again.tags_follow_np   = true;
+      again.sizes_nest_loops = true;
+      again.fold.by_coverage = true;
+      try {
+        TraceModel m = fit_one_size_class(profiles, again);
+        m.warnings.push_back("the training sizes fold into different templates in every other reading; with the calls "
+                             "whose tags follow the loops told apart by their message size, and their tags fitted per "
+                             "position, they agree");
+        return m;
+      } catch (const InputError&) {
+      }
+    }
     return fit_largest_size_class(profiles, options, e);
   }
 }

@@ -504,7 +504,9 @@ void TemplateFitter::fit_call_ranks(SlotObs& s, TemplateNode& t, UsedExprs& used
     if (not t.tag)
       t.tag_formula = fit_tag_formula(s);
     if (not t.tag && not t.tag_formula)
-      throw InputError({}, "no tag expression (a constant, or affine in a loop index) explains the tags of " +
+      t.tag = s.tag.affine();
+    if (not t.tag && not t.tag_formula)
+      throw InputError({}, "no tag expression (a constant, or affine in the loop indices) explains the tags of " +
                                tok.function + " (first seen at " + s.where + ")");
   }
 }

@@ -15,6 +15,19 @@
 
 namespace gridcast::models::trace::detail {
 
+namespace {
+
+/// A message size as a fold refinement value (FitOptions::sizes_nest_loops): the size itself below 2^31,
+/// else its high and low halves mixed (two sizes that collide are only told apart less).
+std::int32_t size_class_of(std::uint64_t bytes)
+{
+  if (bytes < (std::uint64_t{1} << 31))
+    return static_cast<std::int32_t>(bytes);
+  return static_cast<std::int32_t>(((bytes >> 32) ^ bytes) & 0x7fffffffu);
+}
+
+}  // namespace
+
 ProfileReader::ProfileReader(const std::vector<std::filesystem::path>& paths, const FitOptions& opt, bool axis_sweeps)
     : opt_(opt)
 {
@@ -230,7 +243,9 @@ void ProfileReader::load(const std::filesystem::path& path)
         return tokens_.intern(t);
       }));
       if (opt_.tags_follow_np)
-        refine.push_back(varying(rec.function) ? rec.tag : 0);
+        refine.push_back(not varying(rec.function) ? 0
+                         : opt_.sizes_nest_loops  ? size_class_of(rec.bytes)
+                                                  : rec.tag);
     }
     RankTrace rt;
     FoldOptions fo   = opt_.fold;

@@ -178,6 +178,7 @@ struct GroupCollector::WalkState {
   /// The profile's times are SMPI's simulated ones (recorded by the hook under SMPI): its timed compute is
   /// the work the program declared, exact.
   bool simulated_time = false;
+  std::vector<std::uint64_t> counts;  ///< the enclosing loops' counts in this instance, as `loop`
 };
 
 GroupData GroupCollector::collect(const std::vector<RolledNode>& templ, std::size_t g)
@@ -203,7 +204,7 @@ GroupData GroupCollector::collect(const std::vector<RolledNode>& templ, std::siz
       const std::vector<std::uint32_t> roles = reader_.tokens().roles_of(tokens);
       CallCursor cursor(reader_, profiles[p], r);
       WalkState w{p, r, profiles[p].info.np, profiles[p].info.nw, &cursor, &rt.decisions, &roles, 0, {}, g, {},
-                  nullptr, profiles[p].info.host.speed_flops};
+                  nullptr, profiles[p].info.host.speed_flops, -1, false, {}};
       w.simulated_time = profiles[p].info.mpi_library.rfind("SMPI", 0) == 0;
       walk(templ, top, w);
       if (not cursor.at_end())
@@ -348,12 +349,14 @@ void GroupCollector::walk_loop(const RolledNode& n, SlotObs& s, WalkState& w)
   s.count_by_np_rank_nw[{w.np, w.rank}][w.nw] = count;
   w.loop.push_back(0);
   w.loops.emplace_back(s.loop_ordinal, count);
+  w.counts.push_back(count);
   for (std::uint64_t i = 0; i < count; ++i) {
     w.loop.back() = i;
     walk(n.body, s.children, w);
   }
   w.loop.pop_back();
   w.loops.pop_back();
+  w.counts.pop_back();
 }
 
 /// A compute call: its work in flops (measured seconds through the recording host's speed), for the
@@ -464,7 +467,7 @@ void GroupCollector::observe_call(SlotObs& s, WalkState& w, const CallParams& c,
     w.last_root = c.root;
   }
   if (tok.tag == kVaryingTag) {
-    s.tag.add(w.loop, c.tag);
+    s.tag.add(w.loop, w.counts, c.tag);
     s.tag_values.add(w.nw, np, static_cast<double>(c.tag));
     note_spread(s, "tag", w.profile, static_cast<double>(c.tag));
   }

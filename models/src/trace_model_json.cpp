@@ -207,17 +207,29 @@ ojson nodes_json(const std::vector<TemplateNode>& nodes, const TraceModel& m)
       o["color"] = rank_json(*n.color);
     if (n.tag) {
       ojson tg;
-      tg["expr"] = n.tag->kind == TagExpr::Kind::Fixed ? "fixed"
-                   : n.tag->kind == TagExpr::Kind::Loop ? "loop"
-                                                        : "loop_first";
+      tg["expr"] = n.tag->kind == TagExpr::Kind::Fixed       ? "fixed"
+                   : n.tag->kind == TagExpr::Kind::Loop      ? "loop"
+                   : n.tag->kind == TagExpr::Kind::LoopFirst ? "loop_first"
+                                                             : "affine";
       tg["text"] = n.tag->text();
       tg["a"]    = n.tag->a;
-      if (n.tag->kind != TagExpr::Kind::Fixed) {
+      if (n.tag->kind == TagExpr::Kind::Loop || n.tag->kind == TagExpr::Kind::LoopFirst) {
         tg["b"]     = n.tag->b;
         tg["level"] = n.tag->level;
       }
       if (n.tag->kind == TagExpr::Kind::LoopFirst)
         tg["first"] = n.tag->first;
+      if (n.tag->kind == TagExpr::Kind::Affine) {
+        ojson terms = ojson::array();
+        for (const TagExpr::Term& t : n.tag->terms) {
+          ojson tj;
+          tj["level"]    = t.level;
+          tj["b"]        = t.b;
+          tj["from_end"] = t.from_end;
+          terms.push_back(tj);
+        }
+        tg["terms"] = terms;
+      }
       o["tag"] = tg;
     }
     if (n.tag_formula)
@@ -269,6 +281,38 @@ ojson nodes_json(const std::vector<TemplateNode>& nodes, const TraceModel& m)
 
 
 // ---- strict reading --------------------------------------------------------------------------------------
+
+/// A TagExpr: {"expr", "text", "a"[, "b", "level"][, "first"][, "terms": [{"level", "b", "from_end"}...]]}.
+TagExpr read_tag(const JsonObject& tg)
+{
+  tg.only({"expr", "text", "a", "b", "level", "first", "terms"});
+  TagExpr e;
+  std::string kind = tg.string("expr");
+  if (kind != "fixed" && kind != "loop" && kind != "loop_first" && kind != "affine")
+    tg.fail("expr", "expected \"fixed\", \"loop\", \"loop_first\" or \"affine\"");
+  e.kind = kind == "fixed"        ? TagExpr::Kind::Fixed
+           : kind == "loop"       ? TagExpr::Kind::Loop
+           : kind == "loop_first" ? TagExpr::Kind::LoopFirst
+                                  : TagExpr::Kind::Affine;
+  e.a    = tg.integer("a");
+  if (e.kind == TagExpr::Kind::Loop || e.kind == TagExpr::Kind::LoopFirst) {
+    e.b     = tg.integer("b");
+    e.level = tg.int32("level", 0, 64);
+  }
+  if (e.kind == TagExpr::Kind::LoopFirst)
+    e.first = tg.integer("first");
+  if (e.kind == TagExpr::Kind::Affine) {
+    const json& terms = tg.array("terms");
+    for (std::size_t i = 0; i < terms.size(); ++i) {
+      JsonObject tj = tg.element("terms", i);
+      tj.only({"level", "b", "from_end"});
+      e.terms.push_back({tj.int32("level", 0, 64), tj.integer("b"), tj.boolean("from_end")});
+    }
+    if (e.terms.empty())
+      tg.fail("terms", "an affine tag has at least one term");
+  }
+  return e;
+}
 
 Formula read_formula(const JsonObject& r)
 {
@@ -560,23 +604,8 @@ std::vector<TemplateNode> read_nodes(const JsonObject& parent, std::string_view 
                     "token's tag is \"varies\"");
     if (r.has("tag_formula"))
       n.tag_formula = read_formula(r.child("tag_formula"));
-    if (r.has("tag")) {
-      JsonObject tg = r.child("tag");
-      tg.only({"expr", "text", "a", "b", "level", "first"});
-      TagExpr e;
-      std::string kind = tg.string("expr");
-      if (kind != "fixed" && kind != "loop" && kind != "loop_first")
-        tg.fail("expr", "expected \"fixed\", \"loop\" or \"loop_first\"");
-      e.kind = kind == "fixed" ? TagExpr::Kind::Fixed : kind == "loop" ? TagExpr::Kind::Loop : TagExpr::Kind::LoopFirst;
-      e.a    = tg.integer("a");
-      if (e.kind != TagExpr::Kind::Fixed) {
-        e.b     = tg.integer("b");
-        e.level = tg.int32("level", 0, 64);
-      }
-      if (e.kind == TagExpr::Kind::LoopFirst)
-        e.first = tg.integer("first");
-      n.tag = e;
-    }
+    if (r.has("tag"))
+      n.tag = read_tag(r.child("tag"));
     if (r.has("bytes"))
       n.bytes = read_formula(r.child("bytes"));
     if (r.has("recv_bytes"))

@@ -323,7 +323,7 @@ private:
       out.src = node.src->uses_loop() ? (blocking_p2p ? eval_p2p_rank(*node.src, "src", id) : eval_rank(*node.src, "src", id))
                                       : src_[id];
     if (node.tag) {
-      auto t = node.tag->eval(loop_index_.data(), static_cast<int>(loop_index_.size()));
+      auto t = node.tag->eval(loop_index_.data(), loop_count_.data(), static_cast<int>(loop_index_.size()));
       if (not t)
         throw InputError({source_, 0, "tag", rank_}, "tag " + node.tag->text() + " has no valid value here");
       out.tag = *t;

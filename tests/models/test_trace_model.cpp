@@ -1130,19 +1130,67 @@ TEST_CASE("trace model: tags numbered apart in the first iteration, or by the si
 {
   TagFitter f;
   for (std::uint64_t i = 0; i < 5; ++i)
-    f.add({i}, i == 0 ? 2001 : static_cast<std::int32_t>(2002 + 2 * i));
+    f.add({i}, {5}, i == 0 ? 2001 : static_cast<std::int32_t>(2002 + 2 * i));
   auto e = f.result();
   REQUIRE(e);
   CHECK(e->kind == TagExpr::Kind::LoopFirst);
   CHECK(e->text() == "i0 == 0 ? 2001 : 2002 + 2*i0");
-  std::uint64_t i0 = 0, i3 = 3;
-  CHECK(e->eval(&i0, 1) == 2001);
-  CHECK(e->eval(&i3, 1) == 2008);
+  std::uint64_t i0 = 0, i3 = 3, n5 = 5;
+  CHECK(e->eval(&i0, &n5, 1) == 2001);
+  CHECK(e->eval(&i3, &n5, 1) == 2008);
   // Not affine after the first iteration either: no expression.
   TagFitter g;
   for (std::uint64_t i = 0; i < 4; ++i)
-    g.add({i}, static_cast<std::int32_t>(i * i));
+    g.add({i}, {4}, static_cast<std::int32_t>(i * i));
   CHECK_FALSE(g.result());
+}
+
+TEST_CASE("trace model: tags affine in several loop indices, counted from a loop's end, are fitted", "[trace_model]")
+{
+  // A V-cycle's way up, twice (an outer step), at two sizes: levels from the coarsest (count - 1) back to 0,
+  // two colours each, tag 2*level + colour. The level loop runs 2 iterations at one size and 4 at the
+  // other: no index from the start explains both.
+  TagFitter f;
+  for (std::uint64_t n : {2, 4})
+    for (std::uint64_t step = 0; step < 2; ++step)
+      for (std::uint64_t l = 0; l < n; ++l)
+        for (std::uint64_t c = 0; c < 2; ++c)
+          f.add({step, l, c}, {2, n, 2}, static_cast<std::int32_t>(2 * (n - 1 - l) + c));
+  CHECK_FALSE(f.result());
+  auto e = f.affine();
+  REQUIRE(e);
+  CHECK(e->kind == TagExpr::Kind::Affine);
+  CHECK(e->text() == "0 + 1*i0 + 2*(n1 - 1 - i1)");
+  // At a count training never ran (6 levels): the way up starts at the coarsest level's tags.
+  const std::uint64_t first[3] = {0, 0, 1}, last[3] = {0, 5, 0}, counts[3] = {1, 6, 2};
+  CHECK(e->eval(first, counts, 3) == 11);
+  CHECK(e->eval(last, counts, 3) == 0);
+  // The way down, 2*level + colour from the start: affine in two indices, none counted from the end.
+  TagFitter down;
+  for (std::uint64_t n : {2, 4})
+    for (std::uint64_t l = 0; l < n; ++l)
+      for (std::uint64_t c = 0; c < 2; ++c)
+        down.add({l, c}, {n, 2}, static_cast<std::int32_t>(2 * l + c));
+  CHECK_FALSE(down.result());
+  auto d = down.affine();
+  REQUIRE(d);
+  CHECK(d->text() == "0 + 1*i0 + 2*i1");
+  // One index explains it: the single-index form, as it always was.
+  TagFitter g;
+  for (std::uint64_t step = 0; step < 2; ++step)
+    for (std::uint64_t i = 0; i < 3; ++i)
+      g.add({step, i}, {2, 3}, static_cast<std::int32_t>(2 * (2 - i)));
+  auto h = g.result();
+  REQUIRE(h);
+  CHECK(h->kind == TagExpr::Kind::Loop);
+  CHECK(h->text() == "4 - 2*i0");
+  // Not affine in any indices: no expression.
+  TagFitter k;
+  for (std::uint64_t n : {2, 3})
+    for (std::uint64_t i = 0; i < n; ++i)
+      k.add({i}, {n}, static_cast<std::int32_t>(i * i + n));
+  CHECK_FALSE(k.result());
+  CHECK_FALSE(k.affine());
 }
 
 TEST_CASE("trace model: a polling loop whose rounds vary between profiles and ranks fits and conserves its work",

@@ -237,9 +237,11 @@ private:
 /// with an allreduce; on the way up a prolongation then the smoothing; 2 cycles, each ending with an
 /// allreduce. Shortest-period-first folding reads each size's cycle differently (the way up's `c c`), and
 /// at Nw 8 (one level) greedy template matching takes a third smoothing sweep that is only a compute.
+/// `tagged`: every sweep's messages tagged 2*level + colour (HPGMG-like), else tag 0; and recorded as the
+/// profiling hook records a run, consecutive computes as one (the corpus' multigrid-vcycle).
 class VCycle final : public TraceSource {
 public:
-  VCycle(int nw, int np) : nw_(nw), np_(np) {}
+  VCycle(int nw, int np, bool tagged = false) : nw_(nw), np_(np), tagged_(tagged) {}
   int rank_count() const override { return np_; }
   CallStreamPtr open(int rank) const override
   {
@@ -248,36 +250,74 @@ public:
     int levels = 0;
     while ((nw_ >> levels) >= 4)
       ++levels;
-    auto smooth = [&](int n) {
+    double pending = 0;  // tagged: work not yet recorded, merged into one compute before the next call
+    auto compute = [&](double flops) {
+      if (tagged_)
+        pending += flops;
+      else
+        s->add(Op::Compute, "compute").flops = flops;
+    };
+    auto call = [&](Op op, const char* fn) -> CallRecord& {
+      if (pending > 0)
+        s->add(Op::Compute, "compute").flops = pending;
+      pending = 0;
+      return s->add(op, fn);
+    };
+    auto smooth = [&](int level) {
+      const int n = nw_ >> level;
       for (int colour = 0; colour < 2; ++colour) {
         for (int dir : {1, -1, 1, -1}) {
-          CallRecord& c = s->add(Op::Sendrecv, "MPI_Sendrecv");
+          CallRecord& c = call(Op::Sendrecv, "MPI_Sendrecv");
           c.peer        = (rank + dir + np_) % np_;
           c.src         = (rank - dir + np_) % np_;
+          c.tag = c.recv_tag = tagged_ ? 2 * level + colour : 0;
           c.bytes = c.recv_bytes = static_cast<std::uint64_t>(8 * n);
         }
-        s->add(Op::Compute, "compute").flops = 3.0 * n * n;
+        compute(3.0 * n * n);
       }
     };
     for (int cycle = 0; cycle < 2; ++cycle) {
       for (int l = 0; l < levels - 1; ++l) {
-        smooth(nw_ >> l);
-        s->add(Op::Compute, "compute").flops = 4.0 * (nw_ >> l) * (nw_ >> l);
+        smooth(l);
+        compute(4.0 * (nw_ >> l) * (nw_ >> l));
       }
-      s->add(Op::Allreduce, "MPI_Allreduce").bytes = 128;
+      call(Op::Allreduce, "MPI_Allreduce").bytes = 128;
       for (int l = levels - 2; l >= 0; --l) {
-        s->add(Op::Compute, "compute").flops = 4.0 * (nw_ >> l) * (nw_ >> l);
-        smooth(nw_ >> l);
+        compute(4.0 * (nw_ >> l) * (nw_ >> l));
+        smooth(l);
       }
-      s->add(Op::Allreduce, "MPI_Allreduce").bytes = 8;
+      call(Op::Allreduce, "MPI_Allreduce").bytes = 8;
     }
-    s->add(Op::Finalize, "MPI_Finalize");
+    call(Op::Finalize, "MPI_Finalize");
     return s;
   }
 
 private:
   int nw_, np_;
+  bool tagged_;
 };
+
+/// The model's calls at Nw 64 and 128 ranks against the real code's (`truth`), for three ranks, call by
+/// call: ops, peers, tags and sizes (the work, measured per call site, is not compared).
+void check_vcycle_calls(const std::shared_ptr<const TraceModel>& model, const VCycle& truth)
+{
+  SynthSource synth(model, {64, 128});
+  for (int r : {0, 77, 127}) {
+    auto a = gridcast::test::read_all(*synth.open(r));
+    auto b = gridcast::test::read_all(*truth.open(r));
+    REQUIRE(a.size() == b.size());
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      INFO("rank " << r << " call " << i);
+      CHECK(a[i].op == b[i].op);
+      CHECK(a[i].peer == b[i].peer);
+      CHECK(a[i].src == b[i].src);
+      CHECK(a[i].tag == b[i].tag);
+      CHECK(a[i].recv_tag == b[i].recv_tag);
+      CHECK(a[i].bytes == b[i].bytes);
+      CHECK(a[i].recv_bytes == b[i].recv_bytes);
+    }
+  }
+}
 
 }  // namespace
 
@@ -306,21 +346,40 @@ TEST_CASE("unseen structure: a V-cycle's levels are one loop at every size, log2
   }
   // At Nw 64 (5 levels, one more than training saw) and 128 ranks: the calls of the real code, function
   // by function, their peers and their sizes (the work, measured per call site, is not compared).
-  SynthSource synth(model, {64, 128});
-  VCycle truth(64, 128);
-  for (int r : {0, 77, 127}) {
-    auto a = gridcast::test::read_all(*synth.open(r));
-    auto b = gridcast::test::read_all(*truth.open(r));
-    REQUIRE(a.size() == b.size());
-    for (std::size_t i = 0; i < a.size(); ++i) {
-      INFO("rank " << r << " call " << i);
-      CHECK(a[i].op == b[i].op);
-      CHECK(a[i].peer == b[i].peer);
-      CHECK(a[i].src == b[i].src);
-      CHECK(a[i].bytes == b[i].bytes);
-      CHECK(a[i].recv_bytes == b[i].recv_bytes);
-    }
+  check_vcycle_calls(model, VCycle(64, 128));
+}
+
+TEST_CASE("unseen structure: a V-cycle tagged by level and colour nests its levels around the colours",
+          "[trace_model]")
+{
+  // Tags 2*level + colour: every size tags other sweeps (Nw 8 only 0 and 1), and the way up walks the
+  // levels back from the coarsest, whose number follows Nw. Before: no reading let the sizes share a
+  // template, and the model was the largest size's alone (a model of Nw 32 that cannot scale with Nw).
+  TempDir dir;
+  const auto profiles = write_profile_grid(dir.path(), "vcycle-tagged", {4, 8, 16}, {8, 16, 32},
+                                           TraceEncoding::JsonLines, [](int nw, int np) { return VCycle(nw, np, true); });
+  auto model = std::make_shared<const TraceModel>(fit_trace_model(profiles));
+  CHECK(model->size_class.empty());
+  CHECK(model->training.size() == 9);
+  const std::string json = model_to_json(*model).dump(2);
+  CHECK_THAT(json, Catch::Contains("told apart by their message size") && not Catch::Contains("approximated"));
+  // Down: level i2 from the start, colour i1 (i0 the 4 messages of a sweep); up: the level from the loop's end.
+  CHECK_THAT(json, Catch::Contains("\"text\": \"0 + 1*i1 + 2*i2\"") &&
+                       Catch::Contains("\"text\": \"0 + 1*i1 + 2*(n2 - 1 - i2)\"") && Catch::Contains("\"affine\""));
+  CHECK(model_to_json(model_from_json(nlohmann::json::parse(json), "model.json")).dump(2) == json);
+  // An affine tag without terms is refused, naming the key.
+  std::string broken = json;
+  const std::size_t terms = broken.rfind("\"terms\": [", broken.find("\"from_end\""));
+  REQUIRE(terms != std::string::npos);
+  broken.replace(terms, broken.find(']', terms) - terms + 1, "\"terms\": []");
+  try {
+    model_from_json(nlohmann::json::parse(broken), "model.json");
+    FAIL("an affine tag without terms was accepted");
+  } catch (const gridcast::InputError& e) {
+    CHECK_THAT(e.what(), Catch::Contains("terms") && Catch::Contains("model.json"));
   }
+  // At Nw 64 (5 levels) and 128 ranks: the real code's calls, tags included.
+  check_vcycle_calls(model, VCycle(64, 128, true));
 }
 
 TEST_CASE("unseen structure: a ring's right-then-left sendrecv is a walk over the 1-D grid", "[trace_model]")

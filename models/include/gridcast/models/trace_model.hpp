@@ -493,6 +493,14 @@ struct FitOptions {
   /// and every rank's calls are folded first with those tags told apart (FoldOptions::refine). Tried by
   /// fit_trace_model where the plain reading fails or gives some training rank count trace groups of its own.
   bool tags_follow_np = false;
+  /// With tags_follow_np: the calls whose tags are fitted per position are told apart in the first fold
+  /// by their message size instead of their tag. A V-cycle tags every level and colour apart
+  /// (2*level + colour), so told apart by tag its smoothing sweeps repeat nothing, and folded plain they
+  /// are one loop of 2*levels sweeps whose tags and sizes (halved per level) follow no one index; told
+  /// apart by size, a level's two colours fold first, and the levels nest around them: tags affine in
+  /// two indices (TagExpr::Affine), sizes geometric in the level's. Tried by fit_trace_model where the
+  /// training sizes fold into different templates in every other reading.
+  bool sizes_nest_loops = false;
   FoldOptions fold;
   ForestOptions forest;
   int variability_bins = 16;  ///< bins of each function's irregular histogram

@@ -5,9 +5,10 @@
 
 #include <cstdint>
 #include <optional>
-#include <utility>
+#include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace gridcast::models::trace {
@@ -138,24 +139,47 @@ struct TagExpr {
   /// Fixed: a. Loop: a + b*i (i: the index of the loop `level` levels out from the innermost).
   /// LoopFirst: `first` in the loop's first iteration, a + b*i in the others (a first iteration that
   /// differs only in its tags: HPL numbers its first panel's messages apart).
-  enum class Kind : std::uint8_t { Fixed, Loop, LoopFirst };
+  /// Affine: a + the sum of `terms`, each b times a loop's index counted from its start (i) or from its end
+  /// (n - 1 - i, n the loop's count in this instance): a V-cycle tags level l and colour c with 2*l + c,
+  /// on the way down 2*i1 + i0, on the way up, from the coarsest level (whose number follows the size)
+  /// back to 0, 2*(n1 - 1 - i1) + i0.
+  enum class Kind : std::uint8_t { Fixed, Loop, LoopFirst, Affine };
+  struct Term {
+    int level = 0;          ///< as `level` above
+    std::int64_t b = 0;
+    bool from_end = false;  ///< n - 1 - i instead of i
+    bool operator==(const Term&) const = default;
+  };
   Kind kind = Kind::Fixed;
   std::int64_t a = 0;
   std::int64_t b = 0;
   int level = 0;
   std::int64_t first = 0;  ///< LoopFirst
-  std::optional<std::int32_t> eval(const std::uint64_t* loop, int depth) const;
-  std::string text() const;  ///< "7", "100 + 1*i0"
+  std::vector<Term> terms;  ///< Affine
+  /// `loop`: the enclosing loops' indices, outermost first; `counts`: their iteration counts in this
+  /// instance (read by Affine terms counted from the end only).
+  std::optional<std::int32_t> eval(const std::uint64_t* loop, const std::uint64_t* counts, int depth) const;
+  std::string text() const;  ///< "7", "100 + 1*i0", "0 + 1*i0 + 2*(n1 - 1 - i1)"
 };
 
-/// Fits a TagExpr one observation at a time (memory does not grow with the calls).
+/// Fits a TagExpr one observation at a time. The constant and the forms in one loop index are fitted as
+/// the calls come; the affine forms in several indices from the distinct (indices, counts, tag)
+/// observations, kept up to kAffineObservations (beyond, none is fitted: memory stays bounded).
 class TagFitter {
 public:
-  /// `loop`: the enclosing loops' indices, outermost first (the same depth at every call).
-  void add(const std::vector<std::uint64_t>& loop, std::int32_t tag);
+  static constexpr std::size_t kAffineObservations = 4096;
+  static constexpr std::size_t kAffineDepth        = 5;  ///< deeper positions get no affine form (3^depth candidates)
+
+  /// `loop`: the enclosing loops' indices, outermost first (the same depth at every call); `counts`: their
+  /// iteration counts in this instance, in the same order.
+  void add(const std::vector<std::uint64_t>& loop, const std::vector<std::uint64_t>& counts, std::int32_t tag);
   bool seen() const { return seen_; }
-  /// The constant if the tag never changed, else the first loop level whose index explains every tag.
+  /// The constant if the tag never changed, else the first loop level whose index explains every tag,
+  /// else one whose index explains every tag but the first iteration's.
   std::optional<TagExpr> result() const;
+  /// The affine form of fewest terms (indices from the start before indices from the end, inner levels
+  /// first) that explains every tag; asked where neither result() nor a tag constant in each run does.
+  std::optional<TagExpr> affine() const;
 
 private:
   void add_first(const std::vector<std::uint64_t>& loop, std::int32_t tag);
@@ -171,6 +195,9 @@ private:
   std::vector<std::optional<std::int64_t>> first_;
   std::vector<std::optional<std::pair<std::int64_t, std::int64_t>>> anchor2_;  ///< (index, tag)
   std::vector<std::int64_t> a2_, b2_;
+  // Affine: the distinct observations (indices, then counts, then the tag), while they stay few and of one depth.
+  std::set<std::vector<std::int64_t>> obs_;
+  bool affine_possible_ = true;
 };
 
 // ---- rank-to-group rules ----------------------------------------------------------------------------
