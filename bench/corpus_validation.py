@@ -94,6 +94,7 @@ PROGRAMS = {
     "lbm-d2q9": (NP_3, [8, 12, 16]),
     "implicit-converge": (NP_3, [16, 24, 32]),
     "pencil-lines": (NP_3D, [16, 24, 32]),
+    "lbm-d3q19": (NP_3D, [4, 6, 8]),
 }
 # Variants: NAME@VARIANT runs the program NAME at other training counts (a row of its own, in the set of
 # NAME). Users train at powers of two; grids of 4, 8, 16 ranks (2x2, 4x2, 4x4) leave an axis at extent 2

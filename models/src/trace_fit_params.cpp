@@ -588,6 +588,64 @@ std::optional<std::pair<Formula, IterationScale>> fit_geometric(const SlotObs& s
   return std::nullopt;
 }
 
+/// A size that takes one value per index of one enclosing loop (the same value at that index in every
+/// sample of a profile, whatever the other loops' indices), the same K indices 0..K-1 (2 <= K <= 64) in
+/// every profile: the formula of each index's values, where a plausible formula reproduces each exactly
+/// and each profile's mean of them is the mean over all its calls (the samples are a profile's first
+/// calls: a table that other ranks walk with other sizes would show there). A table of grid directions
+/// walked by one call site, whose faces and edges carry different sizes. nullopt otherwise.
+std::optional<IndexedSize> fit_indexed(const SlotObs& s, const std::vector<SlotObs::IterSample>& samples,
+                                       const Series& series, std::string_view field, PlausibleRange range)
+{
+  if (not values_spread(s, field) || samples.empty())
+    return std::nullopt;
+  const std::size_t depth = samples.front().loop.size();
+  if (std::any_of(samples.begin(), samples.end(), [&](const auto& x) { return x.loop.size() != depth; }))
+    return std::nullopt;
+  std::map<std::pair<double, double>, double> means;  // (nw, np) -> the mean over every call
+  for (const FitPoint& p : series.points())
+    means[{p.nw, p.np}] = p.value;
+  for (std::size_t level = 0; level < depth; ++level) {
+    const std::size_t at = depth - 1 - level;  // in IterSample::loop, outermost first
+    std::map<std::size_t, std::map<std::uint64_t, double>> table;  // profile -> index -> value
+    bool ok = true;
+    for (const auto& x : samples) {
+      auto [it, first] = table[x.profile].try_emplace(x.loop[at], x.value);
+      ok = ok && (first || it->second == x.value);
+    }
+    const std::size_t k = table.begin()->second.size();
+    for (const auto& [profile, values] : table)
+      ok = ok && values.size() == k && values.rbegin()->first + 1 == k;
+    if (not ok || k < 2 || k > 64)
+      continue;
+    IndexedSize out;
+    out.level = static_cast<int>(level);
+    for (std::uint64_t i = 0; i < k && ok; ++i) {
+      std::vector<FitPoint> points;
+      for (const auto& [profile, values] : table) {
+        const auto& x = *std::find_if(samples.begin(), samples.end(), [&](const auto& y) { return y.profile == profile; });
+        points.push_back({x.nw, x.np, values.at(i)});
+      }
+      PlausibleFit fit = fit_plausible_formula(points, true, range);
+      ok = fit.best && std::all_of(points.begin(), points.end(), [&](const FitPoint& p) {
+             return std::abs(fit.formula.eval(p.nw, p.np) - p.value) < 0.5;
+           });
+      out.values.push_back(fit.formula);
+    }
+    for (const auto& [profile, values] : table) {
+      const auto& x = *std::find_if(samples.begin(), samples.end(), [&](const auto& y) { return y.profile == profile; });
+      double sum = 0;
+      for (const auto& [i, v] : values)
+        sum += v;
+      auto m = means.find({x.nw, x.np});
+      ok = ok && m != means.end() && std::abs(sum / static_cast<double>(k) - m->second) <= 1e-9 * std::max(1.0, m->second);
+    }
+    if (ok)
+      return out;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 namespace {
@@ -643,9 +701,12 @@ void TemplateFitter::fit_amounts(SlotObs& s, TemplateNode& t)
   // A message size: geometric in a loop index, else the face normal to the partner's grid axis, else the
   // plausible formula of (Nw, Np); sizes that differ between ranks as their blocks do get each rank's
   // own (BlockShare), the formula then their mean.
+  // A size that differs by the index of the loop that walks a table of directions keeps the mean as its
+  // formula and the value at each index (IndexedSize), where no block share explains the spread.
   auto size = [&](const Series& series, const std::vector<SlotObs::IterSample>& samples, const RankValues& ranks,
                   const char* field, const std::optional<RankExpr>& partner, std::optional<Formula>& out,
-                  std::optional<IterationScale>& scale, std::optional<BlockShare>& block) {
+                  std::optional<IterationScale>& scale, std::optional<BlockShare>& block,
+                  std::optional<IndexedSize>& indexed) {
     if (auto g = fit_geometric(s, samples, field, plausible_)) {
       out   = g->first;
       scale = g->second;
@@ -658,14 +719,20 @@ void TemplateFitter::fit_amounts(SlotObs& s, TemplateNode& t)
         out = *sib;
     if (spread || not reproduces(*out, series.points(), true))
       block = fit_block_share(ranks.points(), true);
-    if (spread && not block)
+    // Only beside a table of directions walked by the same loop: what gives a face and an edge their
+    // sizes is the direction. (Elsewhere sizes by a loop's index would also change HPL's and LAMMPS'
+    // models, whose benches measured the mean: not without measuring them again.)
+    if (spread && not block && partner && partner->kind == RankExpr::Kind::GridTable)
+      if (auto ix = fit_indexed(s, samples, series, field, plausible_); ix && ix->level == partner->level)
+        indexed = std::move(ix);
+    if (spread && not block && not indexed)
       warn_mean_of_spread(s, field);
   };
   if (s.any_bytes)
-    size(s.bytes, s.bytes_iter, s.rank_bytes, "bytes", t.peer, t.bytes, t.bytes_scale, t.bytes_block);
+    size(s.bytes, s.bytes_iter, s.rank_bytes, "bytes", t.peer, t.bytes, t.bytes_scale, t.bytes_block, t.bytes_by_index);
   if (s.any_recv_bytes)
     size(s.recv_bytes, s.recv_bytes_iter, s.rank_recv_bytes, "recv_bytes", t.src, t.recv_bytes, t.recv_bytes_scale,
-         t.recv_bytes_block);
+         t.recv_bytes_block, t.recv_bytes_by_index);
   // Compute: the site's mean work at each training point, regressed on (Nw, Np) (the first step of the
   // latency model; the ratio is fitted per function once every group is done). Reduction flops alike.
   if (s.any_flops) {

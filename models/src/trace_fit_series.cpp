@@ -6,6 +6,9 @@
 #include "gridcast/models/call.hpp"
 
 #include <algorithm>
+#include <array>
+#include <map>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -119,6 +122,84 @@ bool explains(const RankExpr& e, int rank, int np, const std::vector<std::uint64
 
 }  // namespace
 
+namespace {
+
+/// The offsets of a table's iterations that training could not tell (an axis of extent 2 in every grid:
+/// -1 and +1 allowed), taken by analogy where one holds: the iterations are grouped by the axes they move
+/// along (a group per set of axes, in table order), and a group with unsure signs takes, iteration by
+/// iteration, the signs of a group of as many iterations moving along as many axes that training could
+/// tell (its axes mapped in order), where those agree with every sign it could tell. A D3Q19 table lists
+/// its xz and yz edges in the pattern of its xy edges (opposite pairs, or lexicographic), whichever it is.
+/// nullopt for an iteration no analogy covers (or with an axis whose zero training could not tell).
+std::vector<std::optional<std::array<int, 3>>> table_by_analogy(const std::vector<std::array<std::uint8_t, 3>>& masks,
+                                                                int dims)
+{
+  const std::size_t n = masks.size();
+  std::vector<std::optional<std::array<int, 3>>> out(n);
+  std::vector<int> moves(n, -1);  // per iteration: the bit set of the axes it moves along (-1: unknown)
+  std::vector<bool> sure(n, true);
+  for (std::size_t i = 0; i < n; ++i) {
+    int bits = 0;
+    for (int k = 0; k < dims; ++k) {
+      const std::uint8_t m = masks[i][static_cast<std::size_t>(k)];
+      if (m == 1 || m == 4 || m == 5)  // -1, +1, or either: moves
+        bits |= 1 << k;
+      else if (m != 2)  // 0 and some move allowed: unknown
+        bits = -1 << 8;
+      sure[i] = sure[i] && m != 5;
+    }
+    moves[i] = bits < 0 ? -1 : bits;
+  }
+  std::map<int, std::vector<std::size_t>> groups;  // axes -> iterations, in table order
+  std::vector<int> order;                          // the groups in order of first appearance
+  for (std::size_t i = 0; i < n; ++i) {
+    if (moves[i] < 0)
+      continue;
+    if (groups.find(moves[i]) == groups.end())
+      order.push_back(moves[i]);
+    groups[moves[i]].push_back(i);
+  }
+  auto axes_of = [&](int bits) {
+    std::vector<int> a;
+    for (int k = 0; k < dims; ++k)
+      if (bits >> k & 1)
+        a.push_back(k);
+    return a;
+  };
+  auto sign = [](std::uint8_t m) { return m == 1 ? -1 : m == 4 ? 1 : 0; };
+  for (int g : order) {
+    const std::vector<std::size_t>& members = groups[g];
+    if (std::all_of(members.begin(), members.end(), [&](std::size_t i) { return sure[i]; }))
+      continue;
+    const std::vector<int> axes = axes_of(g);
+    for (int r : order) {
+      const std::vector<std::size_t>& ref = groups[r];
+      const std::vector<int> raxes        = axes_of(r);
+      if (r == g || ref.size() != members.size() || raxes.size() != axes.size() ||
+          not std::all_of(ref.begin(), ref.end(), [&](std::size_t i) { return sure[i]; }))
+        continue;
+      bool agrees = true;  // with every sign of the group training could tell
+      for (std::size_t j = 0; j < members.size() && agrees; ++j)
+        for (std::size_t p = 0; p < axes.size() && agrees; ++p) {
+          const int own = sign(masks[members[j]][static_cast<std::size_t>(axes[p])]);
+          agrees = own == 0 || own == sign(masks[ref[j]][static_cast<std::size_t>(raxes[p])]);
+        }
+      if (not agrees)
+        continue;
+      for (std::size_t j = 0; j < members.size(); ++j) {
+        std::array<int, 3> o{0, 0, 0};
+        for (std::size_t p = 0; p < axes.size(); ++p)
+          o[static_cast<std::size_t>(axes[p])] = sign(masks[ref[j]][static_cast<std::size_t>(raxes[p])]);
+        out[members[j]] = o;
+      }
+      break;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 void GridTableTracker::add(int rank, int np, const std::vector<std::uint64_t>& loop, int value)
 {
   const int depth = static_cast<int>(loop.size());
@@ -199,15 +280,35 @@ std::optional<RankExpr> GridTableTracker::table(std::string* unsure) const
     const int codes = c.dims == 2 ? 9 : 27;
     std::string guessed;      // the iterations whose offset training could not tell
     std::set<int> guessed_on;  // and the axes where it could not
+    bool by_analogy = false, by_order = false;
+    const auto analog = table_by_analogy(c.masks, c.dims);
     for (const auto& m : c.masks) {
+      const std::size_t at = e.table.size();
+      if (analog[at]) {  // as the group it follows, repeats included (a walk that addresses a neighbour twice)
+        bool unsure_here = false;
+        for (int k = 0; k < c.dims; ++k)
+          if ((m[static_cast<std::size_t>(k)] & 5) == 5) {
+            guessed_on.insert(k);
+            unsure_here = true;
+          }
+        if (unsure_here) {
+          guessed += (guessed.empty() ? "" : ", ") + std::to_string(at);
+          by_analogy = true;
+        }
+        e.table.push_back(static_cast<std::uint8_t>(
+            RankExpr::offsets_code(std::vector<int>(analog[at]->begin(), analog[at]->begin() + c.dims))));
+        continue;
+      }
       bool unsure_here = false;
       for (int k = 0; k < c.dims; ++k)
         if ((m[static_cast<std::size_t>(k)] & 5) == 5) {  // both -1 and +1 allowed
           guessed_on.insert(k);
           unsure_here = true;
         }
-      if (unsure_here)
+      if (unsure_here) {
         guessed += (guessed.empty() ? "" : ", ") + std::to_string(e.table.size());
+        by_order = true;
+      }
       // The allowed codes, each axis' offsets in the order 0, -1, +1; the first one no earlier iteration took.
       std::vector<std::pair<int, int>> ranked;  // (preference, code)
       for (int code = 0; code < codes; ++code) {
@@ -231,10 +332,16 @@ std::optional<RankExpr> GridTableTracker::table(std::string* unsure) const
       std::string axes;
       for (int k : guessed_on)
         axes += (axes.empty() ? "" : ", ") + std::to_string(k);
+      const std::string how =
+          by_analogy && not by_order ? "the signs were taken from the iterations that move along as many other axes, in "
+                                       "the same order"
+          : by_analogy ? "the signs were taken from the iterations that move along as many other axes where such a "
+                         "group exists, else -1 first"
+                       : "-1 was taken first";
       *unsure = "a table of grid directions that every observation agrees with; at iteration(s) " + guessed +
                 " axis " + axes + " of the " + std::to_string(c.dims) +
-                "-D grid had extent 2 or less in every training grid, where -1 and +1 are the same rank: -1 was "
-                "taken first, which a larger grid may not follow (training at rank counts whose MPI_Dims_create "
+                "-D grid had extent 2 or less in every training grid, where -1 and +1 are the same rank: " + how +
+                ", which a larger grid may not follow (training at rank counts whose MPI_Dims_create "
                 "grid has 3 ranks or more along that axis would tell them apart)";
     } else if (unsure != nullptr) {
       unsure->clear();

@@ -242,6 +242,13 @@ ojson nodes_json(const std::vector<TemplateNode>& nodes, const TraceModel& m)
       o["bytes_scale"] = ojson{{"level", n.bytes_scale->level}, {"ratio", n.bytes_scale->ratio}};
     if (n.recv_bytes_scale)
       o["recv_bytes_scale"] = ojson{{"level", n.recv_bytes_scale->level}, {"ratio", n.recv_bytes_scale->ratio}};
+    for (const auto& [key, ix] : {std::pair{"bytes_by_index", &n.bytes_by_index}, std::pair{"recv_bytes_by_index", &n.recv_bytes_by_index}})
+      if (*ix) {
+        ojson values = ojson::array();
+        for (const Formula& f : (*ix)->values)
+          values.push_back(formula_json(f));
+        o[key] = ojson{{"level", (*ix)->level}, {"values", values}};
+      }
     if (n.flops)
       o["flops"] = formula_json(*n.flops);
     if (n.root_work)
@@ -346,6 +353,22 @@ Formula read_formula(const JsonObject& r)
   }
   r.string("text");  // informative; must be a string
   return f;
+}
+
+/// An IndexedSize: {"level", "values": [formula...]} (two or more), beside the size it details (`has_mean`).
+IndexedSize read_indexed(const JsonObject& r, bool has_mean)
+{
+  r.only({"level", "values"});
+  if (not has_mean)
+    r.fail("values", "sizes by index stand beside the size they detail (\"bytes\" or \"recv_bytes\")");
+  IndexedSize out;
+  out.level          = r.int32("level", 0, 64);
+  const json& values = r.array("values");
+  if (values.size() < 2)
+    r.fail("values", "expected two or more formulas, one per index of the loop");
+  for (std::size_t i = 0; i < values.size(); ++i)
+    out.values.push_back(read_formula(r.element("values", i)));
+  return out;
 }
 
 /// A BlockShare: {"dims", "axes": [{"axis", "cells_per_nw"}...], "coef", "text"}.
@@ -562,7 +585,7 @@ std::vector<TemplateNode> read_nodes(const JsonObject& parent, std::string_view 
       out.push_back(std::move(n));
       continue;
     }
-    r.only({"call", "poll", "fn", "count", "absorbed_flops", "absorbed_library", "peer", "src", "root", "key", "color", "tag", "tag_formula", "bytes", "recv_bytes", "bytes_scale", "recv_bytes_scale", "flops", "role_scale", "bytes_block", "recv_bytes_block", "flops_block", "root_work", "library", "seconds", "counts",
+    r.only({"call", "poll", "fn", "count", "absorbed_flops", "absorbed_library", "peer", "src", "root", "key", "color", "tag", "tag_formula", "bytes", "recv_bytes", "bytes_scale", "recv_bytes_scale", "bytes_by_index", "recv_bytes_by_index", "flops", "role_scale", "bytes_block", "recv_bytes_block", "flops_block", "root_work", "library", "seconds", "counts",
             "recv_counts", "counts_self", "recv_counts_self", "comm_size", "request_back", "requests_back", "all_pending",
             "approximated"});
     const char* tkey = r.has("poll") ? "poll" : "call";
@@ -618,6 +641,10 @@ std::vector<TemplateNode> read_nodes(const JsonObject& parent, std::string_view 
       n.bytes_scale = read_scale(r.child("bytes_scale"));
     if (r.has("recv_bytes_scale"))
       n.recv_bytes_scale = read_scale(r.child("recv_bytes_scale"));
+    if (r.has("bytes_by_index"))
+      n.bytes_by_index = read_indexed(r.child("bytes_by_index"), n.bytes.has_value());
+    if (r.has("recv_bytes_by_index"))
+      n.recv_bytes_by_index = read_indexed(r.child("recv_bytes_by_index"), n.recv_bytes.has_value());
     if (r.has("flops"))
       n.flops = read_formula(r.child("flops"));
     if (r.has("role_scale")) {

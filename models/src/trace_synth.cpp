@@ -134,6 +134,48 @@ private:
   std::array<std::pair<std::vector<int>, std::vector<int>>, 3> grids_;  ///< by dims - 1: (grid, coords)
 };
 
+/// Where a synthesized call is: the enclosing loops' indices (outermost first), for the errors the stream,
+/// the rank and the function.
+struct LoopPlace {
+  const std::vector<std::uint64_t>& loop_index;
+  const std::string& source;
+  int rank;
+  const std::string& function;
+
+  /// The index of the loop `level` levels out from the innermost; an error naming `key` where the call is
+  /// inside fewer loops.
+  std::uint64_t index_at(int level, const char* key) const
+  {
+    const auto depth = static_cast<int>(loop_index.size());
+    if (level >= depth)
+      throw InputError({source, 0, key, rank}, std::string(key) + " of " + function + " names loop level " +
+                                                   std::to_string(level) + " but the call is inside " +
+                                                   std::to_string(depth) + " loop(s)");
+    return loop_index[static_cast<std::size_t>(depth - 1 - level)];
+  }
+};
+
+/// A size at iteration k of the loop `scale` names: its value at k = 0 times ratio^k, rounded.
+std::uint64_t scaled(std::uint64_t base, const IterationScale& scale, const LoopPlace& at, const char* key)
+{
+  const auto k   = static_cast<double>(at.index_at(scale.level, key));
+  const double v = std::round(static_cast<double>(base) * std::pow(scale.ratio, k));
+  if (not(v >= 0 && v <= 1e18))
+    throw InputError({at.source, 0, key, at.rank}, std::string(key) + " gives " + std::to_string(v) +
+                                                       " bytes in iteration " + std::to_string(k) +
+                                                       ": the target is outside what the model can express");
+  return static_cast<std::uint64_t>(v);
+}
+
+/// A size at the current index of the loop `level` names, from its table (IndexedSize at the target);
+/// `mean` past the table (a loop that runs more iterations at the target than training saw).
+std::uint64_t at_index(const std::vector<std::uint64_t>& table, int level, std::uint64_t mean, const LoopPlace& at,
+                       const char* key)
+{
+  const std::uint64_t k = at.index_at(level, key);
+  return k < table.size() ? table[k] : mean;
+}
+
 class SynthStream final : public CallStream {
 public:
   SynthStream(std::shared_ptr<const SynthSource::Program> prog, int rank, int np, std::string source,
@@ -290,24 +332,6 @@ private:
     return *v;
   }
 
-  /// A size at iteration k of the loop `scale` names: its value at k = 0 times ratio^k, rounded.
-  std::uint64_t scaled(std::uint64_t base, const IterationScale& scale, const char* key, std::uint32_t id) const
-  {
-    const auto depth = static_cast<int>(loop_index_.size());
-    if (scale.level >= depth)
-      throw InputError({source_, 0, key, rank_}, std::string(key) + " of " +
-                                                     prog_->functions.name(prog_->leaves[id].proto.function) +
-                                                     " names loop level " + std::to_string(scale.level) +
-                                                     " but the call is inside " + std::to_string(depth) + " loop(s)");
-    const double k = static_cast<double>(loop_index_[static_cast<std::size_t>(depth - 1 - scale.level)]);
-    const double v = std::round(static_cast<double>(base) * std::pow(scale.ratio, k));
-    if (not(v >= 0 && v <= 1e18))
-      throw InputError({source_, 0, key, rank_}, std::string(key) + " gives " + std::to_string(v) +
-                                                     " bytes in iteration " + std::to_string(k) +
-                                                     ": the target is outside what the model can express");
-    return static_cast<std::uint64_t>(v);
-  }
-
   /// Sets `out` to the call of leaf `id`; false where the call does nothing (a blocking send, receive or
   /// sendrecv whose every peer is MPI_PROC_NULL: the stream skips it).
   bool emit(std::uint32_t id, CallRecord& out)
@@ -338,10 +362,16 @@ private:
       out.key = eval_rank(*node.key, "split key", id);
     if (node.color)
       out.color = eval_rank(*node.color, "split color", id);
+    auto here = [&] { return LoopPlace{loop_index_, source_, rank_, prog_->functions.name(leaf.proto.function)}; };
     if (node.bytes_scale)
-      out.bytes = scaled(out.bytes, *node.bytes_scale, "bytes_scale", id);
+      out.bytes = scaled(out.bytes, *node.bytes_scale, here(), "bytes_scale");
     if (node.recv_bytes_scale)
-      out.recv_bytes = scaled(out.recv_bytes, *node.recv_bytes_scale, "recv_bytes_scale", id);
+      out.recv_bytes = scaled(out.recv_bytes, *node.recv_bytes_scale, here(), "recv_bytes_scale");
+    if (not leaf.bytes_at_index.empty())
+      out.bytes = at_index(leaf.bytes_at_index, leaf.bytes_index_level, out.bytes, here(), "bytes_by_index");
+    if (not leaf.recv_bytes_at_index.empty())
+      out.recv_bytes = at_index(leaf.recv_bytes_at_index, leaf.recv_bytes_index_level, out.recv_bytes, here(),
+                                "recv_bytes_by_index");
     if (leaf.counts_self && not out.counts.empty())
       out.counts[static_cast<std::size_t>(rank_)] = *leaf.counts_self;
     if (leaf.recv_counts_self && not out.recv_counts.empty())

@@ -286,6 +286,16 @@ void compile_leaf(const TemplateNode& n, std::size_t i, const TraceModel& m, con
     r.bytes = eval_count(*n.bytes, t, here, "bytes", *p.quality);
   if (n.recv_bytes)
     r.recv_bytes = eval_count(*n.recv_bytes, t, here, "recv_bytes", *p.quality);
+  if (n.bytes_by_index) {
+    leaf.bytes_index_level = n.bytes_by_index->level;
+    for (const Formula& f : n.bytes_by_index->values)
+      leaf.bytes_at_index.push_back(eval_count(f, t, here, "bytes_by_index", *p.quality));
+  }
+  if (n.recv_bytes_by_index) {
+    leaf.recv_bytes_index_level = n.recv_bytes_by_index->level;
+    for (const Formula& f : n.recv_bytes_by_index->values)
+      leaf.recv_bytes_at_index.push_back(eval_count(f, t, here, "recv_bytes_by_index", *p.quality));
+  }
   if (n.flops)
     r.flops = std::max(0.0, n.flops->eval(t.nw, t.np));
   if (n.root_work)

@@ -23,6 +23,10 @@ inline bool is_blocking_p2p(Op op) { return op == Op::Send || op == Op::Ssend ||
 struct Leaf {
   CallRecord proto;
   std::optional<std::uint64_t> counts_self, recv_counts_self;  ///< the rank's own v-collective entry
+  /// TemplateNode::bytes_by_index (recv_bytes_by_index) at the target: the size at each index of the loop
+  /// `*_index_level` names (empty: none).
+  std::vector<std::uint64_t> bytes_at_index, recv_bytes_at_index;
+  int bytes_index_level = 0, recv_bytes_index_level = 0;
   const TemplateNode* node = nullptr;
   bool creates = false;
   /// A sendrecv whose receive tag is its tag (token recv_tag "varies"): set with the tag, call by call.

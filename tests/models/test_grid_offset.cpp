@@ -174,27 +174,37 @@ TEST_CASE("grid table: one call site walking a table of directions is the table,
 namespace {
 
 /// Each step, an isend to the neighbour at each of `dirs` and an irecv from the one at its opposite (all
-/// tag 0: one call site each), a waitall, a compute; on the periodic dims_create(np, 3) grid.
+/// tag 0: one call site each), a waitall, a compute; on the periodic dims_create(np, 3) grid. `sized`: a
+/// face direction carries 40*nw bytes, the others 8 (a lattice Boltzmann code's 5 distributions of nw
+/// cells across a face, 1 across an edge); else every message 64 bytes.
 class TableWalk final : public TraceSource {
 public:
-  TableWalk(int np, std::vector<std::vector<int>> dirs) : np_(np), dirs_(std::move(dirs)) {}
+  TableWalk(int np, std::vector<std::vector<int>> dirs, int nw = 0, bool sized = false)
+      : np_(np), nw_(nw), sized_(sized), dirs_(std::move(dirs))
+  {
+  }
   int rank_count() const override { return np_; }
   CallStreamPtr open(int rank) const override
   {
     auto s = std::make_unique<MemoryStream>("walk");
     s->add(Op::Init, "MPI_Init");
     std::int64_t request = -1;
+    auto bytes = [&](const std::vector<int>& d) -> std::uint64_t {
+      if (not sized_)
+        return 64;
+      return std::abs(d[0]) + std::abs(d[1]) + std::abs(d[2]) == 1 ? 40 * static_cast<std::uint64_t>(nw_) : 8;
+    };
     for (int step = 0; step < 3; ++step) {
       for (const auto& d : dirs_) {
         CallRecord& c = s->add(Op::Isend, "MPI_Isend");
         c.peer        = moved_by(rank, np_, d, true);
-        c.bytes       = 64;
+        c.bytes       = bytes(d);
         c.request     = ++request;
       }
       for (const auto& d : dirs_) {
         CallRecord& c = s->add(Op::Irecv, "MPI_Irecv");
         c.peer        = moved_by(rank, np_, {-d[0], -d[1], -d[2]}, true);
-        c.bytes       = 64;
+        c.bytes       = bytes(d);
         c.request     = ++request;
       }
       CallRecord& w = s->add(Op::Waitall, "MPI_Waitall");
@@ -208,7 +218,8 @@ public:
   }
 
 private:
-  int np_;
+  int np_, nw_;
+  bool sized_;
   std::vector<std::vector<int>> dirs_;
 };
 
@@ -242,4 +253,42 @@ TEST_CASE("grid table: an axis of extent 2 in every training grid takes -1 befor
   for (const TraceGroup& g : e.groups)
     walk(g.body);
   CHECK(checked);
+}
+
+TEST_CASE("grid table: signs training cannot tell follow the iterations along other axes, and sizes the direction",
+          "[trace_model]")
+{
+  // D3Q19's 18 directions, each followed by its opposite: faces, then the xy, xz and yz edges, the xz and
+  // yz ones in the xy ones' sign pattern. Trained on 2x2x2, 4x2x2 and 4x4x2 grids, the z signs are
+  // unknown; "-1 first" made (+1 0 -1) of the xz edges' second entry, which is (-1 0 -1)'s opposite.
+  // Taken from the xy edges (the group of as many iterations along as many axes), the table is the
+  // code's at 128 ranks (8x4x4). Faces carry 40*Nw bytes and edges 8: a size per direction, not their mean.
+  const std::vector<std::vector<int>> dirs = {
+      {1, 0, 0},  {-1, 0, 0}, {0, 1, 0},  {0, -1, 0}, {0, 0, 1},  {0, 0, -1}, {1, 1, 0},  {-1, -1, 0}, {1, -1, 0},
+      {-1, 1, 0}, {1, 0, 1},  {-1, 0, -1}, {1, 0, -1}, {-1, 0, 1}, {0, 1, 1},  {0, -1, -1}, {0, 1, -1}, {0, -1, 1}};
+  TempDir dir;
+  const auto profiles = write_profile_grid(dir.path(), "d3q19", {8, 16, 32}, {4, 6}, TraceEncoding::JsonLines,
+                                           [&](int nw, int np) { return TableWalk(np, dirs, nw, true); });
+  auto model = std::make_shared<const TraceModel>(fit_trace_model(profiles));
+  const std::string json = model_to_json(*model).dump(2);
+  CHECK_THAT(json, Catch::Contains("taken from the iterations that move along as many other axes") &&
+                       Catch::Contains("\"bytes_by_index\"") && not Catch::Contains("fitted on their mean"));
+  require_same_streams(SynthSource(model, {12, 128}), TableWalk(128, dirs, 12, true));
+  // Read back, the same model; sizes by index without the size they detail are refused, naming the key.
+  CHECK(model_to_json(model_from_json(nlohmann::json::parse(json), "d3q19.json")).dump(2) == json);
+  nlohmann::json broken = nlohmann::json::parse(json);
+  std::function<bool(nlohmann::json&)> strip = [&](nlohmann::json& nodes) {
+    for (auto& n : nodes) {
+      if (n.contains("bytes_by_index")) {
+        n.erase("bytes");
+        return true;
+      }
+      if (n.contains("body") && strip(n["body"]))
+        return true;
+    }
+    return false;
+  };
+  REQUIRE(strip(broken["groups"][0]["template"]));
+  const auto e = gridcast::test::expect_input_error([&] { model_from_json(broken, "d3q19.json"); });
+  CHECK_THAT(e.what(), Catch::Contains("bytes_by_index") && Catch::Contains("d3q19.json"));
 }

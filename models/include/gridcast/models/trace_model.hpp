@@ -203,6 +203,15 @@ struct IterationScale {
   bool operator==(const IterationScale&) const = default;
 };
 
+/// A size that differs by the iteration of one enclosing loop of fixed count, as a table of directions
+/// walked by one call site does (a lattice Boltzmann code sends 5 distributions across a face, 1 across an
+/// edge): its value at each index of that loop. The position's own formula is their mean (what an index
+/// past the table, or a reader that ignores this, uses).
+struct IndexedSize {
+  int level = 0;                ///< the loop: 0 the innermost enclosing one (the rank expressions' i0)
+  std::vector<Formula> values;  ///< by index of that loop, two or more
+};
+
 /// A compute site whose work differs consistently between the first rank, the last rank and the others
 /// of its trace group (rank 0 computes between its sends while its partner only posts them; a root does
 /// the serial part): each role's mean work per call over the mean of all the group's ranks, the median
@@ -245,6 +254,8 @@ struct TemplateNode {
   std::optional<Formula> bytes, recv_bytes;
   /// Where present, `bytes` (`recv_bytes`) is the size at iteration 0 of the loop the scale names.
   std::optional<IterationScale> bytes_scale, recv_bytes_scale;
+  /// Where present, the size at each index of the loop it names (`bytes` their mean).
+  std::optional<IndexedSize> bytes_by_index, recv_bytes_by_index;
   /// Compute calls: the site's mean work in flops (the first step of the latency model; recorded seconds
   /// converted through the recording host's speed). Reduce-like collectives: their reduction flops.
   std::optional<Formula> flops;
