@@ -92,14 +92,15 @@ void TagFitter::add(const std::vector<std::uint64_t>& loop, const std::vector<st
       affine_possible_ = false;
       obs_.clear();
     } else {
-      std::vector<std::int64_t> o;
-      o.reserve(2 * loop.size() + 1);
+      // Most calls repeat an observation: looked up in a reused vector, copied only when new.
+      scratch_.clear();
       for (std::uint64_t i : loop)
-        o.push_back(static_cast<std::int64_t>(i));
+        scratch_.push_back(static_cast<std::int64_t>(i));
       for (std::uint64_t n : counts)
-        o.push_back(static_cast<std::int64_t>(n));
-      o.push_back(tag);
-      obs_.insert(std::move(o));
+        scratch_.push_back(static_cast<std::int64_t>(n));
+      scratch_.push_back(tag);
+      if (obs_.find(scratch_) == obs_.end())
+        obs_.insert(scratch_);
       if (obs_.size() > kAffineObservations) {
         affine_possible_ = false;
         obs_.clear();

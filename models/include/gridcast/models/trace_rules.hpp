@@ -167,7 +167,7 @@ struct TagExpr {
 /// observations, kept up to kAffineObservations (beyond, none is fitted: memory stays bounded).
 class TagFitter {
 public:
-  static constexpr std::size_t kAffineObservations = 4096;
+  static constexpr std::size_t kAffineObservations = 1024;
   static constexpr std::size_t kAffineDepth        = 5;  ///< deeper positions get no affine form (3^depth candidates)
 
   /// `loop`: the enclosing loops' indices, outermost first (the same depth at every call); `counts`: their
@@ -197,6 +197,7 @@ private:
   std::vector<std::int64_t> a2_, b2_;
   // Affine: the distinct observations (indices, then counts, then the tag), while they stay few and of one depth.
   std::set<std::vector<std::int64_t>> obs_;
+  std::vector<std::int64_t> scratch_;
   bool affine_possible_ = true;
 };
 
