@@ -542,6 +542,19 @@ bool values_spread(const SlotObs& s, std::string_view field)
   });
 }
 
+/// The loop depth of a position's size samples, where its values differed within a profile (what sizes
+/// that follow a loop index need) and every sample was taken at that depth; nullopt otherwise.
+std::optional<std::size_t> sample_depth(const SlotObs& s, const std::vector<SlotObs::IterSample>& samples,
+                                        std::string_view field)
+{
+  if (not values_spread(s, field) || samples.empty())
+    return std::nullopt;
+  const std::size_t depth = samples.front().loop.size();
+  if (std::any_of(samples.begin(), samples.end(), [&](const auto& x) { return x.loop.size() != depth; }))
+    return std::nullopt;
+  return depth;
+}
+
 /// A size that several values in one profile, each the value at iteration 0 of one enclosing loop times
 /// ratio^k (k that loop's index, the other loops' indices changing nothing): that loop and ratio, and the
 /// formula of the value at k = 0, where one loop and one ratio among 1/2, 2, 1/4, 4 reproduce every
@@ -551,11 +564,10 @@ std::optional<std::pair<Formula, IterationScale>> fit_geometric(const SlotObs& s
                                                                 const std::vector<SlotObs::IterSample>& samples,
                                                                 std::string_view field, PlausibleRange range)
 {
-  if (not values_spread(s, field) || samples.empty())
+  const std::optional<std::size_t> known = sample_depth(s, samples, field);
+  if (not known)
     return std::nullopt;
-  const std::size_t depth = samples.front().loop.size();
-  if (std::any_of(samples.begin(), samples.end(), [&](const auto& x) { return x.loop.size() != depth; }))
-    return std::nullopt;
+  const std::size_t depth = *known;
   for (std::size_t level = 0; level < depth; ++level) {
     const std::size_t at = depth - 1 - level;  // in IterSample::loop, outermost first
     for (double ratio : {0.5, 2.0, 0.25, 4.0}) {
@@ -597,11 +609,10 @@ std::optional<std::pair<Formula, IterationScale>> fit_geometric(const SlotObs& s
 std::optional<IndexedSize> fit_indexed(const SlotObs& s, const std::vector<SlotObs::IterSample>& samples,
                                        const Series& series, std::string_view field, PlausibleRange range)
 {
-  if (not values_spread(s, field) || samples.empty())
+  const std::optional<std::size_t> known = sample_depth(s, samples, field);
+  if (not known)
     return std::nullopt;
-  const std::size_t depth = samples.front().loop.size();
-  if (std::any_of(samples.begin(), samples.end(), [&](const auto& x) { return x.loop.size() != depth; }))
-    return std::nullopt;
+  const std::size_t depth = *known;
   std::map<std::pair<double, double>, double> means;  // (nw, np) -> the mean over every call
   for (const FitPoint& p : series.points())
     means[{p.nw, p.np}] = p.value;

@@ -1273,34 +1273,41 @@ TEST_CASE("unseen structure: directions training cannot tell apart along one axi
 
 namespace {
 
-/// A Jacobi sweep on the periodic MPI_Dims_create(np, 2) grid whose ranks on the grid's edges also apply
-/// a boundary condition (their own compute call): a sendrecv per direction of the face `8*Nw/d_other`
-/// bytes, work `100*Nw^2/Np`. Trained at 4, 8 and 16 ranks (2x2, 4x2, 4x4), the interior ranks, which
-/// make no boundary call, exist at 16 only.
-class EdgeBoundary final : public TraceSource {
+/// A Jacobi sweep on the MPI_Dims_create(np, 2) grid: per axis and direction a sendrecv of the face
+/// `8*Nw/d_other` bytes (tag 1 + axis), then work `100*Nw^2/Np`.
+/// Periodic (`guarded` false): to the neighbour up, from the one below, then the other way; the ranks on the
+/// grid's edges also apply a boundary condition (their own compute call). Trained at 4, 8 and 16 ranks
+/// (2x2, 4x2, 4x4), the interior ranks, which make no boundary call, exist at 16 only.
+/// Guarded: not periodic, no call past an edge, one tag per axis for both directions: to each neighbour
+/// the rank has. Every corner makes the same calls, to other neighbours (rank 0 up, the last rank down).
+class Jacobi2d final : public TraceSource {
 public:
-  EdgeBoundary(int nw, int np) : nw_(nw), np_(np) {}
+  Jacobi2d(int nw, int np, bool guarded) : nw_(nw), np_(np), guarded_(guarded) {}
   int rank_count() const override { return np_; }
   CallStreamPtr open(int rank) const override
   {
-    auto s       = std::make_unique<MemoryStream>("edges");
+    auto s       = std::make_unique<MemoryStream>(guarded_ ? "guarded" : "edges");
     const auto d = dims_create(np_, 2);
     const int c0 = rank / d[1], c1 = rank % d[1];
     const bool edge = c0 == 0 || c1 == 0 || c0 == d[0] - 1 || c1 == d[1] - 1;
+    auto at = [&](int axis, int k) {  // the rank k away along axis, periodic
+      return axis == 0 ? ((c0 + k + d[0]) % d[0]) * d[1] + c1 : c0 * d[1] + (c1 + k + d[1]) % d[1];
+    };
     s->add(Op::Init, "MPI_Init");
     for (int step = 0; step < 4; ++step) {
       for (int axis = 0; axis < 2; ++axis)
         for (int dir : {1, -1}) {
-          auto at = [&](int k) {
-            return axis == 0 ? ((c0 + k + d[0]) % d[0]) * d[1] + c1 : c0 * d[1] + (c1 + k + d[1]) % d[1];
-          };
+          const int k = guarded_ ? -dir : dir;  // guarded: down first
+          const int c = (axis == 0 ? c0 : c1) + k;
+          if (guarded_ && (c < 0 || c >= d[static_cast<std::size_t>(axis)]))
+            continue;
           CallRecord& x = s->add(Op::Sendrecv, "MPI_Sendrecv");
-          x.peer        = at(dir);
-          x.src         = at(-dir);
+          x.peer        = at(axis, k);
+          x.src         = guarded_ ? x.peer : at(axis, -k);
           x.tag         = 1 + axis;
           x.bytes = x.recv_bytes = 8ULL * static_cast<std::uint64_t>(nw_ / d[static_cast<std::size_t>(1 - axis)]);
         }
-      if (edge)
+      if (edge && not guarded_)
         s->add(Op::Compute, "boundary").flops = 50.0 * nw_;
       s->add(Op::Compute, "sweep").flops = 100.0 * nw_ * nw_ / np_;
     }
@@ -1310,6 +1317,7 @@ public:
 
 private:
   int nw_, np_;
+  bool guarded_;
 };
 
 }  // namespace
@@ -1322,49 +1330,11 @@ TEST_CASE("unseen structure: a rank class seen at one rank count takes the grid-
   // the interior's points: at 8x8 and 8x4 the interior's faces and work are its own.
   TempDir dir;
   const auto profiles = write_profile_grid(dir.path(), "edges", {4, 8, 16}, {16, 32, 48}, TraceEncoding::JsonLines,
-                                           [](int nw, int np) { return EdgeBoundary(nw, np); });
+                                           [](int nw, int np) { return Jacobi2d(nw, np, false); });
   auto model = std::make_shared<const TraceModel>(fit_trace_model(profiles));
   for (int np : {64, 32})
-    require_same_streams(SynthSource(model, {64, np}), EdgeBoundary(64, np));
+    require_same_streams(SynthSource(model, {64, np}), Jacobi2d(64, np, false));
 }
-
-namespace {
-
-/// A Jacobi sweep on the non-periodic MPI_Dims_create(np, 2) grid, its edges guarded (no call past an
-/// edge), one tag per axis for both directions: to each neighbour the rank has, the face `8*Nw/d_other`
-/// bytes. Every corner makes the same calls, to other neighbours (rank 0 up, the last rank down).
-class GuardedHalo final : public TraceSource {
-public:
-  GuardedHalo(int nw, int np) : nw_(nw), np_(np) {}
-  int rank_count() const override { return np_; }
-  CallStreamPtr open(int rank) const override
-  {
-    auto s       = std::make_unique<MemoryStream>("guarded");
-    const auto d = dims_create(np_, 2);
-    const int c0 = rank / d[1], c1 = rank % d[1];
-    s->add(Op::Init, "MPI_Init");
-    for (int step = 0; step < 4; ++step) {
-      for (int axis = 0; axis < 2; ++axis)
-        for (int dir : {-1, 1}) {
-          const int c = (axis == 0 ? c0 : c1) + dir;
-          if (c < 0 || c >= d[static_cast<std::size_t>(axis)])
-            continue;
-          CallRecord& x = s->add(Op::Sendrecv, "MPI_Sendrecv");
-          x.peer = x.src = axis == 0 ? c * d[1] + c1 : c0 * d[1] + c;
-          x.tag          = 1 + axis;
-          x.bytes = x.recv_bytes = 8ULL * static_cast<std::uint64_t>(nw_ / d[static_cast<std::size_t>(1 - axis)]);
-        }
-      s->add(Op::Compute, "sweep").flops = 100.0 * nw_ * nw_ / np_;
-    }
-    s->add(Op::Finalize, "MPI_Finalize");
-    return s;
-  }
-
-private:
-  int nw_, np_;
-};
-
-}  // namespace
 
 TEST_CASE("unseen structure: corners that run one template to other neighbours get a group each", "[trace_model]")
 {
@@ -1372,10 +1342,10 @@ TEST_CASE("unseen structure: corners that run one template to other neighbours g
   // one: no rank expression explains both. With a group per class of the rule, each is a grid neighbour.
   TempDir dir;
   const auto profiles = write_profile_grid(dir.path(), "guarded", {6, 12, 24}, {12, 24, 36}, TraceEncoding::JsonLines,
-                                           [](int nw, int np) { return GuardedHalo(nw, np); });
+                                           [](int nw, int np) { return Jacobi2d(nw, np, true); });
   auto model = std::make_shared<const TraceModel>(fit_trace_model(profiles));
   CHECK(std::any_of(model->warnings.begin(), model->warnings.end(),
                     [](const std::string& w) { return w.find("a group of its own") != std::string::npos; }));
   for (int np : {96, 48})
-    require_same_streams(SynthSource(model, {72, np}), GuardedHalo(72, np));
+    require_same_streams(SynthSource(model, {72, np}), Jacobi2d(72, np, true));
 }
