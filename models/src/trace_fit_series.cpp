@@ -284,30 +284,20 @@ std::optional<RankExpr> GridTableTracker::table(std::string* unsure) const
     const auto analog = table_by_analogy(c.masks, c.dims);
     for (const auto& m : c.masks) {
       const std::size_t at = e.table.size();
-      if (analog[at]) {  // as the group it follows, repeats included (a walk that addresses a neighbour twice)
-        bool unsure_here = false;
-        for (int k = 0; k < c.dims; ++k)
-          if ((m[static_cast<std::size_t>(k)] & 5) == 5) {
-            guessed_on.insert(k);
-            unsure_here = true;
-          }
-        if (unsure_here) {
-          guessed += (guessed.empty() ? "" : ", ") + std::to_string(at);
-          by_analogy = true;
-        }
-        e.table.push_back(static_cast<std::uint8_t>(
-            RankExpr::offsets_code(std::vector<int>(analog[at]->begin(), analog[at]->begin() + c.dims))));
-        continue;
-      }
-      bool unsure_here = false;
+      bool unsure_here      = false;
       for (int k = 0; k < c.dims; ++k)
         if ((m[static_cast<std::size_t>(k)] & 5) == 5) {  // both -1 and +1 allowed
           guessed_on.insert(k);
           unsure_here = true;
         }
       if (unsure_here) {
-        guessed += (guessed.empty() ? "" : ", ") + std::to_string(e.table.size());
-        by_order = true;
+        guessed += (guessed.empty() ? "" : ", ") + std::to_string(at);
+        (analog[at] ? by_analogy : by_order) = true;
+      }
+      if (analog[at]) {  // as the group it follows, repeats included (a walk that addresses a neighbour twice)
+        e.table.push_back(static_cast<std::uint8_t>(
+            RankExpr::offsets_code(std::vector<int>(analog[at]->begin(), analog[at]->begin() + c.dims))));
+        continue;
       }
       // The allowed codes, each axis' offsets in the order 0, -1, +1; the first one no earlier iteration took.
       std::vector<std::pair<int, int>> ranked;  // (preference, code)
